@@ -1,0 +1,146 @@
+/**
+ * Well-known labels and restricted label domains, as Karpenter v1 defines them.
+ *
+ * Sources: kubernetes-sigs/karpenter `pkg/apis/v1/labels.go` (core well-known labels, restricted domains) and
+ * aws/karpenter-provider-aws `pkg/apis/v1/labels.go` (the `karpenter.k8s.aws/*` labels); see
+ * ../shared/KARPENTER-V1.md §1.4.
+ */
+
+/** `karpenter.sh/nodepool`: the NodePool that launched a node. */
+export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
+/** `karpenter.sh/capacity-type`: `spot`, `on-demand` or `reserved`. */
+export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
+/** `topology.kubernetes.io/zone`. */
+export const LABEL_ZONE = 'topology.kubernetes.io/zone';
+/** `topology.kubernetes.io/region`. */
+export const LABEL_REGION = 'topology.kubernetes.io/region';
+/** `node.kubernetes.io/instance-type`. */
+export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
+/** `kubernetes.io/arch`: `amd64` or `arm64`. */
+export const LABEL_ARCH = 'kubernetes.io/arch';
+/** `kubernetes.io/os`. */
+export const LABEL_OS = 'kubernetes.io/os';
+/** `kubernetes.io/hostname` (restricted in NodePool requirements). */
+export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
+/** `node.kubernetes.io/windows-build`. */
+export const LABEL_WINDOWS_BUILD = 'node.kubernetes.io/windows-build';
+/** `karpenter.k8s.aws/ec2nodeclass`. */
+export const LABEL_EC2NODECLASS = 'karpenter.k8s.aws/ec2nodeclass';
+/** `karpenter.sh/registered`, set when a node registers. */
+export const LABEL_REGISTERED = 'karpenter.sh/registered';
+/** `karpenter.sh/initialized`, set when a node is initialized. */
+export const LABEL_INITIALIZED = 'karpenter.sh/initialized';
+/** `topology.k8s.aws/zone-id`. */
+export const LABEL_ZONE_ID = 'topology.k8s.aws/zone-id';
+
+/** Capacity types Karpenter v1 knows. */
+export const CAPACITY_TYPES = ['spot', 'on-demand', 'reserved'] as const;
+/** One of {@link CAPACITY_TYPES}. */
+export type CapacityType = (typeof CAPACITY_TYPES)[number];
+
+/** The AWS provider's instance labels, all under `karpenter.k8s.aws/`. Numeric ones support Gt/Lt/Gte/Lte. */
+export const AWS_INSTANCE_LABELS = [
+  'karpenter.k8s.aws/instance-category',
+  'karpenter.k8s.aws/instance-family',
+  'karpenter.k8s.aws/instance-generation',
+  'karpenter.k8s.aws/instance-size',
+  'karpenter.k8s.aws/instance-cpu',
+  'karpenter.k8s.aws/instance-cpu-manufacturer',
+  'karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz',
+  'karpenter.k8s.aws/instance-memory',
+  'karpenter.k8s.aws/instance-hypervisor',
+  'karpenter.k8s.aws/instance-capability-flex',
+  'karpenter.k8s.aws/instance-tenancy',
+  'karpenter.k8s.aws/instance-ebs-bandwidth',
+  'karpenter.k8s.aws/instance-network-bandwidth',
+  'karpenter.k8s.aws/instance-local-nvme',
+  'karpenter.k8s.aws/instance-encryption-in-transit-supported',
+  'karpenter.k8s.aws/nitro-sandbox',
+  'karpenter.k8s.aws/instance-gpu-name',
+  'karpenter.k8s.aws/instance-gpu-manufacturer',
+  'karpenter.k8s.aws/instance-gpu-count',
+  'karpenter.k8s.aws/instance-gpu-memory',
+  'karpenter.k8s.aws/instance-accelerator-name',
+  'karpenter.k8s.aws/instance-accelerator-manufacturer',
+  'karpenter.k8s.aws/instance-accelerator-count',
+  'karpenter.k8s.aws/instance-pods',
+  'karpenter.k8s.aws/capacity-reservation-id',
+  'karpenter.k8s.aws/capacity-reservation-type',
+  'karpenter.k8s.aws/capacity-reservation-interruptible',
+  'karpenter.k8s.aws/placement-group-id',
+  'karpenter.k8s.aws/placement-group-partition',
+  LABEL_EC2NODECLASS,
+] as const;
+
+/**
+ * Every label Skiff knows values for without a NodePool defining it. A pod may select on these even when no
+ * NodePool requirement mentions them (Karpenter's `AllowUndefinedWellKnownLabels`).
+ */
+export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set<string>([
+  LABEL_NODEPOOL,
+  LABEL_ZONE,
+  LABEL_REGION,
+  LABEL_INSTANCE_TYPE,
+  LABEL_ARCH,
+  LABEL_OS,
+  LABEL_CAPACITY_TYPE,
+  LABEL_WINDOWS_BUILD,
+  LABEL_ZONE_ID,
+  ...AWS_INSTANCE_LABELS,
+]);
+
+/**
+ * Deprecated beta labels and the v1 label each stands for; pods using them are normalised
+ * (Karpenter `NormalizedLabels`).
+ */
+export const NORMALIZED_LABELS: Readonly<Record<string, string>> = {
+  'failure-domain.beta.kubernetes.io/zone': LABEL_ZONE,
+  'failure-domain.beta.kubernetes.io/region': LABEL_REGION,
+  'beta.kubernetes.io/arch': LABEL_ARCH,
+  'beta.kubernetes.io/os': LABEL_OS,
+  'beta.kubernetes.io/instance-type': LABEL_INSTANCE_TYPE,
+  'topology.ebs.csi.aws.com/zone': LABEL_ZONE,
+};
+
+/** Label domains users may not put in NodePool requirements or template labels (unless the key is well-known). */
+export const RESTRICTED_LABEL_DOMAINS = ['kubernetes.io', 'k8s.io', 'karpenter.sh', 'karpenter.k8s.aws'] as const;
+
+/** Sub-domains of restricted domains that users may still use (Karpenter's `LabelDomainExceptions`). */
+export const LABEL_DOMAIN_EXCEPTIONS = ['kops.k8s.io', 'node.kubernetes.io', 'node-restriction.kubernetes.io'] as const;
+
+/**
+ * Why a label key may not be used in a NodePool's requirements or template labels, or undefined when it may.
+ * Karpenter rejects `kubernetes.io/hostname` and any key in a restricted domain that is not well-known.
+ */
+export function restrictedLabelReason(key: string): string | undefined {
+  if (key === LABEL_HOSTNAME) return `label ${key} is restricted: a NodePool cannot choose a node's hostname`;
+  if (WELL_KNOWN_LABELS.has(key)) return undefined;
+  const slash = key.indexOf('/');
+  if (slash < 0) return undefined;
+  const domain = key.slice(0, slash);
+  if (LABEL_DOMAIN_EXCEPTIONS.some((d) => domain === d || domain.endsWith(`.${d}`))) return undefined;
+  const restricted = RESTRICTED_LABEL_DOMAINS.find((d) => domain === d || domain.endsWith(`.${d}`));
+  return restricted ? `label ${key} is in the restricted domain ${restricted} and is not a well-known label` : undefined;
+}
+
+/** Labels whose values are integers, so Gt/Lt/Gte/Lte make sense on them. */
+export const NUMERIC_LABELS: ReadonlySet<string> = new Set([
+  'karpenter.k8s.aws/instance-generation',
+  'karpenter.k8s.aws/instance-cpu',
+  'karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz',
+  'karpenter.k8s.aws/instance-memory',
+  'karpenter.k8s.aws/instance-ebs-bandwidth',
+  'karpenter.k8s.aws/instance-network-bandwidth',
+  'karpenter.k8s.aws/instance-local-nvme',
+  'karpenter.k8s.aws/instance-gpu-count',
+  'karpenter.k8s.aws/instance-gpu-memory',
+  'karpenter.k8s.aws/instance-accelerator-count',
+  'karpenter.k8s.aws/instance-pods',
+]);
+
+/** Taint applied to every node Skiff disrupts (Karpenter's `karpenter.sh/disrupted:NoSchedule`). */
+export const DISRUPTED_TAINT_KEY = 'karpenter.sh/disrupted';
+/** Taint a node carries until it registers (`karpenter.sh/unregistered:NoExecute`). */
+export const UNREGISTERED_TAINT_KEY = 'karpenter.sh/unregistered';
+/** The `karpenter.sh/do-not-disrupt` annotation on pods and nodes. */
+export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';

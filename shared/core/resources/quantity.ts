@@ -1,0 +1,56 @@
+/**
+ * Kubernetes resource quantities (`500m`, `1.5Gi`, `2e3`, `128974848`) parsed into Skiff's canonical units.
+ *
+ * Source: the quantity grammar of k8s.io/apimachinery `pkg/api/resource/quantity.go`
+ * (binary suffixes Ki…Ei, decimal suffixes n…E, and decimal exponents).
+ */
+import { QuantityError } from '../errors.js';
+
+const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
+const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
+const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$/;
+
+/**
+ * Parses a quantity into its base unit (cores for cpu, bytes for memory, a plain count otherwise).
+ * @param quantity a Kubernetes quantity string, or a number already in base units
+ * @returns the value in base units
+ * @throws {QuantityError} when the string is not a quantity or is negative
+ * @example parseQuantity('1.5Gi') // 1610612736
+ */
+export function parseQuantity(quantity: string | number): number {
+  if (typeof quantity === 'number') {
+    if (!Number.isFinite(quantity) || quantity < 0) throw new QuantityError(String(quantity), 'must be a finite, non-negative number');
+    return quantity;
+  }
+  const match = QUANTITY.exec(quantity.trim());
+  if (!match) throw new QuantityError(quantity);
+  const [, num, suffix, exponent] = match;
+  const value = Number(num);
+  if (value < 0) throw new QuantityError(quantity, 'must not be negative');
+  if (exponent !== undefined) return value * 10 ** Number(exponent);
+  const factor = BINARY[suffix ?? ''] ?? DECIMAL[suffix ?? ''] ?? 1;
+  return value * factor;
+}
+
+/**
+ * A CPU quantity in millicores, rounded up as Kubernetes' `MilliValue` does.
+ * @throws {QuantityError} on a malformed quantity
+ * @example cpuMillicores('1.5') // 1500
+ */
+export function cpuMillicores(quantity: string | number): number {
+  return Math.ceil(round9(parseQuantity(quantity) * 1000));
+}
+
+/**
+ * A byte quantity (memory, ephemeral-storage, hugepages) in MiB. Fractions are kept (e.g. `100M` ≈ 95.37 MiB).
+ * @throws {QuantityError} on a malformed quantity
+ * @example mebibytes('1Gi') // 1024
+ */
+export function mebibytes(quantity: string | number): number {
+  return parseQuantity(quantity) / 2 ** 20;
+}
+
+/** Rounds away binary floating-point noise below 1e-9 (so `0.1 * 1000` is exactly 100). */
+function round9(x: number): number {
+  return Math.round(x * 1e9) / 1e9;
+}

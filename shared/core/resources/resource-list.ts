@@ -1,0 +1,92 @@
+/**
+ * Resource lists in canonical units, and their arithmetic.
+ *
+ * Units: `cpu` in millicores; `memory`, `ephemeral-storage` and `hugepages-*` in MiB; `pods` and every
+ * extended resource (`nvidia.com/gpu`, `aws.amazon.com/neuron`, `vpc.amazonaws.com/pod-eni`, …) as counts.
+ * A missing key means zero. Lists are plain readonly records and are never mutated by these functions.
+ */
+import { cpuMillicores, mebibytes, parseQuantity } from './quantity.js';
+
+/** Resource name → amount in canonical units (see module doc). */
+export type ResourceList = Readonly<Record<string, number>>;
+
+/** Resource names whose canonical unit is MiB. */
+const BYTE_RESOURCES = new Set(['memory', 'ephemeral-storage']);
+
+/** The canonical unit of a resource name: millicores, MiB or a count. */
+export function unitOf(name: string): 'millicores' | 'MiB' | 'count' {
+  if (name === 'cpu') return 'millicores';
+  if (BYTE_RESOURCES.has(name) || name.startsWith('hugepages-')) return 'MiB';
+  return 'count';
+}
+
+/**
+ * Converts a Kubernetes resource map (`{cpu: "500m", memory: "1Gi"}`) into canonical units.
+ * @throws {QuantityError} when a quantity is malformed
+ */
+export function parseResourceList(raw: Readonly<Record<string, string | number>> | undefined): ResourceList {
+  const out: Record<string, number> = {};
+  for (const [name, q] of Object.entries(raw ?? {})) {
+    const unit = unitOf(name);
+    out[name] = unit === 'millicores' ? cpuMillicores(q) : unit === 'MiB' ? mebibytes(q) : parseQuantity(q);
+  }
+  return out;
+}
+
+/** Sum of lists, key by key. */
+export function add(...lists: readonly ResourceList[]): ResourceList {
+  const out: Record<string, number> = {};
+  for (const list of lists) for (const [k, v] of Object.entries(list)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
+/** `a − b`, key by key (may go negative). */
+export function subtract(a: ResourceList, b: ResourceList): ResourceList {
+  const out: Record<string, number> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) - v;
+  return out;
+}
+
+/** Key-by-key maximum. */
+export function max(...lists: readonly ResourceList[]): ResourceList {
+  const out: Record<string, number> = {};
+  for (const list of lists) for (const [k, v] of Object.entries(list)) out[k] = Math.max(out[k] ?? 0, v);
+  return out;
+}
+
+/** Tolerance for comparing MiB fractions that went through float arithmetic. */
+const EPSILON = 1e-6;
+
+/**
+ * True when every requested amount is within what is available (a key missing from `available` is zero).
+ * Zero requests always fit.
+ */
+export function fits(requests: ResourceList, available: ResourceList): boolean {
+  for (const [k, v] of Object.entries(requests)) {
+    if (v > EPSILON && v > (available[k] ?? 0) + EPSILON) return false;
+  }
+  return true;
+}
+
+/** The resources of `requests` that do not fit in `available`, in canonical units (empty when everything fits). */
+export function exceeding(requests: ResourceList, available: ResourceList): string[] {
+  return Object.entries(requests)
+    .filter(([k, v]) => v > EPSILON && v > (available[k] ?? 0) + EPSILON)
+    .map(([k]) => k);
+}
+
+/** Formats an amount in its canonical unit for humans: `1500m`, `2048Mi`, `3`. */
+export function formatAmount(name: string, amount: number): string {
+  const unit = unitOf(name);
+  if (unit === 'millicores') return `${Math.round(amount)}m`;
+  if (unit === 'MiB') return `${Math.round(amount * 100) / 100}Mi`;
+  return String(Math.round(amount * 1000) / 1000);
+}
+
+/** Formats a list for humans: `cpu=1500m, memory=2048Mi, pods=3`. */
+export function formatResources(list: ResourceList): string {
+  return Object.entries(list)
+    .filter(([, v]) => v !== 0)
+    .map(([k, v]) => `${k}=${formatAmount(k, v)}`)
+    .join(', ');
+}
