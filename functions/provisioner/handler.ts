@@ -1,0 +1,74 @@
+/**
+ * The provisioner Lambda: consumes the FIFO pod-event queue, runs one provisioning pass per batch, and reports
+ * partial batch failures so SQS redelivers what must be retried.
+ *
+ * Messages are triggers, not instructions: the controller reads the cluster's current state, so a duplicate,
+ * stale or reordered message is harmless. Malformed messages are logged, counted and dropped (retrying them
+ * would never succeed). When the controller fails, or the cloud throttled a launch, every well-formed record
+ * is reported failed and comes back after the visibility timeout; the retry resumes from the NodeClaim records.
+ */
+import middy from '@middy/core';
+import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { PodEventSchema } from '../../shared/core/api/pod-event.js';
+import { SkiffError } from '../../shared/core/errors.js';
+import type { ProvisionReport } from '../../shared/controllers/provision.js';
+import type { Log } from '../../shared/lambda/log.js';
+
+/** What the handler needs: one provisioning pass, and a log. */
+export interface ProvisionerHandlerDeps {
+  /** Runs the provision controller once (the composition root binds its ports). */
+  readonly provision: () => Promise<ProvisionReport>;
+  readonly log: Log;
+}
+
+/** Some NodeClaims could not be launched yet (throttling): the batch is retried. */
+export class ProvisioningIncompleteError extends SkiffError {
+  constructor(readonly nodeClaims: readonly string[]) {
+    super(`launch of ${nodeClaims.join(', ')} was throttled; retrying the batch`);
+  }
+}
+
+/**
+ * Builds the handler: a middy chain that parses SQS records, runs the controller once, and returns
+ * `batchItemFailures` for the records to redeliver.
+ * @example
+ * export const handler = createHandler({ provision: () => provision(deps), log });
+ */
+export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, context?: unknown) => Promise<SQSBatchResponse> {
+  const run = async (event: SQSEvent): Promise<PromiseSettledResult<unknown>[]> => {
+    const valid = event.Records.map((r) => isWellFormed(r, deps.log));
+    if (!valid.some(Boolean)) return event.Records.map(() => ({ status: 'fulfilled', value: undefined }));
+    const pass = deps.provision().then((report) => {
+      deps.log.info('provisioned', {
+        launched: report.launched,
+        failed: report.failed,
+        nominated: Object.keys(report.nominated).length,
+        unschedulable: report.unschedulable.length,
+      });
+      if (report.retry.length > 0) throw new ProvisioningIncompleteError(report.retry);
+      return report;
+    });
+    return Promise.allSettled(event.Records.map((_, i) => (valid[i] ? pass : Promise.resolve(undefined))));
+  };
+  const handler = middy<SQSEvent, SQSBatchResponse>()
+    .use(sqsPartialBatchFailure({ logger: (reason: unknown, record: SQSRecord) => deps.log.warn('record will be retried', { messageId: record.messageId, reason: String(reason) }) }))
+    .handler(run as unknown as (event: SQSEvent) => Promise<SQSBatchResponse>);
+  return (event, context) => handler(event, (context ?? {}) as never);
+}
+
+function isWellFormed(record: SQSRecord, log: Log): boolean {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    log.error('dropping malformed pod event: body is not JSON', { messageId: record.messageId });
+    return false;
+  }
+  const parsed = PodEventSchema.safeParse(body);
+  if (!parsed.success) {
+    log.error('dropping malformed pod event', { messageId: record.messageId, issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,178 @@
+/**
+ * Skiff's single DynamoDB table: its key layout, its index, and the conventions every store on it follows
+ * (../shared/DESIGN.md "State and idempotency"). The CDK stack, the stores, the simulation and the tests all take
+ * the layout from here. This module has no runtime dependency on the AWS SDK (type imports only), so the CDK app
+ * can import it cheaply.
+ *
+ * ## Keys
+ * Every item of a cluster lives in one partition, `pk = CLUSTER#<cluster>`; the sort key `sk` says what it is.
+ * Key components never contain `#` (EKS cluster names, Kubernetes object names, instance types, zones and
+ * capacity types cannot), so keys cannot collide.
+ *
+ * | `sk`                                           | item                           | written by                          |
+ * |------------------------------------------------|--------------------------------|-------------------------------------|
+ * | `NODECLAIM#<name>`                             | a NodeClaim                    | `DynamoDbNodeClaimStore`            |
+ * | `OFFERING#<instanceType>#<zone>#<capacityType>`| an unavailable offering        | `DynamoDbUnavailableOfferingsStore` |
+ * | `DISRUPTION#<id>`                              | a disruption command (reserved)| later                               |
+ * | `LEASE#<controller>`                           | a controller lease (reserved)  | later                               |
+ *
+ * NodeClaim items hold the NodeClaim's fields as top-level attributes (so `version` can be conditioned on);
+ * `pk`, `sk` and `instanceKey` are reserved attribute names. Unavailable-offering items hold `instanceType`,
+ * `zone`, `capacityType`, `reason`, `expiresAt` (epoch ms) and `ttl` (epoch seconds).
+ *
+ * ## Index `byInstanceId`
+ * Partition key `instanceKey = INSTANCE#<cluster>#<instanceId>`, written only on NodeClaim items that have an
+ * `instanceId` (a sparse index: Pending claims and every other kind of item stay out of it, even if a later item
+ * kind carries an `instanceId` attribute of its own). Keys-only projection: a lookup reads the keys from the
+ * index, then the record itself with a strongly consistent GetItem, so it never returns a stale record — index
+ * reads are eventually consistent in DynamoDB.
+ *
+ * ## Conventions
+ * - Writes are conditional puts of whole items: `attribute_not_exists(pk)` to create, `#version = :expected` to
+ *   update (the stored `version` goes up by one per write). A failed condition is an expected branch and becomes a
+ *   {@link ConflictError}. No transactions: dynalite, which the simulation runs on, has none.
+ * - Expiring items (unavailable offerings, leases) carry their expiry as epoch milliseconds and are filtered on
+ *   read against the caller's clock. The `ttl` attribute (epoch seconds) exists only so DynamoDB's TTL deletes
+ *   them eventually (within days, and never in dynalite); correctness never depends on it.
+ * - Reads that feed decisions are strongly consistent (`ConsistentRead`), except index queries, which cannot be.
+ */
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { TranslateConfig } from '@aws-sdk/lib-dynamodb';
+import { ConflictError, SkiffError, ThrottledError } from '../../core/errors.js';
+
+/** Partition-key attribute of the table (string): `CLUSTER#<cluster>`. */
+export const PARTITION_KEY = 'pk';
+/** Sort-key attribute of the table (string): `<KIND>#<id>`, see the module doc. */
+export const SORT_KEY = 'sk';
+/** Name of the global secondary index that finds a NodeClaim by EC2 instance id. */
+export const INSTANCE_ID_INDEX = 'byInstanceId';
+/** Partition-key attribute of {@link INSTANCE_ID_INDEX} (string): `INSTANCE#<cluster>#<instanceId>`. */
+export const INSTANCE_KEY = 'instanceKey';
+/** Attribute DynamoDB TTL is configured on: expiry in epoch **seconds**, for cleanup only (see module doc). */
+export const TTL_ATTRIBUTE = 'ttl';
+
+/** Sort-key prefixes, one per item kind. `DISRUPTION#` and `LEASE#` are reserved for later stores. */
+export const SK_PREFIX = {
+  nodeClaim: 'NODECLAIM#',
+  offering: 'OFFERING#',
+  disruption: 'DISRUPTION#',
+  lease: 'LEASE#',
+} as const;
+
+/** A table key as the DocumentClient takes it. */
+export interface TableKey {
+  readonly pk: string;
+  readonly sk: string;
+}
+
+/** The partition key of every item of `cluster`: `CLUSTER#<cluster>`. */
+export function clusterPk(cluster: string): string {
+  return `CLUSTER#${cluster}`;
+}
+
+/** Key of the NodeClaim `name` of `cluster`. */
+export function nodeClaimKey(cluster: string, name: string): TableKey {
+  return { pk: clusterPk(cluster), sk: `${SK_PREFIX.nodeClaim}${name}` };
+}
+
+/** Key of an unavailable-offering item: `OFFERING#<instanceType>#<zone>#<capacityType>`. */
+export function offeringKey(cluster: string, offering: { readonly instanceType: string; readonly zone: string; readonly capacityType: string }): TableKey {
+  return { pk: clusterPk(cluster), sk: `${SK_PREFIX.offering}${offering.instanceType}#${offering.zone}#${offering.capacityType}` };
+}
+
+/** Key of a disruption command (reserved for the disruption store). */
+export function disruptionKey(cluster: string, id: string): TableKey {
+  return { pk: clusterPk(cluster), sk: `${SK_PREFIX.disruption}${id}` };
+}
+
+/** Key of the lease item of a periodic controller (reserved for the lease store). */
+export function leaseKey(cluster: string, controller: string): TableKey {
+  return { pk: clusterPk(cluster), sk: `${SK_PREFIX.lease}${controller}` };
+}
+
+/** Value of {@link INSTANCE_KEY} for a NodeClaim of `cluster` launched as `instanceId` (e.g. `i-0abc…`). */
+export function instanceKey(cluster: string, instanceId: string): string {
+  return `INSTANCE#${cluster}#${instanceId}`;
+}
+
+/** A key as one string, `<pk>/<sk>`, for error messages and {@link ConflictError.key}. */
+export function formatKey(key: TableKey): string {
+  return `${key.pk}/${key.sk}`;
+}
+
+/**
+ * The CreateTable input of the table: string `pk`/`sk`, on-demand billing (PAY_PER_REQUEST), and the keys-only
+ * {@link INSTANCE_ID_INDEX}. TTL cannot be part of CreateTable: enable it on {@link TTL_ATTRIBUTE} separately
+ * (the CDK stack's `timeToLiveAttribute`).
+ * @param tableName the physical table name
+ * @example
+ * await dynamodb.send(new CreateTableCommand(tableDefinition('skiff-prod')));
+ */
+export function tableDefinition(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: SORT_KEY, AttributeType: 'S' },
+      { AttributeName: INSTANCE_KEY, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
+      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: INSTANCE_ID_INDEX,
+        KeySchema: [{ AttributeName: INSTANCE_KEY, KeyType: 'HASH' }],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
+    ],
+  };
+}
+
+/**
+ * DocumentClient translation for this table: `removeUndefinedValues`, so absent optional fields are left out of
+ * items instead of failing the marshalling. (The stores also strip `undefined` themselves, so they work with any
+ * DocumentClient; this keeps other writers consistent.) Numbers unmarshall as JS numbers.
+ * @example
+ * const client = DynamoDBDocumentClient.from(new DynamoDBClient({}), TRANSLATE_CONFIG);
+ */
+export const TRANSLATE_CONFIG: TranslateConfig = {
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  unmarshallOptions: { wrapNumbers: false },
+};
+
+/** SDK error names that mean "throttled": the SDK has already retried them `maxAttempts` times. */
+const THROTTLING_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+/** What a store was doing when a DynamoDB call failed, for {@link storeError}. */
+export interface StoreErrorContext {
+  /** The DynamoDB operation, e.g. `PutItem`. */
+  readonly operation: string;
+  /** The item (or, for queries, partition) concerned, as {@link formatKey} writes it. */
+  readonly key: string;
+  /** Message of the {@link ConflictError} when the failure is a failed condition. */
+  readonly conflict?: string;
+}
+
+/**
+ * Translates a DynamoDB/SDK failure into Skiff's errors, once, at the adapter boundary: a failed condition
+ * (`ConditionalCheckFailedException`) → {@link ConflictError} carrying `context.key`; throttling that outlived the
+ * SDK's retries → {@link ThrottledError}; anything else → a {@link SkiffError} naming the operation and key.
+ * The SDK error is kept as `cause`. A {@link SkiffError} passes through unchanged.
+ * Errors are recognised by `name`, not `instanceof`, so a second copy of the SDK cannot defeat the check.
+ * @returns the error to throw
+ */
+export function storeError(error: unknown, context: StoreErrorContext): SkiffError {
+  if (error instanceof SkiffError) return error;
+  const name = error instanceof Error ? error.name : undefined;
+  const detail = error instanceof Error ? error.message : String(error);
+  if (name === 'ConditionalCheckFailedException') {
+    return new ConflictError(context.conflict ?? `${context.operation} ${context.key}: condition failed`, context.key, { cause: error });
+  }
+  if (name !== undefined && THROTTLING_ERRORS.has(name)) {
+    return new ThrottledError(`DynamoDB ${context.operation} ${context.key} throttled: ${detail}`, { cause: error });
+  }
+  return new SkiffError(`DynamoDB ${context.operation} ${context.key} failed: ${name ?? 'Error'}: ${detail}`, { cause: error });
+}

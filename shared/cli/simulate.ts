@@ -1,0 +1,52 @@
+/**
+ * `skiff simulate`: the local composition root. Loads a scenario, starts an embedded DynamoDB (dynalite) for the
+ * real DynamoDB adapters, wires the real provisioner handler and controller to the simulated cloud and cluster,
+ * runs the simulation and validates the Result against the contract schema.
+ */
+import { createHandler } from '../../functions/provisioner/handler.js';
+import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
+import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
+import { provision } from '../controllers/provision.js';
+import { loadCatalog } from '../core/instancetypes/catalog.js';
+import { silentLog, type Log } from '../lambda/log.js';
+import { SIMULATED_CLUSTER_NAME, runSimulation } from '../sim/engine.js';
+import { startDynalite } from '../sim/dynalite.js';
+import type { SimulationResult } from '../sim/result.js';
+import { ResultSchema } from '../sim/result-schema.js';
+import { loadScenario, type LoadedScenario } from '../sim/scenario-loader.js';
+
+/** Options of {@link simulateScenario}. */
+export interface SimulateOptions {
+  /** Seed for generated names and faults. @default 1 */
+  readonly seed?: number;
+  /** Wall-clock now, epoch ms: the start of a scenario without `spec.start`. @default Date.now() */
+  readonly now?: number;
+  readonly onProgress?: (fraction: number) => void;
+  /** Where the handlers log. @default silent */
+  readonly log?: Log;
+}
+
+/**
+ * Loads and simulates a scenario folder or file.
+ * @returns the loaded scenario and the validated Result
+ * @throws {ValidationError} when a manifest or the scenario is invalid (nothing is simulated)
+ * @example const { result } = await simulateScenario('examples/seed', { seed: 1 });
+ */
+export async function simulateScenario(path: string, options: SimulateOptions = {}): Promise<{ scenario: LoadedScenario; result: SimulationResult }> {
+  const scenario = await loadScenario(path, { now: options.now ?? Date.now() });
+  const db = await startDynalite();
+  try {
+    const props = { client: db.client, tableName: db.tableName, cluster: SIMULATED_CLUSTER_NAME };
+    const result = await runSimulation(scenario, options.seed ?? 1, {
+      store: new DynamoDbNodeClaimStore(props),
+      unavailableOfferings: new DynamoDbUnavailableOfferingsStore(props),
+      catalog: loadCatalog(),
+      createProvisionerHandler: (deps) => createHandler({ provision: () => provision(deps), log: options.log ?? silentLog }),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    ResultSchema.parse(result);
+    return { scenario, result };
+  } finally {
+    await db.close();
+  }
+}

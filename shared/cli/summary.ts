@@ -1,0 +1,69 @@
+/**
+ * The readable summary `skiff simulate` prints without `--json`: NodeClaims by NodePool, instance type and
+ * capacity type; cost; pending pods and why; violations.
+ */
+import type { SimulationResult } from '../sim/result.js';
+
+/** Formats a Result for a terminal. Pure: same Result, same text. */
+export function formatSummary(result: SimulationResult): string {
+  const lines: string[] = [];
+  const hours = (Date.parse(result.end) - Date.parse(result.start)) / 3_600_000;
+  lines.push(`Scenario ${result.scenario}: ${result.start} → ${result.end} (${round(hours, 2)} h), seed ${result.seed}`);
+  lines.push('');
+
+  const launched = result.nodeClaims.filter((c) => c.instanceType);
+  const failed = result.nodeClaims.filter((c) => c.launchError);
+  lines.push(`NodeClaims: ${launched.length} launched${failed.length ? `, ${failed.length} failed to launch` : ''}`);
+  const groups = new Map<string, { nodePool: string; type: string; capacity: string; zones: Set<string>; count: number; price: number }>();
+  for (const c of launched) {
+    const key = `${c.nodePool}|${c.instanceType}|${c.capacityType}`;
+    const g = groups.get(key) ?? { nodePool: c.nodePool, type: c.instanceType!, capacity: c.capacityType!, zones: new Set<string>(), count: 0, price: 0 };
+    g.count++;
+    g.price += c.price ?? 0;
+    if (c.zone) g.zones.add(c.zone);
+    groups.set(key, g);
+  }
+  const rows = [...groups.values()].sort((a, b) => a.nodePool.localeCompare(b.nodePool) || b.count - a.count || a.type.localeCompare(b.type));
+  if (rows.length > 0) {
+    lines.push(
+      table(
+        ['NODEPOOL', 'INSTANCE TYPE', 'CAPACITY', 'COUNT', 'ZONES', 'USD/H EACH'],
+        rows.map((r) => [r.nodePool, r.type, r.capacity, String(r.count), [...r.zones].sort().join(','), (r.price / r.count).toFixed(4)]),
+      ),
+    );
+  }
+  for (const c of failed) lines.push(`  ${c.name} (${c.nodePool}): ${c.launchError}`);
+  lines.push('');
+  lines.push(`Cost: $${result.cost.totalUSD.toFixed(2)} in total, peak $${result.cost.peakHourlyUSD.toFixed(4)}/h, final $${result.cost.finalHourlyUSD.toFixed(4)}/h`);
+  lines.push(`  on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
+  lines.push('');
+
+  const livePods = result.pods.filter((p) => p.deletedAt === null);
+  const running = livePods.filter((p) => p.node !== null).length;
+  lines.push(`Pods: ${result.pods.length} created, ${running} running at the end, ${result.unschedulable.length} pending`);
+  if (result.unschedulable.length > 0) {
+    lines.push('Pending pods and why:');
+    for (const u of result.unschedulable) {
+      lines.push(`  ${u.pod} (pending since ${u.since})`);
+      lines.push(`    ${u.reason}`);
+      for (const [pool, why] of Object.entries(u.nodePools)) lines.push(`    - NodePool ${pool}: ${why}`);
+    }
+  }
+  lines.push('');
+  const v = Object.entries(result.violations).filter((entry): entry is [string, number] => typeof entry[1] === "number" && entry[1] > 0);
+  lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}`).join(', ')}`);
+  const skipped = result.events.filter((e) => e.reason === 'NotSimulated');
+  for (const e of skipped) lines.push(`Note: ${e.message}`);
+  return lines.join('\n');
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}

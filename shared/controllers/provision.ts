@@ -1,0 +1,413 @@
+/**
+ * The provision controller: one batch of pending pods → NodeClaims launched.
+ *
+ * Steps (Karpenter `provisioner.go Reconcile`, adapted to a stateless Lambda with DynamoDB as the source of truth):
+ * 1. read NodePools, EC2NodeClasses, DaemonSets, nodes, pods, NodeClaim records and the unavailable offerings;
+ * 2. resume any NodeClaim left `Pending` without an instance (a crash between record and launch);
+ * 3. solve the pending pods that are not already nominated to a live NodeClaim;
+ * 4. nominate pods that fit in-flight NodeClaims (a conditional update), then for each new NodeClaim:
+ *    create the record (conditional: must not exist), CreateFleet with the NodeClaim name as idempotency token,
+ *    record the instance (conditional on version);
+ * 5. on insufficient capacity, mark the offerings unavailable for 3 minutes and re-solve without them
+ *    (at most {@link MAX_ROUNDS} rounds) — this is how spot falls back to on-demand.
+ * Expected outcomes (unschedulable pods, failed launches) are reported as values and Kubernetes Events.
+ */
+import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
+import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
+import { isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
+import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
+import { planLaunch } from '../core/provisioning/launch.js';
+import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../core/provisioning/nodepool-template.js';
+import { podRequests, toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
+import { solve, type ExistingCapacity, type NodeClaimPlan, type UnschedulablePod } from '../core/provisioning/scheduler.js';
+import { add, formatResources, subtract, type ResourceList } from '../core/resources/resource-list.js';
+import { Requirements } from '../core/scheduling/requirements.js';
+import type { CloudProvider, InstanceTypeQuery } from '../ports/cloud-provider.js';
+import type { Clock } from '../ports/clock.js';
+import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
+import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
+
+/** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
+export const UNAVAILABLE_OFFERING_TTL_MS = 3 * 60 * 1000;
+/** Solve rounds per invocation: the first, plus re-solves after capacity errors. */
+export const MAX_ROUNDS = 3;
+
+/** The EC2NodeClass fields provisioning reads. */
+export interface EC2NodeClassLike {
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly kubelet?: InstanceTypeQuery['kubelet'];
+    readonly blockDeviceMappings?: readonly { readonly deviceName?: string; readonly rootVolume?: boolean; readonly ebs?: { readonly volumeSize?: string | number } }[];
+  };
+}
+
+/** Everything the controller needs, as ports. */
+export interface ProvisionDeps {
+  readonly cluster: Cluster<NodePoolLike, EC2NodeClassLike, DaemonSetLike>;
+  readonly cloud: CloudProvider;
+  readonly store: NodeClaimStore;
+  readonly unavailableOfferings: UnavailableOfferings;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  /** EKS cluster name, used in instance tags. */
+  readonly clusterName: string;
+  /** AWS region, e.g. `us-west-2` (the node's `topology.kubernetes.io/region` label). */
+  readonly region: string;
+}
+
+/** What one invocation did. */
+export interface ProvisionReport {
+  /** NodeClaims launched (new or resumed). */
+  readonly launched: readonly string[];
+  /** NodeClaims whose launch failed (capacity or other errors), with the EC2 error code. */
+  readonly failed: readonly { readonly nodeClaim: string; readonly error: string }[];
+  /** Pods nominated to in-flight capacity or new NodeClaims: `ns/name` → NodeClaim or node name. */
+  readonly nominated: Readonly<Record<string, string>>;
+  /** Pods no NodePool can serve now. */
+  readonly unschedulable: readonly UnschedulablePod[];
+  /** NodeClaims left `Pending` because the cloud throttled; the caller should retry the batch. */
+  readonly retry: readonly string[];
+}
+
+/**
+ * Provisions capacity for the cluster's pending pods. The trigger (which pod events arrived) only starts the
+ * work: the controller reads the current state, so a duplicate or stale trigger is harmless.
+ * @throws whatever the ports throw for failures other than conflicts and capacity errors
+ */
+export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
+  const launched: string[] = [];
+  const failed: { nodeClaim: string; error: string }[] = [];
+  const nominated: Record<string, string> = {};
+  const retry: string[] = [];
+  let unschedulable: readonly UnschedulablePod[] = [];
+
+  const [nodePools, nodeClasses, daemonSets] = await Promise.all([deps.cluster.listNodePools(), deps.cluster.listNodeClasses(), deps.cluster.listDaemonSets()]);
+  const nodeClassByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
+  const typesByClass = new Map<string, InstanceType[]>();
+  for (const nc of nodeClasses) typesByClass.set(nc.metadata.name, await deps.cloud.getInstanceTypes(instanceTypeQuery(nc)));
+
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const now = deps.clock.now();
+    const [pods, nodes, claims, unavailable] = await Promise.all([
+      deps.cluster.listPods(),
+      deps.cluster.listNodes(),
+      deps.store.list(),
+      deps.unavailableOfferings.listUnavailable(now),
+    ]);
+    const unavailableKeys = new Set(unavailable.map(offeringKey));
+    const available = new Map([...typesByClass].map(([k, v]) => [k, withUnavailable(v, unavailableKeys)]));
+    const liveClaims = claims.filter(isLive);
+    const podsByKey = new Map(pods.map((p) => [`${p.namespace}/${p.name}`, p]));
+
+    // Resume launches a crash interrupted (record written, no instance yet).
+    let capacityErrors = 0;
+    for (const claim of liveClaims.filter((c) => c.state === 'Pending' && !c.instanceId)) {
+      const outcome = await launch(deps, claim, available.get(claim.nodeClass) ?? []);
+      capacityErrors += record(outcome, claim.name, launched, failed, retry);
+    }
+
+    const templates = nodePools
+      .filter((np) => nodeClassByName.has(np.spec.template.spec.nodeClassRef.name))
+      .map((np) => buildNodePoolTemplate(np, available.get(np.spec.template.spec.nodeClassRef.name) ?? [], daemonSets, usageOf(np.metadata.name, liveClaims, typesByClass)));
+    const nominatedToLive = new Set(liveClaims.filter((c) => !nodeOf(c, nodes)?.ready).flatMap((c) => c.nominatedPods));
+    const pending = pods.filter((p) => isProvisionable(p) && !nominatedToLive.has(`${p.namespace}/${p.name}`));
+    const schedulingPods: SchedulingPod[] = pending.map((p) => toSchedulingPod(p, p.createdAt));
+    const existing = existingCapacity(nodes, pods, liveClaims, podsByKey, typesByClass);
+
+    const results = solve(schedulingPods, templates, existing);
+    unschedulable = results.unschedulable;
+
+    for (const { pod, target } of results.existing) {
+      nominated[pod] = target;
+      const claim = liveClaims.find((c) => c.name === target);
+      if (claim) await nominate(deps, claim, pod);
+    }
+    for (const plan of results.newNodeClaims) {
+      const claim = await createNodeClaim(deps, plan, now);
+      if (!claim) continue;
+      for (const pod of plan.pods) nominated[pod] = claim.name;
+      const types = available.get(plan.nodeClass) ?? [];
+      const outcome = await launch(deps, claim, types);
+      capacityErrors += record(outcome, claim.name, launched, failed, retry);
+    }
+    if (capacityErrors === 0) break;
+  }
+
+  for (const u of unschedulable) {
+    const [namespace, name] = u.pod.split('/');
+    await deps.cluster.recordEvent({
+      type: 'Warning',
+      reason: 'FailedScheduling',
+      object: `Pod/${namespace}/${name}`,
+      message: u.reason,
+      details: { nodePools: u.nodePools },
+    });
+  }
+  for (const [pod, target] of Object.entries(nominated)) {
+    const [namespace, name] = pod.split('/');
+    await deps.cluster.recordEvent({ type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: nodeclaim/${target}` });
+  }
+  return { launched, failed, nominated, unschedulable, retry };
+}
+
+/**
+ * A pod Skiff provisions for: kube-scheduler marked it Unschedulable, it is not bound, and it is not a DaemonSet
+ * pod (Karpenter `IsProvisionable`).
+ */
+export function isProvisionable(pod: ClusterPod): boolean {
+  return pod.phase === 'Pending' && pod.unschedulable && !pod.nodeName && !pod.owner?.startsWith('DaemonSet/');
+}
+
+/** The instance-type query an EC2NodeClass implies (kubelet settings and root volume size change allocatable). */
+export function instanceTypeQuery(nodeClass: EC2NodeClassLike): InstanceTypeQuery {
+  const root = nodeClass.spec.blockDeviceMappings?.find((m) => m.rootVolume) ?? nodeClass.spec.blockDeviceMappings?.find((m) => m.deviceName === '/dev/xvda');
+  const size = root?.ebs?.volumeSize;
+  return {
+    nodeClass: nodeClass.metadata.name,
+    ...(nodeClass.spec.kubelet ? { kubelet: nodeClass.spec.kubelet } : {}),
+    ...(size !== undefined ? { rootVolumeGiB: gibOf(size) } : {}),
+  };
+}
+
+function gibOf(size: string | number): number {
+  if (typeof size === 'number') return size / 2 ** 30;
+  const m = /^(\d+(?:\.\d+)?)(Gi|G|Ti|T|Mi)?$/.exec(size);
+  if (!m) return 20;
+  const n = Number(m[1]);
+  switch (m[2]) {
+    case 'Ti':
+      return n * 1024;
+    case 'T':
+      return (n * 1e12) / 2 ** 30;
+    case 'G':
+      return (n * 1e9) / 2 ** 30;
+    case 'Mi':
+      return n / 1024;
+    default:
+      return n;
+  }
+}
+
+/** The node a NodeClaim became, matched by providerID. */
+function nodeOf(claim: NodeClaim, nodes: readonly ClusterNode[]): ClusterNode | undefined {
+  return claim.providerId ? nodes.find((n) => n.providerId === claim.providerId) : undefined;
+}
+
+/** Capacity of a NodePool's live NodeClaims (for limits): the launched type's capacity, or the first option's. */
+function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByClass: ReadonlyMap<string, InstanceType[]>): ResourceList {
+  let usage: ResourceList = {};
+  for (const c of claims) {
+    if (c.nodePool !== nodePool) continue;
+    const name = c.instanceType ?? c.instanceTypes[0];
+    const type = typesByClass.get(c.nodeClass)?.find((t) => t.name === name);
+    usage = add(usage, type?.capacity ?? {}, { nodes: 1 });
+  }
+  return usage;
+}
+
+/** Taints that never block scheduling on capacity that is still coming up. */
+const EPHEMERAL_TAINTS = new Set([UNREGISTERED_TAINT_KEY, 'node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable', 'node.cloudprovider.kubernetes.io/uninitialized']);
+
+/**
+ * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
+ */
+function existingCapacity(
+  nodes: readonly ClusterNode[],
+  pods: readonly ClusterPod[],
+  claims: readonly NodeClaim[],
+  podsByKey: ReadonlyMap<string, ClusterPod>,
+  typesByClass: ReadonlyMap<string, InstanceType[]>,
+): ExistingCapacity[] {
+  const out: ExistingCapacity[] = [];
+  const claimByProvider = new Map(claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
+  const bound = new Map<string, ClusterPod[]>();
+  for (const p of pods) if (p.nodeName && (p.phase === 'Pending' || p.phase === 'Running')) bound.set(p.nodeName, [...(bound.get(p.nodeName) ?? []), p]);
+  for (const node of nodes) {
+    if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) continue;
+    const claim = claimByProvider.get(node.providerId);
+    const onNode = bound.get(node.name) ?? [];
+    const nominatedPending = (claim?.nominatedPods ?? []).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
+    const used = add(...onNode.map((p) => podRequests(p.spec)), ...nominatedPending.map((p) => podRequests(p.spec)));
+    const startup = new Set((claim?.startupTaints ?? []).map((t) => t.key));
+    out.push({
+      name: node.name,
+      kind: 'node',
+      ...(claim ? { nodePool: claim.nodePool } : node.labels[LABEL_NODEPOOL] ? { nodePool: node.labels[LABEL_NODEPOOL] } : {}),
+      labels: node.labels,
+      taints: node.taints.filter((t) => !EPHEMERAL_TAINTS.has(t.key) && !startup.has(t.key)),
+      available: subtract(node.allocatable, used),
+      hostPorts: onNode.flatMap((p) => hostPortsOf(p)),
+    });
+  }
+  const registered = new Set(nodes.map((n) => n.providerId));
+  for (const claim of claims) {
+    if (!claim.instanceType || !claim.zone || !claim.capacityType || !claim.allocatable) continue;
+    if (claim.providerId && registered.has(claim.providerId)) continue;
+    const type = typesByClass.get(claim.nodeClass)?.find((t) => t.name === claim.instanceType);
+    const nominatedPods = claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
+    const daemon = subtract(claim.resources, add(...claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p).map((p) => podRequests(p.spec))));
+    out.push({
+      name: claim.name,
+      kind: 'nodeClaim',
+      nodePool: claim.nodePool,
+      labels: { ...(type?.labels ?? {}), ...claim.labels, [LABEL_ZONE]: claim.zone, [LABEL_CAPACITY_TYPE]: claim.capacityType },
+      taints: claim.taints,
+      available: subtract(claim.allocatable, add(positive(daemon), ...nominatedPods.map((p) => podRequests(p.spec)))),
+      hostPorts: nominatedPods.flatMap((p) => hostPortsOf(p)),
+    });
+  }
+  return out;
+}
+
+function positive(list: ResourceList): ResourceList {
+  return Object.fromEntries(Object.entries(list).filter(([, v]) => v > 0));
+}
+
+function hostPortsOf(p: ClusterPod): string[] {
+  return p.spec.containers.flatMap((c) => (c.ports ?? []).filter((x) => (x.hostPort ?? 0) > 0).map((x) => `${x.protocol ?? 'TCP'}/${x.hostPort}`));
+}
+
+/** Adds `pod` to an in-flight NodeClaim's nominations (conditional update; a conflict means someone else updated it — skip). */
+async function nominate(deps: ProvisionDeps, claim: NodeClaim, pod: string): Promise<void> {
+  const fresh = await deps.store.get(claim.name);
+  if (!fresh || !isLive(fresh) || fresh.nominatedPods.includes(pod)) return;
+  try {
+    await deps.store.update({ ...fresh, nominatedPods: [...fresh.nominatedPods, pod] });
+  } catch (e) {
+    if (!isConflictError(e)) throw e;
+  }
+}
+
+/** Writes the Pending record (step 1 of the launch protocol). Returns undefined if the name was taken. */
+async function createNodeClaim(deps: ProvisionDeps, plan: NodeClaimPlan, now: number): Promise<NodeClaim | undefined> {
+  const name = `${plan.nodePool}-${deps.ids()}`;
+  try {
+    return await deps.store.create({
+      name,
+      nodePool: plan.nodePool,
+      nodeClass: plan.nodeClass,
+      state: 'Pending',
+      requirements: plan.requirements.toNodeSelectorRequirements(),
+      instanceTypes: plan.instanceTypes.map((t) => t.name),
+      resources: plan.requests,
+      labels: plan.labels,
+      taints: plan.taints,
+      startupTaints: plan.startupTaints,
+      nominatedPods: plan.pods,
+      createdAt: new Date(now).toISOString(),
+    });
+  } catch (e) {
+    if (isConflictError(e)) return undefined;
+    throw e;
+  }
+}
+
+type LaunchOutcome = { kind: 'launched' } | { kind: 'capacity'; error: string } | { kind: 'failed'; error: string } | { kind: 'throttled' } | { kind: 'gone' };
+
+/** Steps 2–3 of the launch protocol for one NodeClaim. */
+async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly InstanceType[]): Promise<LaunchOutcome> {
+  const options = types.filter((t) => claim.instanceTypes.includes(t.name));
+  const requirements = Requirements.from(claim.requirements as NodeSelectorRequirement[]);
+  const plan = planLaunch(requirements, options);
+  if (!plan) {
+    await fail(deps, claim, 'InsufficientInstanceCapacity');
+    return { kind: 'capacity', error: 'InsufficientInstanceCapacity' };
+  }
+  try {
+    const instance = await deps.cloud.create({
+      nodeClaim: claim.name,
+      nodePool: claim.nodePool,
+      nodeClass: claim.nodeClass,
+      capacityType: plan.capacityType,
+      overrides: plan.overrides,
+      tags: {
+        [`kubernetes.io/cluster/${deps.clusterName}`]: 'owned',
+        'eks:eks-cluster-name': deps.clusterName,
+        [LABEL_NODEPOOL]: claim.nodePool,
+        'karpenter.k8s.aws/ec2nodeclass': claim.nodeClass,
+        'karpenter.sh/nodeclaim': claim.name,
+        Name: claim.name,
+      },
+      labels: { ...claim.labels, [LABEL_REGION]: deps.region },
+      taints: claim.taints,
+      startupTaints: claim.startupTaints,
+    });
+    for (const o of instance.unavailableOfferings) await deps.unavailableOfferings.markUnavailable(o, deps.clock.now() + UNAVAILABLE_OFFERING_TTL_MS, 'InsufficientInstanceCapacity');
+    const type = types.find((t) => t.name === instance.instanceType);
+    const fresh = (await deps.store.get(claim.name)) ?? claim;
+    if (!isLive(fresh)) return { kind: 'gone' };
+    await deps.store.update({
+      ...fresh,
+      state: 'Launched',
+      instanceId: instance.instanceId,
+      providerId: instance.providerId,
+      instanceType: instance.instanceType,
+      zone: instance.zone,
+      capacityType: instance.capacityType,
+      price: instance.price,
+      ...(type ? { allocatable: type.allocatable } : {}),
+      labels: { ...fresh.labels, ...(type?.labels ?? {}), [LABEL_ZONE]: instance.zone, [LABEL_CAPACITY_TYPE]: instance.capacityType, [LABEL_REGION]: deps.region },
+      launchedAt: new Date(instance.launchedAt).toISOString(),
+    });
+    return { kind: 'launched' };
+  } catch (e) {
+    if (isInsufficientCapacityError(e)) {
+      await markCapacityError(deps, e);
+      await fail(deps, claim, e.errorCode);
+      return { kind: 'capacity', error: e.errorCode };
+    }
+    if (isThrottledError(e)) return { kind: 'throttled' };
+    if (isConflictError(e)) return { kind: 'gone' };
+    const code = (e as { code?: string }).code ?? 'LaunchFailed';
+    await fail(deps, claim, code);
+    return { kind: 'failed', error: code };
+  }
+}
+
+async function markCapacityError(deps: ProvisionDeps, e: InsufficientCapacityError): Promise<void> {
+  const until = deps.clock.now() + UNAVAILABLE_OFFERING_TTL_MS;
+  for (const o of e.offerings) {
+    await deps.unavailableOfferings.markUnavailable({ instanceType: o.instanceType, zone: o.zone, capacityType: o.capacityType as 'spot' }, until, e.errorCode);
+  }
+}
+
+/** Marks the NodeClaim failed (its pods are solved again: a failed claim is not live). */
+async function fail(deps: ProvisionDeps, claim: NodeClaim, error: string): Promise<void> {
+  const fresh = (await deps.store.get(claim.name)) ?? claim;
+  if (!isLive(fresh)) return;
+  try {
+    await deps.store.update({ ...fresh, state: 'Failed', launchError: error, deletionReason: 'LaunchFailed', deletedAt: new Date(deps.clock.now()).toISOString() });
+  } catch (e) {
+    if (!isConflictError(e)) throw e;
+  }
+  await deps.cluster.recordEvent({
+    type: 'Warning',
+    reason: error === 'InsufficientInstanceCapacity' || error.includes('Capacity') ? 'InsufficientCapacityError' : 'LaunchFailed',
+    object: `NodeClaim/${claim.name}`,
+    message: `NodeClaim ${claim.name} failed to launch (${error}) for requests ${formatResources(claim.resources)}`,
+  });
+}
+
+function record(outcome: LaunchOutcome, name: string, launched: string[], failed: { nodeClaim: string; error: string }[], retry: string[]): number {
+  switch (outcome.kind) {
+    case 'launched':
+      launched.push(name);
+      return 0;
+    case 'capacity':
+      failed.push({ nodeClaim: name, error: outcome.error });
+      return 1;
+    case 'failed':
+      failed.push({ nodeClaim: name, error: outcome.error });
+      return 0;
+    case 'throttled':
+      retry.push(name);
+      return 0;
+    case 'gone':
+      return 0;
+    default:
+      return outcome satisfies never;
+  }
+}

@@ -1,0 +1,395 @@
+/**
+ * Manifest parsing: multi-document YAML → typed, validated, defaulted Kubernetes/Karpenter objects, with every
+ * problem reported as one {@link ValidationError} whose issues carry file, 1-based line and column, and a field
+ * path such as `spec.template.spec.requirements[0].operator`.
+ *
+ * Pure: takes text and a file name for messages; never reads files.
+ */
+import { LineCounter, isAlias, isMap, isNode, isScalar, isSeq, parseAllDocuments, type Document } from 'yaml';
+import { z } from 'zod';
+import { ValidationError, type ValidationIssue } from '../errors.js';
+import { ec2NodeClassSchema } from './ec2nodeclass.js';
+import { limitRangeSchema } from './limitrange.js';
+import { nodePoolSchema } from './nodepool.js';
+import { pdbSchema } from './pdb.js';
+import { podSchema } from './pod.js';
+import { daemonSetSchema, deploymentSchema, jobSchema, statefulSetSchema } from './workloads.js';
+
+/** Every kind `parseManifests` understands, with its apiVersion and schema. */
+export const MANIFEST_KINDS = {
+  NodePool: { apiVersion: 'karpenter.sh/v1', schema: nodePoolSchema },
+  EC2NodeClass: { apiVersion: 'karpenter.k8s.aws/v1', schema: ec2NodeClassSchema },
+  Pod: { apiVersion: 'v1', schema: podSchema },
+  Deployment: { apiVersion: 'apps/v1', schema: deploymentSchema },
+  StatefulSet: { apiVersion: 'apps/v1', schema: statefulSetSchema },
+  DaemonSet: { apiVersion: 'apps/v1', schema: daemonSetSchema },
+  Job: { apiVersion: 'batch/v1', schema: jobSchema },
+  PodDisruptionBudget: { apiVersion: 'policy/v1', schema: pdbSchema },
+  LimitRange: { apiVersion: 'v1', schema: limitRangeSchema },
+} as const;
+
+/** A kind `parseManifests` understands. */
+export type ManifestKind = keyof typeof MANIFEST_KINDS;
+
+/** Kinds whose objects live in a namespace (the others are cluster-scoped). */
+export const NAMESPACED_KINDS: ReadonlySet<ManifestKind> = new Set<ManifestKind>([
+  'Pod',
+  'Deployment',
+  'StatefulSet',
+  'DaemonSet',
+  'Job',
+  'PodDisruptionBudget',
+  'LimitRange',
+]);
+
+/** Where a manifest came from: the file and the 1-based line where its document (or embedded object) starts. */
+export interface ManifestSource {
+  readonly file: string;
+  readonly line: number;
+}
+
+/** The parsed object type of each kind. */
+export type ManifestObjectOf<K extends ManifestKind> = z.output<(typeof MANIFEST_KINDS)[K]['schema']>;
+
+/** One parsed manifest of kind `K`: its kind, apiVersion, the validated object (defaults applied) and its source. */
+export interface ManifestOf<K extends ManifestKind> {
+  readonly kind: K;
+  readonly apiVersion: (typeof MANIFEST_KINDS)[K]['apiVersion'];
+  readonly object: ManifestObjectOf<K>;
+  readonly source: ManifestSource;
+}
+
+/**
+ * A parsed manifest: a discriminated union on `kind` — NodePool, EC2NodeClass, Pod, Deployment, StatefulSet,
+ * DaemonSet, Job, PodDisruptionBudget or LimitRange.
+ */
+export type Manifest = { [K in ManifestKind]: ManifestOf<K> }[ManifestKind];
+
+/** A manifest without its source (as validated from a plain object, e.g. a scenario's `apply` event). */
+export type ManifestBody = { [K in ManifestKind]: Omit<ManifestOf<K>, 'source'> }[ManifestKind];
+
+/** A problem at a field path inside one object (no file or line yet). */
+export interface PathIssue {
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+}
+
+/** Options of {@link validateManifestObject}. */
+export interface ValidateManifestOptions {
+  /** Further `Kind (apiVersion)` names to list as supported in an unknown-kind message (e.g. a Scenario). */
+  readonly alsoSupported?: readonly string[];
+}
+
+/**
+ * Formats a field path as `spec.template.spec.requirements[0].operator`; keys that are not plain identifiers are
+ * quoted in brackets (`metadata.labels["karpenter.sh/discovery"]`).
+ * @example formatPath(['spec', 'budgets', 0, 'nodes']) // 'spec.budgets[0].nodes'
+ */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else {
+      const key = String(seg);
+      if (/^[A-Za-z_$][\w$-]*$/.test(key)) out += out === '' ? key : `.${key}`;
+      else out += `[${JSON.stringify(key)}]`;
+    }
+  }
+  return out;
+}
+
+/** Levenshtein distance, for "did you mean" suggestions. */
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0] ?? 0;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j] ?? 0;
+      prev[j] = Math.min(up + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length] ?? 0;
+}
+
+/**
+ * The message for an unknown field, with a suggestion when a known field is close
+ * (`unknown field "consolidatonPolicy" (did you mean "consolidationPolicy"?)`).
+ * @param key the unknown field
+ * @param known the fields the object accepts
+ */
+export function unknownFieldMessage(key: string, known: readonly string[]): string {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  const close = best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3));
+  return `unknown field ${JSON.stringify(key)}${close ? ` (did you mean ${JSON.stringify(best)}?)` : ''}`;
+}
+
+/** Separator the error map uses to keep one message per unknown key inside a single zod issue. */
+const KEY_MESSAGE_SEPARATOR = '\u0000';
+
+/** Known keys of the object schema that raised an `unrecognized_keys` issue (zod keeps it as `inst`). */
+function knownKeysOf(inst: unknown): string[] {
+  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+/**
+ * The zod error map used for manifests: "is required" for a missing field, one "unknown field" message per
+ * unrecognised key (with a suggestion), and a readable message for a value of the wrong type in a union.
+ * Pass it as `schema.safeParse(value, { error: manifestErrorMap })`.
+ */
+export const manifestErrorMap: z.core.$ZodErrorMap = (iss) => {
+  if (iss.code === 'invalid_type' && iss.input === undefined) return 'is required';
+  if (iss.code === 'unrecognized_keys') {
+    const known = knownKeysOf(iss.inst);
+    return iss.keys.map((k) => unknownFieldMessage(k, known)).join(KEY_MESSAGE_SEPARATOR);
+  }
+  if (iss.code === 'invalid_union') {
+    const expected = iss.errors.flatMap((branch) => (branch.length === 1 && branch[0]?.code === 'invalid_type' ? [branch[0].expected] : []));
+    if (expected.length === iss.errors.length && expected.length > 0) {
+      return `expected ${[...new Set(expected)].join(' or ')}, received ${describe(iss.input)}`;
+    }
+  }
+  return undefined;
+};
+
+/** A short name of a value's type, as YAML users see it. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  return typeof value;
+}
+
+/**
+ * Converts zod issues into path issues: one per unknown field (path ending at the field), nested union failures
+ * flattened to their most specific branch.
+ */
+export function zodIssuesToPathIssues(issues: readonly z.core.$ZodIssue[]): PathIssue[] {
+  const out: PathIssue[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      const messages = issue.message.split(KEY_MESSAGE_SEPARATOR);
+      issue.keys.forEach((key, i) => {
+        out.push({ path: [...issue.path, key], message: messages.length === issue.keys.length ? (messages[i] ?? '') : `unknown field ${JSON.stringify(key)}` });
+      });
+    } else {
+      out.push({ path: issue.path, message: issue.message });
+    }
+  }
+  return out;
+}
+
+/** Lists the supported kinds for messages: `NodePool (karpenter.sh/v1), …`. */
+function supportedKinds(extra: readonly string[] = []): string {
+  return [...Object.entries(MANIFEST_KINDS).map(([kind, { apiVersion }]) => `${kind} (${apiVersion})`), ...extra].join(', ');
+}
+
+/** The kind entry for a kind name, if supported. */
+function kindEntry(kind: string): (typeof MANIFEST_KINDS)[ManifestKind] | undefined {
+  return Object.hasOwn(MANIFEST_KINDS, kind) ? MANIFEST_KINDS[kind as ManifestKind] : undefined;
+}
+
+/**
+ * Validates one plain object as a manifest: dispatches on `apiVersion` + `kind`, applies the kind's schema.
+ * @param value a plain object (e.g. one YAML document converted to JS)
+ * @param options extra kind names for the unknown-kind message
+ * @returns the typed manifest body, or the problems with their field paths
+ * @example validateManifestObject({apiVersion: 'v1', kind: 'Pod', …}) // { ok: true, manifest: { kind: 'Pod', … } }
+ */
+export function validateManifestObject(
+  value: unknown,
+  options: ValidateManifestOptions = {},
+): { readonly ok: true; readonly manifest: ManifestBody } | { readonly ok: false; readonly issues: readonly PathIssue[] } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, issues: [{ path: [], message: `a manifest must be a mapping with apiVersion and kind, got ${describe(value)}` }] };
+  }
+  const { apiVersion, kind } = value as { apiVersion?: unknown; kind?: unknown };
+  const issues: PathIssue[] = [];
+  if (typeof apiVersion !== 'string') issues.push({ path: ['apiVersion'], message: apiVersion === undefined ? 'is required' : 'must be a string' });
+  if (typeof kind !== 'string') issues.push({ path: ['kind'], message: kind === undefined ? `is required (supported: ${supportedKinds(options.alsoSupported)})` : 'must be a string' });
+  if (typeof kind !== 'string' || typeof apiVersion !== 'string') return { ok: false, issues };
+  const entry = kindEntry(kind);
+  if (!entry) {
+    return { ok: false, issues: [{ path: ['kind'], message: `unknown kind ${JSON.stringify(kind)} (apiVersion ${apiVersion}); supported: ${supportedKinds(options.alsoSupported)}` }] };
+  }
+  if (apiVersion !== entry.apiVersion) {
+    return { ok: false, issues: [{ path: ['apiVersion'], message: `${kind} must have apiVersion ${entry.apiVersion}, got ${JSON.stringify(apiVersion)}` }] };
+  }
+  const result = (entry.schema as z.ZodType).safeParse(value, { error: manifestErrorMap });
+  if (!result.success) return { ok: false, issues: zodIssuesToPathIssues(result.error.issues) };
+  return { ok: true, manifest: { kind, apiVersion, object: result.data } as ManifestBody };
+}
+
+/**
+ * A zod schema accepting any supported manifest (dispatching like {@link validateManifestObject}); problems are
+ * reported at their path inside the value, so inside a Scenario they read `spec.events[3].apply.spec.template…`.
+ */
+export const manifestBodySchema = z.unknown().transform((value, ctx): ManifestBody => {
+  const result = validateManifestObject(value);
+  if (result.ok) return result.manifest;
+  for (const issue of result.issues) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+  return z.NEVER;
+});
+
+/** One YAML document of a file, converted to plain JS, able to point at the line of any field path. */
+export interface ManifestDocument {
+  readonly file: string;
+  /** 0-based position of the document in its file (empty documents counted). */
+  readonly index: number;
+  /** 1-based line where the document's content starts. */
+  readonly line: number;
+  /** The document as plain JS (mappings → objects, sequences → arrays). */
+  readonly value: unknown;
+  /**
+   * The 1-based line and column of the node at `path`: the value for a scalar, the key for a mapping or list
+   * reached through a key, or the deepest existing ancestor when the path does not exist (a missing field).
+   */
+  locate(path: readonly PropertyKey[]): { readonly line: number; readonly column: number };
+}
+
+/** The start offset of a YAML node, if it has one. */
+function startOf(node: unknown): number | undefined {
+  return isNode(node) && node.range ? node.range[0] : undefined;
+}
+
+/** Builds the `locate` function of a document. */
+function locator(doc: Document.Parsed, lines: LineCounter): ManifestDocument['locate'] {
+  return (path) => {
+    let node: unknown = doc.contents;
+    let offset = startOf(node) ?? 0;
+    let resolved = true;
+    for (const seg of path) {
+      if (isAlias(node)) node = node.resolve(doc);
+      if (isMap(node)) {
+        const pair = node.items.find((p) => (isScalar(p.key) ? String(p.key.value) : String(p.key)) === String(seg));
+        if (!pair) {
+          resolved = false;
+          break;
+        }
+        offset = startOf(pair.key) ?? offset;
+        node = pair.value;
+      } else if (isSeq(node) && typeof seg === 'number' && node.items[seg] !== undefined) {
+        node = node.items[seg];
+        offset = startOf(node) ?? offset;
+      } else {
+        resolved = false;
+        break;
+      }
+    }
+    if (resolved && isScalar(node) && node.value !== null) offset = startOf(node) ?? offset;
+    const pos = lines.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  };
+}
+
+/** The first line of a YAML library message, without its position suffix. */
+function yamlMessage(message: string): string {
+  return (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
+}
+
+/**
+ * Splits YAML text into documents (skipping empty ones, e.g. a leading `---` after a comment), keeping what is
+ * needed to map field paths back to lines.
+ * @param text the file's content
+ * @param file the file name to put in issues
+ * @returns the non-empty documents and the YAML syntax problems (documents with syntax errors are left out)
+ */
+export function readManifestDocuments(text: string, file: string): { readonly documents: readonly ManifestDocument[]; readonly issues: readonly ValidationIssue[] } {
+  const lines = new LineCounter();
+  const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, merge: true, uniqueKeys: true });
+  const documents: ManifestDocument[] = [];
+  const issues: ValidationIssue[] = [];
+  if ('empty' in parsed) {
+    for (const error of parsed.errors) {
+      const pos = lines.linePos(error.pos[0]);
+      issues.push({ file, line: pos.line, column: pos.col, message: `YAML syntax error: ${yamlMessage(error.message)}` });
+    }
+  }
+  parsed.forEach((doc, index) => {
+    if (doc.errors.length > 0) {
+      for (const error of doc.errors) {
+        const pos = lines.linePos(error.pos[0]);
+        issues.push({ file, line: pos.line, column: pos.col, message: `YAML syntax error: ${yamlMessage(error.message)}` });
+      }
+      return;
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 1000 });
+    } catch (e) {
+      const pos = lines.linePos(startOf(doc.contents) ?? 0);
+      issues.push({ file, line: pos.line, column: pos.col, message: `YAML error: ${e instanceof Error ? e.message : String(e)}` });
+      return;
+    }
+    if (value === null || value === undefined) return;
+    documents.push({ file, index, line: lines.linePos(startOf(doc.contents) ?? 0).line, value, locate: locator(doc, lines) });
+  });
+  return { documents, issues };
+}
+
+/**
+ * Turns path issues of one document into validation issues with file, line, column and formatted path.
+ * @param doc the document the paths refer to
+ * @param issues problems at paths inside `doc.value`
+ */
+export function locateIssues(doc: ManifestDocument, issues: readonly PathIssue[]): ValidationIssue[] {
+  return issues.map((issue) => {
+    const { line, column } = doc.locate(issue.path);
+    const path = formatPath(issue.path);
+    return { file: doc.file, line, column, ...(path ? { path } : {}), message: issue.message };
+  });
+}
+
+/**
+ * Validates one document as a manifest.
+ * @param doc a document from {@link readManifestDocuments}
+ * @param options extra kind names for the unknown-kind message
+ * @returns the manifest (source = file and the document's first line), or the located issues
+ */
+export function parseManifestDocument(
+  doc: ManifestDocument,
+  options: ValidateManifestOptions = {},
+): { readonly manifest?: Manifest; readonly issues: readonly ValidationIssue[] } {
+  const result = validateManifestObject(doc.value, options);
+  if (!result.ok) return { issues: locateIssues(doc, result.issues) };
+  return { manifest: { ...result.manifest, source: { file: doc.file, line: doc.line } } as Manifest, issues: [] };
+}
+
+/**
+ * Parses a multi-document YAML file of Kubernetes/Karpenter manifests.
+ * @param text the file's content
+ * @param file the file name used in sources and issues
+ * @returns the manifests in document order, validated and defaulted
+ * @throws {ValidationError} listing every problem (YAML syntax, unknown kind, schema violation) with file, line,
+ *   column and field path; nothing is returned when any document is invalid
+ * @example
+ * const [pool] = parseManifests(text, 'nodepool-general.yaml');
+ * if (pool?.kind === 'NodePool') pool.object.spec.disruption.budgets; // [{ nodes: '10%' }]
+ */
+export function parseManifests(text: string, file: string): Manifest[] {
+  const { documents, issues } = readManifestDocuments(text, file);
+  const all: ValidationIssue[] = [...issues];
+  const manifests: Manifest[] = [];
+  for (const doc of documents) {
+    const result = parseManifestDocument(doc);
+    all.push(...result.issues);
+    if (result.manifest) manifests.push(result.manifest);
+  }
+  if (all.length > 0) throw new ValidationError(sortIssues(all));
+  return manifests;
+}
+
+/** Orders issues by file, then line, then column (stable). */
+export function sortIssues(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  return [...issues].sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) || (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+}

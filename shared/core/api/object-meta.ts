@@ -1,0 +1,213 @@
+/**
+ * Schemas shared by every manifest kind: object metadata, label keys and values, quantities and resource maps,
+ * label selectors and taints. Formats follow k8s.io/apimachinery `pkg/util/validation` (qualified names,
+ * label values, DNS subdomains) and `pkg/api/resource` (quantities).
+ */
+import { z } from 'zod';
+import { parseQuantity } from '../resources/quantity.js';
+import type { TaintEffect } from './kubernetes.js';
+
+/** A DNS-1123 subdomain: what most object names must be (lowercase, `-` and `.`, at most 253 characters). */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** The name part of a qualified name (at most 63 characters). */
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+/** A label value (may be empty, at most 63 characters). */
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/**
+ * Why `key` is not a Kubernetes qualified name (`[prefix/]name`, prefix a DNS subdomain ≤ 253, name ≤ 63), or
+ * undefined when it is one. Used for label, annotation, taint and requirement keys.
+ */
+export function qualifiedNameProblem(key: string): string | undefined {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
+    return `${JSON.stringify(key)}: the prefix before "/" must be a lowercase DNS subdomain`;
+  }
+  if (name.length === 0 || name.length > 63 || !QUALIFIED_NAME_PART.test(name)) {
+    return `${JSON.stringify(key)}: must be a qualified name (alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric, at most 63 characters, optionally prefixed by a DNS subdomain and "/")`;
+  }
+  return undefined;
+}
+
+/** A label, annotation or taint key: a Kubernetes qualified name. */
+export const qualifiedNameSchema = z.string().superRefine((key, ctx) => {
+  const problem = qualifiedNameProblem(key);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** A label value: empty, or at most 63 alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric. */
+export const labelValueSchema = z
+  .string({ error: (iss) => (iss.input === undefined ? undefined : 'label values must be strings (quote numbers and booleans)') })
+  .max(63, { error: 'a label value must be at most 63 characters' })
+  .regex(LABEL_VALUE, { error: 'a label value must consist of alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric' });
+
+/**
+ * A label map (`key: value`); keys are qualified names, values label values.
+ * @example labelsSchema.parse({ 'workload-type': 'general' })
+ */
+export const labelsSchema = z.record(qualifiedNameSchema, labelValueSchema);
+
+/** An annotation map; keys are qualified names, values any string. */
+export const annotationsSchema = z.record(
+  qualifiedNameSchema,
+  z.string({ error: (iss) => (iss.input === undefined ? undefined : 'annotation values must be strings (quote numbers and booleans)') }),
+);
+
+/** An object name: a DNS-1123 subdomain. */
+export const objectNameSchema = z
+  .string()
+  .min(1, { error: 'a name must not be empty' })
+  .max(253, { error: 'a name must be at most 253 characters' })
+  .regex(DNS_SUBDOMAIN, { error: 'a name must be a lowercase DNS subdomain (a-z, 0-9, "-" and ".", starting and ending with an alphanumeric)' });
+
+/** The metadata fields every Kubernetes object may carry, besides `name` and `namespace`. */
+const commonMetaShape = {
+  generateName: z.string().optional(),
+  uid: z.string().optional(),
+  resourceVersion: z.string().optional(),
+  generation: z.int().optional(),
+  selfLink: z.string().optional(),
+  creationTimestamp: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? undefined),
+  deletionTimestamp: z.string().optional(),
+  deletionGracePeriodSeconds: z.int().optional(),
+  labels: labelsSchema.optional(),
+  annotations: annotationsSchema.optional(),
+  ownerReferences: z
+    .array(
+      z.looseObject({
+        apiVersion: z.string().optional(),
+        kind: z.string(),
+        name: z.string(),
+        uid: z.string().optional(),
+        controller: z.boolean().optional(),
+        blockOwnerDeletion: z.boolean().optional(),
+      }),
+    )
+    .optional(),
+  finalizers: z.array(z.string()).optional(),
+  managedFields: z.array(z.unknown()).optional(),
+};
+
+/**
+ * Metadata of a cluster-scoped object (NodePool, EC2NodeClass): `name` is required; the usual ObjectMeta fields are
+ * accepted, anything else is an unknown-field error (kubectl's strict field validation).
+ */
+export const objectMetaSchema = z.strictObject({
+  name: objectNameSchema,
+  namespace: z.string().optional(),
+  ...commonMetaShape,
+});
+
+/**
+ * Metadata of a namespaced object (Pod, Deployment, PDB, …): like {@link objectMetaSchema}, with `namespace`
+ * defaulting to `default` as `kubectl apply` does without `-n`.
+ * @default namespace `default`
+ */
+export const namespacedObjectMetaSchema = z.strictObject({
+  name: objectNameSchema,
+  namespace: objectNameSchema.default('default'),
+  ...commonMetaShape,
+});
+
+/** Metadata of a pod template: like {@link objectMetaSchema} but every field optional (no name needed). */
+export const templateMetaSchema = z.strictObject({
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+  ...commonMetaShape,
+});
+
+/**
+ * A resource quantity (`500m`, `1Gi`, `400`, or a plain YAML number), output as a string in the written form
+ * (numbers become their decimal string) so it round-trips into `parseResourceList`.
+ * @example quantitySchema.parse(400) // '400'
+ */
+export const quantitySchema = z.union([z.string(), z.number()]).transform((value, ctx): string => {
+  const text = typeof value === 'number' ? String(value) : value.trim();
+  try {
+    parseQuantity(text);
+  } catch (e) {
+    ctx.addIssue({ code: 'custom', message: e instanceof Error ? e.message : String(e) });
+    return z.NEVER;
+  }
+  return text;
+});
+
+/**
+ * A resource map (`{cpu: "500m", memory: 1Gi, nvidia.com/gpu: 1}`) with validated quantities.
+ * Names are qualified names; values are output as strings (see {@link quantitySchema}).
+ */
+export const resourceListSchema = z.record(qualifiedNameSchema, quantitySchema);
+
+/** One expression of a label selector. */
+export const labelSelectorRequirementSchema = z
+  .strictObject({
+    key: qualifiedNameSchema,
+    operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+    values: z.array(z.string()).optional(),
+  })
+  .superRefine((r, ctx) => {
+    const n = r.values?.length ?? 0;
+    if ((r.operator === 'In' || r.operator === 'NotIn') && n === 0) {
+      ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} needs at least one value` });
+    }
+    if ((r.operator === 'Exists' || r.operator === 'DoesNotExist') && n > 0) {
+      ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} takes no values` });
+    }
+  });
+
+/** A label selector (`matchLabels` ANDed with `matchExpressions`); an empty selector matches everything. */
+export const labelSelectorSchema = z.strictObject({
+  matchLabels: labelsSchema.optional(),
+  matchExpressions: z.array(labelSelectorRequirementSchema).optional(),
+});
+
+/** A parsed label selector. */
+export type LabelSelector = z.output<typeof labelSelectorSchema>;
+
+/**
+ * True when `labels` satisfy `selector` (Kubernetes `LabelSelectorAsSelector` semantics: every matchLabels pair and
+ * every expression must hold; an empty selector matches every object).
+ * @param selector the selector; `undefined` matches nothing, as a nil selector does in a PDB
+ * @param labels the object's labels
+ */
+export function labelSelectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
+  if (!selector) return false;
+  const have = labels ?? {};
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (have[k] !== v) return false;
+  for (const e of selector.matchExpressions ?? []) {
+    const value = have[e.key];
+    const values = e.values ?? [];
+    switch (e.operator) {
+      case 'In':
+        if (value === undefined || !values.includes(value)) return false;
+        break;
+      case 'NotIn':
+        if (value !== undefined && values.includes(value)) return false;
+        break;
+      case 'Exists':
+        if (value === undefined) return false;
+        break;
+      case 'DoesNotExist':
+        if (value !== undefined) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+/** Taint effects, as Kubernetes names them. */
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const satisfies readonly TaintEffect[];
+
+/** A node taint (`key[=value]:effect`); `timeAdded` is accepted as the API server writes it. */
+export const taintSchema = z.strictObject({
+  key: qualifiedNameSchema,
+  value: z.string().max(63, { error: 'a taint value must be at most 63 characters' }).optional(),
+  effect: z.enum(TAINT_EFFECTS),
+  timeAdded: z.string().optional(),
+});

@@ -1,0 +1,85 @@
+/**
+ * Instance types as the scheduler sees them: requirements, capacity, allocatable, and offerings
+ * (zone × capacity type, with price and availability). Mirrors Karpenter's `cloudprovider.InstanceType`.
+ */
+import { LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../api/labels.js';
+import type { ResourceList } from '../resources/resource-list.js';
+import { Requirement } from '../scheduling/requirement.js';
+import { Requirements } from '../scheduling/requirements.js';
+
+/** One place an instance type can be bought. `price` is USD per hour. */
+export interface Offering {
+  readonly zone: string;
+  readonly capacityType: CapacityType;
+  readonly price: number;
+  readonly available: boolean;
+}
+
+/** The identity of an offering, used by the unavailable-offerings (ICE) cache. */
+export interface OfferingKey {
+  readonly instanceType: string;
+  readonly zone: string;
+  readonly capacityType: CapacityType;
+}
+
+/** `type/zone/capacityType`, the string form of an {@link OfferingKey}. */
+export function offeringKey(k: OfferingKey): string {
+  return `${k.instanceType}/${k.zone}/${k.capacityType}`;
+}
+
+/** An instance type ready for scheduling. */
+export interface InstanceType {
+  readonly name: string;
+  /** The type's labels plus `zone In [offering zones]` and `capacity-type In [offering capacity types]`. */
+  readonly requirements: Requirements;
+  /** Well-known labels of the type (what a node of this type carries, before zone and capacity type). */
+  readonly labels: Readonly<Record<string, string>>;
+  /** Raw capacity: cpu millicores, memory MiB, pods, extended resources. Used for NodePool limits. */
+  readonly capacity: ResourceList;
+  /** What pods can use after kube-reserved, system-reserved, eviction threshold and VM overhead. */
+  readonly allocatable: ResourceList;
+  readonly offerings: readonly Offering[];
+}
+
+/**
+ * Builds an {@link InstanceType}. Requirements cover every label plus zone and capacity type from `offerings`.
+ */
+export function buildInstanceType(args: {
+  name: string;
+  labels: Readonly<Record<string, string>>;
+  capacity: ResourceList;
+  allocatable: ResourceList;
+  offerings: readonly Offering[];
+}): InstanceType {
+  const requirements = Requirements.fromLabels(args.labels).add(
+    Requirement.in(LABEL_ZONE, new Set(args.offerings.map((o) => o.zone))),
+    Requirement.in(LABEL_CAPACITY_TYPE, new Set(args.offerings.map((o) => o.capacityType))),
+  );
+  return { ...args, requirements };
+}
+
+/** Offerings that are available and whose zone and capacity type `requirements` allow. */
+export function compatibleOfferings(type: InstanceType, requirements: Requirements): Offering[] {
+  const zone = requirements.get(LABEL_ZONE);
+  const capacityType = requirements.get(LABEL_CAPACITY_TYPE);
+  return type.offerings.filter((o) => o.available && zone.has(o.zone) && capacityType.has(o.capacityType));
+}
+
+/** The cheapest available offering `requirements` allow, or undefined. */
+export function cheapestOffering(type: InstanceType, requirements: Requirements): Offering | undefined {
+  let best: Offering | undefined;
+  for (const o of compatibleOfferings(type, requirements)) if (!best || o.price < best.price) best = o;
+  return best;
+}
+
+/** Marks the offerings in `unavailable` (keys from {@link offeringKey}) as not available. Returns new objects. */
+export function withUnavailable(types: readonly InstanceType[], unavailable: ReadonlySet<string>): InstanceType[] {
+  if (unavailable.size === 0) return [...types];
+  return types.map((t) => {
+    if (!t.offerings.some((o) => unavailable.has(offeringKey({ instanceType: t.name, zone: o.zone, capacityType: o.capacityType })))) return t;
+    const offerings = t.offerings.map((o) =>
+      unavailable.has(offeringKey({ instanceType: t.name, zone: o.zone, capacityType: o.capacityType })) ? { ...o, available: false } : o,
+    );
+    return { ...t, offerings };
+  });
+}

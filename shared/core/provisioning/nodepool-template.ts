@@ -1,0 +1,98 @@
+/**
+ * Turns NodePools, their instance types, DaemonSets and current usage into solver templates.
+ * Structural input types keep this independent of the manifest schemas (any parsed `karpenter.sh/v1` NodePool fits).
+ */
+import type { NodeSelectorRequirement, Taint } from '../api/kubernetes.js';
+import { LABEL_NODEPOOL, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { type InstanceType } from '../instancetypes/offering.js';
+import { add, parseResourceList, subtract, type ResourceList } from '../resources/resource-list.js';
+import { Requirements } from '../scheduling/requirements.js';
+import { firstUntolerated } from '../scheduling/taints.js';
+import { podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
+import type { NodePoolTemplate } from './scheduler.js';
+
+/** The NodePool fields provisioning reads (`karpenter.sh/v1` NodePool after defaults). */
+export interface NodePoolLike {
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly weight?: number;
+    readonly limits?: Readonly<Record<string, string | number>>;
+    readonly template: {
+      readonly metadata?: { readonly labels?: Readonly<Record<string, string>> };
+      readonly spec: {
+        readonly nodeClassRef: { readonly name: string };
+        readonly requirements: readonly NodeSelectorRequirement[];
+        readonly taints?: readonly Taint[];
+        readonly startupTaints?: readonly Taint[];
+      };
+    };
+  };
+}
+
+/** The DaemonSet fields provisioning reads. */
+export interface DaemonSetLike {
+  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly spec: { readonly template: { readonly spec: PodSpecLike } };
+}
+
+/** The requirements of a NodePool: its `requirements` ∩ template labels (as `In`) ∩ `karpenter.sh/nodepool In [name]`. */
+export function nodePoolRequirements(nodePool: NodePoolLike): Requirements {
+  return Requirements.from(nodePool.spec.template.spec.requirements)
+    .intersect(Requirements.fromLabels(nodePool.spec.template.metadata?.labels ?? {}))
+    .intersect(Requirements.fromLabels({ [LABEL_NODEPOOL]: nodePool.metadata.name }));
+}
+
+/**
+ * Sum of the requests of the DaemonSets whose pods would run on this NodePool's nodes: they tolerate its taints
+ * and their node requirements are compatible with its requirements. Karpenter computes this per instance type and
+ * keeps the minimum (`buildDaemonOverheadGroups`); Skiff v1 computes it per NodePool.
+ */
+export function daemonOverhead(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): ResourceList {
+  const requirements = nodePoolRequirements(nodePool);
+  const taints = nodePool.spec.template.spec.taints ?? [];
+  let total: ResourceList = {};
+  for (const ds of daemonSets) {
+    const spec = ds.spec.template.spec;
+    if (firstUntolerated(taints, spec.tolerations ?? [])) continue;
+    if (!podRequirementAlternatives(spec).some((alt) => requirements.compatible(alt, WELL_KNOWN_LABELS) === undefined)) continue;
+    total = add(total, podRequests(spec));
+  }
+  return total;
+}
+
+/**
+ * Builds the solver's view of a NodePool.
+ * @param instanceTypes the EC2NodeClass's instance types (unavailable offerings already marked)
+ * @param usage capacity of the NodePool's live NodeClaims (cpu millicores, memory MiB, …, plus `nodes`)
+ * @throws {QuantityError} when a limit is not a quantity (schemas reject this earlier)
+ */
+export function buildNodePoolTemplate(
+  nodePool: NodePoolLike,
+  instanceTypes: readonly InstanceType[],
+  daemonSets: readonly DaemonSetLike[],
+  usage: ResourceList,
+): NodePoolTemplate {
+  const requirements = nodePoolRequirements(nodePool);
+  const limits = nodePool.spec.limits;
+  return {
+    name: nodePool.metadata.name,
+    nodeClass: nodePool.spec.template.spec.nodeClassRef.name,
+    weight: nodePool.spec.weight ?? 0,
+    requirements,
+    labels: { ...(nodePool.spec.template.metadata?.labels ?? {}), [LABEL_NODEPOOL]: nodePool.metadata.name },
+    taints: nodePool.spec.template.spec.taints ?? [],
+    startupTaints: nodePool.spec.template.spec.startupTaints ?? [],
+    instanceTypes: instanceTypes.filter((t) => requirements.intersects(t.requirements) === undefined),
+    daemonOverhead: daemonOverhead(nodePool, daemonSets),
+    ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))) } : {}),
+  };
+}
+
+/** NodePool limits in canonical units; `nodes` is a count. */
+function limitList(limits: Readonly<Record<string, string | number>>): ResourceList {
+  return parseResourceList(limits);
+}
+
+function pick(list: ResourceList, keys: readonly string[]): ResourceList {
+  return Object.fromEntries(keys.map((k) => [k, list[k] ?? 0]));
+}

@@ -1,0 +1,371 @@
+/**
+ * Solver v1: places pending pods on existing capacity, then on new NodeClaims from NodePool templates.
+ *
+ * Semantics follow Karpenter's scheduler (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/`,
+ * summarised in ../shared/KARPENTER-V1.md §1.2):
+ * - pods are solved in order cpu desc, memory desc, creation time, name (`queue.go byCPUAndMemoryDescending`);
+ * - each pod tries existing nodes and in-flight NodeClaims, then NodeClaims planned in this solve (fewest pods
+ *   first), then a new NodeClaim from each NodePool by descending weight — the first that fits wins;
+ * - a NodeClaim keeps every instance type that still fits all of its pods plus daemonset overhead and has an
+ *   available offering its requirements allow; the list is cheapest first and truncated to 600
+ *   (`MaxInstanceTypes`);
+ * - NodePool limits: a new NodeClaim reserves the largest capacity among its options (`subtractMax`), and
+ *   instance types that would exceed the remaining limit are not considered.
+ * Check, then commit: every target offers `canAdd(pod)` (no mutation, returns why not) and `add()`.
+ * Unschedulable pods are returned as data with the reason each NodePool cannot serve them.
+ */
+import type { Taint } from '../api/kubernetes.js';
+import { LABEL_INSTANCE_TYPE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { cheapestOffering, compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';
+import { add, exceeding, fits, formatResources, max, subtract, type ResourceList } from '../resources/resource-list.js';
+import { Requirement } from '../scheduling/requirement.js';
+import { describeIncompatibility, Requirements, type Incompatibility } from '../scheduling/requirements.js';
+import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
+import type { SchedulingPod } from './pod.js';
+
+/** Karpenter's `MaxInstanceTypes`: the most instance types a NodeClaim carries. */
+export const MAX_INSTANCE_TYPES = 600;
+
+/** A NodePool as the solver sees it. */
+export interface NodePoolTemplate {
+  readonly name: string;
+  readonly nodeClass: string;
+  /** Higher is tried first; missing weight is 0 (Karpenter `OrderByWeight`). */
+  readonly weight: number;
+  /** The NodePool's requirements ∩ its template labels (as `In`) ∩ `karpenter.sh/nodepool In [name]`. */
+  readonly requirements: Requirements;
+  /** Labels every node of this pool carries (template labels and `karpenter.sh/nodepool`). */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly Taint[];
+  /** Ignored for fit (Karpenter), carried to the NodeClaim. */
+  readonly startupTaints: readonly Taint[];
+  /** Candidate instance types with offerings (unavailable offerings already marked). */
+  readonly instanceTypes: readonly InstanceType[];
+  /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
+  readonly daemonOverhead: ResourceList;
+  /**
+   * What the NodePool's `spec.limits` still allow (limit − current usage), canonical units plus `nodes`;
+   * undefined means no limits. Only the keys present are limited.
+   */
+  readonly remaining?: ResourceList;
+}
+
+/** Capacity that already exists or is already being launched: a registered node or an in-flight NodeClaim. */
+export interface ExistingCapacity {
+  /** Node name, or NodeClaim name while it has no node. */
+  readonly name: string;
+  readonly kind: 'node' | 'nodeClaim';
+  readonly nodePool?: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Taints that block scheduling (startup and unregistered taints excluded for in-flight NodeClaims). */
+  readonly taints: readonly Taint[];
+  /** Allocatable minus the requests of pods bound or nominated to it (including daemon pods). */
+  readonly available: ResourceList;
+  /** Host ports already bound (`protocol/port`). */
+  readonly hostPorts: readonly string[];
+}
+
+/** A NodeClaim the solve decided to launch. */
+export interface NodeClaimPlan {
+  readonly nodePool: string;
+  readonly nodeClass: string;
+  /** NodePool ∩ pods' requirements, plus `node.kubernetes.io/instance-type In [options]`. */
+  readonly requirements: Requirements;
+  /** Options cheapest first (by cheapest compatible available offering), at most {@link MAX_INSTANCE_TYPES}. */
+  readonly instanceTypes: readonly { readonly name: string; readonly price: number }[];
+  /** Keys (`ns/name`) of the pods it is for. */
+  readonly pods: readonly string[];
+  /** Pods' requests plus daemonset overhead, canonical units. */
+  readonly requests: ResourceList;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly Taint[];
+  readonly startupTaints: readonly Taint[];
+}
+
+/** A pod no target can take, with the reason each NodePool gives. */
+export interface UnschedulablePod {
+  readonly pod: string;
+  /** One sentence a user can act on. */
+  readonly reason: string;
+  /** NodePool name → why a new node from it cannot serve the pod. */
+  readonly nodePools: Readonly<Record<string, string>>;
+}
+
+/** The outcome of a solve. */
+export interface SchedulingResults {
+  readonly newNodeClaims: readonly NodeClaimPlan[];
+  /** Pods that fit existing nodes or in-flight NodeClaims: nothing to launch for them. */
+  readonly existing: readonly { readonly pod: string; readonly target: string }[];
+  readonly unschedulable: readonly UnschedulablePod[];
+}
+
+/** Why a target cannot take a pod (value, not error). */
+export type Rejection = { readonly ok: false; readonly reason: string; readonly incompatibility?: Incompatibility };
+
+type Acceptance<T> = { readonly ok: true } & T;
+
+/**
+ * Solves one batch.
+ * @param pods pending pods (any order; the solver sorts them)
+ * @param templates NodePools with their instance types
+ * @param existing nodes and in-flight NodeClaims with their free room
+ * @example
+ * const results = solve(pods, templates, existing);
+ * for (const plan of results.newNodeClaims) launch(plan);
+ */
+export function solve(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): SchedulingResults {
+  const ordered = [...pods].sort(byCpuAndMemoryDescending);
+  const byWeight = [...templates].sort((a, b) => b.weight - a.weight || a.name.localeCompare(b.name));
+  const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
+  const existingTargets = existing.map((e) => new ExistingTarget(e));
+  const planned: PlannedNodeClaim[] = [];
+  const placedExisting: { pod: string; target: string }[] = [];
+  const unschedulable: UnschedulablePod[] = [];
+
+  for (const pod of ordered) {
+    const onExisting = existingTargets.find((t) => t.canAdd(pod).ok);
+    if (onExisting) {
+      onExisting.add(pod);
+      placedExisting.push({ pod: pod.key, target: onExisting.name });
+      continue;
+    }
+    const inFlight = [...planned].sort((a, b) => a.pods.length - b.pods.length).find((c) => c.tryAdd(pod, remaining));
+    if (inFlight) continue;
+    let placed = false;
+    for (const template of byWeight) {
+      const claim = PlannedNodeClaim.start(template, pod, remaining.get(template.name));
+      if (claim) {
+        planned.push(claim);
+        remaining.set(template.name, claim.reserve(remaining.get(template.name)));
+        placed = true;
+        break;
+      }
+    }
+    if (!placed) unschedulable.push(diagnose(pod, byWeight, remaining));
+  }
+
+  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+}
+
+/** Karpenter's pod order: cpu desc, memory desc, then creation time and name for stability. */
+export function byCpuAndMemoryDescending(a: SchedulingPod, b: SchedulingPod): number {
+  return (
+    (b.requests.cpu ?? 0) - (a.requests.cpu ?? 0) ||
+    (b.requests.memory ?? 0) - (a.requests.memory ?? 0) ||
+    a.createdMs - b.createdMs ||
+    a.key.localeCompare(b.key)
+  );
+}
+
+/** An existing node or in-flight NodeClaim during a solve. */
+class ExistingTarget {
+  readonly name: string;
+  private readonly requirementsOfNode: Readonly<Record<string, string>>;
+  private available: ResourceList;
+  private readonly hostPorts: Set<string>;
+
+  constructor(private readonly capacity: ExistingCapacity) {
+    this.name = capacity.name;
+    this.requirementsOfNode = capacity.labels;
+    this.available = capacity.available;
+    this.hostPorts = new Set(capacity.hostPorts);
+  }
+
+  canAdd(pod: SchedulingPod): Acceptance<object> | Rejection {
+    const taint = firstUntolerated(this.capacity.taints, pod.tolerations);
+    if (taint) return { ok: false, reason: `taint ${formatTaint(taint)} is not tolerated` };
+    if (!pod.requirementAlternatives.some((r) => r.isSatisfiedBy(this.requirementsOfNode))) {
+      return { ok: false, reason: `node labels do not satisfy ${pod.requirementAlternatives[0]}` };
+    }
+    if (!fits(pod.requests, this.available)) return { ok: false, reason: `not enough ${exceeding(pod.requests, this.available).join(', ')}` };
+    const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
+    if (port) return { ok: false, reason: `host port ${port} is in use` };
+    return { ok: true };
+  }
+
+  add(pod: SchedulingPod): void {
+    this.available = subtract(this.available, pod.requests);
+    for (const p of pod.hostPorts) this.hostPorts.add(p);
+  }
+}
+
+/** A NodeClaim being planned in this solve. */
+class PlannedNodeClaim {
+  readonly pods: SchedulingPod[] = [];
+  private reserved: ResourceList = {};
+
+  private constructor(
+    readonly template: NodePoolTemplate,
+    private requirements: Requirements,
+    private instanceTypes: readonly InstanceType[],
+    private requests: ResourceList,
+    private readonly hostPorts: Set<string>,
+  ) {}
+
+  /** A new NodeClaim from `template` holding `pod`, or undefined when the pod does not fit a fresh node of the pool. */
+  static start(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined): PlannedNodeClaim | undefined {
+    const candidate = new PlannedNodeClaim(template, template.requirements, limitFilter(template.instanceTypes, remaining), template.daemonOverhead, new Set());
+    return candidate.tryAdd(pod, undefined) ? candidate : undefined;
+  }
+
+  /** Check then commit: adds `pod` if it fits, updating the pool's remaining limits. */
+  tryAdd(pod: SchedulingPod, remaining: Map<string, ResourceList | undefined> | undefined): boolean {
+    const check = this.canAdd(pod);
+    if (!check.ok) return false;
+    this.requirements = check.requirements;
+    this.instanceTypes = check.instanceTypes;
+    this.requests = check.requests;
+    for (const p of pod.hostPorts) this.hostPorts.add(p);
+    this.pods.push(pod);
+    if (remaining) remaining.set(this.template.name, this.reserve(remaining.get(this.template.name)));
+    return true;
+  }
+
+  /** Whether `pod` can join, and the narrowed requirements and instance types if so. Never mutates. */
+  canAdd(pod: SchedulingPod): Acceptance<{ requirements: Requirements; instanceTypes: InstanceType[]; requests: ResourceList }> | Rejection {
+    const taint = firstUntolerated(this.template.taints, pod.tolerations);
+    if (taint) return { ok: false, reason: `the NodePool's taint ${formatTaint(taint)} is not tolerated` };
+    const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
+    if (port) return { ok: false, reason: `host port ${port} is already used on the node` };
+    let firstRejection: Rejection | undefined;
+    for (const alternative of pod.requirementAlternatives) {
+      const incompatibility = this.requirements.compatible(alternative, WELL_KNOWN_LABELS);
+      if (incompatibility) {
+        firstRejection ??= { ok: false, reason: describeIncompatibility(incompatibility), incompatibility };
+        continue;
+      }
+      const requirements = this.requirements.intersect(alternative);
+      const requests = add(this.requests, pod.requests);
+      const instanceTypes = this.instanceTypes.filter((t) => instanceTypeFits(t, requirements, requests));
+      if (instanceTypes.length > 0) return { ok: true, requirements, instanceTypes, requests };
+      firstRejection ??= { ok: false, reason: 'no instance type fits' };
+    }
+    return firstRejection ?? { ok: false, reason: 'no requirement alternative' };
+  }
+
+  /** Re-reserves this claim's share of the pool's limits: the largest capacity among its options plus one node. */
+  reserve(remaining: ResourceList | undefined): ResourceList | undefined {
+    if (!remaining) return undefined;
+    const next = add({ nodes: 1 }, max(...this.instanceTypes.map((t) => t.capacity)));
+    const updated = add(remaining, this.reserved);
+    this.reserved = next;
+    return subtract(updated, next);
+  }
+
+  finalize(): NodeClaimPlan {
+    const options = this.instanceTypes
+      .map((t) => ({ name: t.name, price: cheapestOffering(t, this.requirements)?.price ?? Number.POSITIVE_INFINITY }))
+      .sort((a, b) => a.price - b.price || a.name.localeCompare(b.name))
+      .slice(0, MAX_INSTANCE_TYPES);
+    return {
+      nodePool: this.template.name,
+      nodeClass: this.template.nodeClass,
+      requirements: this.requirements.add(Requirement.in(LABEL_INSTANCE_TYPE, options.map((o) => o.name))),
+      instanceTypes: options,
+      pods: this.pods.map((p) => p.key),
+      requests: this.requests,
+      labels: { ...this.template.labels, ...this.requirements.labels() },
+      taints: this.template.taints,
+      startupTaints: this.template.startupTaints,
+    };
+  }
+}
+
+/** An instance type can serve a NodeClaim when its labels meet the requirements, the requests fit, and an offering is available. */
+function instanceTypeFits(type: InstanceType, requirements: Requirements, requests: ResourceList): boolean {
+  return fits(requests, type.allocatable) && requirements.intersects(type.requirements) === undefined && compatibleOfferings(type, requirements).length > 0;
+}
+
+/** Drops instance types whose capacity (plus one node) would exceed the pool's remaining limits. */
+function limitFilter(types: readonly InstanceType[], remaining: ResourceList | undefined): readonly InstanceType[] {
+  if (!remaining) return types;
+  return types.filter((t) => withinLimits(add(t.capacity, { nodes: 1 }), remaining));
+}
+
+/** True when `usage` stays within every key `remaining` limits (keys absent from `remaining` are unlimited). */
+export function withinLimits(usage: ResourceList, remaining: ResourceList): boolean {
+  return Object.entries(remaining).every(([k, v]) => (usage[k] ?? 0) <= v + 1e-6);
+}
+
+/** Explains, per NodePool, why a fresh node cannot take the pod, and sums it up in one sentence. */
+function diagnose(pod: SchedulingPod, templates: readonly NodePoolTemplate[], remaining: ReadonlyMap<string, ResourceList | undefined>): UnschedulablePod {
+  const nodePools: Record<string, string> = {};
+  const incompatibilities: (Incompatibility | undefined)[] = [];
+  for (const t of templates) {
+    const why = whyNot(pod, t, remaining.get(t.name));
+    nodePools[t.name] = why.reason;
+    incompatibilities.push(why.incompatibility);
+  }
+  return { pod: pod.key, reason: summarise(pod, templates, nodePools, incompatibilities), nodePools };
+}
+
+function whyNot(pod: SchedulingPod, t: NodePoolTemplate, remaining: ResourceList | undefined): Rejection {
+  const taint = firstUntolerated(t.taints, pod.tolerations);
+  if (taint) return { ok: false, reason: `the pod does not tolerate the NodePool's taint ${formatTaint(taint)}` };
+  let first: Rejection | undefined;
+  for (const alternative of pod.requirementAlternatives) {
+    const incompatibility = t.requirements.compatible(alternative, WELL_KNOWN_LABELS);
+    if (incompatibility) {
+      const reason =
+        incompatibility.kind === 'undefinedLabel'
+          ? `the pod requires label ${incompatibility.incoming} but the NodePool neither requires nor sets ${incompatibility.key}`
+          : `the pod requires ${incompatibility.incoming} but the NodePool allows ${incompatibility.existing}`;
+      first ??= { ok: false, reason, incompatibility };
+      continue;
+    }
+    const requirements = t.requirements.intersect(alternative);
+    const requests = add(t.daemonOverhead, pod.requests);
+    const byLabels = t.instanceTypes.filter((it) => requirements.intersects(it.requirements) === undefined);
+    if (byLabels.length === 0) {
+      first ??= { ok: false, reason: `no instance type satisfies the requirements ${requirements}` };
+      continue;
+    }
+    const bySize = byLabels.filter((it) => fits(requests, it.allocatable));
+    if (bySize.length === 0) {
+      const largest = largestAllocatable(byLabels, requests);
+      first ??= {
+        ok: false,
+        reason: `no instance type has room for the pod's requests (${formatResources(pod.requests)}) plus daemonset overhead (${formatResources(t.daemonOverhead)}); the largest allocatable is ${largest}`,
+      };
+      continue;
+    }
+    const byOffering = bySize.filter((it) => compatibleOfferings(it, requirements).length > 0);
+    if (byOffering.length === 0) {
+      first ??= { ok: false, reason: `every fitting instance type is unavailable in the allowed zones and capacity types (insufficient capacity)` };
+      continue;
+    }
+    if (remaining && limitFilter(byOffering, remaining).length === 0) {
+      first ??= { ok: false, reason: `the NodePool's limits are reached (remaining ${formatResources(remaining)})` };
+      continue;
+    }
+    first ??= { ok: false, reason: 'the pod fits a fresh node of this NodePool only alone' };
+  }
+  return first ?? { ok: false, reason: 'no requirement alternative' };
+}
+
+/** The allocatable of the instance type that comes closest to fitting `requests` (the one with the most of the scarcest resource). */
+function largestAllocatable(types: readonly InstanceType[], requests: ResourceList): string {
+  const scarce = Object.keys(requests).filter((k) => types.every((t) => (t.allocatable[k] ?? 0) < (requests[k] ?? 0)));
+  const key = scarce[0] ?? 'cpu';
+  const best = types.reduce((a, b) => ((b.allocatable[key] ?? 0) > (a.allocatable[key] ?? 0) ? b : a));
+  const shown = Object.fromEntries(Object.keys(requests).map((k) => [k, best.allocatable[k] ?? 0]));
+  return `${formatResources(shown)} (${best.name})`;
+}
+
+function summarise(
+  pod: SchedulingPod,
+  templates: readonly NodePoolTemplate[],
+  nodePools: Readonly<Record<string, string>>,
+  incompatibilities: readonly (Incompatibility | undefined)[],
+): string {
+  if (templates.length === 0) return 'no NodePool exists';
+  const undefinedKeys = new Set(incompatibilities.map((i) => (i?.kind === 'undefinedLabel' ? i.key : undefined)));
+  if (undefinedKeys.size === 1 && !undefinedKeys.has(undefined)) {
+    const key = [...undefinedKeys][0]!;
+    const wanted = pod.requirementAlternatives[0]?.get(key);
+    return `no NodePool defines the label ${key}: the pod requires ${wanted ?? key}, but no NodePool's requirements or template labels set ${key}`;
+  }
+  return `no NodePool can serve the pod: ${Object.entries(nodePools)
+    .map(([name, why]) => `${name}: ${why}`)
+    .join('; ')}`;
+}

@@ -1,0 +1,32 @@
+/**
+ * Taints and tolerations, with Kubernetes' matching rules (k8s.io/api `core/v1/toleration.go` `ToleratesTaint`).
+ */
+import type { Taint, Toleration } from '../api/kubernetes.js';
+
+/** True when `toleration` tolerates `taint`. An empty key with `Exists` tolerates every taint. */
+export function tolerates(toleration: Toleration, taint: Taint): boolean {
+  if (toleration.effect && toleration.effect !== taint.effect) return false;
+  if (toleration.key && toleration.key !== taint.key) return false;
+  if (!toleration.key && toleration.operator !== 'Exists') return false;
+  switch (toleration.operator ?? 'Equal') {
+    case 'Exists':
+      return true;
+    case 'Equal':
+      return (toleration.value ?? '') === (taint.value ?? '');
+    default:
+      return false;
+  }
+}
+
+/**
+ * The first taint with effect NoSchedule or NoExecute that none of the tolerations tolerate, or undefined.
+ * `PreferNoSchedule` never blocks.
+ */
+export function firstUntolerated(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
+  return taints.find((t) => t.effect !== 'PreferNoSchedule' && !tolerations.some((tol) => tolerates(tol, t)));
+}
+
+/** `key=value:Effect` (or `key:Effect`), as kubectl prints taints. */
+export function formatTaint(t: Taint): string {
+  return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
+}

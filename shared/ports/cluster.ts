@@ -1,0 +1,65 @@
+/**
+ * Cluster port: what Skiff reads from and writes to the Kubernetes API.
+ * Adapters: the simulated cluster (`shared/sim/simulated-cluster.ts`); the @kubernetes/client-node adapter
+ * arrives with the lifecycle work. Skiff never binds pods: kube-scheduler does.
+ */
+import type { Taint } from '../core/api/kubernetes.js';
+import type { PodSpecLike } from '../core/provisioning/pod.js';
+import type { ResourceList } from '../core/resources/resource-list.js';
+
+/** A pod as Skiff reads it. */
+export interface ClusterPod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly spec: PodSpecLike;
+  /** The node it is bound to, if any. */
+  readonly nodeName?: string;
+  readonly phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed';
+  /** kube-scheduler set `PodScheduled=False, reason=Unschedulable`: the only pods Skiff provisions for. */
+  readonly unschedulable: boolean;
+  /** `Kind/name` of the controlling owner (e.g. `ReplicaSet/web-5d8f`, `DaemonSet/fluent-bit`), or null. */
+  readonly owner: string | null;
+  /** Epoch ms. */
+  readonly createdAt: number;
+}
+
+/** A node as Skiff reads it. */
+export interface ClusterNode {
+  readonly name: string;
+  /** `aws:///<zone>/<instance-id>`. */
+  readonly providerId: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly taints: readonly Taint[];
+  /** Canonical units (cpu millicores, memory MiB). */
+  readonly allocatable: ResourceList;
+  readonly ready: boolean;
+  /** Epoch ms. */
+  readonly createdAt: number;
+}
+
+/** A Kubernetes Event Skiff writes. `object` is `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects). */
+export interface ClusterEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly object: string;
+  readonly message: string;
+  /** Structured details for machines (e.g. the per-NodePool reasons of a `FailedScheduling`). */
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+/** The Kubernetes API as Skiff uses it. NodePools and EC2NodeClasses are the parsed, defaulted objects. */
+export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet = unknown> {
+  listNodePools(): Promise<NodePool[]>;
+  listNodeClasses(): Promise<EC2NodeClass[]>;
+  listDaemonSets(): Promise<DaemonSet[]>;
+  /** Every pod that is not terminal (Pending or Running). */
+  listPods(): Promise<ClusterPod[]>;
+  listNodes(): Promise<ClusterNode[]>;
+  /** Writes a Kubernetes Event (deduplicated by the cluster within a short window). */
+  recordEvent(event: ClusterEvent): Promise<void>;
+}

@@ -1,0 +1,238 @@
+/**
+ * The simulation engine: runs a scenario on a virtual clock through the same handlers and controllers that run
+ * on AWS, with simulated EC2 and a simulated cluster behind the ports.
+ *
+ * Flow: kube-scheduler marks a pod Unschedulable → the relay's pod event is enqueued on the FIFO queue (group =
+ * cluster, deduplication id = pod uid + resourceVersion) → after the batch window (1 s idle, 10 s max) the queue
+ * delivers an SQS event to the provisioner handler → the provision controller launches NodeClaims on simulated
+ * EC2 → the instance's kubelet registers a Node, which turns Ready → kube-scheduler binds the pods.
+ * The store (NodeClaims, unavailable offerings) and the provisioner handler are injected by the composition root.
+ */
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { LABEL_NODEPOOL } from '../core/api/labels.js';
+import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
+import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
+import type { ProvisionDeps } from '../controllers/provision.js';
+import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
+import { seededIds } from '../ports/ids.js';
+import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
+import { MemoryFifoQueue } from './memory-queue.js';
+import { Observer } from './observer.js';
+import { buildResult, type SimulationResult } from './result.js';
+import type { ScenarioEvent } from './scenario.js';
+import type { LoadedScenario } from './scenario-loader.js';
+import { SimulatedCluster } from './simulated-cluster.js';
+import { SimulatedEc2 } from './simulated-ec2.js';
+import { VirtualClock } from './virtual-clock.js';
+
+/** The cluster name the simulation uses in tags and queue message groups. */
+export const SIMULATED_CLUSTER_NAME = 'skiff-sim';
+
+/** What the composition root provides. */
+export interface SimulationDeps {
+  readonly store: NodeClaimStore;
+  readonly unavailableOfferings: UnavailableOfferings;
+  readonly catalog: readonly InstanceTypeInfo[];
+  /** Builds the provisioner Lambda handler around a bound controller (the same factory the Lambda uses). */
+  readonly createProvisionerHandler: (deps: ProvisionDeps) => (event: SQSEvent) => Promise<SQSBatchResponse>;
+  /** Called as virtual time advances with the fraction done (0–1). */
+  readonly onProgress?: (fraction: number) => void;
+}
+
+/**
+ * Runs a loaded scenario to its end and returns the Result. Deterministic for a given scenario and seed.
+ * @param seed seeds generated names and (later) fault injection
+ * @example
+ * const result = await runSimulation(await loadScenario('examples/seed', { now: Date.now() }), 1, deps);
+ */
+export async function runSimulation(scenario: LoadedScenario, seed: number, deps: SimulationDeps): Promise<SimulationResult> {
+  const spec = scenario.spec;
+  const clock = new VirtualClock(spec.startMs);
+  const endMs = spec.startMs + spec.durationSeconds * 1000;
+  const ids = seededIds(seed);
+  const catalogByName = new Map(deps.catalog.map((t) => [t.name, t]));
+  const observer = new Observer(catalogByName, () => clock.now());
+  const cluster = new SimulatedCluster(clock, { region: spec.region, ids });
+  const ec2 = new SimulatedEc2(clock, {
+    region: spec.region,
+    catalog: deps.catalog,
+    vmMemoryOverheadPercent: spec.settings.vmMemoryOverheadPercent,
+    spotPrices: spec.spotPrices,
+    clusterName: SIMULATED_CLUSTER_NAME,
+    onRegister: (instance) => cluster.registerNode(instance),
+  });
+  const queue = new MemoryFifoQueue(clock, {
+    queueArn: `arn:aws:sqs:${spec.region}:000000000000:skiff-pod-events.fifo`,
+    batchIdleMs: spec.settings.batchIdleDurationSeconds * 1000,
+    batchMaxMs: spec.settings.batchMaxDurationSeconds * 1000,
+  });
+
+  const provisionDeps: ProvisionDeps = {
+    cluster,
+    cloud: observedCloud(ec2, observer, cluster),
+    store: deps.store,
+    unavailableOfferings: deps.unavailableOfferings,
+    clock,
+    ids,
+    clusterName: SIMULATED_CLUSTER_NAME,
+    region: spec.region,
+  };
+  const handler = deps.createProvisionerHandler(provisionDeps);
+  queue.subscribe((event) => handler(event));
+
+  // The relay: report pods kube-scheduler marked Unschedulable.
+  cluster.hooks = {
+    onUnschedulable: (pod) => {
+      const event: PodEvent = { kind: 'pod', cluster: SIMULATED_CLUSTER_NAME, namespace: pod.namespace, name: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion };
+      void queue.send(JSON.stringify(event), { groupId: SIMULATED_CLUSTER_NAME, deduplicationId: deduplicationId(event) });
+    },
+    onBind: (pod, node) => observer.onBind(pod, node, () => cluster.pods.values()),
+  };
+
+  // Objects that exist at the start, in dependency order.
+  for (const o of scenario.nodeClasses) cluster.apply({ kind: 'EC2NodeClass', object: o });
+  for (const o of scenario.nodePools) cluster.apply({ kind: 'NodePool', object: o });
+  for (const o of scenario.limitRanges) cluster.apply({ kind: 'LimitRange', object: o });
+  for (const o of scenario.pdbs) cluster.apply({ kind: 'PodDisruptionBudget', object: o });
+  await seedNodes(scenario, cluster, ec2, deps.store, ids);
+  for (const o of scenario.daemonSets) cluster.apply({ kind: 'DaemonSet', object: o });
+  for (const o of scenario.deployments) cluster.apply({ kind: 'Deployment', object: o });
+  for (const o of scenario.statefulSets) cluster.apply({ kind: 'StatefulSet', object: o });
+  for (const o of scenario.jobs) cluster.apply({ kind: 'Job', object: o });
+  for (const o of scenario.pods) cluster.apply({ kind: 'Pod', object: o });
+
+  for (const event of spec.events) clock.at(spec.startMs + event.atSeconds * 1000, `scenario ${event.type}`, () => applyEvent(event, cluster, ec2, clock.now()));
+
+  if (deps.onProgress) {
+    const step = Math.max(60_000, Math.floor((endMs - spec.startMs) / 200));
+    for (let t = spec.startMs + step; t < endMs; t += step) {
+      const at = t;
+      clock.at(at, 'progress', () => deps.onProgress!((at - spec.startMs) / (endMs - spec.startMs)));
+    }
+  }
+  await clock.runUntil(endMs);
+  deps.onProgress?.(1);
+
+  const claims = await deps.store.list();
+  observer.finish(ec2.instances, claims);
+  return buildResult({
+    scenario: scenario.name,
+    startMs: spec.startMs,
+    endMs,
+    seed,
+    region: spec.region,
+    nodeClaims: claims,
+    nodes: cluster.nodeHistory,
+    pods: cluster.podHistory,
+    livePods: [...cluster.pods.values()],
+    events: cluster.events,
+    launchAttempts: ec2.launchAttempts,
+    instances: ec2.instances,
+    violations: observer.counts,
+  });
+}
+
+/** Wraps the simulated EC2 so the observer sees every launch (it does not change behaviour). */
+function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: SimulatedCluster): SimulatedEc2 {
+  const create = ec2.create.bind(ec2);
+  ec2.create = async (request) => {
+    const before = ec2.instances.length;
+    const launched = await create(request);
+    if (ec2.instances.length > before) {
+      const instance = ec2.instances[ec2.instances.length - 1]!;
+      observer.onLaunch(instance, ec2.instances, (nodePool) => cluster.nodePools.get(nodePool)?.spec.limits as Readonly<Record<string, string | number>> | undefined);
+    }
+    return launched;
+  };
+  return ec2;
+}
+
+/** Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes. */
+async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec2: SimulatedEc2, store: NodeClaimStore, ids: () => string): Promise<void> {
+  const start = scenario.spec.startMs;
+  for (const n of scenario.spec.nodes) {
+    const createdAt = start + n.createdAtSeconds * 1000;
+    const nodePool = n.nodePool ? cluster.nodePools.get(n.nodePool) : undefined;
+    const nodeClass = nodePool?.spec.template.spec.nodeClassRef.name ?? scenario.nodeClasses[0]?.metadata.name ?? 'default';
+    const claimName = nodePool ? `${nodePool.metadata.name}-${ids()}` : '';
+    const labels = { ...(nodePool?.spec.template.metadata?.labels ?? {}), ...(nodePool ? { [LABEL_NODEPOOL]: nodePool.metadata.name } : {}), ...n.labels };
+    const taints = [...(nodePool?.spec.template.spec.taints ?? []), ...n.taints];
+    const instance = await ec2.adopt({
+      instanceType: n.instanceType,
+      zone: n.zone,
+      capacityType: n.capacityType,
+      nodeClaim: claimName,
+      nodeClass,
+      labels,
+      taints,
+      tags: nodePool ? { 'karpenter.sh/nodeclaim': claimName, [LABEL_NODEPOOL]: nodePool.metadata.name, 'eks:eks-cluster-name': SIMULATED_CLUSTER_NAME } : {},
+      launchedAt: createdAt,
+    });
+    const node = cluster.registerNode(instance, { ready: true, createdAt, name: n.name });
+    Object.assign(node, { annotations: { ...n.annotations } });
+    if (nodePool) {
+      const iso = new Date(createdAt).toISOString();
+      await store.create({
+        name: claimName,
+        nodePool: nodePool.metadata.name,
+        nodeClass,
+        state: 'Initialized',
+        requirements: [],
+        instanceTypes: [n.instanceType],
+        resources: {},
+        labels: instance.labels,
+        taints,
+        startupTaints: [],
+        nominatedPods: [],
+        instanceId: instance.instanceId,
+        providerId: node.providerId,
+        nodeName: node.name,
+        instanceType: n.instanceType,
+        zone: n.zone,
+        capacityType: n.capacityType,
+        price: instance.price,
+        allocatable: instance.allocatable,
+        createdAt: iso,
+        launchedAt: iso,
+        registeredAt: iso,
+        initializedAt: iso,
+      });
+    }
+  }
+}
+
+/** Applies one timeline event. Events whose behaviour later issues own are recorded as `NotSimulated` warnings. */
+function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: SimulatedEc2, now: number): void {
+  switch (event.type) {
+    case 'scale':
+      cluster.scale(event.scale.kind, event.scale.namespace, event.scale.name, event.scale.replicas);
+      return;
+    case 'apply':
+      cluster.apply(event.apply);
+      return;
+    case 'delete':
+      cluster.delete(event.delete.kind, event.delete.namespace ?? 'default', event.delete.name);
+      return;
+    case 'insufficientCapacity': {
+      const ice = event.insufficientCapacity;
+      ec2.injectCapacityError({ instanceType: ice.instanceType, zone: ice.zone, capacityType: ice.capacityType }, now, now + ice.forSeconds * 1000, ice.errorCode);
+      return;
+    }
+    case 'spotInterruption':
+    case 'rebalanceRecommendation':
+    case 'instanceStateChange':
+    case 'scheduledMaintenance':
+    case 'nodeCondition':
+    case 'annotate':
+    case 'taint':
+      void cluster.recordEvent({
+        type: 'Warning',
+        reason: 'NotSimulated',
+        object: `Scenario/${event.type}`,
+        message: `spec.events[${event.index}] (${event.type}) is not simulated by this version of Skiff and was skipped`,
+      });
+      return;
+    default:
+      return event satisfies never;
+  }
+}

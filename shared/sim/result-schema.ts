@@ -1,0 +1,263 @@
+/**
+ * The Result contract: the one JSON object `skiff simulate --json` prints on stdout (DESIGN.md,
+ * "Result (simulate --json)"). It is public API: tools and benchmarks read it, so every field listed there is
+ * required here, and nothing is renamed or removed without a major version.
+ *
+ * Objects are loose: an unknown field is accepted and kept (the contract says "a field may be added"), so a
+ * reader built against this schema keeps working against a newer simulator. Times are ISO-8601 UTC strings
+ * (`YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.sssZ`), money is USD, prices are USD per hour.
+ */
+import { z } from 'zod';
+import { CAPACITY_TYPES } from '../core/api/labels.js';
+import { parseQuantity } from '../core/resources/quantity.js';
+
+/** `YYYY-MM-DDTHH:MM:SSZ` with optional milliseconds, as `Date.prototype.toISOString` writes it. */
+const UTC_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z$/;
+
+/** True when `s` names a real instant: the calendar fields survive a round trip through `Date` (no 30 February). */
+function isCalendarTime(s: string): boolean {
+  const ms = Date.parse(s);
+  if (Number.isNaN(ms)) return false;
+  const canonical = new Date(ms).toISOString();
+  return canonical === (s.length === 20 ? `${s.slice(0, 19)}.000Z` : s);
+}
+
+/** True when `s` is a non-negative Kubernetes quantity (`1930m`, `6903Mi`, `17Gi`, `110`). */
+function isQuantity(s: string): boolean {
+  try {
+    parseQuantity(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An instant as an ISO-8601 UTC string: `YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.sssZ` (exactly three
+ * fraction digits, as `toISOString` writes them). Offsets other than `Z` and impossible dates are rejected.
+ * @example UtcTimeSchema.parse('2026-03-02T08:00:00Z')
+ */
+export const UtcTimeSchema = z
+  .string()
+  .regex(UTC_TIME, 'expected an ISO-8601 UTC time, YYYY-MM-DDTHH:MM:SS(.sss)Z')
+  .refine(isCalendarTime, 'not a valid calendar date and time');
+
+/**
+ * A Kubernetes resource quantity string (`1930m`, `6903Mi`, `8`), non-negative; the grammar of
+ * k8s.io/apimachinery `pkg/api/resource/quantity.go`.
+ */
+export const QuantityStringSchema = z.string().refine(isQuantity, 'expected a non-negative Kubernetes quantity, e.g. "1930m" or "6903Mi"');
+
+/** A count: a non-negative safe integer. */
+const Count = z.number().int().nonnegative();
+
+/** A non-negative finite number of US dollars (or USD per hour, where the field says so). */
+const Usd = z.number().nonnegative();
+
+/** `spot`, `on-demand` or `reserved` (Karpenter v1's `karpenter.sh/capacity-type` values). */
+const CapacityTypeSchema = z.enum(CAPACITY_TYPES);
+
+/**
+ * Why a NodeClaim was deleted. Mirrors `DeletionReason` in `shared/core/api/nodeclaim.ts`; the first four are
+ * Karpenter's disruption reasons, the rest Skiff's lifecycle and interruption outcomes.
+ */
+export const DeletionReasonSchema = z.enum([
+  'Empty',
+  'Underutilized',
+  'Drifted',
+  'Expired',
+  'Interrupted',
+  'RegistrationTimeout',
+  'LaunchFailed',
+  'InstanceTerminated',
+]);
+
+/** A node taint as Kubernetes writes it (`value` optional). */
+const TaintSchema = z.looseObject({
+  key: z.string().min(1),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+});
+
+/** A node selector requirement (`key operator values`) with Karpenter's optional `minValues`. */
+const RequirementSchema = z.looseObject({
+  key: z.string().min(1),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']),
+  values: z.array(z.string()).optional(),
+  minValues: z.number().int().positive().optional(),
+});
+
+/**
+ * One NodeClaim ever created, failed launches included. `instanceType`, `capacityType`, `zone` and `price` are
+ * null until (or unless) an instance was launched; the lifecycle times are null until reached.
+ */
+export const ResultNodeClaimSchema = z.looseObject({
+  name: z.string().min(1),
+  nodePool: z.string().min(1),
+  instanceType: z.string().min(1).nullable(),
+  capacityType: CapacityTypeSchema.nullable(),
+  zone: z.string().min(1).nullable(),
+  /** Price of the launched offering, USD per hour. */
+  price: Usd.nullable(),
+  labels: z.record(z.string(), z.string()),
+  taints: z.array(TaintSchema),
+  /** Resource name → Kubernetes quantity string, e.g. `{cpu: "1930m", memory: "6903Mi", pods: "29"}`. */
+  allocatable: z.record(z.string(), QuantityStringSchema),
+  requirements: z.array(RequirementSchema),
+  createdAt: UtcTimeSchema,
+  launchedAt: UtcTimeSchema.nullable(),
+  registeredAt: UtcTimeSchema.nullable(),
+  initializedAt: UtcTimeSchema.nullable(),
+  deletedAt: UtcTimeSchema.nullable(),
+  deletionReason: DeletionReasonSchema.nullable(),
+  /** The EC2 error code of the failed launch (e.g. `InsufficientInstanceCapacity`), else null. */
+  launchError: z.string().min(1).nullable(),
+});
+
+/** One Node that ever existed; `nodeClaim` is null for a node Skiff does not own (e.g. a scenario's `nodes`). */
+export const ResultNodeSchema = z.looseObject({
+  name: z.string().min(1),
+  nodeClaim: z.string().min(1).nullable(),
+  instanceType: z.string().min(1),
+  zone: z.string().min(1),
+  capacityType: CapacityTypeSchema,
+  createdAt: UtcTimeSchema,
+  deletedAt: UtcTimeSchema.nullable(),
+});
+
+/** One CreateFleet call: what it was allowed to choose from and how it ended (`ok` or the EC2 error code). */
+export const ResultLaunchAttemptSchema = z.looseObject({
+  at: UtcTimeSchema,
+  nodeClaim: z.string().min(1),
+  capacityTypes: z.array(CapacityTypeSchema),
+  /** How many instance types the request offered (a count, not the list). */
+  instanceTypes: Count,
+  zones: z.array(z.string().min(1)),
+  /** `"ok"` or an EC2 error code such as `InsufficientInstanceCapacity`. */
+  result: z.string().min(1),
+});
+
+/** One pod ever created. `owner` is `"Kind/name"` of its controller, or null for a bare pod. */
+export const ResultPodSchema = z.looseObject({
+  namespace: z.string().min(1),
+  name: z.string().min(1),
+  owner: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9]*\/[^/]+$/, 'expected "Kind/name"')
+    .nullable(),
+  createdAt: UtcTimeSchema,
+  deletedAt: UtcTimeSchema.nullable(),
+  node: z.string().min(1).nullable(),
+  nodeClaim: z.string().min(1).nullable(),
+  firstPendingAt: UtcTimeSchema.nullable(),
+  scheduledAt: UtcTimeSchema.nullable(),
+  /** How many times this pod was evicted. */
+  evictions: Count,
+});
+
+/** A pod still pending at the end, with why each NodePool cannot serve it (NodePool name → reason). */
+export const ResultUnschedulableSchema = z.looseObject({
+  pod: z.string().regex(/^[^/]+\/[^/]+$/, 'expected "namespace/name"'),
+  since: UtcTimeSchema,
+  reason: z.string(),
+  nodePools: z.record(z.string(), z.string()),
+});
+
+/** One disruption command (consolidation, drift, expiration, interruption) and how far it got. */
+export const ResultDisruptionSchema = z.looseObject({
+  at: UtcTimeSchema,
+  command: z.string().min(1),
+  nodeClaim: z.string().min(1),
+  nodePool: z.string().min(1),
+  reason: z.string().min(1),
+  decision: z.enum(['delete', 'replace']),
+  /** The replacement NodeClaim's name when `decision` is `replace`, else null. */
+  replacement: z.string().min(1).nullable(),
+  drainStartedAt: UtcTimeSchema.nullable(),
+  completedAt: UtcTimeSchema.nullable(),
+});
+
+/**
+ * A Kubernetes Event Skiff would write. `object` is `"Kind/namespace/name"`; a cluster-scoped object (Node,
+ * NodePool, NodeClaim) may be written `"Kind/name"` or with an empty namespace, `"Kind//name"`.
+ */
+export const ResultEventSchema = z.looseObject({
+  at: UtcTimeSchema,
+  type: z.enum(['Normal', 'Warning']),
+  reason: z.string().min(1),
+  object: z.string().regex(/^[A-Za-z][A-Za-z0-9]*\/(?:[^/]*\/)?[^/]+$/, 'expected "Kind/namespace/name"'),
+  message: z.string(),
+});
+
+/**
+ * What the simulation's independent observer counted (each a non-negative count): a budget exceeded at any
+ * instant, a PDB broken by an eviction, a do-not-disrupt pod evicted voluntarily, a NodePool limit exceeded,
+ * a second instance for the same NodeClaim or pending pods, an instance left running with no NodeClaim, a pod
+ * bound to a node that does not satisfy it or lacks room.
+ */
+export const ViolationsSchema = z.looseObject({
+  budget: Count,
+  pdb: Count,
+  doNotDisrupt: Count,
+  limits: Count,
+  duplicateLaunches: Count,
+  leakedInstances: Count,
+  placement: Count,
+});
+
+/** Cost of the run: `totalUSD` in USD over the whole run; `peakHourlyUSD` and `finalHourlyUSD` in USD per hour. */
+export const CostSchema = z.looseObject({
+  /** Total spend over the simulated run, USD. */
+  totalUSD: Usd,
+  /** Highest fleet price at any instant, USD per hour. */
+  peakHourlyUSD: Usd,
+  /** Fleet price at the end of the run, USD per hour. */
+  finalHourlyUSD: Usd,
+});
+
+/**
+ * The whole Result object of `simulate --json`.
+ * @example
+ * const result = ResultSchema.parse(JSON.parse(stdout));
+ * console.log(result.cost.totalUSD, result.violations.budget);
+ */
+export const ResultSchema = z.looseObject({
+  /** The Scenario's `metadata.name`. */
+  scenario: z.string(),
+  start: UtcTimeSchema,
+  end: UtcTimeSchema,
+  /** The `--seed` the run's faults and spot prices were drawn with. */
+  seed: z.number().int(),
+  nodeClaims: z.array(ResultNodeClaimSchema),
+  nodes: z.array(ResultNodeSchema),
+  launchAttempts: z.array(ResultLaunchAttemptSchema),
+  pods: z.array(ResultPodSchema),
+  unschedulable: z.array(ResultUnschedulableSchema),
+  disruptions: z.array(ResultDisruptionSchema),
+  events: z.array(ResultEventSchema),
+  violations: ViolationsSchema,
+  cost: CostSchema,
+});
+
+/** A parsed Result (see {@link ResultSchema}). */
+export type Result = z.infer<typeof ResultSchema>;
+/** One entry of `Result.nodeClaims`. */
+export type ResultNodeClaim = z.infer<typeof ResultNodeClaimSchema>;
+/** One entry of `Result.nodes`. */
+export type ResultNode = z.infer<typeof ResultNodeSchema>;
+/** One entry of `Result.launchAttempts`. */
+export type ResultLaunchAttempt = z.infer<typeof ResultLaunchAttemptSchema>;
+/** One entry of `Result.pods`. */
+export type ResultPod = z.infer<typeof ResultPodSchema>;
+/** One entry of `Result.unschedulable`. */
+export type ResultUnschedulable = z.infer<typeof ResultUnschedulableSchema>;
+/** One entry of `Result.disruptions`. */
+export type ResultDisruption = z.infer<typeof ResultDisruptionSchema>;
+/** One entry of `Result.events`. */
+export type ResultEvent = z.infer<typeof ResultEventSchema>;
+/** `Result.violations`. */
+export type Violations = z.infer<typeof ViolationsSchema>;
+/** `Result.cost` (USD and USD per hour). */
+export type Cost = z.infer<typeof CostSchema>;
+/** `Result.nodeClaims[].deletionReason` when not null. */
+export type ResultDeletionReason = z.infer<typeof DeletionReasonSchema>;

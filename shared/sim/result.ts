@@ -1,0 +1,162 @@
+/**
+ * Builds the `simulate --json` Result (the contract in DESIGN.md) from what the simulation recorded:
+ * NodeClaim records from the store, the simulated cluster's nodes, pods and events, the simulated EC2's launch
+ * attempts and instances, and the observer's violation counts. Times are ISO-8601 UTC.
+ */
+import type { NodeClaim } from '../core/api/nodeclaim.js';
+import { formatAmount, type ResourceList } from '../core/resources/resource-list.js';
+import type { ViolationCounts } from './observer.js';
+import type { Result } from './result-schema.js';
+import type { SimEvent, SimNode, SimPod } from './simulated-cluster.js';
+import type { LaunchAttempt, SimInstance } from './simulated-ec2.js';
+
+/** Everything the Result is made from. Times are epoch ms. */
+export interface ResultInputs {
+  readonly scenario: string;
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly seed: number;
+  readonly region: string;
+  readonly nodeClaims: readonly NodeClaim[];
+  readonly nodes: readonly SimNode[];
+  readonly pods: readonly SimPod[];
+  /** Pods still live at the end. */
+  readonly livePods: readonly SimPod[];
+  readonly events: readonly SimEvent[];
+  readonly launchAttempts: readonly LaunchAttempt[];
+  readonly instances: readonly SimInstance[];
+  readonly violations: ViolationCounts;
+}
+
+/** How prices were obtained, stated in every Result (a field added to the contract). */
+export interface PricingNote {
+  readonly onDemand: string;
+  readonly spot: string;
+}
+
+/** The Result plus Skiff's additions (`pricing`). */
+export type SimulationResult = Result & { readonly pricing: PricingNote };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | undefined): string | null => (ms === undefined ? null : iso(ms));
+const isoStringOrNull = (s: string | undefined): string | null => s ?? null;
+
+/** Assembles the Result. Lists are in creation order; nothing is filtered. */
+export function buildResult(input: ResultInputs): SimulationResult {
+  const claimByInstance = new Map(input.nodeClaims.filter((c) => c.instanceId).map((c) => [c.instanceId!, c]));
+  const nodeByName = new Map(input.nodes.map((n) => [n.name, n]));
+  const nodeClaims = [...input.nodeClaims].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
+  const registeredAt = new Map(input.nodes.map((n) => [n.instanceId, n] as const));
+  return {
+    scenario: input.scenario,
+    start: iso(input.startMs),
+    end: iso(input.endMs),
+    seed: input.seed,
+    pricing: {
+      onDemand: `us-east-1 on-demand list prices (Linux, shared tenancy), used for ${input.region}`,
+      spot: 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand) unless pinned by spec.spotPrices',
+    },
+    nodeClaims: nodeClaims.map((c) => {
+      const node = c.instanceId ? registeredAt.get(c.instanceId) : undefined;
+      return {
+        name: c.name,
+        nodePool: c.nodePool,
+        instanceType: c.instanceType ?? null,
+        capacityType: c.capacityType ?? null,
+        zone: c.zone ?? null,
+        price: c.price ?? null,
+        labels: { ...c.labels },
+        taints: c.taints.map((t) => ({ ...t })),
+        allocatable: quantities(c.allocatable ?? {}),
+        requirements: c.requirements.map((r) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: [...r.values] } : {}), ...(r.minValues !== undefined ? { minValues: r.minValues } : {}) })),
+        createdAt: c.createdAt,
+        launchedAt: isoStringOrNull(c.launchedAt),
+        registeredAt: isoStringOrNull(c.registeredAt) ?? isoOrNull(node?.createdAt),
+        initializedAt: isoStringOrNull(c.initializedAt),
+        deletedAt: isoStringOrNull(c.deletedAt),
+        deletionReason: c.deletionReason ?? null,
+        launchError: c.launchError ?? null,
+      };
+    }),
+    nodes: input.nodes.map((n) => ({
+      name: n.name,
+      nodeClaim: claimByInstance.get(n.instanceId)?.name ?? null,
+      instanceType: n.instanceType,
+      zone: n.zone,
+      capacityType: n.capacityType as 'spot' | 'on-demand' | 'reserved',
+      createdAt: iso(n.createdAt),
+      deletedAt: isoOrNull(n.deletedAt),
+    })),
+    launchAttempts: input.launchAttempts.map((a) => ({ ...a, at: iso(a.at), capacityTypes: [...a.capacityTypes], zones: [...a.zones] })),
+    pods: input.pods.map((p) => {
+      const node = p.nodeName ? nodeByName.get(p.nodeName) : undefined;
+      return {
+        namespace: p.namespace,
+        name: p.name,
+        owner: p.owner,
+        createdAt: iso(p.createdAt),
+        deletedAt: isoOrNull(p.deletedAt),
+        node: p.nodeName ?? null,
+        nodeClaim: node ? (claimByInstance.get(node.instanceId)?.name ?? null) : null,
+        firstPendingAt: isoOrNull(p.firstPendingAt),
+        scheduledAt: isoOrNull(p.scheduledAt),
+        evictions: p.evictions,
+      };
+    }),
+    unschedulable: unschedulable(input),
+    disruptions: [],
+    events: input.events.map((e) => ({ at: iso(e.at), type: e.type, reason: e.reason, object: e.object, message: e.message })),
+    violations: { ...input.violations },
+    cost: cost(input.instances, input.startMs, input.endMs),
+  };
+}
+
+/** Pods still pending at the end, with the latest FailedScheduling diagnosis Skiff recorded for each. */
+function unschedulable(input: ResultInputs): Result['unschedulable'] {
+  const latest = new Map<string, SimEvent>();
+  for (const e of input.events) if (e.object.startsWith('Pod/') && (e.reason === 'FailedScheduling' || e.reason === 'Nominated')) latest.set(e.object, e);
+  return input.livePods
+    .filter((p) => !p.nodeName && p.phase === 'Pending')
+    .map((p) => {
+      const event = latest.get(`Pod/${p.namespace}/${p.name}`);
+      const nodePools = (event?.reason === 'FailedScheduling' ? (event.details?.nodePools as Record<string, string> | undefined) : undefined) ?? {};
+      const reason = event ? (event.reason === 'FailedScheduling' ? event.message : `waiting for capacity: ${event.message}`) : 'not yet seen by the provisioner';
+      return { pod: `${p.namespace}/${p.name}`, since: iso(p.firstPendingAt ?? p.createdAt), reason, nodePools: { ...nodePools } };
+    });
+}
+
+/** Resource list in canonical units → Kubernetes quantity strings (`1930m`, `6903Mi`, `29`). */
+export function quantities(list: ResourceList): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(list).map(([k, v]) => {
+      const s = formatAmount(k, k === 'memory' || k === 'ephemeral-storage' ? Math.floor(v) : v);
+      return [k, s];
+    }),
+  );
+}
+
+/**
+ * Fleet cost over [start, end]: total USD (price × hours each instance ran inside the window), the peak and the
+ * final fleet price in USD per hour.
+ */
+export function cost(instances: readonly SimInstance[], startMs: number, endMs: number): Result['cost'] {
+  let total = 0;
+  const changes: { at: number; delta: number }[] = [];
+  for (const i of instances) {
+    const from = Math.max(startMs, i.launchedAt);
+    const to = Math.min(endMs, i.terminatedAt ?? endMs);
+    if (to > from) total += (i.price * (to - from)) / 3_600_000;
+    changes.push({ at: i.launchedAt, delta: i.price });
+    if (i.terminatedAt !== undefined) changes.push({ at: i.terminatedAt, delta: -i.price });
+  }
+  changes.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let rate = 0;
+  let peak = 0;
+  for (const c of changes) {
+    rate += c.delta;
+    if (c.at <= endMs) peak = Math.max(peak, rate);
+  }
+  const final = instances.filter((i) => i.launchedAt <= endMs && (i.terminatedAt === undefined || i.terminatedAt > endMs)).reduce((s, i) => s + i.price, 0);
+  const round = (x: number) => Math.round(x * 10_000) / 10_000;
+  return { totalUSD: round(total), peakHourlyUSD: round(peak), finalHourlyUSD: round(final) };
+}

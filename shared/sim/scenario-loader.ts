@@ -1,0 +1,288 @@
+/**
+ * Loads a scenario (DESIGN.md, "Scenario (input of simulate)") from a folder of YAML files or one multi-document
+ * file: every manifest validated, at most one Scenario document, and cross-object checks (duplicate names, a
+ * NodePool's EC2NodeClass, a starting node's NodePool, a pod's node, a scale target). All or nothing: any problem
+ * throws one {@link ValidationError} listing every issue with file, line and field path.
+ */
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { ValidationError, type ValidationIssue } from '../core/errors.js';
+import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
+import type { LimitRange } from '../core/api/limitrange.js';
+import {
+  NAMESPACED_KINDS,
+  formatPath,
+  parseManifestDocument,
+  readManifestDocuments,
+  sortIssues,
+  type Manifest,
+  type ManifestDocument,
+  type ManifestKind,
+  type ManifestObjectOf,
+  type ManifestSource,
+} from '../core/api/manifest.js';
+import type { NodePool } from '../core/api/nodepool.js';
+import { labelSelectorMatches } from '../core/api/object-meta.js';
+import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
+import type { Pod } from '../core/api/pod.js';
+import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
+import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
+
+/** A parsed object with where it came from. */
+export type Sourced<T> = T & { readonly source: ManifestSource };
+
+/** Everything a simulation starts from. Objects keep file order (files sorted by name, documents in order). */
+export interface LoadedScenario {
+  /** The Scenario's `metadata.name`, else the folder's or file's base name (without extension). */
+  readonly name: string;
+  /** The files read, in the order read. */
+  readonly files: readonly string[];
+  readonly spec: ScenarioSpec;
+  readonly nodePools: readonly Sourced<NodePool>[];
+  readonly nodeClasses: readonly Sourced<EC2NodeClass>[];
+  readonly pods: readonly Sourced<Pod>[];
+  readonly deployments: readonly Sourced<Deployment>[];
+  readonly statefulSets: readonly Sourced<StatefulSet>[];
+  readonly jobs: readonly Sourced<Job>[];
+  readonly daemonSets: readonly Sourced<DaemonSet>[];
+  readonly pdbs: readonly Sourced<PodDisruptionBudget>[];
+  readonly limitRanges: readonly Sourced<LimitRange>[];
+  /**
+   * Problems that do not stop a simulation but deserve a word, e.g. a PodDisruptionBudget that can never allow an
+   * eviction (its minAvailable equals the replica count: the seed article's warning).
+   */
+  readonly warnings: readonly ValidationIssue[];
+}
+
+/** Options of {@link loadScenario}. */
+export interface LoadScenarioOptions {
+  /** The current time, epoch ms: the default start (truncated to the minute) when there is no `spec.start`. */
+  readonly now: number;
+}
+
+/** A manifest and the document (plus path prefix inside it) it was read from, for locating cross-object issues. */
+interface Located {
+  readonly manifest: Manifest;
+  readonly doc: ManifestDocument;
+  readonly prefix: readonly PropertyKey[];
+  /** For manifests applied by an event: its time (seconds); initial objects have -Infinity. */
+  readonly at: number;
+}
+
+/** An issue at `path` (relative to the located object). */
+function issueAt(where: Located | { doc: ManifestDocument; prefix: readonly PropertyKey[] }, path: readonly PropertyKey[], message: string): ValidationIssue {
+  const full = [...where.prefix, ...path];
+  const { line, column } = where.doc.locate(full);
+  return { file: where.doc.file, line, column, path: formatPath(full), message };
+}
+
+/** `kind namespace/name` identity used for duplicate detection. */
+function identity(m: Manifest): string {
+  const meta = m.object.metadata;
+  return NAMESPACED_KINDS.has(m.kind) ? `${m.kind} ${meta.namespace ?? 'default'}/${meta.name}` : `${m.kind} ${meta.name}`;
+}
+
+/** Lists the YAML files of a folder (sorted, non-recursive) or returns the file itself. */
+async function scenarioFiles(path: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (e) {
+    throw new ValidationError([{ file: path, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }], { cause: e });
+  }
+  if (!info.isDirectory()) return [path];
+  const entries = await readdir(path, { withFileTypes: true });
+  const files = entries
+    .filter((e) => e.isFile() && /\.ya?ml$/i.test(e.name))
+    .map((e) => e.name)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((name) => join(path, name));
+  if (files.length === 0) throw new ValidationError([{ file: path, message: 'no *.yaml or *.yml files in this folder' }]);
+  return files;
+}
+
+/**
+ * Loads and validates a scenario.
+ * @param path a folder (all `*.yaml`/`*.yml` files in it, sorted by name, not recursive) or one YAML file
+ * @param options `now`, epoch ms, for the default start
+ * @returns the scenario, every object carrying its `source` (file, line)
+ * @throws {ValidationError} listing every problem (unreadable file, YAML syntax, schema, cross-object) with file,
+ *   line and field path; nothing is returned when anything is wrong
+ * @example
+ * const scenario = await loadScenario('examples/seed', { now: Date.now() });
+ * scenario.nodePools.map((p) => p.metadata.name); // ['batch', 'general', 'gpu']
+ */
+export async function loadScenario(path: string, options: LoadScenarioOptions): Promise<LoadedScenario> {
+  const files = await scenarioFiles(path);
+  const issues: ValidationIssue[] = [];
+  const located: Located[] = [];
+  let scenario: { doc: ManifestDocument; parsed: NonNullable<ReturnType<typeof parseScenarioDocument>['scenario']> } | undefined;
+  let firstScenario: ManifestSource | undefined;
+
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      issues.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
+      continue;
+    }
+    const read = readManifestDocuments(text, file);
+    issues.push(...read.issues);
+    for (const doc of read.documents) {
+      if (isScenarioObject(doc.value)) {
+        if (firstScenario) {
+          issues.push({ ...issueAt({ doc, prefix: [] }, ['kind'], `at most one Scenario document per scenario (the first is at ${firstScenario.file}:${firstScenario.line})`) });
+          continue;
+        }
+        firstScenario = { file: doc.file, line: doc.line };
+        const result = parseScenarioDocument(doc, options);
+        issues.push(...result.issues);
+        if (result.scenario) scenario = { doc, parsed: result.scenario };
+        continue;
+      }
+      const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
+      issues.push(...result.issues);
+      if (result.manifest) located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
+    }
+  }
+
+  const spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
+  if (scenario) {
+    const scenarioDoc = scenario.doc;
+    for (const e of scenario.parsed.spec.events) {
+      if (e.type === 'apply') located.push({ manifest: e.apply, doc: scenarioDoc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
+    }
+  }
+  issues.push(...crossCheck(located, spec, scenario?.doc));
+  if (issues.length > 0) throw new ValidationError(sortIssues(issues));
+
+  const initial = located.filter((l) => l.at === -Infinity).map((l) => l.manifest);
+  const of = <K extends ManifestKind>(kind: K): Sourced<ManifestObjectOf<K>>[] =>
+    initial.filter((m) => m.kind === kind).map((m) => ({ ...m.object, source: m.source }) as unknown as Sourced<ManifestObjectOf<K>>);
+  const loaded = {
+    name: scenario?.parsed.name ?? basename(path, extname(path)),
+    files,
+    spec,
+    nodePools: of('NodePool'),
+    nodeClasses: of('EC2NodeClass'),
+    pods: of('Pod'),
+    deployments: of('Deployment'),
+    statefulSets: of('StatefulSet'),
+    jobs: of('Job'),
+    daemonSets: of('DaemonSet'),
+    pdbs: of('PodDisruptionBudget'),
+    limitRanges: of('LimitRange'),
+  };
+  return { ...loaded, warnings: pdbWarnings(located.filter((l) => l.at === -Infinity)) };
+}
+
+/** Cross-object validation over the initial objects and the manifests applied by events. */
+function crossCheck(located: readonly Located[], spec: ScenarioSpec, scenarioDoc: ManifestDocument | undefined): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const initial = located.filter((l) => l.at === -Infinity);
+
+  // Duplicate names among the initial objects (an applied manifest replaces, as kubectl apply does).
+  const seen = new Map<string, Located>();
+  for (const l of initial) {
+    const id = identity(l.manifest);
+    const first = seen.get(id);
+    if (first) issues.push(issueAt(l, ['metadata', 'name'], `duplicate ${id} (first defined at ${first.manifest.source.file}:${first.manifest.source.line})`));
+    else seen.set(id, l);
+  }
+
+  /** True when an object of `kind`/`namespace`/`name` exists initially or is applied at or before `at`. */
+  const exists = (kind: Manifest['kind'], namespace: string | undefined, name: string, at: number) =>
+    located.some(
+      (l) => l.manifest.kind === kind && l.at <= at && l.manifest.object.metadata.name === name && (namespace === undefined || (l.manifest.object.metadata.namespace ?? 'default') === namespace),
+    );
+
+  for (const l of located) {
+    if (l.manifest.kind !== 'NodePool') continue;
+    const ref = l.manifest.object.spec.template.spec.nodeClassRef;
+    const refPath = ['spec', 'template', 'spec', 'nodeClassRef'];
+    if (ref.group !== 'karpenter.k8s.aws') issues.push(issueAt(l, [...refPath, 'group'], `nodeClassRef.group must be karpenter.k8s.aws (Skiff launches through EC2NodeClass), got ${ref.group}`));
+    else if (ref.kind !== 'EC2NodeClass') issues.push(issueAt(l, [...refPath, 'kind'], `nodeClassRef.kind must be EC2NodeClass, got ${ref.kind}`));
+    else if (!exists('EC2NodeClass', undefined, ref.name, l.at)) {
+      issues.push(issueAt(l, [...refPath, 'name'], `NodePool ${l.manifest.object.metadata.name} references EC2NodeClass ${JSON.stringify(ref.name)}, which is not in the scenario`));
+    }
+  }
+
+  if (scenarioDoc) {
+    const where = { doc: scenarioDoc, prefix: ['spec'] };
+    const nodeNames = new Set(spec.nodes.map((n) => n.name));
+    spec.nodes.forEach((n, i) => {
+      if (n.nodePool !== undefined && !exists('NodePool', undefined, n.nodePool, -Infinity)) {
+        issues.push(issueAt(where, ['nodes', i, 'nodePool'], `node ${n.name} names NodePool ${JSON.stringify(n.nodePool)}, which is not in the scenario`));
+      }
+    });
+    for (const e of spec.events) {
+      if (e.type === 'scale' && !exists(e.scale.kind, e.scale.namespace, e.scale.name, e.atSeconds)) {
+        issues.push(issueAt(where, ['events', e.index, 'scale', 'name'], `no ${e.scale.kind} ${e.scale.namespace}/${e.scale.name} exists at that time`));
+      }
+    }
+    for (const l of initial) {
+      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined && !nodeNames.has(l.manifest.object.spec.nodeName)) {
+        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} is not among the scenario's spec.nodes`));
+      }
+    }
+  } else {
+    for (const l of initial) {
+      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined) {
+        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} does not exist: declare it under spec.nodes of a Scenario document`));
+      }
+    }
+  }
+  return issues;
+}
+
+/**
+ * Warnings for PodDisruptionBudgets that can never allow an eviction given the desired pods they select
+ * (Deployment/StatefulSet replicas, Job parallelism, bare pods; a PDB that selects DaemonSet pods is skipped, since
+ * their count depends on the nodes). Mirrors the seed article's advice: minAvailable equal to the replica count
+ * stalls node rotation.
+ */
+function pdbWarnings(initial: readonly Located[]): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  const objects = initial.map((l) => l.manifest);
+  for (const l of initial) {
+    if (l.manifest.kind !== 'PodDisruptionBudget') continue;
+    const pdb = l.manifest.object;
+    const ns = pdb.metadata.namespace;
+    const selects = (namespace: string, labels: Readonly<Record<string, string>> | undefined) => namespace === ns && labelSelectorMatches(pdb.spec.selector, labels);
+    let count = 0;
+    let daemon = false;
+    for (const m of objects) {
+      switch (m.kind) {
+        case 'Deployment':
+        case 'StatefulSet':
+          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) count += m.object.spec.replicas;
+          break;
+        case 'Job':
+          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) count += m.object.spec.parallelism;
+          break;
+        case 'Pod':
+          if (selects(m.object.metadata.namespace, m.object.metadata.labels)) count += 1;
+          break;
+        case 'DaemonSet':
+          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) daemon = true;
+          break;
+        default:
+          break;
+      }
+    }
+    if (daemon || count === 0) continue;
+    const { minAvailable, maxUnavailable } = pdb.spec;
+    const allowed = minAvailable !== undefined ? count - scaledValue(minAvailable, count) : maxUnavailable !== undefined ? scaledValue(maxUnavailable, count) : count;
+    if (allowed > 0) continue;
+    const field = minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable';
+    warnings.push(
+      issueAt(
+        l,
+        ['spec', field],
+        `PodDisruptionBudget ${ns}/${pdb.metadata.name} can never allow an eviction (${field} ${String(minAvailable ?? maxUnavailable)} with ${count} pod(s)): nodes running these pods cannot be drained until their NodePool's terminationGracePeriod`,
+      ),
+    );
+  }
+  return warnings;
+}

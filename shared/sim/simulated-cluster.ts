@@ -1,0 +1,558 @@
+/**
+ * The simulated Kubernetes cluster behind the Cluster port: objects from the scenario, workload controllers
+ * (Deployment, StatefulSet, Job, DaemonSet), LimitRange admission, a kube-scheduler that binds pending pods, and
+ * kubelets that register nodes for simulated EC2 instances.
+ *
+ * kube-scheduler model: pending pods are tried in priority then creation order against Ready nodes; feasibility is
+ * taints (NoSchedule/NoExecute), nodeSelector and required node affinity, resources and host ports; among feasible
+ * nodes the least-allocated wins (the default `NodeResourcesFit` scoring). A pod that fits nowhere is marked
+ * `PodScheduled=False, reason=Unschedulable` (a new resourceVersion), and unschedulable pods are retried every
+ * 5 minutes (kube-scheduler's `podMaxInUnschedulablePodsDuration`), which marks them again.
+ */
+import type { Taint } from '../core/api/kubernetes.js';
+import { LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_REGION } from '../core/api/labels.js';
+import type { LimitRange } from '../core/api/limitrange.js';
+import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
+import type { NodePool } from '../core/api/nodepool.js';
+import type { PodDisruptionBudget } from '../core/api/pdb.js';
+import type { Pod, PodTemplateSpec } from '../core/api/pod.js';
+import { runForSeconds, type DaemonSet, type Deployment, type Job, type StatefulSet } from '../core/api/workloads.js';
+import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from '../core/provisioning/pod.js';
+import { add, fits, subtract, type ResourceList } from '../core/resources/resource-list.js';
+import { firstUntolerated } from '../core/scheduling/taints.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { IdGenerator } from '../ports/ids.js';
+import { fnv1a, type SimInstance } from './simulated-ec2.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+/** kube-scheduler retries unschedulable pods after at most 5 minutes (`podMaxInUnschedulablePodsDuration`). */
+export const UNSCHEDULABLE_RETRY_MS = 5 * 60 * 1000;
+
+/** A pod in the simulation, with its history. Times are epoch ms. */
+export interface SimPod extends ClusterPod {
+  nodeName?: string;
+  phase: ClusterPod['phase'];
+  unschedulable: boolean;
+  resourceVersion: string;
+  requests: ResourceList;
+  deletedAt?: number;
+  firstPendingAt?: number;
+  scheduledAt?: number;
+  evictions: number;
+  /** How long the pod runs once scheduled (Job pods), seconds; null = until the end. */
+  runForSeconds: number | null;
+}
+
+/** A node in the simulation. Times are epoch ms. */
+export interface SimNode extends ClusterNode {
+  readonly instanceId: string;
+  readonly instanceType: string;
+  readonly zone: string;
+  readonly capacityType: string;
+  readonly nodeClaim: string | null;
+  ready: boolean;
+  taints: readonly Taint[];
+  deletedAt?: number;
+  used: ResourceList;
+  hostPorts: Set<string>;
+}
+
+/** A recorded Kubernetes Event with its time (epoch ms). */
+export interface SimEvent extends ClusterEvent {
+  readonly at: number;
+}
+
+/** Hooks the engine and the observer attach to. */
+export interface SimulatedClusterHooks {
+  /** kube-scheduler marked a pod Unschedulable (the relay reports it). */
+  onUnschedulable?(pod: SimPod): void;
+  /** A pod was bound to a node. */
+  onBind?(pod: SimPod, node: SimNode): void;
+}
+
+/** Options of {@link SimulatedCluster}. Durations in ms. */
+export interface SimulatedClusterOptions {
+  readonly region: string;
+  readonly ids: IdGenerator;
+  /** Node registered → Ready, ms. @default 15000 */
+  readonly readyDelayMs?: number;
+}
+
+/** The simulated cluster. */
+export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonSet> {
+  readonly nodePools = new Map<string, NodePool>();
+  readonly nodeClasses = new Map<string, EC2NodeClass>();
+  readonly daemonSets = new Map<string, DaemonSet>();
+  readonly deployments = new Map<string, Deployment>();
+  readonly statefulSets = new Map<string, StatefulSet>();
+  readonly jobs = new Map<string, { job: Job; succeeded: number; created: number }>();
+  readonly pdbs = new Map<string, PodDisruptionBudget>();
+  readonly limitRanges = new Map<string, LimitRange>();
+  /** Live pods by `ns/name`. */
+  readonly pods = new Map<string, SimPod>();
+  /** Every pod ever created, in creation order. */
+  readonly podHistory: SimPod[] = [];
+  /** Live nodes by name. */
+  readonly nodes = new Map<string, SimNode>();
+  /** Every node ever registered. */
+  readonly nodeHistory: SimNode[] = [];
+  readonly events: SimEvent[] = [];
+  hooks: SimulatedClusterHooks = {};
+  private rv = 1;
+  private uid = 1;
+  private passScheduled = false;
+  private readonly dedupe = new Map<string, number>();
+
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly options: SimulatedClusterOptions,
+  ) {}
+
+  // ---- Cluster port ------------------------------------------------------------------------------------------
+  async listNodePools(): Promise<NodePool[]> {
+    return [...this.nodePools.values()];
+  }
+  async listNodeClasses(): Promise<EC2NodeClass[]> {
+    return [...this.nodeClasses.values()];
+  }
+  async listDaemonSets(): Promise<DaemonSet[]> {
+    return [...this.daemonSets.values()];
+  }
+  async listPods(): Promise<ClusterPod[]> {
+    return [...this.pods.values()].map((p) => ({ ...p }));
+  }
+  async listNodes(): Promise<ClusterNode[]> {
+    return [...this.nodes.values()].map((n) => ({ ...n }));
+  }
+  async recordEvent(event: ClusterEvent): Promise<void> {
+    // Kubernetes' event recorder aggregates identical events; keep one per object/reason/message per 5 minutes.
+    const key = `${event.object}|${event.reason}|${event.message}`;
+    const now = this.clock.now();
+    const last = this.dedupe.get(key);
+    if (last !== undefined && now - last < 5 * 60 * 1000) return;
+    this.dedupe.set(key, now);
+    this.events.push({ ...event, at: now });
+  }
+
+  // ---- objects -----------------------------------------------------------------------------------------------
+  /** Creates or replaces an object, as `kubectl apply` would, and reconciles its controller. */
+  apply(manifest: { kind: string; object: unknown }): void {
+    const o = manifest.object as { metadata: { name: string; namespace?: string } };
+    const key = `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
+    switch (manifest.kind) {
+      case 'NodePool':
+        this.nodePools.set(o.metadata.name, manifest.object as NodePool);
+        break;
+      case 'EC2NodeClass':
+        this.nodeClasses.set(o.metadata.name, manifest.object as EC2NodeClass);
+        break;
+      case 'DaemonSet':
+        this.daemonSets.set(key, manifest.object as DaemonSet);
+        for (const node of this.nodes.values()) this.placeDaemonPods(node);
+        break;
+      case 'Deployment':
+        this.deployments.set(key, manifest.object as Deployment);
+        this.reconcileDeployment(key);
+        break;
+      case 'StatefulSet':
+        this.statefulSets.set(key, manifest.object as StatefulSet);
+        this.reconcileStatefulSet(key);
+        break;
+      case 'Job':
+        if (!this.jobs.has(key)) this.jobs.set(key, { job: manifest.object as Job, succeeded: 0, created: 0 });
+        this.reconcileJob(key);
+        break;
+      case 'PodDisruptionBudget':
+        this.pdbs.set(key, manifest.object as PodDisruptionBudget);
+        break;
+      case 'LimitRange':
+        this.limitRanges.set(key, manifest.object as LimitRange);
+        break;
+      case 'Pod': {
+        const pod = manifest.object as Pod;
+        if (!this.pods.has(key)) this.createPod(pod.metadata.namespace ?? 'default', pod.metadata.name, pod as unknown as PodTemplateSpec, null, null, pod.spec.nodeName);
+        break;
+      }
+      default:
+        throw new RangeError(`the simulation cannot apply kind ${manifest.kind}`);
+    }
+    this.requestSchedulingPass();
+  }
+
+  /** Deletes an object (and, for workloads, their pods). */
+  delete(kind: string, namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    const deleteOwned = (owner: string) => {
+      for (const p of [...this.pods.values()]) if (p.owner === owner || p.owner?.startsWith(`${owner}-`)) this.deletePod(p);
+    };
+    switch (kind) {
+      case 'NodePool':
+        this.nodePools.delete(name);
+        break;
+      case 'EC2NodeClass':
+        this.nodeClasses.delete(name);
+        break;
+      case 'Deployment':
+        this.deployments.delete(key);
+        for (const p of [...this.pods.values()]) if (p.namespace === namespace && p.owner?.startsWith(`ReplicaSet/${name}-`)) this.deletePod(p);
+        break;
+      case 'StatefulSet':
+        this.statefulSets.delete(key);
+        deleteOwned(`StatefulSet/${name}`);
+        break;
+      case 'Job':
+        this.jobs.delete(key);
+        deleteOwned(`Job/${name}`);
+        break;
+      case 'DaemonSet':
+        this.daemonSets.delete(key);
+        deleteOwned(`DaemonSet/${name}`);
+        break;
+      case 'PodDisruptionBudget':
+        this.pdbs.delete(key);
+        break;
+      case 'LimitRange':
+        this.limitRanges.delete(key);
+        break;
+      case 'Pod': {
+        const p = this.pods.get(key);
+        if (p) this.deletePod(p);
+        break;
+      }
+      case 'Node': {
+        const node = this.nodes.get(name);
+        if (node) this.removeNode(node);
+        break;
+      }
+      default:
+        throw new RangeError(`the simulation cannot delete kind ${kind}`);
+    }
+    this.requestSchedulingPass();
+  }
+
+  /** Sets a Deployment's or StatefulSet's replicas. */
+  scale(kind: 'Deployment' | 'StatefulSet', namespace: string, name: string, replicas: number): void {
+    const key = `${namespace}/${name}`;
+    if (kind === 'Deployment') {
+      const d = this.deployments.get(key);
+      if (!d) throw new RangeError(`no Deployment ${key} to scale`);
+      this.deployments.set(key, { ...d, spec: { ...d.spec, replicas } });
+      this.reconcileDeployment(key);
+    } else {
+      const s = this.statefulSets.get(key);
+      if (!s) throw new RangeError(`no StatefulSet ${key} to scale`);
+      this.statefulSets.set(key, { ...s, spec: { ...s.spec, replicas } });
+      this.reconcileStatefulSet(key);
+    }
+    this.requestSchedulingPass();
+  }
+
+  // ---- nodes -------------------------------------------------------------------------------------------------
+  /** The kubelet of `instance` registers its Node (NotReady, with its taints and startup taints), Ready later. */
+  registerNode(instance: SimInstance, options: { ready?: boolean; createdAt?: number; name?: string } = {}): SimNode {
+    const name = options.name ?? nodeNameOf(instance.instanceId, this.options.region);
+    const node: SimNode = {
+      name,
+      providerId: `aws:///${instance.zone}/${instance.instanceId}`,
+      instanceId: instance.instanceId,
+      instanceType: instance.instanceType,
+      zone: instance.zone,
+      capacityType: instance.capacityType,
+      nodeClaim: instance.nodeClaim || null,
+      labels: { ...instance.labels, [LABEL_HOSTNAME]: name, [LABEL_REGION]: this.options.region },
+      annotations: {},
+      taints: options.ready ? instance.taints : [...instance.taints, ...instance.startupTaints],
+      allocatable: instance.allocatable,
+      ready: options.ready ?? false,
+      createdAt: options.createdAt ?? this.clock.now(),
+      used: {},
+      hostPorts: new Set(),
+    };
+    this.nodes.set(name, node);
+    this.nodeHistory.push(node);
+    this.placeDaemonPods(node);
+    if (!node.ready) {
+      this.clock.after(this.options.readyDelayMs ?? 15_000, `node ${name} ready`, () => {
+        if (!this.nodes.has(name)) return;
+        node.ready = true;
+        const startup = new Set(instance.startupTaints.map((t) => t.key));
+        node.taints = node.taints.filter((t) => !startup.has(t.key));
+        this.requestSchedulingPass();
+      });
+    }
+    this.requestSchedulingPass();
+    return node;
+  }
+
+  /** Removes a node; its pods are deleted (pod garbage collection) and their controllers replace them. */
+  removeNode(node: SimNode): void {
+    node.deletedAt = this.clock.now();
+    this.nodes.delete(node.name);
+    for (const p of [...this.pods.values()]) if (p.nodeName === node.name) this.deletePod(p);
+  }
+
+  // ---- pods --------------------------------------------------------------------------------------------------
+  private createPod(namespace: string, name: string, template: PodTemplateSpec, owner: string | null, runFor: number | null, nodeName?: string): SimPod {
+    const spec = this.admit(namespace, template.spec as PodSpecLike);
+    const now = this.clock.now();
+    const pod: SimPod = {
+      namespace,
+      name,
+      uid: `uid-${this.uid++}`,
+      resourceVersion: String(this.rv++),
+      labels: template.metadata.labels ?? {},
+      annotations: template.metadata.annotations ?? {},
+      spec,
+      phase: 'Pending',
+      unschedulable: false,
+      owner,
+      createdAt: now,
+      requests: podRequests(spec),
+      evictions: 0,
+      runForSeconds: runFor,
+    };
+    this.pods.set(`${namespace}/${name}`, pod);
+    this.podHistory.push(pod);
+    if (nodeName) {
+      const node = this.nodes.get(nodeName);
+      if (node) this.bind(pod, node);
+    }
+    this.requestSchedulingPass();
+    return pod;
+  }
+
+  /** LimitRange admission: containers without cpu/memory requests get the namespace's `defaultRequest` (or `default`). */
+  private admit(namespace: string, spec: PodSpecLike): PodSpecLike {
+    const defaults: Record<string, string | number> = {};
+    for (const lr of this.limitRanges.values()) {
+      if ((lr.metadata.namespace ?? 'default') !== namespace) continue;
+      for (const item of lr.spec.limits) {
+        if (item.type !== 'Container') continue;
+        Object.assign(defaults, item.default ?? {}, item.defaultRequest ?? {});
+      }
+    }
+    if (Object.keys(defaults).length === 0) return spec;
+    const withDefaults = (c: PodSpecLike['containers'][number]) => ({
+      ...c,
+      resources: { ...(c.resources ?? {}), requests: { ...defaults, ...(c.resources?.limits ?? {}), ...(c.resources?.requests ?? {}) } },
+    });
+    return { ...spec, containers: spec.containers.map(withDefaults), ...(spec.initContainers ? { initContainers: spec.initContainers.map(withDefaults) } : {}) };
+  }
+
+  /** Deletes a pod (frees its node) and lets its controller replace it. */
+  deletePod(pod: SimPod): void {
+    const key = `${pod.namespace}/${pod.name}`;
+    if (this.pods.get(key) !== pod) return;
+    this.pods.delete(key);
+    pod.deletedAt = this.clock.now();
+    this.unbind(pod);
+    this.reconcileOwner(pod);
+    this.requestSchedulingPass();
+  }
+
+  private complete(pod: SimPod): void {
+    const key = `${pod.namespace}/${pod.name}`;
+    if (this.pods.get(key) !== pod) return;
+    pod.phase = 'Succeeded';
+    this.pods.delete(key);
+    pod.deletedAt = this.clock.now();
+    this.unbind(pod);
+    const job = pod.owner?.startsWith('Job/') ? this.jobs.get(`${pod.namespace}/${pod.owner.slice(4)}`) : undefined;
+    if (job) job.succeeded++;
+    this.reconcileOwner(pod);
+    this.requestSchedulingPass();
+  }
+
+  private reconcileOwner(pod: SimPod): void {
+    if (!pod.owner) return;
+    const [kind, name] = pod.owner.split('/') as [string, string];
+    if (kind === 'ReplicaSet') {
+      const deployment = [...this.deployments.entries()].find(([k]) => k.startsWith(`${pod.namespace}/`) && name.startsWith(`${k.split('/')[1]}-`));
+      if (deployment) this.reconcileDeployment(deployment[0]);
+    } else if (kind === 'StatefulSet') this.reconcileStatefulSet(`${pod.namespace}/${name}`);
+    else if (kind === 'Job') this.reconcileJob(`${pod.namespace}/${name}`);
+  }
+
+  private bind(pod: SimPod, node: SimNode): void {
+    pod.nodeName = node.name;
+    pod.phase = 'Running';
+    pod.unschedulable = false;
+    pod.scheduledAt = this.clock.now();
+    pod.resourceVersion = String(this.rv++);
+    node.used = add(node.used, pod.requests);
+    for (const p of podHostPorts(pod.spec)) node.hostPorts.add(p);
+    this.hooks.onBind?.(pod, node);
+    if (pod.runForSeconds !== null) this.clock.after(pod.runForSeconds * 1000, `pod ${pod.name} completes`, () => this.complete(pod));
+  }
+
+  private unbind(pod: SimPod): void {
+    const node = pod.nodeName ? this.nodes.get(pod.nodeName) : undefined;
+    if (!node) return;
+    node.used = subtract(node.used, pod.requests);
+    for (const p of podHostPorts(pod.spec)) node.hostPorts.delete(p);
+  }
+
+  // ---- controllers -------------------------------------------------------------------------------------------
+  private ownedPods(owner: string, namespace: string): SimPod[] {
+    return [...this.pods.values()].filter((p) => p.namespace === namespace && p.owner === owner);
+  }
+
+  private reconcileDeployment(key: string): void {
+    const d = this.deployments.get(key);
+    if (!d) return;
+    const namespace = d.metadata.namespace ?? 'default';
+    const hash = templateHash(d.spec.template);
+    const owner = `ReplicaSet/${d.metadata.name}-${hash}`;
+    const pods = this.ownedPods(owner, namespace);
+    for (let i = pods.length; i < d.spec.replicas; i++) this.createPod(namespace, `${d.metadata.name}-${hash}-${this.options.ids()}`, d.spec.template, owner, null);
+    // Scale down removes the newest pods first (pending ones before running ones).
+    const extra = pods.length - d.spec.replicas;
+    if (extra > 0) {
+      const victims = [...pods].sort((a, b) => Number(!!a.nodeName) - Number(!!b.nodeName) || b.createdAt - a.createdAt).slice(0, extra);
+      for (const p of victims) {
+        this.pods.delete(`${p.namespace}/${p.name}`);
+        p.deletedAt = this.clock.now();
+        this.unbind(p);
+      }
+    }
+  }
+
+  private reconcileStatefulSet(key: string): void {
+    const s = this.statefulSets.get(key);
+    if (!s) return;
+    const namespace = s.metadata.namespace ?? 'default';
+    const owner = `StatefulSet/${s.metadata.name}`;
+    for (let i = 0; i < s.spec.replicas; i++) {
+      const name = `${s.metadata.name}-${i}`;
+      if (!this.pods.has(`${namespace}/${name}`)) this.createPod(namespace, name, s.spec.template, owner, null);
+    }
+    for (const p of this.ownedPods(owner, namespace)) {
+      const ordinal = Number(p.name.slice(s.metadata.name.length + 1));
+      if (ordinal >= s.spec.replicas) {
+        this.pods.delete(`${p.namespace}/${p.name}`);
+        p.deletedAt = this.clock.now();
+        this.unbind(p);
+      }
+    }
+  }
+
+  private reconcileJob(key: string): void {
+    const state = this.jobs.get(key);
+    if (!state) return;
+    const { job } = state;
+    const namespace = job.metadata.namespace ?? 'default';
+    const owner = `Job/${job.metadata.name}`;
+    const active = this.ownedPods(owner, namespace).length;
+    const completions = job.spec.completions ?? job.spec.parallelism;
+    const wanted = Math.max(0, Math.min(job.spec.parallelism, completions - state.succeeded) - active);
+    const runFor = runForSeconds(job.spec.template);
+    for (let i = 0; i < wanted && state.created < completions + 1000; i++) {
+      state.created++;
+      this.createPod(namespace, `${job.metadata.name}-${this.options.ids()}`, job.spec.template, owner, runFor);
+    }
+  }
+
+  private placeDaemonPods(node: SimNode): void {
+    for (const ds of this.daemonSets.values()) {
+      const owner = `DaemonSet/${ds.metadata.name}`;
+      const namespace = ds.metadata.namespace ?? 'default';
+      if ([...this.pods.values()].some((p) => p.owner === owner && p.nodeName === node.name)) continue;
+      const spec = ds.spec.template.spec as PodSpecLike;
+      const blocking = node.taints.filter((t) => t.key !== 'karpenter.sh/unregistered' && !t.key.startsWith('node.kubernetes.io/'));
+      if (firstUntolerated(blocking, spec.tolerations ?? [])) continue;
+      if (!podRequirementAlternatives(spec).some((r) => r.isSatisfiedBy(node.labels))) continue;
+      this.createPod(namespace, `${ds.metadata.name}-${this.options.ids()}`, ds.spec.template, owner, null, node.name);
+    }
+  }
+
+  // ---- kube-scheduler ----------------------------------------------------------------------------------------
+  /** Runs a scheduling pass at the current instant (coalesced). */
+  requestSchedulingPass(): void {
+    if (this.passScheduled) return;
+    this.passScheduled = true;
+    this.clock.after(0, 'kube-scheduler pass', () => {
+      this.passScheduled = false;
+      this.schedulePending();
+    });
+  }
+
+  /** Binds every pending pod that fits a Ready node; marks the rest Unschedulable. */
+  schedulePending(): void {
+    const pending = [...this.pods.values()]
+      .filter((p) => p.phase === 'Pending' && !p.nodeName)
+      .sort((a, b) => (b.spec.priority ?? 0) - (a.spec.priority ?? 0) || a.createdAt - b.createdAt || a.name.localeCompare(b.name));
+    if (pending.length === 0) return;
+    const nodes = [...this.nodes.values()].filter((n) => n.ready).sort((a, b) => a.name.localeCompare(b.name));
+    for (const pod of pending) {
+      const node = this.bestNode(pod, nodes);
+      if (node) {
+        this.bind(pod, node);
+        continue;
+      }
+      if (!pod.unschedulable) {
+        pod.unschedulable = true;
+        pod.firstPendingAt ??= this.clock.now();
+        pod.resourceVersion = String(this.rv++);
+        this.hooks.onUnschedulable?.(pod);
+        this.retryLater(pod);
+      }
+    }
+  }
+
+  private retryLater(pod: SimPod): void {
+    this.clock.after(UNSCHEDULABLE_RETRY_MS, `kube-scheduler retries ${pod.name}`, () => {
+      if (this.pods.get(`${pod.namespace}/${pod.name}`) !== pod || pod.nodeName) return;
+      pod.unschedulable = false;
+      this.schedulePending();
+    });
+  }
+
+  private bestNode(pod: SimPod, nodes: readonly SimNode[]): SimNode | undefined {
+    let best: SimNode | undefined;
+    let bestScore = -Infinity;
+    const alternatives = podRequirementAlternatives(pod.spec);
+    const ports = podHostPorts(pod.spec);
+    for (const node of nodes) {
+      if (firstUntolerated(node.taints, pod.spec.tolerations ?? [])) continue;
+      if (!alternatives.some((r) => r.isSatisfiedBy(node.labels))) continue;
+      const free = subtract(node.allocatable, node.used);
+      if (!fits(pod.requests, free)) continue;
+      if (ports.some((p) => node.hostPorts.has(p))) continue;
+      const score = leastAllocatedScore(pod.requests, free, node.allocatable);
+      if (score > bestScore) {
+        best = node;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+
+  /** NodePool a node belongs to (its `karpenter.sh/nodepool` label), if any. */
+  nodePoolOf(node: SimNode): string | undefined {
+    return node.labels[LABEL_NODEPOOL];
+  }
+}
+
+/** kube-scheduler's LeastAllocated score: mean free fraction of cpu and memory after placing the pod. */
+function leastAllocatedScore(requests: ResourceList, free: ResourceList, allocatable: ResourceList): number {
+  const frac = (k: string) => ((free[k] ?? 0) - (requests[k] ?? 0)) / Math.max(1, allocatable[k] ?? 0);
+  return (frac('cpu') + frac('memory')) / 2;
+}
+
+/** EC2-style private DNS name for an instance, deterministic from its id. */
+export function nodeNameOf(instanceId: string, region: string): string {
+  const h = fnv1a(instanceId);
+  return `ip-10-${(h >>> 16) & 0xff}-${(h >>> 8) & 0xff}-${h & 0xff}.${region}.compute.internal`;
+}
+
+/** A ReplicaSet-style hash of a pod template (10 characters). */
+function templateHash(template: unknown): string {
+  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
+  let h = fnv1a(JSON.stringify(template));
+  let out = '';
+  for (let i = 0; i < 10; i++) {
+    out += alphabet[h % alphabet.length];
+    h = fnv1a(out + String(h));
+  }
+  return out;
+}

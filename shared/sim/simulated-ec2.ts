@@ -1,0 +1,265 @@
+/**
+ * Simulated EC2 behind the CloudProvider port: the catalogue's instance types offered in every zone of the
+ * region as on-demand and spot, CreateFleet-like launches (idempotent on the NodeClaim name, the `ClientToken`),
+ * injected insufficient-capacity windows, and boot delays after which the instance's kubelet joins the
+ * simulated cluster.
+ *
+ * Prices: on-demand is the us-east-1 list price from the catalogue, used for every region (us-east-2 and
+ * us-west-2 list the same price for current families). Spot prices are SIMULATED: derived deterministically per
+ * (instance type, zone) as 25–55 % of on-demand, unless the scenario pins them.
+ */
+import { InsufficientCapacityError } from '../core/errors.js';
+import { LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
+import type { Taint } from '../core/api/kubernetes.js';
+import { computeAllocatable, computeCapacity } from '../core/instancetypes/allocatable.js';
+import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
+import { buildInstanceType, offeringKey, type InstanceType, type Offering, type OfferingKey } from '../core/instancetypes/offering.js';
+import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../ports/cloud-provider.js';
+import type { VirtualClock } from './virtual-clock.js';
+
+/** Availability zones the simulation offers per region (others get a, b, c). */
+export const REGION_ZONES: Readonly<Record<string, readonly string[]>> = {
+  'us-west-2': ['us-west-2a', 'us-west-2b', 'us-west-2c', 'us-west-2d'],
+  'us-east-1': ['us-east-1a', 'us-east-1b', 'us-east-1c', 'us-east-1d', 'us-east-1e', 'us-east-1f'],
+  'us-east-2': ['us-east-2a', 'us-east-2b', 'us-east-2c'],
+};
+
+/** Zones of a region in the simulation. */
+export function zonesOf(region: string): readonly string[] {
+  return REGION_ZONES[region] ?? [`${region}a`, `${region}b`, `${region}c`];
+}
+
+/**
+ * The simulated spot price of a type in a zone, USD per hour: 25–55 % of on-demand, from a hash of the pair.
+ * Deterministic: the same pair always gets the same price.
+ */
+export function simulatedSpotPrice(instanceType: string, zone: string, onDemand: number): number {
+  const u = fnv1a(`${instanceType}|${zone}`) / 2 ** 32;
+  return Math.round(onDemand * (0.25 + 0.3 * u) * 10_000) / 10_000;
+}
+
+/** 32-bit FNV-1a hash of a string. */
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/** One CreateFleet call as the Result reports it. */
+export interface LaunchAttempt {
+  /** Epoch ms. */
+  readonly at: number;
+  readonly nodeClaim: string;
+  readonly capacityTypes: readonly CapacityType[];
+  /** Distinct instance types in the request. */
+  readonly instanceTypes: number;
+  readonly zones: readonly string[];
+  /** `ok` or the EC2 error code. */
+  readonly result: string;
+}
+
+/** An instance in the simulation, with what its kubelet registers with. */
+export interface SimInstance extends CloudInstance {
+  readonly nodeClaim: string;
+  readonly price: number;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly taints: readonly Taint[];
+  readonly startupTaints: readonly Taint[];
+  readonly allocatable: Readonly<Record<string, number>>;
+  terminatedAt?: number;
+  state: CloudInstance['state'];
+}
+
+/** Options of {@link SimulatedEc2}. */
+export interface SimulatedEc2Options {
+  readonly region: string;
+  readonly catalog: readonly InstanceTypeInfo[];
+  readonly vmMemoryOverheadPercent: number;
+  /** Pinned spot prices, USD per hour. */
+  readonly spotPrices?: readonly { readonly instanceType: string; readonly zone: string; readonly price: number }[];
+  /** Cluster name for tags. */
+  readonly clusterName: string;
+  /** Instance launch → kubelet registers its Node, ms. @default 45000 */
+  readonly registrationDelayMs?: number;
+  /** Called when an instance's kubelet registers. */
+  readonly onRegister: (instance: SimInstance) => void;
+}
+
+/** The simulated EC2 API. */
+export class SimulatedEc2 implements CloudProvider {
+  /** Every launch attempt, in order. */
+  readonly launchAttempts: LaunchAttempt[] = [];
+  /** Every instance ever launched, in order. */
+  readonly instances: SimInstance[] = [];
+  private readonly byToken = new Map<string, SimInstance>();
+  private readonly capacityErrors: { key: string; from: number; until: number; code: string }[] = [];
+  private readonly typeCache = new Map<string, InstanceType[]>();
+  private readonly pinned: Map<string, number>;
+  private nextInstance = 1;
+
+  constructor(
+    private readonly clock: VirtualClock,
+    private readonly options: SimulatedEc2Options,
+  ) {
+    this.pinned = new Map((options.spotPrices ?? []).map((p) => [`${p.instanceType}|${p.zone}`, p.price]));
+  }
+
+  /** Makes an offering fail with `code` from `fromMs` until `untilMs` (epoch ms). */
+  injectCapacityError(offering: OfferingKey, fromMs: number, untilMs: number, code = 'InsufficientInstanceCapacity'): void {
+    this.capacityErrors.push({ key: offeringKey(offering), from: fromMs, until: untilMs, code });
+  }
+
+  async getInstanceTypes(query: InstanceTypeQuery): Promise<InstanceType[]> {
+    const cacheKey = JSON.stringify(query);
+    const cached = this.typeCache.get(cacheKey);
+    if (cached) return cached;
+    const zones = zonesOf(this.options.region);
+    const allocatableOptions = {
+      vmMemoryOverheadPercent: this.options.vmMemoryOverheadPercent,
+      ...(query.kubelet ? { kubelet: query.kubelet } : {}),
+      ...(query.rootVolumeGiB !== undefined ? { ephemeralVolumeMiB: query.rootVolumeGiB * 1024 } : {}),
+    };
+    const types: InstanceType[] = [];
+    for (const info of this.options.catalog) {
+      if (info.onDemandPrice === null) continue;
+      const od = info.onDemandPrice;
+      const offerings: Offering[] = zones.flatMap((zone) => [
+        { zone, capacityType: 'on-demand' as const, price: od, available: true },
+        { zone, capacityType: 'spot' as const, price: this.pinned.get(`${info.name}|${zone}`) ?? simulatedSpotPrice(info.name, zone, od), available: true },
+      ]);
+      types.push(
+        buildInstanceType({
+          name: info.name,
+          labels: info.labels,
+          capacity: computeCapacity(info, allocatableOptions),
+          allocatable: computeAllocatable(info, allocatableOptions),
+          offerings,
+        }),
+      );
+    }
+    this.typeCache.set(cacheKey, types);
+    return types;
+  }
+
+  async create(request: LaunchRequest): Promise<LaunchedInstance> {
+    const now = this.clock.now();
+    const existing = this.byToken.get(request.nodeClaim);
+    if (existing) return this.describe(existing, []);
+    const zones = [...new Set(request.overrides.map((o) => o.zone))].sort();
+    const attempt = { at: now, nodeClaim: request.nodeClaim, capacityTypes: [request.capacityType], instanceTypes: new Set(request.overrides.map((o) => o.instanceType)).size, zones };
+    const failedOfferings: OfferingKey[] = [];
+    let failureCode = 'InsufficientInstanceCapacity';
+    const usable = request.overrides.filter((o) => {
+      const key = { instanceType: o.instanceType, zone: o.zone, capacityType: request.capacityType };
+      const error = this.activeCapacityError(key, now);
+      if (error) {
+        failedOfferings.push(key);
+        failureCode = error;
+      }
+      return !error;
+    });
+    // lowest-price (on-demand) and price-capacity-optimized (spot) both land on the cheapest pool with capacity here.
+    const choice = [...usable].sort((a, b) => a.price - b.price || a.instanceType.localeCompare(b.instanceType) || a.zone.localeCompare(b.zone))[0];
+    if (!choice) {
+      this.launchAttempts.push({ ...attempt, result: failureCode });
+      throw new InsufficientCapacityError(`CreateFleet: ${failureCode} for every override of ${request.nodeClaim}`, failedOfferings, failureCode);
+    }
+    this.launchAttempts.push({ ...attempt, result: 'ok' });
+    const info = this.options.catalog.find((t) => t.name === choice.instanceType);
+    const type = (await this.getInstanceTypes({ nodeClass: request.nodeClass })).find((t) => t.name === choice.instanceType);
+    const instanceId = `i-${(this.nextInstance++).toString(16).padStart(17, '0')}`;
+    const instance: SimInstance = {
+      instanceId,
+      instanceType: choice.instanceType,
+      zone: choice.zone,
+      capacityType: request.capacityType,
+      state: 'running',
+      tags: request.tags,
+      launchedAt: now,
+      nodeClaim: request.nodeClaim,
+      price: choice.price,
+      labels: { ...(info?.labels ?? {}), ...request.labels, [LABEL_ZONE]: choice.zone, [LABEL_CAPACITY_TYPE]: request.capacityType },
+      taints: request.taints,
+      startupTaints: request.startupTaints,
+      allocatable: type?.allocatable ?? {},
+    };
+    this.instances.push(instance);
+    this.byToken.set(request.nodeClaim, instance);
+    this.clock.after(this.options.registrationDelayMs ?? 45_000, `kubelet joins ${instanceId}`, () => {
+      if (instance.state === 'running') this.options.onRegister(instance);
+    });
+    return this.describe(instance, failedOfferings);
+  }
+
+  /**
+   * Adds an instance that already exists when the simulation starts (a scenario's `spec.nodes`).
+   * @param launchedAt epoch ms
+   * @throws {RangeError} when the instance type is not in the catalogue
+   */
+  async adopt(args: {
+    instanceType: string;
+    zone: string;
+    capacityType: CapacityType;
+    nodeClaim: string;
+    nodeClass: string;
+    labels: Readonly<Record<string, string>>;
+    taints: readonly Taint[];
+    tags: Readonly<Record<string, string>>;
+    launchedAt: number;
+  }): Promise<SimInstance> {
+    const info = this.options.catalog.find((t) => t.name === args.instanceType);
+    if (!info) throw new RangeError(`unknown instance type ${args.instanceType}`);
+    const type = (await this.getInstanceTypes({ nodeClass: args.nodeClass })).find((t) => t.name === args.instanceType);
+    const offering = type?.offerings.find((o) => o.zone === args.zone && o.capacityType === args.capacityType);
+    const instance: SimInstance = {
+      instanceId: `i-${(this.nextInstance++).toString(16).padStart(17, '0')}`,
+      instanceType: args.instanceType,
+      zone: args.zone,
+      capacityType: args.capacityType,
+      state: 'running',
+      tags: args.tags,
+      launchedAt: args.launchedAt,
+      nodeClaim: args.nodeClaim,
+      price: offering?.price ?? info.onDemandPrice ?? 0,
+      labels: { ...info.labels, ...args.labels, [LABEL_ZONE]: args.zone, [LABEL_CAPACITY_TYPE]: args.capacityType },
+      taints: args.taints,
+      startupTaints: [],
+      allocatable: type?.allocatable ?? {},
+    };
+    this.instances.push(instance);
+    if (args.nodeClaim) this.byToken.set(args.nodeClaim, instance);
+    return instance;
+  }
+
+  async list(): Promise<CloudInstance[]> {
+    return this.instances.filter((i) => i.state !== 'terminated');
+  }
+
+  async delete(instanceId: string): Promise<void> {
+    const instance = this.instances.find((i) => i.instanceId === instanceId);
+    if (!instance || instance.state === 'terminated') return;
+    instance.state = 'terminated';
+    instance.terminatedAt = this.clock.now();
+  }
+
+  private activeCapacityError(key: OfferingKey, now: number): string | undefined {
+    const k = offeringKey(key);
+    return this.capacityErrors.find((e) => e.key === k && e.from <= now && now < e.until)?.code;
+  }
+
+  private describe(i: SimInstance, unavailable: readonly OfferingKey[]): LaunchedInstance {
+    return {
+      instanceId: i.instanceId,
+      providerId: `aws:///${i.zone}/${i.instanceId}`,
+      instanceType: i.instanceType,
+      zone: i.zone,
+      capacityType: i.capacityType,
+      price: i.price,
+      launchedAt: i.launchedAt,
+      unavailableOfferings: unavailable,
+    };
+  }
+}

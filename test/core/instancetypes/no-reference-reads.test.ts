@@ -1,0 +1,69 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { extname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Folders that ship to users or run in AWS: nothing in them may read the reference folder. */
+const RUNTIME_FOLDERS = ['shared', 'functions', 'infra'];
+const SKIPPED_FOLDERS = new Set(['node_modules', 'cdk.out', '.git']);
+const CODE_EXTENSIONS = new Set(['.ts', '.tsx', '.mts', '.cts', '.js', '.mjs', '.cjs']);
+const FORBIDDEN = '../shared';
+
+function* files(dir: string): Generator<string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) {
+      if (!SKIPPED_FOLDERS.has(entry.name)) yield* files(join(dir, entry.name));
+    } else if (entry.isFile()) {
+      yield join(dir, entry.name);
+    }
+  }
+}
+
+/**
+ * Where `FORBIDDEN` occurs in what a file does at run time, as `line: text`. For code, only string, template and
+ * regular-expression literals count (comments pointing readers at the reference docs do not read anything); for
+ * data files (JSON, YAML, …) the whole text counts.
+ */
+function mentions(file: string, text: string): string[] {
+  if (!CODE_EXTENSIONS.has(extname(file))) {
+    return text.split('\n').flatMap((line, i) => (line.includes(FORBIDDEN) ? [`${i + 1}: ${line.trim()}`] : []));
+  }
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const hits: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isStringLiteralLike(node) || ts.isTemplateLiteralToken(node) || ts.isRegularExpressionLiteral(node)) && node.text.includes(FORBIDDEN)) {
+      const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
+      hits.push(`${line + 1}: ${node.getText(source)}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return hits;
+}
+
+describe('runtime code', () => {
+  describe('reference data', () => {
+    it(`never reads ${FORBIDDEN}: no literal under ${RUNTIME_FOLDERS.join('/, ')}/ names it (a user's clone has no reference folder)`, () => {
+      const hits: string[] = [];
+      for (const folder of RUNTIME_FOLDERS.map((f) => join(REPO_ROOT, f)).filter((f) => existsSync(f))) {
+        for (const file of files(folder)) {
+          hits.push(...mentions(file, readFileSync(file, 'utf8')).map((hit) => `${relative(REPO_ROOT, file)}:${hit}`));
+        }
+      }
+      expect(hits).toEqual([]);
+    });
+
+    it('detects a reference path in a string or template literal but not in a comment', () => {
+      const code = [
+        '// see ../shared/KARPENTER-V1.md',
+        '/** ../shared/STYLE.md */',
+        "const a = readFileSync('../shared/data/x.json');",
+        'const b = `${root}/../shared/data`;',
+      ].join('\n');
+      expect(mentions('x.ts', code).map((hit) => hit.split(':')[0])).toEqual(['3', '4']);
+      expect(mentions('x.json', '{"path": "../shared/data"}')).toHaveLength(1);
+    });
+  });
+});
