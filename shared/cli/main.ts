@@ -65,7 +65,3 @@ function parseSeed(value: string): number {
   if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError('the seed must be an integer');
   return Number(value);
 }
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exitCode = await main(process.argv.slice(2));
-}

@@ -20,8 +20,8 @@ import { offeringKey, withUnavailable, type InstanceType } from '../core/instanc
 import { planLaunch } from '../core/provisioning/launch.js';
 import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../core/provisioning/nodepool-template.js';
 import { podRequests, toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
-import { solve, type ExistingCapacity, type NodeClaimPlan, type UnschedulablePod } from '../core/provisioning/scheduler.js';
-import { add, formatResources, subtract, type ResourceList } from '../core/resources/resource-list.js';
+import { solve, withinLimits, type ExistingCapacity, type NodeClaimPlan, type UnschedulablePod } from '../core/provisioning/scheduler.js';
+import { add, formatResources, subtract, subtractOnKeysOf, type ResourceList } from '../core/resources/resource-list.js';
 import { Requirements } from '../core/scheduling/requirements.js';
 import type { CloudProvider, InstanceTypeQuery } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
@@ -32,6 +32,8 @@ import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 
 /** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
 export const UNAVAILABLE_OFFERING_TTL_MS = 3 * 60 * 1000;
+/** Launch error of a NodeClaim none of whose instance types fits what its NodePool's limits still allow. */
+export const NODEPOOL_LIMIT_EXCEEDED = 'NodePoolLimitExceeded';
 /** Solve rounds per invocation: the first, plus re-solves after capacity errors. */
 export const MAX_ROUNDS = 3;
 
@@ -125,13 +127,20 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
       const claim = liveClaims.find((c) => c.name === target);
       if (claim) await nominate(deps, claim, pod);
     }
+    // Limits are re-checked against actual usage before each launch (the solve reserved optimistically).
+    const remaining = new Map(templates.map((t) => [t.name, t.remaining] as const));
     for (const plan of results.newNodeClaims) {
       const claim = await createNodeClaim(deps, plan, now);
       if (!claim) continue;
       for (const pod of plan.pods) nominated[pod] = claim.name;
       const types = available.get(plan.nodeClass) ?? [];
-      const outcome = await launch(deps, claim, types);
+      const limit = remaining.get(plan.nodePool);
+      const outcome = await launch(deps, claim, limit ? types.filter((t) => withinLimits(add(t.capacity, { nodes: 1 }), limit)) : types);
       capacityErrors += record(outcome, claim.name, launched, failed, retry);
+      if (outcome.kind === 'launched' && limit) {
+        const type = types.find((t) => t.name === outcome.instanceType);
+        remaining.set(plan.nodePool, subtractOnKeysOf(limit, add(type?.capacity ?? {}, { nodes: 1 })));
+      }
     }
     if (capacityErrors === 0) break;
   }
@@ -305,12 +314,16 @@ async function createNodeClaim(deps: ProvisionDeps, plan: NodeClaimPlan, now: nu
   }
 }
 
-type LaunchOutcome = { kind: 'launched' } | { kind: 'capacity'; error: string } | { kind: 'failed'; error: string } | { kind: 'throttled' } | { kind: 'gone' };
+type LaunchOutcome = { kind: 'launched'; instanceType: string } | { kind: 'capacity'; error: string } | { kind: 'failed'; error: string } | { kind: 'throttled' } | { kind: 'gone' };
 
 /** Steps 2–3 of the launch protocol for one NodeClaim. */
 async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly InstanceType[]): Promise<LaunchOutcome> {
   const options = types.filter((t) => claim.instanceTypes.includes(t.name));
   const requirements = Requirements.from(claim.requirements as NodeSelectorRequirement[]);
+  if (options.length === 0) {
+    await fail(deps, claim, NODEPOOL_LIMIT_EXCEEDED);
+    return { kind: 'failed', error: NODEPOOL_LIMIT_EXCEEDED };
+  }
   const plan = planLaunch(requirements, options);
   if (!plan) {
     await fail(deps, claim, 'InsufficientInstanceCapacity');
@@ -352,7 +365,7 @@ async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly Ins
       labels: { ...fresh.labels, ...(type?.labels ?? {}), [LABEL_ZONE]: instance.zone, [LABEL_CAPACITY_TYPE]: instance.capacityType, [LABEL_REGION]: deps.region },
       launchedAt: new Date(instance.launchedAt).toISOString(),
     });
-    return { kind: 'launched' };
+    return { kind: 'launched', instanceType: instance.instanceType };
   } catch (e) {
     if (isInsufficientCapacityError(e)) {
       await markCapacityError(deps, e);

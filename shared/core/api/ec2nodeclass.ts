@@ -185,7 +185,7 @@ export const blockDeviceMappingSchema = z.strictObject({
 export const EVICTION_SIGNALS = ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'] as const;
 
 /** A map keyed by eviction signal, values a quantity or a percentage. */
-const evictionThresholdsSchema = z.record(
+const evictionThresholdsSchema = z.partialRecord(
   z.enum(EVICTION_SIGNALS, { error: `valid eviction signals are ${EVICTION_SIGNALS.join(', ')}` }),
   z.string().regex(/^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%|[+]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?)$/, {
     error: 'an eviction threshold is a quantity (e.g. 100Mi) or a percentage (e.g. 10%)',
@@ -193,7 +193,7 @@ const evictionThresholdsSchema = z.record(
 );
 
 /** Reserved-resource map: keys cpu, memory, ephemeral-storage, pid; non-negative quantities. */
-const reservedSchema = z.record(
+const reservedSchema = z.partialRecord(
   z.enum(['cpu', 'memory', 'ephemeral-storage', 'pid'], { error: 'valid keys are cpu, memory, ephemeral-storage, pid' }),
   quantitySchema,
 );
@@ -208,7 +208,7 @@ export const kubeletSchema = z
     kubeReserved: reservedSchema.optional(),
     evictionHard: evictionThresholdsSchema.optional(),
     evictionSoft: evictionThresholdsSchema.optional(),
-    evictionSoftGracePeriod: z.record(z.enum(EVICTION_SIGNALS), z.string()).optional(),
+    evictionSoftGracePeriod: z.partialRecord(z.enum(EVICTION_SIGNALS), z.string()).optional(),
     evictionMaxPodGracePeriod: z.int().optional(),
     imageGCHighThresholdPercent: z.int().min(0).max(100).optional(),
     imageGCLowThresholdPercent: z.int().min(0).max(100).optional(),

@@ -4,8 +4,11 @@
  * Semantics follow Karpenter's scheduler (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/`,
  * summarised in ../shared/KARPENTER-V1.md §1.2):
  * - pods are solved in order cpu desc, memory desc, creation time, name (`queue.go byCPUAndMemoryDescending`);
- * - each pod tries existing nodes and in-flight NodeClaims, then NodeClaims planned in this solve (fewest pods
- *   first), then a new NodeClaim from each NodePool by descending weight — the first that fits wins;
+ * - each pod tries existing nodes and in-flight NodeClaims first (free capacity); otherwise it joins the NodeClaim
+ *   planned in this solve whose price rises least, unless a new NodeClaim from the first NodePool (by descending
+ *   weight) that can take it is cheaper than that rise. Karpenter joins the first planned NodeClaim that fits;
+ *   comparing prices avoids growing a node into a much dearer type (two 1-GPU pods on g4dn.12xlarge instead of
+ *   two g4dn.xlarge) and never costs more than first-fit for the same choice;
  * - a NodeClaim keeps every instance type that still fits all of its pods plus daemonset overhead and has an
  *   available offering its requirements allow; the list is cheapest first and truncated to 600
  *   (`MaxInstanceTypes`);
@@ -17,11 +20,18 @@
 import type { Taint } from '../api/kubernetes.js';
 import { LABEL_INSTANCE_TYPE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { cheapestOffering, compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';
-import { add, exceeding, fits, formatResources, max, subtract, type ResourceList } from '../resources/resource-list.js';
+import { add, exceeding, fits, formatResources, max, subtract, subtractOnKeysOf, type ResourceList } from '../resources/resource-list.js';
 import { Requirement } from '../scheduling/requirement.js';
 import { describeIncompatibility, Requirements, type Incompatibility } from '../scheduling/requirements.js';
 import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
 import type { SchedulingPod } from './pod.js';
+
+/**
+ * A pod joins a planned NodeClaim when the claim's price rise is at most this factor × the price of a new
+ * NodeClaim for it. Above 1 so that noise in per-type (spot) prices does not split pods that pack well; every
+ * extra node also carries its own daemonset and system overhead.
+ */
+export const PACKING_TOLERANCE = 1.1;
 
 /** Karpenter's `MaxInstanceTypes`: the most instance types a NodeClaim carries. */
 export const MAX_INSTANCE_TYPES = 600;
@@ -114,6 +124,42 @@ type Acceptance<T> = { readonly ok: true } & T;
  * for (const plan of results.newNodeClaims) launch(plan);
  */
 export function solve(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): SchedulingResults {
+  const priceAware = solveWith(pods, templates, existing, PACKING_TOLERANCE);
+  if (priceAware.newNodeClaims.length <= 1) return priceAware;
+  const packed = solveWith(pods, templates, existing, Number.POSITIVE_INFINITY);
+  if (packed.unschedulable.length > priceAware.unschedulable.length) return priceAware;
+  // Both passes put the same pods on existing capacity and in the same NodePools: choose per NodePool.
+  const podsByPool = (r: SchedulingResults) => JSON.stringify([...groupByPool(r)].map(([pool, claims]) => [pool, claims.flatMap((c) => c.pods).sort()]).sort());
+  const sameExisting = JSON.stringify(packed.existing) === JSON.stringify(priceAware.existing);
+  if (!sameExisting || podsByPool(packed) !== podsByPool(priceAware)) return planPrice(packed) < planPrice(priceAware) ? packed : priceAware;
+  const packedByPool = groupByPool(packed);
+  const newNodeClaims = [...groupByPool(priceAware)].flatMap(([pool, claims]) => {
+    const alternative = packedByPool.get(pool) ?? [];
+    return sumPrice(alternative) < sumPrice(claims) ? alternative : claims;
+  });
+  return { ...priceAware, newNodeClaims };
+}
+
+function groupByPool(r: SchedulingResults): Map<string, NodeClaimPlan[]> {
+  const out = new Map<string, NodeClaimPlan[]>();
+  for (const c of r.newNodeClaims) out.set(c.nodePool, [...(out.get(c.nodePool) ?? []), c]);
+  return out;
+}
+
+function sumPrice(claims: readonly NodeClaimPlan[]): number {
+  return claims.reduce((sum, c) => sum + (c.instanceTypes[0]?.price ?? 0), 0);
+}
+
+/** Sum of the cheapest option prices of the new NodeClaims, USD/hour. */
+export function planPrice(results: SchedulingResults): number {
+  return sumPrice(results.newNodeClaims);
+}
+
+/**
+ * One greedy pass. `tolerance` is {@link PACKING_TOLERANCE} for the price-aware pass, or Infinity for
+ * Karpenter's pure first-fit packing; {@link solve} runs both and keeps the cheaper plan.
+ */
+function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], tolerance: number): SchedulingResults {
   const ordered = [...pods].sort(byCpuAndMemoryDescending);
   const byWeight = [...templates].sort((a, b) => b.weight - a.weight || a.name.localeCompare(b.name));
   const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
@@ -129,19 +175,26 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
       placedExisting.push({ pod: pod.key, target: onExisting.name });
       continue;
     }
-    const inFlight = [...planned].sort((a, b) => a.pods.length - b.pods.length).find((c) => c.tryAdd(pod, remaining));
-    if (inFlight) continue;
-    let placed = false;
-    for (const template of byWeight) {
-      const claim = PlannedNodeClaim.start(template, pod, remaining.get(template.name));
-      if (claim) {
-        planned.push(claim);
-        remaining.set(template.name, claim.reserve(remaining.get(template.name)));
-        placed = true;
-        break;
-      }
+    // Cheapest of: joining a NodeClaim planned in this solve (its price increase), or a new NodeClaim from the
+    // first NodePool (by weight) that can take the pod. Ties keep packing (fewer nodes).
+    let best: { claim: PlannedNodeClaim; marginal: number } | undefined;
+    for (const claim of [...planned].sort((a, b) => a.pods.length - b.pods.length)) {
+      const marginal = claim.marginalPrice(pod);
+      if (marginal !== undefined && (!best || marginal < best.marginal)) best = { claim, marginal };
     }
-    if (!placed) unschedulable.push(diagnose(pod, byWeight, remaining));
+    let fresh: PlannedNodeClaim | undefined;
+    for (const template of byWeight) {
+      fresh = PlannedNodeClaim.start(template, pod, remaining.get(template.name));
+      if (fresh) break;
+    }
+    if (best && (!fresh || best.marginal <= fresh.price() * tolerance)) {
+      best.claim.tryAdd(pod, remaining);
+    } else if (fresh) {
+      planned.push(fresh);
+      remaining.set(fresh.template.name, fresh.reserve(remaining.get(fresh.template.name)));
+    } else {
+      unschedulable.push(diagnose(pod, byWeight, remaining));
+    }
   }
 
   return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
@@ -243,13 +296,39 @@ class PlannedNodeClaim {
     return firstRejection ?? { ok: false, reason: 'no requirement alternative' };
   }
 
-  /** Re-reserves this claim's share of the pool's limits: the largest capacity among its options plus one node. */
+  private cheapestType(): InstanceType | undefined {
+    let best: { t: InstanceType; price: number } | undefined;
+    for (const t of this.instanceTypes) {
+      const o = cheapestOffering(t, this.requirements);
+      if (o && (!best || o.price < best.price)) best = { t, price: o.price };
+    }
+    return best?.t;
+  }
+
+  /** The cheapest price (USD/hour) the claim can launch at now: its cheapest option's cheapest allowed offering. */
+  price(): number {
+    return cheapestPrice(this.instanceTypes, this.requirements);
+  }
+
+  /** How much the claim's cheapest price would rise (USD/hour) if `pod` joined, or undefined if it cannot join. */
+  marginalPrice(pod: SchedulingPod): number | undefined {
+    const check = this.canAdd(pod);
+    if (!check.ok) return undefined;
+    return cheapestPrice(check.instanceTypes, check.requirements) - this.price();
+  }
+
+  /**
+   * Re-reserves this claim's share of the pool's limits: its cheapest option's capacity plus one node (what it
+   * will most likely launch as). Karpenter reserves the largest option (`subtractMax`), which starves a pool
+   * whose options include metal sizes; Skiff instead re-checks limits against actual usage before each launch.
+   */
   reserve(remaining: ResourceList | undefined): ResourceList | undefined {
     if (!remaining) return undefined;
-    const next = add({ nodes: 1 }, max(...this.instanceTypes.map((t) => t.capacity)));
-    const updated = add(remaining, this.reserved);
+    const cheapest = this.cheapestType();
+    const next = add({ nodes: 1 }, cheapest?.capacity ?? max(...this.instanceTypes.map((t) => t.capacity)));
+    const updated = Object.fromEntries(Object.entries(remaining).map(([k, v]) => [k, v + (this.reserved[k] ?? 0)]));
     this.reserved = next;
-    return subtract(updated, next);
+    return subtractOnKeysOf(updated, next);
   }
 
   finalize(): NodeClaimPlan {
@@ -271,6 +350,16 @@ class PlannedNodeClaim {
   }
 }
 
+/** The lowest price (USD/hour) over the types' available offerings the requirements allow; Infinity if none. */
+function cheapestPrice(types: readonly InstanceType[], requirements: Requirements): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (const t of types) {
+    const o = cheapestOffering(t, requirements);
+    if (o && o.price < best) best = o.price;
+  }
+  return best;
+}
+
 /** An instance type can serve a NodeClaim when its labels meet the requirements, the requests fit, and an offering is available. */
 function instanceTypeFits(type: InstanceType, requirements: Requirements, requests: ResourceList): boolean {
   return fits(requests, type.allocatable) && requirements.intersects(type.requirements) === undefined && compatibleOfferings(type, requirements).length > 0;
@@ -290,13 +379,8 @@ export function withinLimits(usage: ResourceList, remaining: ResourceList): bool
 /** Explains, per NodePool, why a fresh node cannot take the pod, and sums it up in one sentence. */
 function diagnose(pod: SchedulingPod, templates: readonly NodePoolTemplate[], remaining: ReadonlyMap<string, ResourceList | undefined>): UnschedulablePod {
   const nodePools: Record<string, string> = {};
-  const incompatibilities: (Incompatibility | undefined)[] = [];
-  for (const t of templates) {
-    const why = whyNot(pod, t, remaining.get(t.name));
-    nodePools[t.name] = why.reason;
-    incompatibilities.push(why.incompatibility);
-  }
-  return { pod: pod.key, reason: summarise(pod, templates, nodePools, incompatibilities), nodePools };
+  for (const t of templates) nodePools[t.name] = whyNot(pod, t, remaining.get(t.name)).reason;
+  return { pod: pod.key, reason: summarise(pod, templates, nodePools), nodePools };
 }
 
 function whyNot(pod: SchedulingPod, t: NodePoolTemplate, remaining: ResourceList | undefined): Rejection {
@@ -352,18 +436,17 @@ function largestAllocatable(types: readonly InstanceType[], requests: ResourceLi
   return `${formatResources(shown)} (${best.name})`;
 }
 
-function summarise(
-  pod: SchedulingPod,
-  templates: readonly NodePoolTemplate[],
-  nodePools: Readonly<Record<string, string>>,
-  incompatibilities: readonly (Incompatibility | undefined)[],
-): string {
+function summarise(pod: SchedulingPod, templates: readonly NodePoolTemplate[], nodePools: Readonly<Record<string, string>>): string {
   if (templates.length === 0) return 'no NodePool exists';
-  const undefinedKeys = new Set(incompatibilities.map((i) => (i?.kind === 'undefinedLabel' ? i.key : undefined)));
-  if (undefinedKeys.size === 1 && !undefinedKeys.has(undefined)) {
-    const key = [...undefinedKeys][0]!;
-    const wanted = pod.requirementAlternatives[0]?.get(key);
-    return `no NodePool defines the label ${key}: the pod requires ${wanted ?? key}, but no NodePool's requirements or template labels set ${key}`;
+  // A label the pod requires that no NodePool defines is the actionable cause, whatever else also fails.
+  for (const alternative of pod.requirementAlternatives.slice(0, 1)) {
+    for (const key of alternative.keys()) {
+      const r = alternative.get(key);
+      if (WELL_KNOWN_LABELS.has(key) || r.allowsAbsence()) continue;
+      if (templates.every((t) => !t.requirements.has(key))) {
+        return `no NodePool defines the label ${key}: the pod requires ${r}, but no NodePool's requirements or template labels set ${key}; add it to a NodePool's template labels or requirements, or select on a label Skiff sets (e.g. karpenter.k8s.aws/instance-category)`;
+      }
+    }
   }
   return `no NodePool can serve the pod: ${Object.entries(nodePools)
     .map(([name, why]) => `${name}: ${why}`)

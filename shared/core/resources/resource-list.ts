@@ -47,6 +47,11 @@ export function subtract(a: ResourceList, b: ResourceList): ResourceList {
   return out;
 }
 
+/** `a − b` on the keys of `a` only (for limits: a key `a` does not mention stays unlimited). */
+export function subtractOnKeysOf(a: ResourceList, b: ResourceList): ResourceList {
+  return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]));
+}
+
 /** Key-by-key maximum. */
 export function max(...lists: readonly ResourceList[]): ResourceList {
   const out: Record<string, number> = {};

@@ -1,0 +1,271 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ValidationError } from '../../shared/core/errors.js';
+import { loadScenario } from '../../shared/sim/scenario-loader.js';
+import { expectIssue, issuesOfAsync } from '../core/api/validation-expectations.js';
+
+const SEED = fileURLToPath(new URL('../../examples/seed', import.meta.url));
+const NOW = Date.UTC(2026, 0, 15, 10, 30, 42);
+
+const NODE_CLASS = `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  role: node-role
+`;
+
+const nodePool = (name: string, nodeClass = 'default') => `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: ${name}
+spec:
+  template:
+    spec:
+      nodeClassRef:
+        group: karpenter.k8s.aws
+        kind: EC2NodeClass
+        name: ${nodeClass}
+`;
+
+const deployment = (name: string, replicas: number) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+`;
+
+let dir: string;
+
+/** Writes files into the temporary scenario folder. */
+function write(files: Readonly<Record<string, string>>): void {
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'skiff-scenario-'));
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('scenario-loader', () => {
+  describe('loadScenario', () => {
+    it('loads the whole examples/seed folder', async () => {
+      const scenario = await loadScenario(SEED, { now: NOW });
+      expect(scenario.name).toBe('seed');
+      expect(scenario.files.map((f) => f.slice(SEED.length + 1))).toEqual([
+        'deployment-gpu-inference.yaml',
+        'deployment-my-service.yaml',
+        'deployment-web.yaml',
+        'ec2nodeclass-default.yaml',
+        'ec2nodeclass-gpu-class.yaml',
+        'job-batch.yaml',
+        'nodepool-batch.yaml',
+        'nodepool-general.yaml',
+        'nodepool-gpu.yaml',
+        'pdb-my-service.yaml',
+        'pod-high-memory-report.yaml',
+        'scenario.yaml',
+      ]);
+      expect(scenario.spec.startMs).toBe(Date.UTC(2026, 2, 2, 8, 0, 0));
+      expect(scenario.spec.durationSeconds).toBe(3 * 3600);
+      expect(scenario.spec.region).toBe('us-west-2');
+      expect(scenario.spec.events).toEqual([]);
+      expect(scenario.nodePools.map((p) => p.metadata.name)).toEqual(['batch', 'general', 'gpu']);
+      expect(scenario.nodeClasses.map((c) => c.metadata.name)).toEqual(['default', 'gpu-class']);
+      expect(scenario.deployments.map((d) => [d.metadata.name, d.spec.replicas])).toEqual([
+        ['gpu-inference', 2],
+        ['my-service', 3],
+        ['web', 12],
+      ]);
+      expect(scenario.jobs.map((j) => [j.metadata.name, j.spec.parallelism])).toEqual([['batch', 10]]);
+      expect(scenario.pods.map((p) => [p.metadata.name, p.spec.nodeSelector])).toEqual([['high-memory-report', { 'node-type': 'high-memory' }]]);
+      expect(scenario.pdbs.map((p) => p.metadata.name)).toEqual(['my-service-pdb']);
+      expect(scenario.statefulSets).toEqual([]);
+      expect(scenario.daemonSets).toEqual([]);
+      expect(scenario.limitRanges).toEqual([]);
+      expect(scenario.warnings).toEqual([]);
+    });
+
+    it('keeps the seed values and a source on every object', async () => {
+      const scenario = await loadScenario(SEED, { now: NOW });
+      const general = scenario.nodePools.find((p) => p.metadata.name === 'general');
+      expect(general?.spec.template.spec.expireAfter).toBe('720h');
+      expect(general?.spec.disruption.budgets).toEqual([{ nodes: '10%' }]);
+      expect(general?.spec.limits).toEqual({ cpu: '400', memory: '800Gi' });
+      expect(scenario.nodePools.find((p) => p.metadata.name === 'gpu')?.spec.limits).toEqual({ cpu: '100' });
+      expect(general?.source).toEqual({ file: join(SEED, 'nodepool-general.yaml'), line: 1 });
+      expect(scenario.nodePools.find((p) => p.metadata.name === 'gpu')?.source.line).toBe(3);
+      const all = [...scenario.nodePools, ...scenario.nodeClasses, ...scenario.pods, ...scenario.deployments, ...scenario.jobs, ...scenario.pdbs];
+      for (const o of all) expect(o.source.file.startsWith(SEED)).toBe(true);
+    });
+
+    it('loads one multi-document file, naming the scenario after it and starting at the current minute', async () => {
+      const file = join(dir, 'cluster.yml');
+      writeFileSync(file, `${NODE_CLASS}---\n${nodePool('general')}---\n${deployment('web', 2)}`);
+      const scenario = await loadScenario(file, { now: NOW });
+      expect(scenario.name).toBe('cluster');
+      expect(scenario.files).toEqual([file]);
+      expect(scenario.spec.startMs).toBe(Date.UTC(2026, 0, 15, 10, 30));
+      expect(scenario.spec.durationSeconds).toBe(3600);
+      expect(scenario.deployments[0]?.source).toEqual({ file, line: 23 });
+    });
+
+    it('reads only *.yaml and *.yml files of the folder itself, sorted', async () => {
+      mkdirSync(join(dir, 'nested'));
+      write({ 'b.yml': nodePool('general'), 'a.yaml': NODE_CLASS, 'notes.txt': 'not yaml', 'nested/c.yaml': 'kind: Broken' });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.files).toEqual([join(dir, 'a.yaml'), join(dir, 'b.yml')]);
+    });
+
+    it('rejects a NodePool whose EC2NodeClass is missing, with file, line and path', async () => {
+      write({ 'pool.yaml': nodePool('general', 'missing') });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), {
+        path: 'spec.template.spec.nodeClassRef.name',
+        line: 11,
+        file: join(dir, 'pool.yaml'),
+        message: /EC2NodeClass "missing", which is not in the scenario/,
+      });
+    });
+
+    it('rejects a nodeClassRef to another provider', async () => {
+      write({ 'class.yaml': NODE_CLASS, 'pool.yaml': nodePool('general').replace('group: karpenter.k8s.aws', 'group: karpenter.azure.com') });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { path: 'spec.template.spec.nodeClassRef.group', line: 9 });
+    });
+
+    it('rejects duplicate names of the same kind and namespace, across files', async () => {
+      write({ 'a.yaml': `${NODE_CLASS}---\n${deployment('web', 1)}`, 'b.yaml': deployment('web', 2) });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), {
+        path: 'metadata.name',
+        line: 4,
+        file: join(dir, 'b.yaml'),
+        message: new RegExp(`duplicate Deployment default/web \\(first defined at ${join(dir, 'a.yaml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:11\\)`),
+      });
+    });
+
+    it('accepts the same name in another namespace or of another kind', async () => {
+      write({ 'a.yaml': `${NODE_CLASS}---\n${deployment('web', 1)}---\n${deployment('web', 1).replace('  name: web\n', '  name: web\n  namespace: other\n')}---\n${nodePool('web')}` });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.deployments).toHaveLength(2);
+    });
+
+    it('rejects a second Scenario document', async () => {
+      const scenario = 'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\n';
+      write({ 'a.yaml': NODE_CLASS, 's1.yaml': scenario, 's2.yaml': scenario });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { path: 'kind', line: 2, file: join(dir, 's2.yaml'), message: /at most one Scenario/ });
+    });
+
+    it('rejects a starting node that names an unknown NodePool', async () => {
+      write({
+        'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}`,
+        'scenario.yaml': 'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  nodes:\n    - {name: n1, instanceType: m5.large, zone: us-west-2a, capacityType: spot, nodePool: generl}\n    - {name: n2, instanceType: m5.large, zone: us-west-2a, capacityType: spot, nodePool: general}\n',
+      });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { path: 'spec.nodes[0].nodePool', line: 6, message: /NodePool "generl"/ });
+    });
+
+    it('rejects scaling a Deployment that does not exist yet, and accepts one applied earlier', async () => {
+      write({
+        'a.yaml': `${NODE_CLASS}---\n${deployment('web', 1)}`,
+        'scenario.yaml': `apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: s}
+spec:
+  events:
+    - {at: 10m, scale: {kind: Deployment, name: api, replicas: 3}}
+    - at: 20m
+      apply:
+${deployment('api', 1).replace(/^/gm, '        ').trimEnd()}
+    - {at: 30m, scale: {kind: Deployment, name: api, replicas: 5}}
+    - {at: 30m, scale: {kind: Deployment, name: web, replicas: 5}}
+`,
+      });
+      const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
+      expect(issues).toHaveLength(1);
+      expectIssue(issues, { path: 'spec.events[0].scale.name', line: 6, message: /no Deployment default\/api exists/ });
+    });
+
+    it('returns applied manifests as events, not as initial objects, and checks their node class', async () => {
+      write({
+        'a.yaml': NODE_CLASS,
+        'scenario.yaml': `apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: s}
+spec:
+  events:
+    - at: 1h
+      apply:
+${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
+`,
+      });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { path: 'spec.events[0].apply.spec.template.spec.nodeClassRef.name', line: 18 });
+      write({ 'scenario.yaml': `apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  events:\n    - at: 1h\n      apply:\n${nodePool('late').replace(/^/gm, '        ').trimEnd()}\n` });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.nodePools).toEqual([]);
+      const [event] = scenario.spec.events;
+      expect(event?.type === 'apply' && event.apply.kind === 'NodePool' && event.apply.object.metadata.name).toBe('late');
+      expect(event?.type === 'apply' && event.apply.source).toEqual({ file: join(dir, 'scenario.yaml'), line: 7 });
+    });
+
+    it('rejects a pod bound to a node the scenario does not declare', async () => {
+      write({ 'pod.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: ghost\n  containers: [{name: c}]\n' });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { path: 'spec.nodeName', line: 5, message: /ghost/ });
+    });
+
+    it('accepts a pod bound to a declared starting node', async () => {
+      write({
+        'pod.yaml': 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  containers: [{name: c}]\n',
+        'scenario.yaml': 'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  nodes: [{name: n1, instanceType: m5.large, zone: us-west-2a, capacityType: on-demand}]\n',
+      });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.pods[0]?.spec.nodeName).toBe('n1');
+      expect(scenario.spec.nodes[0]?.nodePool).toBeUndefined();
+    });
+
+    it('throws one error listing the problems of every file, and returns nothing', async () => {
+      write({
+        'a.yaml': nodePool('general', 'missing'),
+        'b.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: s}\n',
+        'c.yaml': 'key: [unclosed\n',
+        'd.yaml': deployment('web', 1).replace('replicas: 1', 'replicas: -1'),
+      });
+      let error: unknown;
+      try {
+        await loadScenario(dir, { now: NOW });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(ValidationError);
+      const files = (error as ValidationError).issues.map((i) => i.file.slice(dir.length + 1));
+      expect(new Set(files)).toEqual(new Set(['a.yaml', 'b.yaml', 'c.yaml', 'd.yaml']));
+    });
+
+    it('warns about a PodDisruptionBudget that can never allow an eviction', async () => {
+      write({
+        'a.yaml': `${deployment('svc', 2)}---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: svc-pdb}\nspec:\n  selector: {matchLabels: {app: svc}}\n  minAvailable: 2\n`,
+      });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.warnings).toEqual([
+        expect.objectContaining({ file: join(dir, 'a.yaml'), line: 18, path: 'spec.minAvailable', message: expect.stringMatching(/can never allow an eviction \(minAvailable 2 with 2 pod\(s\)\)/) }),
+      ]);
+    });
+
+    it('reports a path that does not exist, and a folder without YAML', async () => {
+      expect(await issuesOfAsync(loadScenario(join(dir, 'nope'), { now: NOW }))).toEqual([expect.objectContaining({ file: join(dir, 'nope'), message: expect.stringMatching(/cannot read: ENOENT/) })]);
+      expect(await issuesOfAsync(loadScenario(dir, { now: NOW }))).toEqual([expect.objectContaining({ file: dir, message: expect.stringMatching(/no \*\.yaml/) })]);
+    });
+  });
+});
