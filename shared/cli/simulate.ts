@@ -10,10 +10,10 @@ import { provision } from '../controllers/provision.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
 import { silentLog, type Log } from '../lambda/log.js';
 import { SIMULATED_CLUSTER_NAME, runSimulation } from '../sim/engine.js';
-import { startDynalite } from '../sim/dynalite.js';
 import type { SimulationResult } from '../sim/result.js';
 import { ResultSchema } from '../sim/result-schema.js';
 import { loadScenario, type LoadedScenario } from '../sim/scenario-loader.js';
+import { startDynalite } from './local-dynamodb.js';
 
 /** Options of {@link simulateScenario}. */
 export interface SimulateOptions {

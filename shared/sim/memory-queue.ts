@@ -98,7 +98,9 @@ export class MemoryFifoQueue implements Queue {
     try {
       for (;;) {
         const now = this.clock.now();
-        const visible = this.messages.filter((m) => m.visibleAt <= now).slice(0, this.options.maxBatchSize ?? 10);
+        // SQS FIFO returns no message of a group while an earlier one of that group is in flight.
+        const inFlight = new Set(this.messages.filter((m) => m.visibleAt > now).map((m) => m.groupId));
+        const visible = this.messages.filter((m) => m.visibleAt <= now && !inFlight.has(m.groupId)).slice(0, this.options.maxBatchSize ?? 10);
         if (visible.length === 0) break;
         const timeout = this.options.visibilityTimeoutMs ?? 30_000;
         for (const m of visible) {

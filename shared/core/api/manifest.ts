@@ -72,6 +72,8 @@ export type ManifestBody = { [K in ManifestKind]: Omit<ManifestOf<K>, 'source'> 
 export interface PathIssue {
   readonly path: readonly PropertyKey[];
   readonly message: string;
+  /** Point at the key rather than the value (an unknown field). */
+  readonly atKey?: boolean;
 }
 
 /** Options of {@link validateManifestObject}. */
@@ -180,10 +182,11 @@ export function zodIssuesToPathIssues(issues: readonly z.core.$ZodIssue[]): Path
     if (issue.code === 'unrecognized_keys') {
       const messages = issue.message.split(KEY_MESSAGE_SEPARATOR);
       issue.keys.forEach((key, i) => {
-        out.push({ path: [...issue.path, key], message: messages.length === issue.keys.length ? (messages[i] ?? '') : `unknown field ${JSON.stringify(key)}` });
+        out.push({ path: [...issue.path, key], message: messages.length === issue.keys.length ? (messages[i] ?? '') : `unknown field ${JSON.stringify(key)}`, atKey: true });
       });
     } else {
-      out.push({ path: issue.path, message: issue.message });
+      const atKey = issue.code === 'custom' && (issue.params as { atKey?: unknown } | undefined)?.atKey === true;
+      out.push({ path: issue.path, message: issue.message, ...(atKey ? { atKey } : {}) });
     }
   }
   return out;
@@ -237,7 +240,9 @@ export function validateManifestObject(
 export const manifestBodySchema = z.unknown().transform((value, ctx): ManifestBody => {
   const result = validateManifestObject(value);
   if (result.ok) return result.manifest;
-  for (const issue of result.issues) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
+  for (const issue of result.issues) {
+    ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message, ...(issue.atKey ? { params: { atKey: true } } : {}) });
+  }
   return z.NEVER;
 });
 
@@ -251,10 +256,11 @@ export interface ManifestDocument {
   /** The document as plain JS (mappings → objects, sequences → arrays). */
   readonly value: unknown;
   /**
-   * The 1-based line and column of the node at `path`: the value for a scalar, the key for a mapping or list
-   * reached through a key, or the deepest existing ancestor when the path does not exist (a missing field).
+   * The 1-based line and column of the node at `path`: the value for a scalar (or its key with `atKey`), the key
+   * for a mapping or list reached through a key, or the deepest existing ancestor when the path does not exist
+   * (a missing field).
    */
-  locate(path: readonly PropertyKey[]): { readonly line: number; readonly column: number };
+  locate(path: readonly PropertyKey[], options?: { readonly atKey?: boolean }): { readonly line: number; readonly column: number };
 }
 
 /** The start offset of a YAML node, if it has one. */
@@ -264,7 +270,7 @@ function startOf(node: unknown): number | undefined {
 
 /** Builds the `locate` function of a document. */
 function locator(doc: Document.Parsed, lines: LineCounter): ManifestDocument['locate'] {
-  return (path) => {
+  return (path, options = {}) => {
     let node: unknown = doc.contents;
     let offset = startOf(node) ?? 0;
     let resolved = true;
@@ -286,7 +292,7 @@ function locator(doc: Document.Parsed, lines: LineCounter): ManifestDocument['lo
         break;
       }
     }
-    if (resolved && isScalar(node) && node.value !== null) offset = startOf(node) ?? offset;
+    if (resolved && !options.atKey && isScalar(node) && node.value !== null) offset = startOf(node) ?? offset;
     const pos = lines.linePos(offset);
     return { line: pos.line, column: pos.col };
   };
@@ -344,7 +350,7 @@ export function readManifestDocuments(text: string, file: string): { readonly do
  */
 export function locateIssues(doc: ManifestDocument, issues: readonly PathIssue[]): ValidationIssue[] {
   return issues.map((issue) => {
-    const { line, column } = doc.locate(issue.path);
+    const { line, column } = doc.locate(issue.path, { atKey: issue.atKey === true });
     const path = formatPath(issue.path);
     return { file: doc.file, line, column, ...(path ? { path } : {}), message: issue.message };
   });

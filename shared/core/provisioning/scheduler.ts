@@ -135,7 +135,8 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
   const packedByPool = groupByPool(packed);
   const newNodeClaims = [...groupByPool(priceAware)].flatMap(([pool, claims]) => {
     const alternative = packedByPool.get(pool) ?? [];
-    return sumPrice(alternative) < sumPrice(claims) ? alternative : claims;
+    const [a, b] = [sumPrice(alternative), sumPrice(claims)];
+    return a < b - 1e-9 || (Math.abs(a - b) <= 1e-9 && alternative.length < claims.length) ? alternative : claims;
   });
   return { ...priceAware, newNodeClaims };
 }
@@ -153,6 +154,13 @@ function sumPrice(claims: readonly NodeClaimPlan[]): number {
 /** Sum of the cheapest option prices of the new NodeClaims, USD/hour. */
 export function planPrice(results: SchedulingResults): number {
   return sumPrice(results.newNodeClaims);
+}
+
+/**
+ * Karpenter's own strategy, for comparison and benchmarks: every pod joins the first planned NodeClaim that fits.
+ */
+export function solveFirstFit(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): SchedulingResults {
+  return solveWith(pods, templates, existing, Number.POSITIVE_INFINITY);
 }
 
 /**

@@ -6,7 +6,7 @@ import { DynamoDbNodeClaimStore } from '../../../shared/adapters/aws/dynamodb-no
 import { INSTANCE_KEY, nodeClaimKey } from '../../../shared/adapters/aws/table.js';
 import type { NodeClaim, NodeClaimState } from '../../../shared/core/api/nodeclaim.js';
 import { ConflictError, SkiffError, ThrottledError, isConflictError } from '../../../shared/core/errors.js';
-import { localClientConfig, startDynalite, type LocalDynamoDb } from '../../../shared/sim/dynalite.js';
+import { localClientConfig, startDynalite, type LocalDynamoDb } from '../../../shared/cli/local-dynamodb.js';
 
 let db: LocalDynamoDb;
 let clusterSeq = 0;

@@ -5,7 +5,7 @@ import { offeringKey } from '../../../shared/adapters/aws/table.js';
 import { DynamoDbUnavailableOfferingsStore } from '../../../shared/adapters/aws/unavailable-offerings-store.js';
 import { SkiffError } from '../../../shared/core/errors.js';
 import type { OfferingKey } from '../../../shared/ports/unavailable-offerings.js';
-import { startDynalite, type LocalDynamoDb } from '../../../shared/sim/dynalite.js';
+import { startDynalite, type LocalDynamoDb } from '../../../shared/cli/local-dynamodb.js';
 
 let db: LocalDynamoDb;
 let clusterSeq = 0;

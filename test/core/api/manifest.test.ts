@@ -116,6 +116,11 @@ describe('manifest', () => {
       expect(issues).toEqual([expect.objectContaining({ line: 5, column: 50, path: 'spec.containers[0].ports[0].containerPort' })]);
     });
 
+    it('points an unknown field at its key, not its value', () => {
+      const issues = issuesOf(() => parseManifests('apiVersion: v1\nkind: Pod\nmetadata: {name: a, lables: x}\nspec:\n  containers: [{name: c}]\n', 'k.yaml'));
+      expect(issues).toEqual([expect.objectContaining({ line: 3, column: 21, path: 'metadata.lables', message: 'unknown field "lables" (did you mean "labels"?)' })]);
+    });
+
     it('follows YAML aliases and merge keys', () => {
       const text = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: &l {app: a}\n  annotations: *l\nspec:\n  containers: [{name: c}]\n';
       const [pod] = parseManifests(text, 'alias.yaml');

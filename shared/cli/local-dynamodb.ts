@@ -1,7 +1,8 @@
 /**
  * An embedded DynamoDB for the simulation and the adapter tests: dynalite (in-process, in-memory, the real DynamoDB
  * JSON protocol) on 127.0.0.1 with an ephemeral port, Skiff's table already created. The same DynamoDB stores run
- * against it as against AWS.
+ * against it as against AWS. It lives in the CLI (the local composition root) because it wires an AWS adapter's
+ * table definition, which `shared/sim` may not import.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';

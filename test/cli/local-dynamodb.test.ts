@@ -1,12 +1,12 @@
-// Tests shared/sim/dynalite.ts (kept beside the DynamoDB adapter tests it serves; mirrors would put it in test/sim/).
+// Tests shared/cli/local-dynamodb.ts: the embedded DynamoDB of the local composition root (simulate) and the adapter tests.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamoDbNodeClaimStore } from '../../../shared/adapters/aws/dynamodb-nodeclaim-store.js';
-import { INSTANCE_ID_INDEX } from '../../../shared/adapters/aws/table.js';
-import { LOCAL_TABLE_NAME, localClientConfig, startDynalite, type LocalDynamoDb } from '../../../shared/sim/dynalite.js';
+import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodeclaim-store.js';
+import { INSTANCE_ID_INDEX } from '../../shared/adapters/aws/table.js';
+import { LOCAL_TABLE_NAME, localClientConfig, startDynalite, type LocalDynamoDb } from '../../shared/cli/local-dynamodb.js';
 
 const running: LocalDynamoDb[] = [];
 async function start(...args: Parameters<typeof startDynalite>): Promise<LocalDynamoDb> {

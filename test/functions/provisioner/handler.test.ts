@@ -1,0 +1,123 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ThrottledError } from '../../../shared/core/errors.js';
+import type { CloudProvider } from '../../../shared/ports/cloud-provider.js';
+import { ProvisionerHarness, podYaml } from '../../support/provisioner-harness.js';
+
+let h: ProvisionerHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('provisioner handler', () => {
+  describe('a pod event', () => {
+    it('launches one NodeClaim for a pending pod and nominates the pod to it', async () => {
+      h = await ProvisionerHarness.start();
+      const pod = await h.pendingPod(podYaml('web-1'));
+      expect(pod.unschedulable).toBe(true);
+      const response = await h.deliver(h.record(pod));
+      expect(response.batchItemFailures).toEqual([]);
+      const claims = await h.store.list();
+      expect(claims).toHaveLength(1);
+      expect(claims[0]).toMatchObject({ state: 'Launched', nodePool: 'general', nominatedPods: ['default/web-1'] });
+      expect(h.ec2.instances).toHaveLength(1);
+    });
+
+    it('launches nothing new when the same event is delivered twice', async () => {
+      h = await ProvisionerHarness.start();
+      const pod = await h.pendingPod(podYaml('web-1'));
+      const record = h.record(pod);
+      await h.deliver(record);
+      const claimsAfterFirst = await h.store.list();
+      const second = await h.deliver(record);
+      expect(second.batchItemFailures).toEqual([]);
+      expect(await h.store.list()).toEqual(claimsAfterFirst);
+      expect(h.ec2.instances).toHaveLength(1);
+      expect(h.ec2.launchAttempts).toHaveLength(1);
+    });
+
+    it('launches nothing new when the duplicate arrives in the same batch', async () => {
+      h = await ProvisionerHarness.start();
+      const pod = await h.pendingPod(podYaml('web-1'));
+      await h.deliver(h.record(pod), h.record(pod));
+      expect(h.ec2.instances).toHaveLength(1);
+    });
+
+    it('launches nothing once the pod fits the in-flight NodeClaim of an earlier batch', async () => {
+      h = await ProvisionerHarness.start();
+      const first = await h.pendingPod(podYaml('web-1', '250m', '256Mi'));
+      await h.deliver(h.record(first));
+      const second = await h.pendingPod(podYaml('web-2', '250m', '256Mi'));
+      await h.deliver(h.record(second));
+      expect(h.ec2.instances).toHaveLength(1);
+      const [claim] = await h.store.list();
+      expect(claim!.nominatedPods).toEqual(['default/web-1', 'default/web-2']);
+    });
+  });
+
+  describe('malformed messages', () => {
+    it('drops records that are not pod events without failing the batch or launching', async () => {
+      h = await ProvisionerHarness.start();
+      const response = await h.deliver(h.rawRecord('not json'), h.rawRecord(JSON.stringify({ kind: 'pod', name: 'x' })));
+      expect(response.batchItemFailures).toEqual([]);
+      expect(h.ec2.launchAttempts).toEqual([]);
+    });
+  });
+
+  describe('throttling and crashes', () => {
+    it('reports the batch failed when EC2 throttles, and the retry resumes the same NodeClaim', async () => {
+      let throttle = true;
+      h = await ProvisionerHarness.start(undefined, (ec2) => {
+        const cloud: CloudProvider = {
+          getInstanceTypes: (q) => ec2.getInstanceTypes(q),
+          list: () => ec2.list(),
+          delete: (id) => ec2.delete(id),
+          create: async (req) => {
+            if (throttle) throw new ThrottledError('RequestLimitExceeded');
+            return ec2.create(req);
+          },
+        };
+        return cloud;
+      });
+      const pod = await h.pendingPod(podYaml('web-1'));
+      const record = h.record(pod);
+      const first = await h.deliver(record);
+      expect(first.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+      const [pending] = await h.store.list();
+      expect(pending).toMatchObject({ state: 'Pending', nominatedPods: ['default/web-1'] });
+      expect(pending!.instanceId).toBeUndefined();
+
+      throttle = false;
+      const retry = await h.deliver(record);
+      expect(retry.batchItemFailures).toEqual([]);
+      const claims = await h.store.list();
+      expect(claims).toHaveLength(1);
+      expect(claims[0]).toMatchObject({ name: pending!.name, state: 'Launched' });
+      expect(h.ec2.instances).toHaveLength(1);
+    });
+  });
+
+  describe('insufficient capacity', () => {
+    it('marks the offering unavailable and falls back in the same invocation', async () => {
+      h = await ProvisionerHarness.start();
+      // The pod can only run on m5.large, whose spot capacity is gone in every allowed zone.
+      const pod = await h.pendingPod(podYaml('web-1', '500m', '1Gi').replace('{workload-type: general}', '{workload-type: general, node.kubernetes.io/instance-type: m5.large}'));
+      const now = h.clock.now();
+      for (const zone of ['us-west-2a', 'us-west-2b', 'us-west-2c']) h.ec2.injectCapacityError({ instanceType: 'm5.large', zone, capacityType: 'spot' }, now, now + 60 * 60_000);
+      await h.deliver(h.record(pod));
+      const claims = await h.store.list();
+      const failed = claims.filter((c) => c.state === 'Failed');
+      const launched = claims.filter((c) => c.state === 'Launched');
+      expect(failed.length).toBeGreaterThanOrEqual(1);
+      expect(failed[0]).toMatchObject({ launchError: 'InsufficientInstanceCapacity', deletionReason: 'LaunchFailed' });
+      expect(launched).toHaveLength(1);
+      expect(launched[0]).toMatchObject({ capacityType: 'on-demand', instanceType: 'm5.large' });
+      expect(h.ec2.launchAttempts.map((a) => [a.capacityTypes[0], a.result])).toEqual([
+        ['spot', 'InsufficientInstanceCapacity'],
+        ['on-demand', 'ok'],
+      ]);
+      expect((await h.offerings.listUnavailable(h.clock.now())).length).toBeGreaterThan(0);
+      expect(h.ec2.instances).toHaveLength(1);
+    });
+  });
+});
