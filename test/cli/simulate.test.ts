@@ -1,0 +1,119 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
+import { main } from '../../shared/cli/main.js';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
+import { ResultSchema } from '../../shared/sim/result-schema.js';
+
+const catalog = new Map(loadCatalog().map((t) => [t.name, t]));
+const label = (type: string, key: string) => catalog.get(type)!.labels[key];
+
+function capture(): { io: { out: (t: string) => void; err: (t: string) => void; isTTY: boolean }; out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  return { io: { out: (t) => (out += t), err: (t) => (err += t), isTTY: false }, out: () => out, err: () => err };
+}
+
+describe('skiff simulate examples/seed', () => {
+  let result: SimulationResult;
+  beforeAll(async () => {
+    result = (await simulateScenario('examples/seed', { seed: 1 })).result;
+  });
+
+  it('produces a Result that passes the contract schema', () => {
+    expect(ResultSchema.safeParse(result).success).toBe(true);
+  });
+
+  it('launches general only as c/m/r, generation > 4, amd64, in us-west-2a/b/c', () => {
+    const general = result.nodeClaims.filter((c) => c.nodePool === 'general' && c.instanceType);
+    expect(general.length).toBeGreaterThan(0);
+    for (const c of general) {
+      const options = c.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type')!.values!;
+      for (const t of [c.instanceType!, ...options]) {
+        expect(['c', 'm', 'r']).toContain(label(t, 'karpenter.k8s.aws/instance-category'));
+        expect(Number(label(t, 'karpenter.k8s.aws/instance-generation'))).toBeGreaterThan(4);
+        expect(label(t, 'kubernetes.io/arch')).toBe('amd64');
+      }
+      expect(['us-west-2a', 'us-west-2b', 'us-west-2c']).toContain(c.zone);
+    }
+  });
+
+  it('launches gpu only as on-demand g5 or g4dn', () => {
+    const gpu = result.nodeClaims.filter((c) => c.nodePool === 'gpu' && c.instanceType);
+    expect(gpu.length).toBeGreaterThan(0);
+    for (const c of gpu) {
+      expect(['g5', 'g4dn']).toContain(label(c.instanceType!, 'karpenter.k8s.aws/instance-family'));
+      expect(c.capacityType).toBe('on-demand');
+    }
+  });
+
+  it('launches batch only as spot c or m', () => {
+    const batch = result.nodeClaims.filter((c) => c.nodePool === 'batch' && c.instanceType);
+    expect(batch.length).toBeGreaterThan(0);
+    for (const c of batch) {
+      expect(['c', 'm']).toContain(label(c.instanceType!, 'karpenter.k8s.aws/instance-category'));
+      expect(c.capacityType).toBe('spot');
+    }
+  });
+
+  it('places every pod that can run', () => {
+    const neverPlaced = result.pods.filter((p) => p.scheduledAt === null).map((p) => p.name);
+    expect(neverPlaced).toEqual(['high-memory-report']);
+  });
+
+  it('reports the unsatisfiable pod with the label it lacks, per NodePool', () => {
+    expect(result.unschedulable).toHaveLength(1);
+    const [u] = result.unschedulable;
+    expect(u!.pod).toBe('default/high-memory-report');
+    expect(u!.reason).toMatch(/no NodePool defines the label node-type/);
+    expect(Object.keys(u!.nodePools).sort()).toEqual(['batch', 'general', 'gpu']);
+  });
+
+  it('counts no violations', () => {
+    expect(result.violations).toEqual({ budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 });
+  });
+
+  it('gives the same Result for the same seed', async () => {
+    const again = (await simulateScenario('examples/seed', { seed: 1 })).result;
+    expect(JSON.stringify(again)).toBe(JSON.stringify(result));
+  });
+});
+
+describe('skiff CLI', () => {
+  it('prints the whole Result with --json', async () => {
+    const c = capture();
+    expect(await main(['simulate', 'examples/seed', '--json'], c.io)).toBe(0);
+    expect(ResultSchema.safeParse(JSON.parse(c.out())).success).toBe(true);
+  });
+
+  it('prints a summary with NodeClaims, cost and the pending pod', async () => {
+    const c = capture();
+    expect(await main(['simulate', 'examples/seed'], c.io)).toBe(0);
+    expect(c.out()).toMatch(/NODEPOOL\s+INSTANCE TYPE\s+CAPACITY/);
+    expect(c.out()).toMatch(/Cost: \$/);
+    expect(c.out()).toMatch(/default\/high-memory-report/);
+  });
+
+  it('exits 2 naming file, line and field path for a bad manifest, and simulates nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-bad-'));
+    const good = readFileSync('examples/seed/ec2nodeclass-default.yaml', 'utf8');
+    writeFileSync(join(dir, 'a-class.yaml'), good);
+    writeFileSync(
+      join(dir, 'b-pool.yaml'),
+      ['apiVersion: karpenter.sh/v1', 'kind: NodePool', 'metadata: {name: general}', 'spec:', '  weight: 101', '  template:', '    spec:', '      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}', '      requirements: []', ''].join('\n'),
+    );
+    const c = capture();
+    expect(await main(['simulate', dir, '--json'], c.io)).toBe(2);
+    expect(c.out()).toBe('');
+    expect(c.err()).toMatch(/b-pool\.yaml:5(:\d+)?: spec\.weight/);
+  });
+
+  it('exits 2 for a bad --seed', async () => {
+    const c = capture();
+    expect(await main(['simulate', 'examples/seed', '--seed', 'abc'], c.io)).toBe(2);
+    expect(c.err()).toMatch(/seed/);
+  });
+});
