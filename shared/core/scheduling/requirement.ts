@@ -14,7 +14,9 @@
  * | Gt n  (≡ Gte n+1) | true     | {}     | greaterThan = n |
  * | Lt n  (≡ Lte n−1) | true     | {}     | lessThan = n    |
  *
- * A node without the label satisfies exactly the requirements whose operator is NotIn or DoesNotExist.
+ * A separate flag records whether a node *without* the label satisfies the requirement (true for NotIn and
+ * DoesNotExist, and for intersections of two such). It keeps `In [a] ∩ In [b]` (nothing) apart from
+ * `DoesNotExist` (label absent), which Karpenter's form conflates.
  * Values are immutable; every operation returns a new requirement.
  */
 import type { NodeSelectorRequirement, Operator } from '../api/kubernetes.js';
@@ -34,6 +36,8 @@ export class Requirement {
     readonly lessThan: number | undefined,
     /** Minimum number of distinct values that must remain (Karpenter `minValues`). */
     readonly minValues: number | undefined,
+    /** True when a node without this label satisfies the requirement. */
+    private readonly absentAllowed: boolean,
   ) {}
 
   /**
@@ -44,21 +48,21 @@ export class Requirement {
     const values = r.values ?? [];
     switch (r.operator) {
       case 'In':
-        return new Requirement(r.key, false, new Set(values), undefined, undefined, r.minValues);
+        return new Requirement(r.key, false, new Set(values), undefined, undefined, r.minValues, false);
       case 'NotIn':
-        return new Requirement(r.key, true, new Set(values), undefined, undefined, r.minValues);
+        return new Requirement(r.key, true, new Set(values), undefined, undefined, r.minValues, true);
       case 'Exists':
-        return new Requirement(r.key, true, new Set(), undefined, undefined, r.minValues);
+        return new Requirement(r.key, true, new Set(), undefined, undefined, r.minValues, false);
       case 'DoesNotExist':
-        return new Requirement(r.key, false, new Set(), undefined, undefined, r.minValues);
+        return new Requirement(r.key, false, new Set(), undefined, undefined, r.minValues, true);
       case 'Gt':
-        return new Requirement(r.key, true, new Set(), integerOf(r), undefined, r.minValues);
+        return new Requirement(r.key, true, new Set(), integerOf(r), undefined, r.minValues, false);
       case 'Gte':
-        return new Requirement(r.key, true, new Set(), integerOf(r) - 1, undefined, r.minValues);
+        return new Requirement(r.key, true, new Set(), integerOf(r) - 1, undefined, r.minValues, false);
       case 'Lt':
-        return new Requirement(r.key, true, new Set(), undefined, integerOf(r), r.minValues);
+        return new Requirement(r.key, true, new Set(), undefined, integerOf(r), r.minValues, false);
       case 'Lte':
-        return new Requirement(r.key, true, new Set(), undefined, integerOf(r) + 1, r.minValues);
+        return new Requirement(r.key, true, new Set(), undefined, integerOf(r) + 1, r.minValues, false);
       default:
         return assertNever(r.operator);
     }
@@ -66,17 +70,17 @@ export class Requirement {
 
   /** `key In values`. */
   static in(key: string, values: Iterable<string>, minValues?: number): Requirement {
-    return new Requirement(key, false, new Set(values), undefined, undefined, minValues);
+    return new Requirement(key, false, new Set(values), undefined, undefined, minValues, false);
   }
 
   /** `key Exists` — any value, the label must be present. */
   static exists(key: string): Requirement {
-    return new Requirement(key, true, new Set(), undefined, undefined, undefined);
+    return new Requirement(key, true, new Set(), undefined, undefined, undefined, false);
   }
 
   /** `key DoesNotExist`. */
   static doesNotExist(key: string): Requirement {
-    return new Requirement(key, false, new Set(), undefined, undefined, undefined);
+    return new Requirement(key, false, new Set(), undefined, undefined, undefined, true);
   }
 
   /** True when a node labelled `key=value` satisfies this requirement. */
@@ -87,8 +91,7 @@ export class Requirement {
 
   /** True when a node *without* this label satisfies the requirement (NotIn, DoesNotExist). */
   allowsAbsence(): boolean {
-    const op = this.operator();
-    return op === 'NotIn' || op === 'DoesNotExist';
+    return this.absentAllowed;
   }
 
   /**
@@ -116,21 +119,22 @@ export class Requirement {
     const greaterThan = maxDefined(this.greaterThan, other.greaterThan);
     const lessThan = minDefined(this.lessThan, other.lessThan);
     const minValues = maxDefined(this.minValues, other.minValues);
+    const absent = this.absentAllowed && other.absentAllowed;
     const inBounds = (v: string) => withinBounds(v, greaterThan, lessThan);
     if (this.complement && other.complement) {
       if (greaterThan !== undefined && lessThan !== undefined && lessThan - greaterThan <= 1) {
-        return new Requirement(this.key, false, new Set(), undefined, undefined, minValues);
+        return new Requirement(this.key, false, new Set(), undefined, undefined, minValues, absent);
       }
       const values = new Set([...this.values, ...other.values].filter(inBounds));
-      return new Requirement(this.key, true, values, greaterThan, lessThan, minValues);
+      return new Requirement(this.key, true, values, greaterThan, lessThan, minValues, absent);
     }
     if (this.complement !== other.complement) {
       const [set, excluded] = this.complement ? [other, this] : [this, other];
       const values = [...set.values].filter((v) => !excluded.values.has(v) && inBounds(v));
-      return new Requirement(this.key, false, new Set(values), undefined, undefined, minValues);
+      return new Requirement(this.key, false, new Set(values), undefined, undefined, minValues, absent);
     }
     const values = [...this.values].filter((v) => other.values.has(v) && inBounds(v));
-    return new Requirement(this.key, false, new Set(values), undefined, undefined, minValues);
+    return new Requirement(this.key, false, new Set(values), undefined, undefined, minValues, absent);
   }
 
   /**
@@ -143,7 +147,7 @@ export class Requirement {
       if (this.lessThan !== undefined) return 'Lt';
       return this.values.size > 0 ? 'NotIn' : 'Exists';
     }
-    return this.values.size > 0 ? 'In' : 'DoesNotExist';
+    return this.values.size > 0 || !this.absentAllowed ? 'In' : 'DoesNotExist';
   }
 
   /** The values sorted (numerically when every value is an integer), for stable output. */
@@ -163,13 +167,15 @@ export class Requirement {
   toNodeSelectorRequirements(): NodeSelectorRequirement[] {
     const mv = this.minValues !== undefined ? { minValues: this.minValues } : {};
     if (!this.complement) {
-      return [this.values.size > 0 ? { key: this.key, operator: 'In', values: this.sortedValues(), ...mv } : { key: this.key, operator: 'DoesNotExist' }];
+      // `In []` (nothing satisfies it) only arises from contradictory intersections.
+      return [this.values.size > 0 || !this.absentAllowed ? { key: this.key, operator: 'In', values: this.sortedValues(), ...mv } : { key: this.key, operator: 'DoesNotExist' }];
     }
     const out: NodeSelectorRequirement[] = [];
     if (this.greaterThan !== undefined) out.push({ key: this.key, operator: 'Gt', values: [String(this.greaterThan)], ...mv });
     if (this.lessThan !== undefined) out.push({ key: this.key, operator: 'Lt', values: [String(this.lessThan)], ...(out.length ? {} : mv) });
+    const bounded = out.length > 0;
+    if (!bounded && !this.absentAllowed) out.push({ key: this.key, operator: 'Exists', ...mv });
     if (this.values.size > 0) out.push({ key: this.key, operator: 'NotIn', values: this.sortedValues(), ...(out.length ? {} : mv) });
-    if (out.length === 0) out.push({ key: this.key, operator: 'Exists', ...mv });
     return out;
   }
 

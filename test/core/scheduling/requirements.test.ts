@@ -54,18 +54,25 @@ describe('Requirement', () => {
       [r('In', '4', '5'), r('NotIn', '5'), ['4'], 'In'],
       [r('NotIn', '4'), r('NotIn', '5'), ['3', '6', '7'], 'NotIn'],
       [r('Exists'), r('In', '5'), ['5'], 'In'],
-      [r('Exists'), r('DoesNotExist'), [], 'DoesNotExist'],
+      // Contradictions allow nothing, not even a missing label: they read as `In []`.
+      [r('Exists'), r('DoesNotExist'), [], 'In'],
       [r('Gt', '4'), r('In', '3', '5', '7'), ['5', '7'], 'In'],
       [r('Gt', '4'), r('Lt', '7'), ['5', '6'], 'Gt'],
-      [r('Gt', '5'), r('Lt', '6'), [], 'DoesNotExist'],
+      [r('Gt', '5'), r('Lt', '6'), [], 'In'],
       [r('Gte', '5'), r('Lte', '5'), ['5'], 'Gt'],
       [r('Gt', '4'), r('NotIn', '6'), ['5', '7'], 'Gt'],
-      [r('In', '5'), r('DoesNotExist'), [], 'DoesNotExist'],
+      [r('In', '5'), r('DoesNotExist'), [], 'In'],
+      [r('NotIn', '5'), r('DoesNotExist'), [], 'DoesNotExist'],
     ];
     it.each(table)('%s ∩ %s', (a, b, allowed, op) => {
       const result = a.intersection(b);
       expect(['3', '4', '5', '6', '7'].filter((v) => result.has(v))).toEqual(allowed);
       expect(result.operator()).toBe(op);
+    });
+
+    it('keeps a contradiction apart from DoesNotExist: only the latter accepts a node without the label', () => {
+      expect(r('In', '4').intersection(r('In', '5')).allowsAbsence()).toBe(false);
+      expect(r('NotIn', '4').intersection(r('DoesNotExist')).allowsAbsence()).toBe(true);
     });
 
     it('throws when keys differ', () => {
