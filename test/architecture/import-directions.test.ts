@@ -80,7 +80,7 @@ interface ImportRef {
 }
 
 /** The layer of a repo-relative path, or undefined when the path is in none. */
-export function layerOf(path: string): Layer | undefined {
+function layerOf(path: string): Layer | undefined {
   const [top, second] = path.split('/');
   if (top === 'functions' || top === 'infra') return top;
   if (top === 'shared' && second !== undefined && (LAYERS as readonly string[]).includes(second) && second !== 'functions' && second !== 'infra') {
@@ -90,7 +90,7 @@ export function layerOf(path: string): Layer | undefined {
 }
 
 /** Every import of `text` (a TypeScript module at repo-relative `file`): static, re-export, dynamic, require, import types. */
-export function collectImports(file: string, text: string): { imports: ImportRef[]; computed: number[] } {
+function collectImports(file: string, text: string): { imports: ImportRef[]; computed: number[] } {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const imports: ImportRef[] = [];
   const computed: number[] = [];
@@ -143,9 +143,9 @@ function packageAllowed(specifier: string, patterns: readonly string[] | '*'): b
 }
 
 /** Every import of `file` that breaks its layer's rule, as `file: imports X (rule)`. */
-export function importViolations(file: string, text: string): string[] {
+function importViolations(file: string, text: string): string[] {
   const layer = layerOf(file);
-  if (!layer) return [`${file}: is in no layer (put it under one of ${CHECKED_ROOTS.join(', ')}'s layers: ${LAYERS.join(', ')})`];
+  if (!layer) return [`${file}: is in no layer (STYLE.md's layers: ${LAYERS.join(', ')})`];
   const rule = RULES[layer];
   const { imports, computed } = collectImports(file, text);
   const out = computed.map((line) => `${file}: imports a computed specifier at line ${line} (cannot be checked; use a string literal)`);
@@ -221,7 +221,7 @@ function accessPath(expr: ts.Expression): string[] | undefined {
 }
 
 /** Every impure global use in `text`, as `file:line: uses X (rule)`. */
-export function purityViolations(file: string, text: string): string[] {
+function purityViolations(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const out: string[] = [];
   const report = (node: ts.Node, what: string, says: string): void => {
