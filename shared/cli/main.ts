@@ -3,7 +3,7 @@
  * Exit status: 0 on success, 2 when an input (manifest, scenario, argument) is invalid, 1 on any other failure.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { isValidationError } from '../core/errors.js';
+import { formatIssue, isValidationError } from '../core/errors.js';
 import { simulateScenario } from './simulate.js';
 import { formatSummary } from './summary.js';
 
@@ -39,7 +39,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
     .action(async (path: string, opts: { json?: boolean; seed: number }) => {
       try {
-        const { result } = await simulateScenario(path, { seed: opts.seed });
+        const { scenario, result } = await simulateScenario(path, { seed: opts.seed });
+        for (const w of scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
         io.out(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatSummary(result)}\n`);
       } catch (e) {
         if (isValidationError(e)) {

@@ -383,7 +383,7 @@ async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly Ins
 async function markCapacityError(deps: ProvisionDeps, e: InsufficientCapacityError): Promise<void> {
   const until = deps.clock.now() + UNAVAILABLE_OFFERING_TTL_MS;
   for (const o of e.offerings) {
-    await deps.unavailableOfferings.markUnavailable({ instanceType: o.instanceType, zone: o.zone, capacityType: o.capacityType as 'spot' }, until, e.errorCode);
+    await deps.unavailableOfferings.markUnavailable(o, until, e.errorCode);
   }
 }
 

@@ -1,3 +1,5 @@
+import type { OfferingKey } from './instancetypes/offering.js';
+
 /**
  * Skiff's error hierarchy. One base class, small named subclasses with typed context, `isX()` guards.
  * Expected outcomes (an unschedulable pod, a disruption that should not happen) are values, not errors;
@@ -68,7 +70,7 @@ export class NotFoundError extends SkiffError {
 export class InsufficientCapacityError extends SkiffError {
   constructor(
     message: string,
-    readonly offerings: readonly { instanceType: string; zone: string; capacityType: string }[],
+    readonly offerings: readonly OfferingKey[],
     readonly errorCode: string,
     options?: { cause?: unknown },
   ) {

@@ -6,16 +6,10 @@
  * Adapters: DynamoDB (`shared/adapters/aws/unavailable-offerings-store.ts`, also used by the simulation against
  * embedded dynalite).
  */
-import type { CapacityType } from '../core/api/labels.js';
+import type { OfferingKey } from '../core/instancetypes/offering.js';
 
-/** Identifies one offering: an instance type in a zone with a capacity type. */
-export interface OfferingKey {
-  /** EC2 instance type, e.g. `m5.large`. */
-  readonly instanceType: string;
-  /** Availability-zone name, e.g. `us-west-2a`. */
-  readonly zone: string;
-  readonly capacityType: CapacityType;
-}
+/** Identifies one offering: an instance type in a zone with a capacity type (defined with the core's offerings). */
+export type { OfferingKey } from '../core/instancetypes/offering.js';
 
 /** An offering marked unavailable, as {@link UnavailableOfferings.listUnavailable} returns it. */
 export interface UnavailableOffering extends OfferingKey {

@@ -89,6 +89,17 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     onBind: (pod, node) => observer.onBind(pod, node, () => cluster.pods.values()),
   };
 
+  // Warnings found while loading (e.g. a PDB that can never allow an eviction) become Kubernetes Events.
+  for (const w of scenario.warnings) {
+    const pdb = /^PodDisruptionBudget (\S+)\/(\S+) /.exec(w.message);
+    await cluster.recordEvent({
+      type: 'Warning',
+      reason: pdb ? 'DisruptionBlocked' : 'ScenarioWarning',
+      object: pdb ? `PodDisruptionBudget/${pdb[1]}/${pdb[2]}` : `Scenario/${scenario.name}`,
+      message: w.message,
+    });
+  }
+
   // Objects that exist at the start, in dependency order.
   for (const o of scenario.nodeClasses) cluster.apply({ kind: 'EC2NodeClass', object: o });
   for (const o of scenario.nodePools) cluster.apply({ kind: 'NodePool', object: o });

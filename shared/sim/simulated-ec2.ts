@@ -48,6 +48,33 @@ export function fnv1a(s: string): number {
   return h >>> 0;
 }
 
+type Override = LaunchRequest['overrides'][number];
+
+/** On-demand `lowest-price`: the cheapest override (ties by type, then zone). */
+export function lowestPrice(overrides: readonly Override[]): Override | undefined {
+  return [...overrides].sort((a, b) => a.price - b.price || a.instanceType.localeCompare(b.instanceType) || a.zone.localeCompare(b.zone))[0];
+}
+
+/** Spot pools within this factor of the cheapest are "lowest priced" for price-capacity-optimized. */
+export const PCO_PRICE_BAND = 1.15;
+
+/**
+ * Spot `price-capacity-optimized`, simulated: among the pools priced within {@link PCO_PRICE_BAND} of the
+ * cheapest, the one with the deepest (simulated, per type and zone) spare capacity. AWS documents the strategy as
+ * choosing the lowest-priced pools with the highest capacity availability.
+ */
+export function priceCapacityOptimized(overrides: readonly Override[]): Override | undefined {
+  const cheapest = lowestPrice(overrides);
+  if (!cheapest) return undefined;
+  const band = overrides.filter((o) => o.price <= cheapest.price * PCO_PRICE_BAND);
+  return band.sort((a, b) => spareCapacity(b) - spareCapacity(a) || a.price - b.price || a.instanceType.localeCompare(b.instanceType) || a.zone.localeCompare(b.zone))[0];
+}
+
+/** Simulated spare capacity of a spot pool, 0–1, deterministic per (type, zone). */
+function spareCapacity(o: Override): number {
+  return fnv1a(`capacity|${o.instanceType}|${o.zone}`) / 2 ** 32;
+}
+
 /** One CreateFleet call as the Result reports it. */
 export interface LaunchAttempt {
   /** Epoch ms. */
@@ -161,8 +188,7 @@ export class SimulatedEc2 implements CloudProvider {
       }
       return !error;
     });
-    // lowest-price (on-demand) and price-capacity-optimized (spot) both land on the cheapest pool with capacity here.
-    const choice = [...usable].sort((a, b) => a.price - b.price || a.instanceType.localeCompare(b.instanceType) || a.zone.localeCompare(b.zone))[0];
+    const choice = request.capacityType === 'spot' ? priceCapacityOptimized(usable) : lowestPrice(usable);
     if (!choice) {
       this.launchAttempts.push({ ...attempt, result: failureCode });
       throw new InsufficientCapacityError(`CreateFleet: ${failureCode} for every override of ${request.nodeClaim}`, failedOfferings, failureCode);

@@ -193,7 +193,7 @@ describe('solve', () => {
       zone: fc.constantFrom(undefined, 'us-west-2a', 'us-west-2b'),
     });
     const scenario = fc.array(podArb, { minLength: 1, maxLength: 40 });
-    const build = (specs: fc.RecordValue<{ cpu: string; memory: string; gpu: number; zone: string | undefined }>[]) =>
+    const build = (specs: { cpu: string; memory: string; gpu: number; zone: string | undefined }[]) =>
       specs.map((s, i) => pod(`p${i}`, { cpu: s.cpu, memory: s.memory, ...(s.gpu ? { gpu: s.gpu } : {}), ...(s.zone ? { nodeSelector: { [LABEL_ZONE]: s.zone } } : {}) }));
 
     /** Independent check: the cheapest option of every claim holds all its pods and satisfies their selectors. */
