@@ -1,0 +1,185 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
+
+const POOL = `
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
+  role: KarpenterNodeRole-my-cluster
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    metadata: {labels: {workload-type: general}}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
+        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+`;
+
+function deployment(name: string, replicas: number, cpu = '500m', memory = '1Gi'): string {
+  return `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
+`;
+}
+
+async function run(...docs: string[]): Promise<SimulationResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-engine-'));
+  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
+  return (await simulateScenario(dir, { seed: 3 })).result;
+}
+
+const scenario = (body: string) => `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: test}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: 2h
+  region: us-west-2
+${body}`;
+
+const launched = (r: SimulationResult) => r.nodeClaims.filter((c) => c.instanceType !== null && c.launchError === null);
+
+describe('simulation engine', () => {
+  it('places pods on a pre-existing node with room and launches nothing', async () => {
+    const r = await run(POOL, deployment('web', 3, '250m', '256Mi'), scenario(`  nodes:\n    - {name: n1, instanceType: m5.xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general, createdAt: "-2h"}`));
+    expect(r.launchAttempts).toEqual([]);
+    expect(r.pods.every((p) => p.node === 'n1')).toBe(true);
+    expect(r.nodes).toEqual([expect.objectContaining({ name: 'n1', instanceType: 'm5.xlarge', createdAt: '2026-03-02T06:00:00.000Z' })]);
+  });
+
+  it('starts a pod with spec.nodeName bound to that node', async () => {
+    const pod = `
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned}
+spec:
+  nodeName: n1
+  containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m}}}]
+`;
+    const r = await run(POOL, pod, scenario(`  nodes:\n    - {name: n1, instanceType: m5.large, zone: us-west-2a, capacityType: on-demand}`));
+    expect(r.pods.find((p) => p.name === 'pinned')).toMatchObject({ node: 'n1', scheduledAt: '2026-03-02T08:00:00.000Z', firstPendingAt: null });
+  });
+
+  it('launches more capacity when a scale event adds replicas, only after the event', async () => {
+    const r = await run(POOL, deployment('web', 2), scenario(`  events:\n    - at: 30m\n      scale: {kind: Deployment, namespace: default, name: web, replicas: 40}`));
+    const before = launched(r).filter((c) => c.createdAt < '2026-03-02T08:30:00.000Z');
+    const after = launched(r).filter((c) => c.createdAt >= '2026-03-02T08:30:00.000Z');
+    expect(before.length).toBeGreaterThan(0);
+    expect(after.length).toBeGreaterThan(0);
+    expect(r.pods).toHaveLength(40);
+    expect(r.pods.every((p) => p.scheduledAt !== null)).toBe(true);
+    expect(r.unschedulable).toEqual([]);
+  });
+
+  it('applies a manifest and deletes a workload at their times', async () => {
+    const r = await run(
+      POOL,
+      scenario(`  events:
+    - at: 10m
+      apply: {apiVersion: apps/v1, kind: Deployment, metadata: {name: late}, spec: {replicas: 2, selector: {matchLabels: {app: late}}, template: {metadata: {labels: {app: late}}, spec: {containers: [{name: a, image: nginx, resources: {requests: {cpu: 200m}}}]}}}}
+    - at: 1h
+      delete: {kind: Deployment, namespace: default, name: late}`),
+    );
+    expect(r.pods).toHaveLength(2);
+    for (const p of r.pods) {
+      expect(p.createdAt).toBe('2026-03-02T08:10:00.000Z');
+      expect(p.deletedAt).toBe('2026-03-02T09:00:00.000Z');
+    }
+  });
+
+  it('batches pods that turn pending together into one provisioning pass (1 s idle window)', async () => {
+    const r = await run(POOL, deployment('web', 6));
+    const first = r.launchAttempts[0]!;
+    expect(Date.parse(first.at) - Date.parse(r.start)).toBe(1000);
+    expect(new Set(r.launchAttempts.map((a) => a.at)).size).toBe(1);
+  });
+
+  it('falls back to on-demand when spot has no capacity for the only allowed type', async () => {
+    const pinned = deployment('web', 1).replace('containers:', 'nodeSelector: {node.kubernetes.io/instance-type: m5.large}\n      containers:');
+    const r = await run(
+      POOL,
+      pinned,
+      scenario(`  events:
+${['a', 'b', 'c', 'd'].map((z) => `    - at: 0s\n      insufficientCapacity: {instanceType: m5.large, zone: us-west-2${z}, capacityType: spot, for: 30m}`).join('\n')}`),
+    );
+    expect(r.launchAttempts.map((a) => [a.capacityTypes[0], a.result])).toEqual([
+      ['spot', 'InsufficientInstanceCapacity'],
+      ['on-demand', 'ok'],
+    ]);
+    expect(r.nodeClaims.find((c) => c.launchError)).toMatchObject({ deletionReason: 'LaunchFailed', launchError: 'InsufficientInstanceCapacity' });
+    expect(launched(r)[0]).toMatchObject({ instanceType: 'm5.large', capacityType: 'on-demand' });
+  });
+
+  it('sizes nodes for DaemonSet pods, which run on every new node', async () => {
+    const ds = `
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: agent, resources: {requests: {cpu: 600m, memory: 512Mi}}}]
+`;
+    const r = await run(POOL, ds, deployment('web', 3, '1', '1Gi'));
+    const nodes = r.nodes.map((n) => n.name);
+    const daemonPods = r.pods.filter((p) => p.owner === 'DaemonSet/agent');
+    expect(daemonPods.map((p) => p.node).sort()).toEqual([...nodes].sort());
+    expect(r.pods.filter((p) => p.owner !== 'DaemonSet/agent').every((p) => p.scheduledAt !== null)).toBe(true);
+    expect(r.violations.placement).toBe(0);
+  });
+
+  it('applies LimitRange default requests to containers without requests', async () => {
+    const lr = `
+apiVersion: v1
+kind: LimitRange
+metadata: {name: defaults}
+spec:
+  limits: [{type: Container, defaultRequest: {cpu: "3", memory: 6Gi}}]
+`;
+    const bare = `
+apiVersion: v1
+kind: Pod
+metadata: {name: no-requests}
+spec:
+  containers: [{name: app, image: nginx}]
+`;
+    const r = await run(POOL, lr, bare);
+    const [claim] = launched(r);
+    expect(Number.parseInt(claim!.allocatable.cpu!, 10)).toBeGreaterThanOrEqual(3000);
+  });
+
+  it('counts a NodePool limit as binding: no launch beyond it', async () => {
+    const limited = POOL.replace('  template:', '  limits: {cpu: "4"}\n  template:');
+    const r = await run(limited, deployment('web', 12, '1', '1Gi'));
+    const cpus = launched(r).reduce((s, c) => s + Number(c.labels['karpenter.k8s.aws/instance-cpu']), 0);
+    expect(cpus).toBeLessThanOrEqual(4);
+    expect(r.violations.limits).toBe(0);
+    expect(r.unschedulable.length).toBeGreaterThan(0);
+    expect(r.unschedulable[0]!.nodePools.general).toMatch(/limits/);
+  });
+});
