@@ -117,15 +117,17 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
     const nominatedToLive = new Set(liveClaims.filter((c) => !nodeOf(c, nodes)?.ready).flatMap((c) => c.nominatedPods));
     const pending = pods.filter((p) => isProvisionable(p) && !nominatedToLive.has(`${p.namespace}/${p.name}`));
     const schedulingPods: SchedulingPod[] = pending.map((p) => toSchedulingPod(p, p.createdAt));
-    const existing = existingCapacity(nodes, pods, liveClaims, podsByKey, typesByClass);
+    const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
+    const existing = existingCapacity(nodes, pods, liveClaims, podsByKey, typesByClass, daemonByPool);
 
     const results = solve(schedulingPods, templates, existing);
     unschedulable = results.unschedulable;
 
+    const byKey = new Map(schedulingPods.map((p) => [p.key, p]));
     for (const { pod, target } of results.existing) {
       nominated[pod] = target;
       const claim = liveClaims.find((c) => c.name === target);
-      if (claim) await nominate(deps, claim, pod);
+      if (claim) await nominate(deps, claim, pod, byKey.get(pod)?.requests ?? {});
     }
     // Limits are re-checked against actual usage before each launch (the solve reserved optimistically).
     const remaining = new Map(templates.map((t) => [t.name, t.remaining] as const));
@@ -229,6 +231,7 @@ function existingCapacity(
   claims: readonly NodeClaim[],
   podsByKey: ReadonlyMap<string, ClusterPod>,
   typesByClass: ReadonlyMap<string, InstanceType[]>,
+  daemonByPool: ReadonlyMap<string, ResourceList>,
 ): ExistingCapacity[] {
   const out: ExistingCapacity[] = [];
   const claimByProvider = new Map(claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
@@ -257,34 +260,32 @@ function existingCapacity(
     if (claim.providerId && registered.has(claim.providerId)) continue;
     const type = typesByClass.get(claim.nodeClass)?.find((t) => t.name === claim.instanceType);
     const nominatedPods = claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
-    const daemon = subtract(claim.resources, add(...claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p).map((p) => podRequests(p.spec))));
     out.push({
       name: claim.name,
       kind: 'nodeClaim',
       nodePool: claim.nodePool,
       labels: { ...(type?.labels ?? {}), ...claim.labels, [LABEL_ZONE]: claim.zone, [LABEL_CAPACITY_TYPE]: claim.capacityType },
       taints: claim.taints,
-      available: subtract(claim.allocatable, add(positive(daemon), ...nominatedPods.map((p) => podRequests(p.spec)))),
+      available: subtract(claim.allocatable, add(daemonByPool.get(claim.nodePool) ?? {}, ...nominatedPods.map((p) => podRequests(p.spec)))),
       hostPorts: nominatedPods.flatMap((p) => hostPortsOf(p)),
     });
   }
   return out;
 }
 
-function positive(list: ResourceList): ResourceList {
-  return Object.fromEntries(Object.entries(list).filter(([, v]) => v > 0));
-}
-
 function hostPortsOf(p: ClusterPod): string[] {
   return p.spec.containers.flatMap((c) => (c.ports ?? []).filter((x) => (x.hostPort ?? 0) > 0).map((x) => `${x.protocol ?? 'TCP'}/${x.hostPort}`));
 }
 
-/** Adds `pod` to an in-flight NodeClaim's nominations (conditional update; a conflict means someone else updated it — skip). */
-async function nominate(deps: ProvisionDeps, claim: NodeClaim, pod: string): Promise<void> {
+/**
+ * Adds `pod` (and its requests) to an in-flight NodeClaim's nominations, so the next pass counts its room as taken
+ * (conditional update; a conflict means someone else updated it — skip).
+ */
+async function nominate(deps: ProvisionDeps, claim: NodeClaim, pod: string, requests: ResourceList): Promise<void> {
   const fresh = await deps.store.get(claim.name);
   if (!fresh || !isLive(fresh) || fresh.nominatedPods.includes(pod)) return;
   try {
-    await deps.store.update({ ...fresh, nominatedPods: [...fresh.nominatedPods, pod] });
+    await deps.store.update({ ...fresh, nominatedPods: [...fresh.nominatedPods, pod], resources: add(fresh.resources, requests) });
   } catch (e) {
     if (!isConflictError(e)) throw e;
   }
