@@ -108,7 +108,9 @@ export class MemoryFifoQueue implements Queue {
           m.visibleAt = now + timeout;
         }
         this.deliveries.push({ at: now, records: visible.length });
-        const response = await this.consumer({ Records: visible.map((m) => this.toRecord(m)) });
+        const records = visible.map((m) => this.toRecord(m));
+        // A consumer that throws fails the whole batch, as Lambda does: every record comes back after the timeout.
+        const response = await this.consumer({ Records: records }).catch(() => ({ batchItemFailures: records.map((r) => ({ itemIdentifier: r.messageId })) }));
         const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         for (const m of visible) {
           if (failed.has(m.id)) {

@@ -22,18 +22,22 @@ function setup(options: Partial<Omit<SimulatedEc2Options, 'onRegister'>> = {}) {
   return { clock, ec2, onRegister, registered };
 }
 
-/** A spot launch for NodeClaim `name` over c5.large, m5.large and m5.xlarge in us-west-2a/b, listed most expensive first. */
+/**
+ * An on-demand launch (CreateFleet `lowest-price`: the cheapest override wins) for NodeClaim `default-abcde` over
+ * c5.large, m5.large and m5.xlarge in us-west-2a/b, listed most expensive first. Spot uses price-capacity-optimized,
+ * which need not pick the cheapest, so the cheapest-override tests launch on-demand.
+ */
 function launchRequest(overrides: Partial<LaunchRequest> = {}): LaunchRequest {
   return {
     nodeClaim: 'default-abcde',
     nodePool: 'default',
     nodeClass: 'default',
-    capacityType: 'spot',
+    capacityType: 'on-demand',
     overrides: [
-      { instanceType: 'm5.xlarge', zone: 'us-west-2a', price: 0.08 },
-      { instanceType: 'm5.large', zone: 'us-west-2b', price: 0.04 },
-      { instanceType: 'c5.large', zone: 'us-west-2b', price: 0.031 },
-      { instanceType: 'c5.large', zone: 'us-west-2a', price: 0.03 },
+      { instanceType: 'm5.xlarge', zone: 'us-west-2a', price: 0.192 },
+      { instanceType: 'm5.large', zone: 'us-west-2b', price: 0.096 },
+      { instanceType: 'c5.large', zone: 'us-west-2b', price: 0.0851 },
+      { instanceType: 'c5.large', zone: 'us-west-2a', price: 0.085 },
     ],
     tags: { 'kubernetes.io/cluster/test': 'owned', 'karpenter.sh/nodepool': 'default', 'karpenter.sh/nodeclaim': 'default-abcde' },
     labels: { 'karpenter.sh/nodepool': 'default', team: 'a' },
@@ -146,12 +150,26 @@ describe('SimulatedEc2', () => {
   });
 
   describe('create', () => {
-    it('launches on the cheapest override whatever order the overrides come in', async () => {
+    it('launches on-demand on the cheapest override (lowest-price)', async () => {
       const { ec2 } = setup();
-      const launched = await ec2.create(launchRequest());
-      expect(launched).toMatchObject({ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'spot', price: 0.03, launchedAt: T0, unavailableOfferings: [] });
+      const launched = await ec2.create(launchRequest({ capacityType: 'on-demand' }));
+      expect(launched).toMatchObject({ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'on-demand', price: 0.085, launchedAt: T0, unavailableOfferings: [] });
       expect(launched.providerId).toBe(`aws:///us-west-2a/${launched.instanceId}`);
       expect(ec2.instances.map((i) => i.instanceId)).toEqual([launched.instanceId]);
+    });
+
+    it('launches spot on a pool priced within 15 % of the cheapest, the same one every time (price-capacity-optimized)', async () => {
+      const overrides = [
+        { instanceType: 'm5.xlarge', zone: 'us-west-2a', price: 0.08 },
+        { instanceType: 'm5.large', zone: 'us-west-2b', price: 0.04 },
+        { instanceType: 'c5.large', zone: 'us-west-2b', price: 0.031 },
+        { instanceType: 'c5.large', zone: 'us-west-2a', price: 0.03 },
+      ];
+      const first = await setup().ec2.create(launchRequest({ capacityType: 'spot', overrides }));
+      const second = await setup().ec2.create(launchRequest({ capacityType: 'spot', overrides: [...overrides].reverse() }));
+      expect(first.capacityType).toBe('spot');
+      expect(first.price).toBeLessThanOrEqual(0.03 * 1.15);
+      expect([first.instanceType, first.zone]).toEqual([second.instanceType, second.zone]);
     });
 
     it('returns the same instance for a repeated NodeClaim name and launches no second instance', async () => {
@@ -178,22 +196,22 @@ describe('SimulatedEc2', () => {
       const { ec2 } = setup();
       await ec2.create(launchRequest());
       expect(ec2.launchAttempts).toEqual([
-        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['spot'], instanceTypes: 3, zones: ['us-west-2a', 'us-west-2b'], result: 'ok' },
+        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['on-demand'], instanceTypes: 3, zones: ['us-west-2a', 'us-west-2b'], result: 'ok' },
       ]);
     });
 
     it('gives the instance the type labels, the request labels, zone and capacity type, taints and allocatable', async () => {
       const { ec2 } = setup();
       const request = launchRequest();
-      await ec2.create(request);
+      const launched = await ec2.create(request);
       const instance = ec2.instances[0];
       const c5 = (await ec2.getInstanceTypes({ nodeClass: 'default' })).find((t) => t.name === 'c5.large');
       expect(instance?.labels).toMatchObject({
         'node.kubernetes.io/instance-type': 'c5.large',
         'karpenter.sh/nodepool': 'default',
         team: 'a',
-        [LABEL_ZONE]: 'us-west-2a',
-        [LABEL_CAPACITY_TYPE]: 'spot',
+        [LABEL_ZONE]: launched.zone,
+        [LABEL_CAPACITY_TYPE]: 'on-demand',
       });
       expect(instance?.taints).toEqual(request.taints);
       expect(instance?.startupTaints).toEqual(request.startupTaints);
@@ -204,16 +222,32 @@ describe('SimulatedEc2', () => {
 
     it('skips an override with an injected capacity error and reports it as unavailable', async () => {
       const { ec2 } = setup();
-      ec2.injectCapacityError({ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'spot' }, T0, T0 + 30 * MINUTE);
+      ec2.injectCapacityError({ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'on-demand' }, T0, T0 + 30 * MINUTE);
       const launched = await ec2.create(launchRequest());
-      expect(launched).toMatchObject({ instanceType: 'c5.large', zone: 'us-west-2b', price: 0.031 });
-      expect(launched.unavailableOfferings).toEqual([{ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'spot' }]);
+      expect(launched).toMatchObject({ instanceType: 'c5.large', zone: 'us-west-2b', price: 0.0851 });
+      expect(launched.unavailableOfferings).toEqual([{ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'on-demand' }]);
       expect(ec2.launchAttempts.map((a) => a.result)).toEqual(['ok']);
+    });
+
+    it('launches spot on an override with capacity when the other spot pool is out of capacity', async () => {
+      const { ec2 } = setup();
+      const request = launchRequest({
+        capacityType: 'spot',
+        overrides: [
+          { instanceType: 'm5.large', zone: 'us-west-2a', price: 0.03 },
+          { instanceType: 'm5.large', zone: 'us-west-2b', price: 0.04 },
+        ],
+      });
+      ec2.injectCapacityError({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'spot' }, T0, T0 + 30 * MINUTE);
+      const launched = await ec2.create(request);
+      expect(launched).toMatchObject({ instanceType: 'm5.large', zone: 'us-west-2b', capacityType: 'spot', price: 0.04 });
+      expect(launched.unavailableOfferings).toEqual([{ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'spot' }]);
+      expect(ec2.instances[0]?.labels[LABEL_CAPACITY_TYPE]).toBe('spot');
     });
 
     it('ignores a capacity error injected for another capacity type', async () => {
       const { ec2 } = setup();
-      ec2.injectCapacityError({ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'on-demand' }, T0, T0 + 30 * MINUTE);
+      ec2.injectCapacityError({ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'spot' }, T0, T0 + 30 * MINUTE);
       const launched = await ec2.create(launchRequest());
       expect(launched).toMatchObject({ instanceType: 'c5.large', zone: 'us-west-2a', unavailableOfferings: [] });
     });
@@ -221,14 +255,14 @@ describe('SimulatedEc2', () => {
     it('throws InsufficientCapacityError carrying every offering when no override has capacity, and records the error code', async () => {
       const { ec2 } = setup();
       const request = launchRequest();
-      for (const o of request.overrides) ec2.injectCapacityError({ instanceType: o.instanceType, zone: o.zone, capacityType: 'spot' }, T0, T0 + 30 * MINUTE);
+      for (const o of request.overrides) ec2.injectCapacityError({ instanceType: o.instanceType, zone: o.zone, capacityType: 'on-demand' }, T0, T0 + 30 * MINUTE);
       const error = await rejection(ec2.create(request));
       expect(error).toBeInstanceOf(InsufficientCapacityError);
       if (!isInsufficientCapacityError(error)) throw error;
       expect(error.errorCode).toBe('InsufficientInstanceCapacity');
-      expect(error.offerings).toEqual(request.overrides.map((o) => ({ instanceType: o.instanceType, zone: o.zone, capacityType: 'spot' })));
+      expect(error.offerings).toEqual(request.overrides.map((o) => ({ instanceType: o.instanceType, zone: o.zone, capacityType: 'on-demand' })));
       expect(ec2.launchAttempts).toEqual([
-        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['spot'], instanceTypes: 3, zones: ['us-west-2a', 'us-west-2b'], result: 'InsufficientInstanceCapacity' },
+        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['on-demand'], instanceTypes: 3, zones: ['us-west-2a', 'us-west-2b'], result: 'InsufficientInstanceCapacity' },
       ]);
       expect(ec2.instances).toEqual([]);
       expect(await ec2.list()).toEqual([]);
@@ -236,7 +270,7 @@ describe('SimulatedEc2', () => {
 
     it('reports the injected error code when every override is out of capacity', async () => {
       const { ec2 } = setup();
-      const request = launchRequest({ overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.04 }] });
+      const request = launchRequest({ capacityType: 'spot', overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.04 }] });
       ec2.injectCapacityError({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'spot' }, T0, T0 + MINUTE, 'MaxSpotInstanceCountExceeded');
       const error = await rejection(ec2.create(request));
       expect(error).toMatchObject({ errorCode: 'MaxSpotInstanceCountExceeded' });
@@ -245,8 +279,8 @@ describe('SimulatedEc2', () => {
 
     it('launches for a NodeClaim whose earlier attempt failed, once capacity is back', async () => {
       const { clock, ec2 } = setup();
-      const request = launchRequest({ overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.04 }] });
-      ec2.injectCapacityError({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'spot' }, T0, T0 + MINUTE);
+      const request = launchRequest({ overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.096 }] });
+      ec2.injectCapacityError({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand' }, T0, T0 + MINUTE);
       await rejection(ec2.create(request));
       await clock.runUntil(T0 + MINUTE);
       const launched = await ec2.create(request);
@@ -256,8 +290,8 @@ describe('SimulatedEc2', () => {
 
     it('applies an injected error from its start time until just before its end time', async () => {
       const { clock, ec2 } = setup();
-      const only = { overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.04 }] };
-      ec2.injectCapacityError({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'spot' }, T0 + MINUTE, T0 + 3 * MINUTE);
+      const only = { overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.096 }] };
+      ec2.injectCapacityError({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand' }, T0 + MINUTE, T0 + 3 * MINUTE);
       const before = await ec2.create(launchRequest({ ...only, nodeClaim: 'before' }));
       expect(before.instanceType).toBe('m5.large');
       await clock.runUntil(T0 + MINUTE);
