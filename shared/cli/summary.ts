@@ -40,20 +40,23 @@ export function formatSummary(result: SimulationResult): string {
 
   const livePods = result.pods.filter((p) => p.deletedAt === null);
   const running = livePods.filter((p) => p.node !== null).length;
-  lines.push(`Pods: ${result.pods.length} created, ${running} running at the end, ${result.unschedulable.length} pending`);
+  const ended = result.pods.length - livePods.length;
+  lines.push(`Pods: ${result.pods.length} created, ${running} running at the end, ${ended} completed or deleted, ${result.unschedulable.length} pending`);
   if (result.unschedulable.length > 0) {
     lines.push('Pending pods and why:');
     for (const u of result.unschedulable) {
       lines.push(`  ${u.pod} (pending since ${u.since})`);
-      lines.push(`    ${u.reason}`);
+      // The per-NodePool reasons follow; don't repeat them in the headline.
+      lines.push(`    ${u.reason.startsWith('no NodePool can serve the pod:') ? 'no NodePool can serve the pod:' : u.reason}`);
       for (const [pool, why] of Object.entries(u.nodePools)) lines.push(`    - NodePool ${pool}: ${why}`);
     }
   }
   lines.push('');
-  const v = Object.entries(result.violations).filter((entry): entry is [string, number] => typeof entry[1] === "number" && entry[1] > 0);
+  const v = Object.entries(result.violations).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && entry[1] > 0);
   lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}`).join(', ')}`);
-  const skipped = result.events.filter((e) => e.reason === 'NotSimulated');
-  for (const e of skipped) lines.push(`Note: ${e.message}`);
+  const warnings = result.events.filter((e) => e.type === 'Warning' && ['NotSimulated', 'ConstraintNotSimulated', 'DisruptionBlocked'].includes(e.reason));
+  for (const e of warnings) lines.push(`Note: ${e.object}: ${e.message}`);
+  lines.push('Note: disruption (consolidation, expiration, drift) and interruption are not simulated yet: nodes run until the end, so the final and total cost include idle nodes.');
   return lines.join('\n');
 }
 

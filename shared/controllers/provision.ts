@@ -32,8 +32,6 @@ import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 
 /** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
 export const UNAVAILABLE_OFFERING_TTL_MS = 3 * 60 * 1000;
-/** Launch error of a NodeClaim none of whose instance types fits what its NodePool's limits still allow. */
-export const NODEPOOL_LIMIT_EXCEEDED = 'NodePoolLimitExceeded';
 /** Solve rounds per invocation: the first, plus re-solves after capacity errors. */
 export const MAX_ROUNDS = 3;
 
@@ -131,19 +129,28 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
     }
     // Limits are re-checked against actual usage before each launch (the solve reserved optimistically).
     const remaining = new Map(templates.map((t) => [t.name, t.remaining] as const));
+    const overLimit: UnschedulablePod[] = [];
     for (const plan of results.newNodeClaims) {
+      const types = available.get(plan.nodeClass) ?? [];
+      const limit = remaining.get(plan.nodePool);
+      const allowed = limit ? types.filter((t) => withinLimits(add(t.capacity, { nodes: 1 }), limit)) : types;
+      if (!plan.instanceTypes.some((o) => allowed.some((t) => t.name === o.name))) {
+        // Karpenter checks limits again when it creates a NodeClaim and creates nothing when they are exceeded.
+        const why = `the NodePool's limits are reached (remaining ${formatResources(limit ?? {}) || 'nothing'}); raise spec.limits or free capacity in the NodePool`;
+        for (const pod of plan.pods) overLimit.push({ pod, reason: `NodePool ${plan.nodePool}: ${why}`, nodePools: { [plan.nodePool]: why } });
+        continue;
+      }
       const claim = await createNodeClaim(deps, plan, now);
       if (!claim) continue;
       for (const pod of plan.pods) nominated[pod] = claim.name;
-      const types = available.get(plan.nodeClass) ?? [];
-      const limit = remaining.get(plan.nodePool);
-      const outcome = await launch(deps, claim, limit ? types.filter((t) => withinLimits(add(t.capacity, { nodes: 1 }), limit)) : types);
+      const outcome = await launch(deps, claim, allowed);
       capacityErrors += record(outcome, claim.name, launched, failed, retry);
       if (outcome.kind === 'launched' && limit) {
         const type = types.find((t) => t.name === outcome.instanceType);
         remaining.set(plan.nodePool, subtractOnKeysOf(limit, add(type?.capacity ?? {}, { nodes: 1 })));
       }
     }
+    unschedulable = [...unschedulable, ...overLimit];
     if (capacityErrors === 0) break;
   }
 
@@ -321,10 +328,6 @@ type LaunchOutcome = { kind: 'launched'; instanceType: string } | { kind: 'capac
 async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly InstanceType[]): Promise<LaunchOutcome> {
   const options = types.filter((t) => claim.instanceTypes.includes(t.name));
   const requirements = Requirements.from(claim.requirements as NodeSelectorRequirement[]);
-  if (options.length === 0) {
-    await fail(deps, claim, NODEPOOL_LIMIT_EXCEEDED);
-    return { kind: 'failed', error: NODEPOOL_LIMIT_EXCEEDED };
-  }
   const plan = planLaunch(requirements, options);
   if (!plan) {
     await fail(deps, claim, 'InsufficientInstanceCapacity');

@@ -20,7 +20,7 @@
 import type { Taint } from '../api/kubernetes.js';
 import { LABEL_INSTANCE_TYPE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { cheapestOffering, compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';
-import { add, exceeding, fits, formatResources, max, subtract, subtractOnKeysOf, type ResourceList } from '../resources/resource-list.js';
+import { add, exceeding, fits, formatAmount, formatResources, max, subtract, subtractOnKeysOf, type ResourceList } from '../resources/resource-list.js';
 import { Requirement } from '../scheduling/requirement.js';
 import { describeIncompatibility, Requirements, type Incompatibility } from '../scheduling/requirements.js';
 import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
@@ -187,7 +187,7 @@ function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolT
     // first NodePool (by weight) that can take the pod. Ties keep packing (fewer nodes).
     let best: { claim: PlannedNodeClaim; marginal: number } | undefined;
     for (const claim of [...planned].sort((a, b) => a.pods.length - b.pods.length)) {
-      const marginal = claim.marginalPrice(pod);
+      const marginal = claim.marginalPrice(pod, remaining.get(claim.template.name));
       if (marginal !== undefined && (!best || marginal < best.marginal)) best = { claim, marginal };
     }
     let fresh: PlannedNodeClaim | undefined;
@@ -271,7 +271,7 @@ class PlannedNodeClaim {
 
   /** Check then commit: adds `pod` if it fits, updating the pool's remaining limits. */
   tryAdd(pod: SchedulingPod, remaining: Map<string, ResourceList | undefined> | undefined): boolean {
-    const check = this.canAdd(pod);
+    const check = this.canAdd(pod, remaining?.get(this.template.name));
     if (!check.ok) return false;
     this.requirements = check.requirements;
     this.instanceTypes = check.instanceTypes;
@@ -282,8 +282,14 @@ class PlannedNodeClaim {
     return true;
   }
 
-  /** Whether `pod` can join, and the narrowed requirements and instance types if so. Never mutates. */
-  canAdd(pod: SchedulingPod): Acceptance<{ requirements: Requirements; instanceTypes: InstanceType[]; requests: ResourceList }> | Rejection {
+  /**
+   * Whether `pod` can join, and the narrowed requirements and instance types if so. Never mutates.
+   * @param remaining what the pool's limits still allow besides this claim's own reservation; options that would
+   *   not fit in it together with that reservation are dropped, so growing a claim never overruns a limit
+   */
+  canAdd(pod: SchedulingPod, remaining?: ResourceList): Acceptance<{ requirements: Requirements; instanceTypes: InstanceType[]; requests: ResourceList }> | Rejection {
+    const budget = remaining ? Object.fromEntries(Object.entries(remaining).map(([k, v]) => [k, v + (this.reserved[k] ?? 0)])) : undefined;
+    const candidates = budget ? limitFilter(this.instanceTypes, budget) : this.instanceTypes;
     const taint = firstUntolerated(this.template.taints, pod.tolerations);
     if (taint) return { ok: false, reason: `the NodePool's taint ${formatTaint(taint)} is not tolerated` };
     const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
@@ -297,7 +303,7 @@ class PlannedNodeClaim {
       }
       const requirements = this.requirements.intersect(alternative);
       const requests = add(this.requests, pod.requests);
-      const instanceTypes = this.instanceTypes.filter((t) => instanceTypeFits(t, requirements, requests));
+      const instanceTypes = candidates.filter((t) => instanceTypeFits(t, requirements, requests));
       if (instanceTypes.length > 0) return { ok: true, requirements, instanceTypes, requests };
       firstRejection ??= { ok: false, reason: 'no instance type fits' };
     }
@@ -319,8 +325,8 @@ class PlannedNodeClaim {
   }
 
   /** How much the claim's cheapest price would rise (USD/hour) if `pod` joined, or undefined if it cannot join. */
-  marginalPrice(pod: SchedulingPod): number | undefined {
-    const check = this.canAdd(pod);
+  marginalPrice(pod: SchedulingPod, remaining?: ResourceList): number | undefined {
+    const check = this.canAdd(pod, remaining);
     if (!check.ok) return undefined;
     return cheapestPrice(check.instanceTypes, check.requirements) - this.price();
   }
@@ -415,9 +421,10 @@ function whyNot(pod: SchedulingPod, t: NodePoolTemplate, remaining: ResourceList
     const bySize = byLabels.filter((it) => fits(requests, it.allocatable));
     if (bySize.length === 0) {
       const largest = largestAllocatable(byLabels, requests);
+      const overhead = formatResources(t.daemonOverhead);
       first ??= {
         ok: false,
-        reason: `no instance type has room for the pod's requests (${formatResources(pod.requests)}) plus daemonset overhead (${formatResources(t.daemonOverhead)}); the largest allocatable is ${largest}`,
+        reason: `no instance type has room for the pod's requests (${formatResources(pod.requests)})${overhead ? ` plus daemonset overhead (${overhead})` : ''}: ${largest}`,
       };
       continue;
     }
@@ -427,7 +434,7 @@ function whyNot(pod: SchedulingPod, t: NodePoolTemplate, remaining: ResourceList
       continue;
     }
     if (remaining && limitFilter(byOffering, remaining).length === 0) {
-      first ??= { ok: false, reason: `the NodePool's limits are reached (remaining ${formatResources(remaining)})` };
+      first ??= { ok: false, reason: limitsReason(byOffering, remaining) };
       continue;
     }
     first ??= { ok: false, reason: 'the pod fits a fresh node of this NodePool only alone' };
@@ -435,13 +442,32 @@ function whyNot(pod: SchedulingPod, t: NodePoolTemplate, remaining: ResourceList
   return first ?? { ok: false, reason: 'no requirement alternative' };
 }
 
-/** The allocatable of the instance type that comes closest to fitting `requests` (the one with the most of the scarcest resource). */
+/** Which limited resources stop every fitting instance type, with what is left and what the smallest type needs. */
+function limitsReason(types: readonly InstanceType[], remaining: ResourceList): string {
+  const blocking = Object.keys(remaining).filter((k) => types.every((t) => (add(t.capacity, { nodes: 1 })[k] ?? 0) > (remaining[k] ?? 0) + 1e-6));
+  const keys = blocking.length > 0 ? blocking : Object.keys(remaining);
+  const parts = keys.map((k) => {
+    const smallest = Math.min(...types.map((t) => add(t.capacity, { nodes: 1 })[k] ?? 0));
+    return `${k}: ${formatAmount(k, Math.max(0, remaining[k] ?? 0))} left, the smallest fitting instance type needs ${formatAmount(k, smallest)}`;
+  });
+  return `the NodePool's limits are reached (${parts.join('; ')}); raise spec.limits.${keys[0]} or free capacity in the NodePool`;
+}
+
+/**
+ * Says what is missing when no instance type is big enough: a resource no type has at all, or the type with the
+ * most of the scarcest resource and its allocatable.
+ */
 function largestAllocatable(types: readonly InstanceType[], requests: ResourceList): string {
-  const scarce = Object.keys(requests).filter((k) => types.every((t) => (t.allocatable[k] ?? 0) < (requests[k] ?? 0)));
+  const scarce = Object.keys(requests).filter((k) => (requests[k] ?? 0) > 0 && types.every((t) => (t.allocatable[k] ?? 0) < (requests[k] ?? 0)));
+  const absent = scarce.filter((k) => types.every((t) => (t.allocatable[k] ?? 0) === 0));
+  if (absent.length > 0) return `no instance type the NodePool allows has ${absent.join(' or ')}`;
   const key = scarce[0] ?? 'cpu';
-  const best = types.reduce((a, b) => ((b.allocatable[key] ?? 0) > (a.allocatable[key] ?? 0) ? b : a));
+  const best = types.reduce((a, b) => {
+    const d = (b.allocatable[key] ?? 0) - (a.allocatable[key] ?? 0) || (b.allocatable.cpu ?? 0) - (a.allocatable.cpu ?? 0) || (b.allocatable.memory ?? 0) - (a.allocatable.memory ?? 0);
+    return d > 0 ? b : a;
+  });
   const shown = Object.fromEntries(Object.keys(requests).map((k) => [k, best.allocatable[k] ?? 0]));
-  return `${formatResources(shown)} (${best.name})`;
+  return `the largest allocatable is ${formatResources(shown)} (${best.name})`;
 }
 
 function summarise(pod: SchedulingPod, templates: readonly NodePoolTemplate[], nodePools: Readonly<Record<string, string>>): string {

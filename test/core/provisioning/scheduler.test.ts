@@ -144,6 +144,21 @@ describe('solve', () => {
       expect(r.unschedulable[0]!.nodePools.general).toMatch(/limits/);
     });
 
+    it('names the exhausted resource, what is left and what the smallest type needs', () => {
+      const limited = template('general', catalogue(), { remaining: { cpu: 2000, memory: 100000 } });
+      const r = solve(pods('p', 2, { cpu: '1500m' }), [limited], []);
+      expect(r.unschedulable[0]!.nodePools.general).toMatch(/cpu: 0m left, the smallest fitting instance type needs 2000m\); raise spec.limits.cpu/);
+    });
+
+    it('never grows a planned NodeClaim past what the limit allows', () => {
+      const limited = template('general', catalogue(), { remaining: { cpu: 4000 } });
+      const r = solve(pods('p', 10, { cpu: '900m', memory: '512Mi' }), [limited], []);
+      const types = new Map(catalogue().map((t) => [t.name, t]));
+      const reserved = r.newNodeClaims.reduce((sum, c) => sum + (types.get(c.instanceTypes[0]!.name)!.capacity.cpu ?? 0), 0);
+      expect(reserved).toBeLessThanOrEqual(4000);
+      expect(r.newNodeClaims.every((c) => c.instanceTypes.every((t) => (types.get(t.name)!.capacity.cpu ?? 0) <= 4000))).toBe(true);
+    });
+
     it('limits the number of nodes when `nodes` is limited', () => {
       const limited = template('general', catalogue(), { remaining: { nodes: 1 } });
       const r = solve(pods('p', 2, { cpu: '1500m', memory: '5Gi' }).concat([pod('q', { cpu: '1500m', hostPort: 1 }), pod('s', { cpu: '1500m', hostPort: 1 })]), [limited], []);
@@ -166,6 +181,12 @@ describe('solve', () => {
     it('names the largest allocatable when no instance type is big enough', () => {
       const r = solve([pod('huge', { cpu: '64' })], [general()], []);
       expect(r.unschedulable[0]!.nodePools.general).toMatch(/largest allocatable is cpu=7910m/);
+    });
+
+    it('says plainly when no instance type of the NodePool has the resource at all', () => {
+      const cpuOnly = template('general', catalogue(), { requirements: [{ key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm'] }] });
+      const r = solve([pod('train', { gpu: 1 })], [cpuOnly], []);
+      expect(r.unschedulable[0]!.nodePools.general).toMatch(/no instance type the NodePool allows has nvidia.com\/gpu/);
     });
 
     it('says when every fitting offering is unavailable (insufficient capacity)', () => {
