@@ -12,8 +12,11 @@ export function formatSummary(result: SimulationResult): string {
   lines.push('');
 
   const launched = result.nodeClaims.filter((c) => c.instanceType);
+  const existed = launched.filter((c) => c.createdAt < result.start).length;
   const failed = result.nodeClaims.filter((c) => c.launchError);
-  lines.push(`NodeClaims: ${launched.length} launched${failed.length ? `, ${failed.length} failed to launch` : ''}`);
+  lines.push(
+    `NodeClaims: ${launched.length - existed} launched${existed ? `, ${existed} existed at the start` : ''}${failed.length ? `, ${failed.length} failed to launch` : ''}`,
+  );
   const groups = new Map<string, { nodePool: string; type: string; capacity: string; zones: Set<string>; count: number; price: number }>();
   for (const c of launched) {
     const key = `${c.nodePool}|${c.instanceType}|${c.capacityType}`;
