@@ -4,30 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
+import { GENERAL_POOL } from '../support/provisioner-harness.js';
 
-const POOL = `
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
-  role: KarpenterNodeRole-my-cluster
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  template:
-    metadata: {labels: {workload-type: general}}
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
-        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
-        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-`;
+const POOL = GENERAL_POOL;
 
 function deployment(name: string, replicas: number, cpu = '500m', memory = '1Gi'): string {
   return `
