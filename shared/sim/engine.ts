@@ -128,7 +128,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   deps.onProgress?.(1);
 
   const claims = await deps.store.list();
-  observer.finish(ec2.instances, claims);
+  observer.finish(ec2.instances, claims, new Map(cluster.nodeHistory.filter((n) => n.readyAt !== undefined).map((n) => [n.instanceId, n.readyAt!])));
   return buildResult({
     scenario: scenario.name,
     startMs: spec.startMs,

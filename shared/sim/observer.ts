@@ -88,24 +88,31 @@ export class Observer {
     this.violate('duplicateLaunches', `pod ${pod} drove launches of ${claims.join(' and ')}`);
   }
 
-  /** At the end: instances still running with no live NodeClaim. */
-  finish(instances: readonly SimInstance[], claims: readonly NodeClaim[]): void {
+  /**
+   * At the end: instances still running with no live NodeClaim, and pods that drove a second launch while the
+   * first launch for them was still coming up (its node not yet Ready, and the NodeClaim not failed or deleted).
+   * @param readyAt instance id → when its node first turned Ready (epoch ms), from the cluster's own record
+   */
+  finish(instances: readonly SimInstance[], claims: readonly NodeClaim[], readyAt: ReadonlyMap<string, number>): void {
     const live = new Set(claims.filter((c) => c.state !== 'Deleted' && c.state !== 'Failed').map((c) => c.instanceId));
     for (const i of instances) {
       if (i.state === 'terminated' || !i.tags['karpenter.sh/nodeclaim']) continue;
       if (!live.has(i.instanceId)) this.violate('leakedInstances', `instance ${i.instanceId} (${i.instanceType}) is running with no NodeClaim`);
     }
-    const nominations = new Map<string, string[]>();
-    for (const c of claims) {
-      if (!c.instanceId) continue;
-      for (const p of c.nominatedPods) nominations.set(p, [...(nominations.get(p) ?? []), c.name]);
-    }
-    for (const [pod, names] of nominations) {
-      const overlapping = names.filter((n) => {
-        const c = claims.find((x) => x.name === n)!;
-        return names.some((m) => m !== n && overlaps(c, claims.find((x) => x.name === m)!));
-      });
-      if (overlapping.length > 1) this.onDuplicateNomination(pod, overlapping);
+    const launched = claims.filter((c) => c.instanceId && c.launchedAt).sort((a, b) => Date.parse(a.launchedAt!) - Date.parse(b.launchedAt!));
+    const byPod = new Map<string, NodeClaim[]>();
+    for (const c of launched) for (const p of c.nominatedPods) byPod.set(p, [...(byPod.get(p) ?? []), c]);
+    for (const [pod, list] of byPod) {
+      for (let i = 1; i < list.length; i++) {
+        const later = list[i]!;
+        const at = Date.parse(later.launchedAt!);
+        const stillComing = list.slice(0, i).find((earlier) => {
+          const ready = readyAt.get(earlier.instanceId!) ?? Number.POSITIVE_INFINITY;
+          const gone = earlier.deletedAt ? Date.parse(earlier.deletedAt) : Number.POSITIVE_INFINITY;
+          return at < ready && at < gone;
+        });
+        if (stillComing) this.onDuplicateNomination(pod, [stillComing.name, later.name]);
+      }
     }
   }
 
@@ -140,15 +147,6 @@ export class Observer {
     }
     return undefined;
   }
-}
-
-function overlaps(a: NodeClaim, b: NodeClaim): boolean {
-  const start = (c: NodeClaim) => Date.parse(c.launchedAt ?? c.createdAt);
-  const end = (c: NodeClaim) => (c.deletedAt ? Date.parse(c.deletedAt) : Number.POSITIVE_INFINITY);
-  const aNode = a.registeredAt ? Date.parse(a.registeredAt) : end(a);
-  const bNode = b.registeredAt ? Date.parse(b.registeredAt) : end(b);
-  // Two launches for one pod overlap when the second started before the first could have served it.
-  return start(a) < bNode && start(b) < aNode;
 }
 
 function matches(e: NodeSelectorRequirementLike, labels: Readonly<Record<string, string>>): boolean {

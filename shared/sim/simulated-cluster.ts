@@ -51,6 +51,8 @@ export interface SimNode extends ClusterNode {
   readonly capacityType: string;
   readonly nodeClaim: string | null;
   ready: boolean;
+  /** When the node first turned Ready, epoch ms. */
+  readyAt?: number;
   taints: readonly Taint[];
   deletedAt?: number;
   used: ResourceList;
@@ -264,6 +266,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       taints: options.ready ? instance.taints : [...instance.taints, ...instance.startupTaints],
       allocatable: instance.allocatable,
       ready: options.ready ?? false,
+      ...(options.ready ? { readyAt: options.createdAt ?? this.clock.now() } : {}),
       createdAt: options.createdAt ?? this.clock.now(),
       used: {},
       hostPorts: new Set(),
@@ -275,6 +278,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       this.clock.after(this.options.readyDelayMs ?? 15_000, `node ${name} ready`, () => {
         if (!this.nodes.has(name)) return;
         node.ready = true;
+        node.readyAt = this.clock.now();
         const startup = new Set(instance.startupTaints.map((t) => t.key));
         node.taints = node.taints.filter((t) => !startup.has(t.key));
         this.requestSchedulingPass();
