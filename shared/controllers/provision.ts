@@ -112,11 +112,12 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
     const templates = nodePools
       .filter((np) => nodeClassByName.has(np.spec.template.spec.nodeClassRef.name))
       .map((np) => buildNodePoolTemplate(np, available.get(np.spec.template.spec.nodeClassRef.name) ?? [], daemonSets, usageOf(np.metadata.name, liveClaims, typesByClass)));
-    const nominatedToLive = new Set(liveClaims.filter((c) => !nodeOf(c, nodes)?.ready).flatMap((c) => c.nominatedPods));
+    const inFlight = liveClaims.filter((c) => isInFlight(c, nodes, now));
+    const nominatedToLive = new Set(inFlight.flatMap((c) => c.nominatedPods));
     const pending = pods.filter((p) => isProvisionable(p) && !nominatedToLive.has(`${p.namespace}/${p.name}`));
     const schedulingPods: SchedulingPod[] = pending.map((p) => toSchedulingPod(p, p.createdAt));
     const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
-    const existing = existingCapacity(nodes, pods, liveClaims, podsByKey, typesByClass, daemonByPool);
+    const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);
 
     const results = solve(schedulingPods, templates, existing);
     unschedulable = results.unschedulable;
@@ -209,6 +210,21 @@ function gibOf(size: string | number): number {
   }
 }
 
+/** Karpenter's registration timeout: a NodeClaim whose node has not registered 15 minutes after launch is not coming. */
+export const REGISTRATION_TTL_MS = 15 * 60 * 1000;
+
+/**
+ * A NodeClaim whose capacity is still coming: live, not yet registered (by state), launched (or created, while
+ * the launch is pending) less than {@link REGISTRATION_TTL_MS} ago, and whose node is not Ready yet. Pods
+ * nominated to it are not solved again; a NodeClaim whose node came and went is not capacity.
+ */
+function isInFlight(claim: NodeClaim, nodes: readonly ClusterNode[], now: number): boolean {
+  if (claim.state === 'Registered' || claim.state === 'Initialized' || claim.registeredAt) return false;
+  const since = Date.parse(claim.launchedAt ?? claim.createdAt);
+  if (now - since > REGISTRATION_TTL_MS) return false;
+  return !nodeOf(claim, nodes)?.ready;
+}
+
 /** The node a NodeClaim became, matched by providerID. */
 function nodeOf(claim: NodeClaim, nodes: readonly ClusterNode[]): ClusterNode | undefined {
   return claim.providerId ? nodes.find((n) => n.providerId === claim.providerId) : undefined;
@@ -236,6 +252,7 @@ function existingCapacity(
   nodes: readonly ClusterNode[],
   pods: readonly ClusterPod[],
   claims: readonly NodeClaim[],
+  inFlight: readonly NodeClaim[],
   podsByKey: ReadonlyMap<string, ClusterPod>,
   typesByClass: ReadonlyMap<string, InstanceType[]>,
   daemonByPool: ReadonlyMap<string, ResourceList>,
@@ -261,10 +278,9 @@ function existingCapacity(
       hostPorts: onNode.flatMap((p) => hostPortsOf(p)),
     });
   }
-  const registered = new Set(nodes.map((n) => n.providerId));
-  for (const claim of claims) {
+  for (const claim of inFlight) {
     if (!claim.instanceType || !claim.zone || !claim.capacityType || !claim.allocatable) continue;
-    if (claim.providerId && registered.has(claim.providerId)) continue;
+    if (nodeOf(claim, nodes)) continue;
     const type = typesByClass.get(claim.nodeClass)?.find((t) => t.name === claim.instanceType);
     const nominatedPods = claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
     out.push({

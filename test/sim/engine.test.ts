@@ -89,6 +89,21 @@ spec:
     }
   });
 
+  it('recreates the Deployment pods of a deleted node under new names and provisions for them', async () => {
+    const r = await run(
+      POOL,
+      deployment('web', 3, '250m', '256Mi'),
+      scenario(`  nodes:\n    - {name: n1, instanceType: m5.xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general}\n  events:\n    - at: 30m\n      delete: {kind: Node, name: n1}`),
+    );
+    const gone = r.pods.filter((p) => p.node === 'n1');
+    const replacements = r.pods.filter((p) => p.createdAt === '2026-03-02T08:30:00.000Z');
+    expect(gone).toHaveLength(3);
+    expect(gone.every((p) => p.deletedAt === '2026-03-02T08:30:00.000Z')).toBe(true);
+    expect(replacements).toHaveLength(3);
+    expect(replacements.every((p) => p.owner === gone[0]!.owner && p.scheduledAt !== null && p.node !== 'n1')).toBe(true);
+    expect(r.nodes.find((n) => n.name === 'n1')!.deletedAt).toBe('2026-03-02T08:30:00.000Z');
+  });
+
   it('batches pods that turn pending together into one provisioning pass (1 s idle window)', async () => {
     const r = await run(POOL, deployment('web', 6));
     const first = r.launchAttempts[0]!;
