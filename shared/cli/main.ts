@@ -62,7 +62,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   return status;
 }
 
+/** Seeds are unsigned 32-bit integers: the simulation's PRNG has 32 bits of state, so larger seeds would alias. */
 function parseSeed(value: string): number {
-  if (!/^-?\d+$/.test(value)) throw new InvalidArgumentError('the seed must be an integer');
+  if (!/^\d+$/.test(value) || Number(value) > 0xffffffff) throw new InvalidArgumentError('the seed must be an integer from 0 to 4294967295');
   return Number(value);
 }

@@ -92,11 +92,19 @@ async function scenarioFiles(path: string): Promise<string[]> {
   }
   if (!info.isDirectory()) return [path];
   const entries = await readdir(path, { withFileTypes: true });
-  const files = entries
-    .filter((e) => e.isFile() && /\.ya?ml$/i.test(e.name))
+  const candidates = entries
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && /\.ya?ml$/i.test(e.name))
     .map((e) => e.name)
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .map((name) => join(path, name));
+  // Symbolic links count when they lead to a file (Kubernetes ConfigMap volumes are made of links).
+  const files: string[] = [];
+  for (const file of candidates) {
+    const target = await stat(file).catch((e: NodeJS.ErrnoException) => {
+      throw new ValidationError([{ file, message: `cannot read: ${e.code ?? String(e)}` }], { cause: e });
+    });
+    if (target.isFile()) files.push(file);
+  }
   if (files.length === 0) throw new ValidationError([{ file: path, message: 'no *.yaml or *.yml files in this folder' }]);
   return files;
 }

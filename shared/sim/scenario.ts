@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { ValidationIssue } from '../core/errors.js';
 import { durationSecondsSchema, formatDuration } from '../core/api/duration.js';
+import { instanceTypeByName } from '../core/instancetypes/catalog.js';
 import { CAPACITY_TYPES, type CapacityType } from '../core/api/labels.js';
 import type { Taint } from '../core/api/kubernetes.js';
 import {
@@ -31,6 +32,12 @@ export const SCENARIO_KIND = 'Scenario';
 
 /** Default simulated duration without a Scenario document or `spec.duration`: 1 hour, in seconds. */
 export const DEFAULT_DURATION_SECONDS = 3600;
+/** The longest simulation: one year, in seconds (also the furthest a starting node may date back). */
+export const MAX_DURATION_SECONDS = 366 * 24 * 3600;
+/** Highest price a scenario may pin, USD per hour (the dearest EC2 instance costs under 500). */
+export const MAX_PRICE_USD_PER_HOUR = 10_000;
+/** Latest instant a simulation may reach, epoch ms (Date and the Result's four-digit years stay valid). */
+const LATEST_TIME_MS = Date.UTC(9000, 0, 1);
 /** Default region. */
 export const DEFAULT_REGION = 'us-west-2';
 /** Karpenter's `BATCH_IDLE_DURATION` default, seconds (core `options.go`). */
@@ -295,7 +302,7 @@ const settingsSchema = z
 const spotPriceSchema = z.strictObject({
   instanceType: z.string().min(1),
   zone: z.string().min(1),
-  price: z.number().min(0, { error: 'a price is USD per hour, not negative' }),
+  price: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }),
 });
 
 const scenarioNodeSchema = z
@@ -459,7 +466,19 @@ export const scenarioSpecSchema = z
       if (e.insufficientCapacity) inRegion(e.insufficientCapacity.zone, ['events', i, 'insufficientCapacity', 'zone']);
     });
     const names = new Map<string, number>();
+    if (spec.duration > MAX_DURATION_SECONDS) {
+      ctx.addIssue({ code: 'custom', path: ['duration'], message: `a simulation lasts at most ${formatDuration(MAX_DURATION_SECONDS)} (one year)` });
+    }
+    if (spec.start !== undefined && spec.start + (spec.duration + MAX_DURATION_SECONDS) * 1000 > LATEST_TIME_MS) {
+      ctx.addIssue({ code: 'custom', path: ['start'], message: 'start must be before the year 9000' });
+    }
     spec.nodes.forEach((n, i) => {
+      if (n.createdAtSeconds < -MAX_DURATION_SECONDS) {
+        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'createdAt'], message: `a starting node was created at most ${formatDuration(MAX_DURATION_SECONDS)} before the start` });
+      }
+      if (!instanceTypeByName(n.instanceType)) {
+        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'instanceType'], message: `unknown instance type ${JSON.stringify(n.instanceType)} (not in Skiff's EC2 catalogue)` });
+      }
       if (n.createdAtSeconds > 0) {
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'createdAt'], message: 'a starting node is created at or before the start: use zero or a negative offset such as -2h' });
       }

@@ -237,16 +237,21 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     const key = `${namespace}/${name}`;
     if (kind === 'Deployment') {
       const d = this.deployments.get(key);
-      if (!d) throw new RangeError(`no Deployment ${key} to scale`);
+      if (!d) return this.missingScaleTarget(kind, key);
       this.deployments.set(key, { ...d, spec: { ...d.spec, replicas } });
       this.reconcileDeployment(key);
     } else {
       const s = this.statefulSets.get(key);
-      if (!s) throw new RangeError(`no StatefulSet ${key} to scale`);
+      if (!s) return this.missingScaleTarget(kind, key);
       this.statefulSets.set(key, { ...s, spec: { ...s.spec, replicas } });
       this.reconcileStatefulSet(key);
     }
     this.requestSchedulingPass();
+  }
+
+  /** `kubectl scale` of an object that is gone: an error for that command, not for the whole run. */
+  private missingScaleTarget(kind: string, key: string): void {
+    void this.recordEvent({ type: 'Warning', reason: 'ScaleTargetNotFound', object: `${kind}/${key}`, message: `${kind} ${key} does not exist (any more); the scale event was skipped` });
   }
 
   // ---- nodes -------------------------------------------------------------------------------------------------

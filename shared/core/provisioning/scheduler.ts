@@ -175,6 +175,14 @@ function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolT
   const planned: PlannedNodeClaim[] = [];
   const placedExisting: { pod: string; target: string }[] = [];
   const unschedulable: UnschedulablePod[] = [];
+  // Identical pods (a Deployment's replicas) ask the same question of a fresh NodeClaim: answer it once while
+  // the pool's remaining limits are unchanged.
+  const freshCache = new Map<string, number | undefined>();
+  const freshPriceOf = (t: NodePoolTemplate, pod: SchedulingPod, rem: ResourceList | undefined): number | undefined => {
+    const key = `${t.name}|${podShape(pod)}|${rem ? JSON.stringify(rem) : ''}`;
+    if (!freshCache.has(key)) freshCache.set(key, PlannedNodeClaim.freshPrice(t, pod, rem));
+    return freshCache.get(key);
+  };
 
   for (const pod of ordered) {
     const onExisting = existingTargets.find((t) => t.canAdd(pod).ok);
@@ -183,21 +191,28 @@ function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolT
       placedExisting.push({ pod: pod.key, target: onExisting.name });
       continue;
     }
-    // Cheapest of: joining a NodeClaim planned in this solve (its price increase), or a new NodeClaim from the
-    // first NodePool (by weight) that can take the pod. Ties keep packing (fewer nodes).
+    // Karpenter (tolerance ∞): join the first planned NodeClaim that fits, fewest pods first.
+    // Price-aware: join the planned NodeClaim whose price rises least, unless a new NodeClaim from the first
+    // NodePool (by weight) that can take the pod costs less than that rise. Ties keep packing (fewer nodes).
+    const firstFit = tolerance === Number.POSITIVE_INFINITY;
+    const candidates = firstFit ? [...planned].sort((a, b) => a.pods.length - b.pods.length) : planned;
     let best: { claim: PlannedNodeClaim; marginal: number } | undefined;
-    for (const claim of [...planned].sort((a, b) => a.pods.length - b.pods.length)) {
+    for (const claim of candidates) {
       const marginal = claim.marginalPrice(pod, remaining.get(claim.template.name));
-      if (marginal !== undefined && (!best || marginal < best.marginal)) best = { claim, marginal };
+      if (marginal === undefined) continue;
+      if (!best || marginal < best.marginal || (marginal === best.marginal && claim.pods.length < best.claim.pods.length)) best = { claim, marginal };
+      if (firstFit || marginal <= 0) break;
     }
-    let fresh: PlannedNodeClaim | undefined;
-    for (const template of byWeight) {
-      fresh = PlannedNodeClaim.start(template, pod, remaining.get(template.name));
-      if (fresh) break;
-    }
-    if (best && (!fresh || best.marginal <= fresh.price() * tolerance)) {
+    if (best && (firstFit || best.marginal <= 0)) {
       best.claim.tryAdd(pod, remaining);
-    } else if (fresh) {
+      continue;
+    }
+    const freshTemplate = byWeight.find((t) => freshPriceOf(t, pod, remaining.get(t.name)) !== undefined);
+    const freshPrice = freshTemplate ? freshPriceOf(freshTemplate, pod, remaining.get(freshTemplate.name))! : undefined;
+    if (best && (freshPrice === undefined || best.marginal <= freshPrice * tolerance)) {
+      best.claim.tryAdd(pod, remaining);
+    } else if (freshTemplate) {
+      const fresh = PlannedNodeClaim.start(freshTemplate, pod, remaining.get(freshTemplate.name))!;
       planned.push(fresh);
       remaining.set(fresh.template.name, fresh.reserve(remaining.get(fresh.template.name)));
     } else {
@@ -206,6 +221,28 @@ function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolT
   }
 
   return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+}
+
+/** A requirement alternative's string form, computed once per object. */
+const alternativeKeys = new WeakMap<Requirements, string>();
+function alternativeKey(r: Requirements): string {
+  let key = alternativeKeys.get(r);
+  if (key === undefined) {
+    key = r.toString();
+    alternativeKeys.set(r, key);
+  }
+  return key;
+}
+
+/** What makes two pods interchangeable for a fresh NodeClaim: requests, requirement alternatives, tolerations, host ports. */
+const shapes = new WeakMap<SchedulingPod, string>();
+function podShape(pod: SchedulingPod): string {
+  let shape = shapes.get(pod);
+  if (shape === undefined) {
+    shape = JSON.stringify([pod.requests, pod.requirementAlternatives.map(String), pod.tolerations, pod.hostPorts]);
+    shapes.set(pod, shape);
+  }
+  return shape;
 }
 
 /** Karpenter's pod order: cpu desc, memory desc, then creation time and name for stability. */
@@ -250,32 +287,81 @@ class ExistingTarget {
   }
 }
 
+/** An instance type with the price of its cheapest offering a NodeClaim's requirements allow (USD/hour). */
+interface PricedType {
+  readonly type: InstanceType;
+  readonly price: number;
+}
+
+/**
+ * The instance types `requirements` allow, with an available offering, priced and sorted cheapest first
+ * (ties by name). The order lets the cheapest type that fits some requests be found by a short scan.
+ */
+function pricedOptions(types: readonly (InstanceType | PricedType)[], requirements: Requirements): PricedType[] {
+  const out: PricedType[] = [];
+  for (const x of types) {
+    const type = 'type' in x ? x.type : x;
+    if (requirements.intersects(type.requirements) !== undefined) continue;
+    const offering = cheapestOffering(type, requirements);
+    if (offering) out.push({ type, price: offering.price });
+  }
+  return out.sort((a, b) => a.price - b.price || a.type.name.localeCompare(b.type.name));
+}
+
+/** Options of a template, priced under its own requirements, computed once per template object. */
+const templateOptions = new WeakMap<NodePoolTemplate, PricedType[]>();
+function optionsOf(template: NodePoolTemplate): PricedType[] {
+  let options = templateOptions.get(template);
+  if (!options) {
+    options = pricedOptions(template.instanceTypes, template.requirements);
+    templateOptions.set(template, options);
+  }
+  return options;
+}
+
 /** A NodeClaim being planned in this solve. */
 class PlannedNodeClaim {
   readonly pods: SchedulingPod[] = [];
   private reserved: ResourceList = {};
+  /** Options narrowed by a pod requirement alternative (before resource filtering), keyed by the alternative. */
+  private narrowed = new Map<string, { requirements: Requirements; options: PricedType[] }>();
 
   private constructor(
     readonly template: NodePoolTemplate,
     private requirements: Requirements,
-    private instanceTypes: readonly InstanceType[],
+    /** Every option that fits the claim's pods, cheapest first. */
+    private options: readonly PricedType[],
     private requests: ResourceList,
     private readonly hostPorts: Set<string>,
-  ) {}
+  ) {
+    this.updateRoom();
+  }
 
   /** A new NodeClaim from `template` holding `pod`, or undefined when the pod does not fit a fresh node of the pool. */
   static start(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined): PlannedNodeClaim | undefined {
-    const candidate = new PlannedNodeClaim(template, template.requirements, limitFilter(template.instanceTypes, remaining), template.daemonOverhead, new Set());
+    const options = optionsOf(template);
+    const candidate = new PlannedNodeClaim(template, template.requirements, remaining ? options.filter((o) => withinLimits(add(o.type.capacity, { nodes: 1 }), remaining)) : options, template.daemonOverhead, new Set());
     return candidate.tryAdd(pod, undefined) ? candidate : undefined;
+  }
+
+  /**
+   * The price (USD/hour) of a fresh NodeClaim from `template` for `pod` alone, or undefined when none fits.
+   * Same answer as `start(...).price()` without building the claim.
+   */
+  static freshPrice(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined): number | undefined {
+    const probe = new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set());
+    return probe.cheapestFit(pod, remaining);
   }
 
   /** Check then commit: adds `pod` if it fits, updating the pool's remaining limits. */
   tryAdd(pod: SchedulingPod, remaining: Map<string, ResourceList | undefined> | undefined): boolean {
     const check = this.canAdd(pod, remaining?.get(this.template.name));
     if (!check.ok) return false;
+    if (check.requirements !== this.requirements) this.narrowed = new Map();
     this.requirements = check.requirements;
-    this.instanceTypes = check.instanceTypes;
+    this.options = check.options;
     this.requests = check.requests;
+    this.updateRoom();
     for (const p of pod.hostPorts) this.hostPorts.add(p);
     this.pods.push(pod);
     if (remaining) remaining.set(this.template.name, this.reserve(remaining.get(this.template.name)));
@@ -283,52 +369,94 @@ class PlannedNodeClaim {
   }
 
   /**
-   * Whether `pod` can join, and the narrowed requirements and instance types if so. Never mutates.
+   * Whether `pod` can join, and the narrowed requirements and options if so. Never mutates the claim's plan.
    * @param remaining what the pool's limits still allow besides this claim's own reservation; options that would
    *   not fit in it together with that reservation are dropped, so growing a claim never overruns a limit
    */
-  canAdd(pod: SchedulingPod, remaining?: ResourceList): Acceptance<{ requirements: Requirements; instanceTypes: InstanceType[]; requests: ResourceList }> | Rejection {
-    const budget = remaining ? Object.fromEntries(Object.entries(remaining).map(([k, v]) => [k, v + (this.reserved[k] ?? 0)])) : undefined;
-    const candidates = budget ? limitFilter(this.instanceTypes, budget) : this.instanceTypes;
-    const taint = firstUntolerated(this.template.taints, pod.tolerations);
-    if (taint) return { ok: false, reason: `the NodePool's taint ${formatTaint(taint)} is not tolerated` };
-    const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
-    if (port) return { ok: false, reason: `host port ${port} is already used on the node` };
+  canAdd(pod: SchedulingPod, remaining?: ResourceList): Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList }> | Rejection {
+    const gate = this.gate(pod);
+    if (gate) return gate;
+    const budget = this.budget(remaining);
+    const requests = add(this.requests, pod.requests);
     let firstRejection: Rejection | undefined;
     for (const alternative of pod.requirementAlternatives) {
-      const incompatibility = this.requirements.compatible(alternative, WELL_KNOWN_LABELS);
-      if (incompatibility) {
-        firstRejection ??= { ok: false, reason: describeIncompatibility(incompatibility), incompatibility };
+      const narrowed = this.narrow(alternative);
+      if (!narrowed.ok) {
+        firstRejection ??= narrowed;
         continue;
       }
-      const requirements = this.requirements.intersect(alternative);
-      const requests = add(this.requests, pod.requests);
-      const instanceTypes = candidates.filter((t) => instanceTypeFits(t, requirements, requests));
-      if (instanceTypes.length > 0) return { ok: true, requirements, instanceTypes, requests };
+      const options = narrowed.options.filter((o) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget)));
+      if (options.length > 0) return { ok: true, requirements: narrowed.requirements, options, requests };
       firstRejection ??= { ok: false, reason: 'no instance type fits' };
     }
     return firstRejection ?? { ok: false, reason: 'no requirement alternative' };
   }
 
-  private cheapestType(): InstanceType | undefined {
-    let best: { t: InstanceType; price: number } | undefined;
-    for (const t of this.instanceTypes) {
-      const o = cheapestOffering(t, this.requirements);
-      if (o && (!best || o.price < best.price)) best = { t, price: o.price };
+  /** The cheapest price (USD/hour) the claim could launch at with `pod` added, or undefined if it cannot join. */
+  cheapestFit(pod: SchedulingPod, remaining?: ResourceList): number | undefined {
+    if (!fits(pod.requests, this.room)) return undefined;
+    if (this.gate(pod)) return undefined;
+    const budget = this.budget(remaining);
+    const requests = add(this.requests, pod.requests);
+    let best: number | undefined;
+    for (const alternative of pod.requirementAlternatives) {
+      const narrowed = this.narrow(alternative);
+      if (!narrowed.ok) continue;
+      const first = narrowed.options.find((o) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget)));
+      if (first && (best === undefined || first.price < best)) best = first.price;
     }
-    return best?.t;
+    return best;
+  }
+
+  /** What the largest option has free (key-wise) after the claim's requests: a quick upper bound for a new pod. */
+  private room: ResourceList = {};
+
+  private updateRoom(): void {
+    this.room = subtract(max(...this.options.map((o) => o.type.allocatable)), this.requests);
+  }
+
+  /** Taints and host ports: checks that do not depend on instance types. */
+  private gate(pod: SchedulingPod): Rejection | undefined {
+    const taint = firstUntolerated(this.template.taints, pod.tolerations);
+    if (taint) return { ok: false, reason: `the NodePool's taint ${formatTaint(taint)} is not tolerated` };
+    const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
+    if (port) return { ok: false, reason: `host port ${port} is already used on the node` };
+    return undefined;
+  }
+
+  /** Limits budget for growing this claim: what is left plus what the claim already reserved. */
+  private budget(remaining: ResourceList | undefined): ResourceList | undefined {
+    return remaining ? Object.fromEntries(Object.entries(remaining).map(([k, v]) => [k, v + (this.reserved[k] ?? 0)])) : undefined;
+  }
+
+  /** The claim's requirements and options narrowed by one pod requirement alternative (cached per alternative). */
+  private narrow(alternative: Requirements): ({ ok: true } & { requirements: Requirements; options: PricedType[] }) | Rejection {
+    const incompatibility = this.requirements.compatible(alternative, WELL_KNOWN_LABELS);
+    if (incompatibility) return { ok: false, reason: describeIncompatibility(incompatibility), incompatibility };
+    if (alternative.keys().length === 0) return { ok: true, requirements: this.requirements, options: this.options as PricedType[] };
+    const key = alternativeKey(alternative);
+    let hit = this.narrowed.get(key);
+    if (!hit) {
+      const requirements = this.requirements.intersect(alternative);
+      hit = { requirements, options: pricedOptions(this.options, requirements) };
+      this.narrowed.set(key, hit);
+    }
+    return { ok: true, ...hit };
+  }
+
+  private cheapestType(): InstanceType | undefined {
+    return this.options[0]?.type;
   }
 
   /** The cheapest price (USD/hour) the claim can launch at now: its cheapest option's cheapest allowed offering. */
   price(): number {
-    return cheapestPrice(this.instanceTypes, this.requirements);
+    return this.options[0]?.price ?? Number.POSITIVE_INFINITY;
   }
 
   /** How much the claim's cheapest price would rise (USD/hour) if `pod` joined, or undefined if it cannot join. */
   marginalPrice(pod: SchedulingPod, remaining?: ResourceList): number | undefined {
-    const check = this.canAdd(pod, remaining);
-    if (!check.ok) return undefined;
-    return cheapestPrice(check.instanceTypes, check.requirements) - this.price();
+    const next = this.cheapestFit(pod, remaining);
+    return next === undefined ? undefined : next - this.price();
   }
 
   /**
@@ -339,17 +467,14 @@ class PlannedNodeClaim {
   reserve(remaining: ResourceList | undefined): ResourceList | undefined {
     if (!remaining) return undefined;
     const cheapest = this.cheapestType();
-    const next = add({ nodes: 1 }, cheapest?.capacity ?? max(...this.instanceTypes.map((t) => t.capacity)));
+    const next = add({ nodes: 1 }, cheapest?.capacity ?? max(...this.options.map((o) => o.type.capacity)));
     const updated = Object.fromEntries(Object.entries(remaining).map(([k, v]) => [k, v + (this.reserved[k] ?? 0)]));
     this.reserved = next;
     return subtractOnKeysOf(updated, next);
   }
 
   finalize(): NodeClaimPlan {
-    const options = this.instanceTypes
-      .map((t) => ({ name: t.name, price: cheapestOffering(t, this.requirements)?.price ?? Number.POSITIVE_INFINITY }))
-      .sort((a, b) => a.price - b.price || a.name.localeCompare(b.name))
-      .slice(0, MAX_INSTANCE_TYPES);
+    const options = this.options.slice(0, MAX_INSTANCE_TYPES).map((o) => ({ name: o.type.name, price: o.price }));
     return {
       nodePool: this.template.name,
       nodeClass: this.template.nodeClass,
@@ -362,21 +487,6 @@ class PlannedNodeClaim {
       startupTaints: this.template.startupTaints,
     };
   }
-}
-
-/** The lowest price (USD/hour) over the types' available offerings the requirements allow; Infinity if none. */
-function cheapestPrice(types: readonly InstanceType[], requirements: Requirements): number {
-  let best = Number.POSITIVE_INFINITY;
-  for (const t of types) {
-    const o = cheapestOffering(t, requirements);
-    if (o && o.price < best) best = o.price;
-  }
-  return best;
-}
-
-/** An instance type can serve a NodeClaim when its labels meet the requirements, the requests fit, and an offering is available. */
-function instanceTypeFits(type: InstanceType, requirements: Requirements, requests: ResourceList): boolean {
-  return fits(requests, type.allocatable) && requirements.intersects(type.requirements) === undefined && compatibleOfferings(type, requirements).length > 0;
 }
 
 /** Drops instance types whose capacity (plus one node) would exceed the pool's remaining limits. */

@@ -27,9 +27,9 @@ export function parseQuantity(quantity: string | number): number {
   const [, num, suffix, exponent] = match;
   const value = Number(num);
   if (value < 0) throw new QuantityError(quantity, 'must not be negative');
-  if (exponent !== undefined) return value * 10 ** Number(exponent);
-  const factor = BINARY[suffix ?? ''] ?? DECIMAL[suffix ?? ''] ?? 1;
-  return value * factor;
+  const result = exponent !== undefined ? value * 10 ** Number(exponent) : value * (BINARY[suffix ?? ''] ?? DECIMAL[suffix ?? ''] ?? 1);
+  if (!Number.isFinite(result)) throw new QuantityError(quantity, 'is too large');
+  return result;
 }
 
 /**

@@ -36,14 +36,14 @@ export function parseResourceList(raw: Readonly<Record<string, string | number>>
 /** Sum of lists, key by key. */
 export function add(...lists: readonly ResourceList[]): ResourceList {
   const out: Record<string, number> = {};
-  for (const list of lists) for (const [k, v] of Object.entries(list)) out[k] = (out[k] ?? 0) + v;
+  for (const list of lists) for (const k in list) out[k] = (out[k] ?? 0) + list[k]!;
   return out;
 }
 
 /** `a − b`, key by key (may go negative). */
 export function subtract(a: ResourceList, b: ResourceList): ResourceList {
   const out: Record<string, number> = { ...a };
-  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) - v;
+  for (const k in b) out[k] = (out[k] ?? 0) - b[k]!;
   return out;
 }
 
@@ -55,7 +55,13 @@ export function subtractOnKeysOf(a: ResourceList, b: ResourceList): ResourceList
 /** Key-by-key maximum. */
 export function max(...lists: readonly ResourceList[]): ResourceList {
   const out: Record<string, number> = {};
-  for (const list of lists) for (const [k, v] of Object.entries(list)) out[k] = Math.max(out[k] ?? 0, v);
+  for (const list of lists) {
+    for (const k in list) {
+      const v = list[k]!;
+      const current = out[k];
+      if (current === undefined || v > current) out[k] = Math.max(0, v);
+    }
+  }
   return out;
 }
 
@@ -67,7 +73,9 @@ const EPSILON = 1e-6;
  * Zero requests always fit.
  */
 export function fits(requests: ResourceList, available: ResourceList): boolean {
-  for (const [k, v] of Object.entries(requests)) {
+  // Hot path of every solve: a plain for-in loop, no allocation.
+  for (const k in requests) {
+    const v = requests[k]!;
     if (v > EPSILON && v > (available[k] ?? 0) + EPSILON) return false;
   }
   return true;
