@@ -120,7 +120,7 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
     const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);
 
     const results = solve(schedulingPods, templates, existing);
-    unschedulable = results.unschedulable;
+    unschedulable = withMissingNodeClasses(results.unschedulable, nodePools, nodeClassByName);
 
     const byKey = new Map(schedulingPods.map((p) => [p.key, p]));
     for (const { pod, target } of results.existing) {
@@ -170,6 +170,23 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
     await deps.cluster.recordEvent({ type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: nodeclaim/${target}` });
   }
   return { launched, failed, nominated, unschedulable, retry };
+}
+
+/** Adds, for every NodePool whose EC2NodeClass does not exist, why it cannot serve the pod. */
+function withMissingNodeClasses(
+  unschedulable: readonly UnschedulablePod[],
+  nodePools: readonly NodePoolLike[],
+  nodeClasses: ReadonlyMap<string, unknown>,
+): UnschedulablePod[] {
+  const missing = nodePools.filter((np) => !nodeClasses.has(np.spec.template.spec.nodeClassRef.name));
+  if (missing.length === 0) return [...unschedulable];
+  const reasons = Object.fromEntries(missing.map((np) => [np.metadata.name, `its EC2NodeClass ${np.spec.template.spec.nodeClassRef.name} does not exist`]));
+  const onlyMissing = missing.length === nodePools.length;
+  return unschedulable.map((u) => ({
+    ...u,
+    reason: onlyMissing ? `no NodePool can launch nodes: ${Object.entries(reasons).map(([pool, why]) => `NodePool ${pool}: ${why}`).join('; ')}` : u.reason,
+    nodePools: { ...u.nodePools, ...reasons },
+  }));
 }
 
 /**

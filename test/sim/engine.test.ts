@@ -104,6 +104,13 @@ spec:
     expect(r.nodes.find((n) => n.name === 'n1')!.deletedAt).toBe('2026-03-02T08:30:00.000Z');
   });
 
+  it('says a NodePool cannot launch when its EC2NodeClass was deleted', async () => {
+    const r = await run(POOL, deployment('web', 1), scenario('  events:\n    - {at: 0s, delete: {kind: EC2NodeClass, name: default}}'));
+    expect(r.launchAttempts).toEqual([]);
+    expect(r.unschedulable[0]!.nodePools.general).toBe('its EC2NodeClass default does not exist');
+    expect(r.unschedulable[0]!.reason).toMatch(/no NodePool can launch nodes/);
+  });
+
   it('batches pods that turn pending together into one provisioning pass (1 s idle window)', async () => {
     const r = await run(POOL, deployment('web', 6));
     const first = r.launchAttempts[0]!;
