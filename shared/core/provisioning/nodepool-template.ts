@@ -1,5 +1,6 @@
 /**
- * Turns NodePools, their instance types, DaemonSets and current usage into solver templates.
+ * Turns NodePools, their instance types, DaemonSets and current usage into solver templates (limits become
+ * `remaining` = limit − usage on the limited keys only).
  * Structural input types keep this independent of the manifest schemas (any parsed `karpenter.sh/v1` NodePool fits).
  */
 import type { NodeSelectorRequirement, Taint } from '../api/kubernetes.js';

@@ -4,16 +4,20 @@
  * Semantics follow Karpenter's scheduler (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/`,
  * summarised in ../shared/KARPENTER-V1.md §1.2):
  * - pods are solved in order cpu desc, memory desc, creation time, name (`queue.go byCPUAndMemoryDescending`);
- * - each pod tries existing nodes and in-flight NodeClaims first (free capacity); otherwise it joins the NodeClaim
- *   planned in this solve whose price rises least, unless a new NodeClaim from the first NodePool (by descending
- *   weight) that can take it is cheaper than that rise. Karpenter joins the first planned NodeClaim that fits;
- *   comparing prices avoids growing a node into a much dearer type (two 1-GPU pods on g4dn.12xlarge instead of
- *   two g4dn.xlarge) and never costs more than first-fit for the same choice;
+ * - each pod tries existing nodes and in-flight NodeClaims first (free capacity); then, in Karpenter's pass, the
+ *   first NodeClaim planned in this solve that fits (fewest pods first), else a new NodeClaim from the first
+ *   NodePool by descending weight that can take it;
+ * - Skiff also runs a price-aware pass — a pod joins the planned NodeClaim whose price rises least, unless a new
+ *   NodeClaim for it costs less than that rise (× {@link PACKING_TOLERANCE}) — and keeps, per NodePool, the
+ *   cheaper plan of the two. This avoids growing a node into a much dearer type (two 1-GPU pods on a
+ *   g4dn.12xlarge instead of two g4dn.xlarge) and is never dearer than first-fit;
  * - a NodeClaim keeps every instance type that still fits all of its pods plus daemonset overhead and has an
  *   available offering its requirements allow; the list is cheapest first and truncated to 600
  *   (`MaxInstanceTypes`);
- * - NodePool limits: a new NodeClaim reserves the largest capacity among its options (`subtractMax`), and
- *   instance types that would exceed the remaining limit are not considered.
+ * - NodePool limits: instance types whose capacity exceeds what the limit still allows are not considered, and
+ *   each planned NodeClaim reserves its cheapest option's capacity (Karpenter reserves the largest,
+ *   `subtractMax`); a NodeClaim never grows past what the limit allows, and the controller re-checks limits
+ *   against actual usage before each launch.
  * Check, then commit: every target offers `canAdd(pod)` (no mutation, returns why not) and `add()`.
  * Unschedulable pods are returned as data with the reason each NodePool cannot serve them.
  */
