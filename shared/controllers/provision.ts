@@ -109,12 +109,18 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
       capacityErrors += record(outcome, claim.name, launched, failed, retry);
     }
 
-    const templates = nodePools
-      .filter((np) => nodeClassByName.has(np.spec.template.spec.nodeClassRef.name))
-      .map((np) => buildNodePoolTemplate(np, available.get(np.spec.template.spec.nodeClassRef.name) ?? [], daemonSets, usageOf(np.metadata.name, liveClaims, typesByClass)));
     const inFlight = liveClaims.filter((c) => isInFlight(c, nodes, now));
     const nominatedToLive = new Set(inFlight.flatMap((c) => c.nominatedPods));
     const pending = pods.filter((p) => isProvisionable(p) && !nominatedToLive.has(`${p.namespace}/${p.name}`));
+    // Nothing new to place (e.g. the rest of a burst's messages after the first batch launched for all of it).
+    if (pending.length === 0) {
+      unschedulable = [];
+      if (capacityErrors === 0) break;
+      continue;
+    }
+    const templates = nodePools
+      .filter((np) => nodeClassByName.has(np.spec.template.spec.nodeClassRef.name))
+      .map((np) => buildNodePoolTemplate(np, available.get(np.spec.template.spec.nodeClassRef.name) ?? [], daemonSets, usageOf(np.metadata.name, liveClaims, typesByClass)));
     const schedulingPods: SchedulingPod[] = pending.map((p) => toSchedulingPod(p, p.createdAt));
     const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
     const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);

@@ -67,6 +67,18 @@ export interface SchedulingPod {
  * @throws {QuantityError} on a malformed quantity
  */
 export function podRequests(spec: PodSpecLike): ResourceList {
+  let cached = requestsBySpec.get(spec);
+  if (!cached) {
+    cached = computePodRequests(spec);
+    requestsBySpec.set(spec, cached);
+  }
+  return cached;
+}
+
+/** Specs are immutable once parsed, so their requests are computed once per spec object. */
+const requestsBySpec = new WeakMap<PodSpecLike, ResourceList>();
+
+function computePodRequests(spec: PodSpecLike): ResourceList {
   const containers = add(...spec.containers.map(requestsOf));
   let sidecars: ResourceList = {};
   let initMax: ResourceList = {};

@@ -442,10 +442,17 @@ class PlannedNodeClaim {
     let hit = this.narrowed.get(key);
     if (!hit) {
       const requirements = this.requirements.intersect(alternative);
-      hit = { requirements, options: pricedOptions(this.options, requirements) };
+      // A pod that only repeats what the claim already requires (its NodePool's label, say) narrows nothing.
+      hit = requirements.toString() === this.requirementsKey() ? { requirements: this.requirements, options: this.options as PricedType[] } : { requirements, options: pricedOptions(this.options, requirements) };
       this.narrowed.set(key, hit);
     }
     return { ok: true, ...hit };
+  }
+
+  private requirementsKeyCache: { of: Requirements; key: string } | undefined;
+  private requirementsKey(): string {
+    if (this.requirementsKeyCache?.of !== this.requirements) this.requirementsKeyCache = { of: this.requirements, key: this.requirements.toString() };
+    return this.requirementsKeyCache.key;
   }
 
   private cheapestType(): InstanceType | undefined {
