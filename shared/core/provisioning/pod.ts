@@ -101,6 +101,17 @@ function requestsOf(c: ContainerLike): ResourceList {
 
 /** The requirement alternatives of a pod: nodeSelector ∩ each required node affinity term. Beta labels are normalised. */
 export function podRequirementAlternatives(spec: PodSpecLike): Requirements[] {
+  let cached = alternativesBySpec.get(spec);
+  if (!cached) {
+    cached = computeRequirementAlternatives(spec);
+    alternativesBySpec.set(spec, cached);
+  }
+  return cached;
+}
+
+const alternativesBySpec = new WeakMap<PodSpecLike, Requirements[]>();
+
+function computeRequirementAlternatives(spec: PodSpecLike): Requirements[] {
   const selector = Requirements.fromLabels(normalizeKeys(spec.nodeSelector ?? {}));
   const terms = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   if (terms.length === 0) return [selector];

@@ -182,6 +182,7 @@ function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolT
   // Identical pods (a Deployment's replicas) ask the same question of a fresh NodeClaim: answer it once while
   // the pool's remaining limits are unchanged.
   const freshCache = new Map<string, number | undefined>();
+  const diagnoses = new Map<string, UnschedulablePod>();
   const freshPriceOf = (t: NodePoolTemplate, pod: SchedulingPod, rem: ResourceList | undefined): number | undefined => {
     const key = `${t.name}|${podShape(pod)}|${rem ? JSON.stringify(rem) : ''}`;
     if (!freshCache.has(key)) freshCache.set(key, PlannedNodeClaim.freshPrice(t, pod, rem));
@@ -220,7 +221,14 @@ function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolT
       planned.push(fresh);
       remaining.set(fresh.template.name, fresh.reserve(remaining.get(fresh.template.name)));
     } else {
-      unschedulable.push(diagnose(pod, byWeight, remaining));
+      // Identical pods get identical reasons: diagnose once per pod shape and limits state.
+      const key = `${podShape(pod)}|${JSON.stringify([...remaining])}`;
+      let why = diagnoses.get(key);
+      if (!why) {
+        why = diagnose(pod, byWeight, remaining);
+        diagnoses.set(key, why);
+      }
+      unschedulable.push({ ...why, pod: pod.key });
     }
   }
 
