@@ -12,13 +12,13 @@ import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { PodEventSchema } from '../../shared/core/api/pod-event.js';
 import { SkiffError } from '../../shared/core/errors.js';
-import type { ProvisionReport } from '../../shared/controllers/provision.js';
+import type { ProvisionReport, ProvisionTrigger } from '../../shared/controllers/provision.js';
 import type { Log } from '../../shared/lambda/log.js';
 
 /** What the handler needs: one provisioning pass, and a log. */
 export interface ProvisionerHandlerDeps {
   /** Runs the provision controller once (the composition root binds its ports). */
-  readonly provision: () => Promise<ProvisionReport>;
+  readonly provision: (trigger: ProvisionTrigger) => Promise<ProvisionReport>;
   readonly log: Log;
 }
 
@@ -39,7 +39,13 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
   const run = async (event: SQSEvent): Promise<PromiseSettledResult<unknown>[]> => {
     const valid = event.Records.map((r) => isWellFormed(r, deps.log));
     if (!valid.some(Boolean)) return event.Records.map(() => ({ status: 'fulfilled', value: undefined }));
-    const pass = deps.provision().then((report) => {
+    // The batch's latest send time: a pass that started after it already covers every record.
+    const sentAtMs = Math.max(...event.Records.filter((_, i) => valid[i]).map((r) => sentAt(r)));
+    const pass = deps.provision({ sentAtMs }).then((report) => {
+      if (report.coveredByPassAt !== undefined) {
+        deps.log.debug('batch already covered by a later pass', { coveredByPassAt: report.coveredByPassAt });
+        return report;
+      }
       deps.log.info('provisioned', {
         launched: report.launched,
         failed: report.failed,
@@ -55,6 +61,12 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
     .use(sqsPartialBatchFailure({ logger: (reason: unknown, record: SQSRecord) => deps.log.warn('record will be retried', { messageId: record.messageId, reason: String(reason) }) }))
     .handler(run as unknown as (event: SQSEvent) => Promise<SQSBatchResponse>);
   return (event, context) => handler(event, (context ?? {}) as never);
+}
+
+/** A record's SentTimestamp (epoch ms); unknown counts as "just now" so the record is never skipped. */
+function sentAt(record: SQSRecord): number {
+  const ms = Number(record.attributes.SentTimestamp);
+  return Number.isFinite(ms) && record.attributes.SentTimestamp !== '' ? ms : Number.POSITIVE_INFINITY;
 }
 
 function isWellFormed(record: SQSRecord, log: Log): boolean {

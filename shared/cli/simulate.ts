@@ -5,6 +5,7 @@
  */
 import { createHandler } from '../../functions/provisioner/handler.js';
 import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
+import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
 import { provision } from '../controllers/provision.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
@@ -40,8 +41,9 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
     const result = await runSimulation(scenario, options.seed ?? 1, {
       store: new DynamoDbNodeClaimStore(props),
       unavailableOfferings: new DynamoDbUnavailableOfferingsStore(props),
+      passes: new DynamoDbProvisioningPassStore(props),
       catalog: loadCatalog(),
-      createProvisionerHandler: (deps) => createHandler({ provision: () => provision(deps), log: options.log ?? silentLog }),
+      createProvisionerHandler: (deps) => createHandler({ provision: (trigger) => provision(deps, trigger), log: options.log ?? silentLog }),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     ResultSchema.parse(result);

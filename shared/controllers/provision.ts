@@ -28,6 +28,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
+import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 
 /** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
@@ -50,6 +51,8 @@ export interface ProvisionDeps {
   readonly cloud: CloudProvider;
   readonly store: NodeClaimStore;
   readonly unavailableOfferings: UnavailableOfferings;
+  /** When the last complete pass started, to coalesce triggers it already covered. */
+  readonly passes: ProvisioningPasses;
   readonly clock: Clock;
   readonly ids: IdGenerator;
   /** EKS cluster name, used in instance tags. */
@@ -70,14 +73,28 @@ export interface ProvisionReport {
   readonly unschedulable: readonly UnschedulablePod[];
   /** NodeClaims left `Pending` because the cloud throttled; the caller should retry the batch. */
   readonly retry: readonly string[];
+  /** Set when the trigger was already covered by a pass that started after it (nothing was done). */
+  readonly coveredByPassAt?: number;
+}
+
+/** What started a pass: the latest send time (epoch ms) of the pod events in the batch. */
+export interface ProvisionTrigger {
+  readonly sentAtMs: number;
 }
 
 /**
  * Provisions capacity for the cluster's pending pods. The trigger (which pod events arrived) only starts the
- * work: the controller reads the current state, so a duplicate or stale trigger is harmless.
+ * work: the controller reads the current state, so a duplicate or stale trigger is harmless, and a trigger sent
+ * before the start of the last complete pass is skipped (that pass already saw what it reports).
+ * @param trigger the latest send time of the batch's events; omitted, the pass always runs
  * @throws whatever the ports throw for failures other than conflicts and capacity errors
  */
-export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
+export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger): Promise<ProvisionReport> {
+  const startedAt = deps.clock.now();
+  if (trigger) {
+    const last = await deps.passes.lastCompletedStart();
+    if (last !== undefined && trigger.sentAtMs < last) return { launched: [], failed: [], nominated: {}, unschedulable: [], retry: [], coveredByPassAt: last };
+  }
   const launched: string[] = [];
   const failed: { nodeClaim: string; error: string }[] = [];
   const nominated: Record<string, string> = {};
@@ -175,6 +192,7 @@ export async function provision(deps: ProvisionDeps): Promise<ProvisionReport> {
     const [namespace, name] = pod.split('/');
     await deps.cluster.recordEvent({ type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: nodeclaim/${target}` });
   }
+  if (retry.length === 0) await deps.passes.recordCompleted(startedAt);
   return { launched, failed, nominated, unschedulable, retry };
 }
 

@@ -15,6 +15,7 @@ import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { ProvisionDeps } from '../controllers/provision.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
+import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer } from './observer.js';
@@ -32,6 +33,7 @@ export const SIMULATED_CLUSTER_NAME = 'skiff-sim';
 export interface SimulationDeps {
   readonly store: NodeClaimStore;
   readonly unavailableOfferings: UnavailableOfferings;
+  readonly passes: ProvisioningPasses;
   readonly catalog: readonly InstanceTypeInfo[];
   /** Builds the provisioner Lambda handler around a bound controller (the same factory the Lambda uses). */
   readonly createProvisionerHandler: (deps: ProvisionDeps) => (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -72,6 +74,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     cloud: observedCloud(ec2, observer, cluster),
     store: deps.store,
     unavailableOfferings: deps.unavailableOfferings,
+    passes: deps.passes,
     clock,
     ids,
     clusterName: SIMULATED_CLUSTER_NAME,

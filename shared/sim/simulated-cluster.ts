@@ -27,6 +27,8 @@ import type { VirtualClock } from './virtual-clock.js';
 
 /** kube-scheduler retries unschedulable pods after at most 5 minutes (`podMaxInUnschedulablePodsDuration`). */
 export const UNSCHEDULABLE_RETRY_MS = 5 * 60 * 1000;
+/** How often kube-scheduler moves long-unschedulable pods back to the active queue: 30 s. */
+export const UNSCHEDULABLE_FLUSH_MS = 30 * 1000;
 
 /** A pod in the simulation, with its history. Times are epoch ms. */
 export interface SimPod extends ClusterPod {
@@ -508,13 +510,39 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     }
   }
 
+  /**
+   * Queues `pod` for kube-scheduler's periodic flush of unschedulable pods: every 30 s, pods unschedulable for
+   * 5 minutes are retried, all in one scheduling pass (`flushUnschedulablePodsLeftover`).
+   */
   private retryLater(pod: SimPod): void {
-    this.clock.after(UNSCHEDULABLE_RETRY_MS, `kube-scheduler retries ${pod.name}`, () => {
-      if (this.pods.get(`${pod.namespace}/${pod.name}`) !== pod || pod.nodeName) return;
-      pod.unschedulable = false;
-      this.schedulePending();
-    });
+    this.unschedulableSince.set(pod, this.clock.now());
+    if (this.flushArmed) return;
+    this.flushArmed = true;
+    this.clock.after(UNSCHEDULABLE_FLUSH_MS, 'kube-scheduler flushes unschedulable pods', () => this.flushUnschedulable());
   }
+
+  private flushUnschedulable(): void {
+    this.flushArmed = false;
+    const now = this.clock.now();
+    let due = 0;
+    for (const [pod, since] of this.unschedulableSince) {
+      if (this.pods.get(`${pod.namespace}/${pod.name}`) !== pod || pod.nodeName) {
+        this.unschedulableSince.delete(pod);
+      } else if (now - since >= UNSCHEDULABLE_RETRY_MS) {
+        this.unschedulableSince.delete(pod);
+        pod.unschedulable = false;
+        due++;
+      }
+    }
+    if (due > 0) this.schedulePending();
+    if (this.unschedulableSince.size > 0 && !this.flushArmed) {
+      this.flushArmed = true;
+      this.clock.after(UNSCHEDULABLE_FLUSH_MS, 'kube-scheduler flushes unschedulable pods', () => this.flushUnschedulable());
+    }
+  }
+
+  private readonly unschedulableSince = new Map<SimPod, number>();
+  private flushArmed = false;
 
   private bestNode(pod: SimPod, nodes: readonly SimNode[]): SimNode | undefined {
     let best: SimNode | undefined;

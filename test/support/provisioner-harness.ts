@@ -5,6 +5,7 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHandler } from '../../functions/provisioner/handler.js';
 import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodeclaim-store.js';
+import { DynamoDbProvisioningPassStore } from '../../shared/adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../../shared/adapters/aws/unavailable-offerings-store.js';
 import { startDynalite, type LocalDynamoDb } from '../../shared/cli/local-dynamodb.js';
 import { provision, type ProvisionDeps } from '../../shared/controllers/provision.js';
@@ -67,8 +68,9 @@ export class ProvisionerHarness {
     this.store = new DynamoDbNodeClaimStore(props);
     this.offerings = new DynamoDbUnavailableOfferingsStore(props);
     for (const m of parseManifests(manifests, 'harness.yaml')) this.cluster.apply(m);
-    const deps: ProvisionDeps = { cluster: this.cluster, cloud: wrapCloud(this.ec2), store: this.store, unavailableOfferings: this.offerings, clock: this.clock, ids, clusterName: 'test', region: 'us-west-2' };
-    this.handler = createHandler({ provision: () => provision(deps), log: silentLog });
+    const passes = new DynamoDbProvisioningPassStore(props);
+    const deps: ProvisionDeps = { cluster: this.cluster, cloud: wrapCloud(this.ec2), store: this.store, unavailableOfferings: this.offerings, passes, clock: this.clock, ids, clusterName: 'test', region: 'us-west-2' };
+    this.handler = createHandler({ provision: (trigger) => provision(deps, trigger), log: silentLog });
   }
 
   /** Starts dynalite and applies `manifests` (multi-document YAML) to the simulated cluster. */
@@ -85,20 +87,20 @@ export class ProvisionerHarness {
     return this.cluster.pods.get(`${o.metadata.namespace ?? 'default'}/${o.metadata.name}`)!;
   }
 
-  /** The SQS record the webhook would enqueue for `pod`. */
-  record(pod: SimPod): SQSRecord {
+  /** The SQS record the webhook would enqueue for `pod`, sent now (virtual time) unless `sentAt` is given. */
+  record(pod: SimPod, sentAt = this.clock.now()): SQSRecord {
     const event: PodEvent = { kind: 'pod', cluster: 'test', namespace: pod.namespace, name: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion };
-    return this.rawRecord(JSON.stringify(event), deduplicationId(event));
+    return this.rawRecord(JSON.stringify(event), deduplicationId(event), sentAt);
   }
 
-  /** An SQS record with any body. */
-  rawRecord(body: string, dedup = `raw-${this.nextMessage}`): SQSRecord {
+  /** An SQS record with any body, sent now (virtual time) unless `sentAt` (epoch ms) is given. */
+  rawRecord(body: string, dedup = `raw-${this.nextMessage}`, sentAt = this.clock.now()): SQSRecord {
     const id = `m-${++this.nextMessage}`;
     return {
       messageId: id,
       receiptHandle: id,
       body,
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0', MessageGroupId: 'test', MessageDeduplicationId: dedup },
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(sentAt), SenderId: 'test', ApproximateFirstReceiveTimestamp: String(sentAt), MessageGroupId: 'test', MessageDeduplicationId: dedup },
       messageAttributes: {},
       md5OfBody: '',
       eventSource: 'aws:sqs',

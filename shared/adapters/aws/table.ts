@@ -57,6 +57,7 @@ export const SK_PREFIX = {
   offering: 'OFFERING#',
   disruption: 'DISRUPTION#',
   lease: 'LEASE#',
+  pass: 'PASS#',
 } as const;
 
 /** A table key as the DocumentClient takes it. */
@@ -88,6 +89,11 @@ export function disruptionKey(cluster: string, id: string): TableKey {
 /** Key of the lease item of a periodic controller (reserved for the lease store). */
 export function leaseKey(cluster: string, controller: string): TableKey {
   return { pk: clusterPk(cluster), sk: `${SK_PREFIX.lease}${controller}` };
+}
+
+/** Key of the item recording a controller's last completed pass: `PASS#<controller>`. */
+export function passKey(cluster: string, controller: string): TableKey {
+  return { pk: clusterPk(cluster), sk: `${SK_PREFIX.pass}${controller}` };
 }
 
 /** Value of {@link INSTANCE_KEY} for a NodeClaim of `cluster` launched as `instanceId` (e.g. `i-0abc…`). */

@@ -55,6 +55,27 @@ describe('provisioner handler', () => {
     });
   });
 
+  describe('coalescing', () => {
+    it('skips a batch whose events were all sent before the last complete pass started', async () => {
+      h = await ProvisionerHarness.start();
+      const first = await h.pendingPod(podYaml('web-1'));
+      const sentBefore = h.clock.now();
+      await h.clock.runUntil(h.clock.now() + 5_000);
+      await h.deliver(h.record(first));
+      expect(h.ec2.launchAttempts).toHaveLength(1);
+      // A later message about a state the pass already saw: no second solve, nothing launched or written.
+      const late = await h.pendingPod(podYaml('web-2', '8', '30Gi'));
+      const before = await h.store.list();
+      const response = await h.deliver(h.record(late, sentBefore));
+      expect(response.batchItemFailures).toEqual([]);
+      expect(h.ec2.launchAttempts).toHaveLength(1);
+      expect(await h.store.list()).toEqual(before);
+      // A message sent after that pass started gets its own pass.
+      await h.deliver(h.record(late));
+      expect(h.ec2.launchAttempts).toHaveLength(2);
+    });
+  });
+
   describe('malformed messages', () => {
     it('drops records that are not pod events without failing the batch or launching', async () => {
       h = await ProvisionerHarness.start();
