@@ -37,7 +37,8 @@ export function formatSummary(result: SimulationResult): string {
   }
   for (const c of failed) lines.push(`  ${c.name} (${c.nodePool}): ${c.launchError}`);
   lines.push('');
-  lines.push(`Cost: $${result.cost.totalUSD.toFixed(2)} in total, peak $${result.cost.peakHourlyUSD.toFixed(4)}/h, final $${result.cost.finalHourlyUSD.toFixed(4)}/h`);
+  const total = result.cost.totalUSD < 1 ? result.cost.totalUSD.toFixed(4) : result.cost.totalUSD.toFixed(2);
+  lines.push(`Cost: $${total} in total, peak $${result.cost.peakHourlyUSD.toFixed(4)}/h, final $${result.cost.finalHourlyUSD.toFixed(4)}/h`);
   lines.push(`  on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
   lines.push('');
 
@@ -47,8 +48,18 @@ export function formatSummary(result: SimulationResult): string {
   lines.push(`Pods: ${result.pods.length} created, ${running} running at the end, ${ended} completed or deleted, ${result.unschedulable.length} pending`);
   if (result.unschedulable.length > 0) {
     lines.push('Pending pods and why:');
+    // Pods of one owner with the same reasons are listed once, with a count.
+    const owners = new Map(result.pods.map((p) => [`${p.namespace}/${p.name}`, p.owner]));
+    const groups = new Map<string, { first: (typeof result.unschedulable)[number]; count: number }>();
     for (const u of result.unschedulable) {
-      lines.push(`  ${u.pod} (pending since ${u.since})`);
+      const key = JSON.stringify([owners.get(u.pod) ?? u.pod, u.reason, u.nodePools]);
+      const g = groups.get(key);
+      if (g) g.count++;
+      else groups.set(key, { first: u, count: 1 });
+    }
+    for (const { first: u, count } of groups.values()) {
+      const owner = owners.get(u.pod);
+      lines.push(count > 1 && owner ? `  ${count} pods of ${owner}, e.g. ${u.pod} (pending since ${u.since})` : `  ${u.pod} (pending since ${u.since})`);
       // The per-NodePool reasons follow; don't repeat them in the headline.
       lines.push(`    ${u.reason.startsWith('no NodePool can serve the pod:') ? 'no NodePool can serve the pod:' : u.reason}`);
       for (const [pool, why] of Object.entries(u.nodePools)) lines.push(`    - NodePool ${pool}: ${why}`);

@@ -131,7 +131,9 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
   const priceAware = solveWith(pods, templates, existing, PACKING_TOLERANCE);
   if (priceAware.newNodeClaims.length <= 1) return priceAware;
   const packed = solveWith(pods, templates, existing, Number.POSITIVE_INFINITY);
+  // Placing more pods beats saving money (e.g. under a cpu limit, one bigger node fits more pods than two small).
   if (packed.unschedulable.length > priceAware.unschedulable.length) return priceAware;
+  if (packed.unschedulable.length < priceAware.unschedulable.length) return packed;
   // Both passes put the same pods on existing capacity and in the same NodePools: choose per NodePool.
   const podsByPool = (r: SchedulingResults) => JSON.stringify([...groupByPool(r)].map(([pool, claims]) => [pool, claims.flatMap((c) => c.pods).sort()]).sort());
   const sameExisting = JSON.stringify(packed.existing) === JSON.stringify(priceAware.existing);

@@ -159,6 +159,15 @@ describe('solve', () => {
       expect(r.newNodeClaims.every((c) => c.instanceTypes.every((t) => (types.get(t.name)!.capacity.cpu ?? 0) <= 4000))).toBe(true);
     });
 
+    it('prefers the plan that places more pods within the limit over the cheaper one', () => {
+      // 16 cpu of limit: two 8-cpu nodes hold 6 pods of 2 cpu, one 16-cpu node holds 7.
+      const types = [instanceType('c6a.2xlarge', { cpu: 7910, memory: 14162, price: 0.3, spotPrice: 0.079 }), instanceType('c5a.4xlarge', { cpu: 15890, memory: 29317, price: 0.6, spotPrice: 0.19 })];
+      for (const t of types) Object.assign(t, { capacity: { ...t.capacity, cpu: t.name.startsWith('c6a') ? 8000 : 16000 } });
+      const r = solve(pods('p', 10, { cpu: '2', memory: '1Gi' }), [template('limited', types, { remaining: { cpu: 16000 } })], []);
+      expect(r.newNodeClaims.flatMap((c) => c.pods)).toHaveLength(7);
+      expect(r.unschedulable).toHaveLength(3);
+    });
+
     it('limits the number of nodes when `nodes` is limited', () => {
       const limited = template('general', catalogue(), { remaining: { nodes: 1 } });
       const r = solve(pods('p', 2, { cpu: '1500m', memory: '5Gi' }).concat([pod('q', { cpu: '1500m', hostPort: 1 }), pod('s', { cpu: '1500m', hostPort: 1 })]), [limited], []);
