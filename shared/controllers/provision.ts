@@ -99,6 +99,8 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
   const failed: { nodeClaim: string; error: string }[] = [];
   const nominated: Record<string, string> = {};
   const retry: string[] = [];
+  /** Pods nominated to a registered node rather than a NodeClaim still coming up. */
+  const toNodes = new Set<string>();
   let unschedulable: readonly UnschedulablePod[] = [];
 
   const [nodePools, nodeClasses, daemonSets] = await Promise.all([deps.cluster.listNodePools(), deps.cluster.listNodeClasses(), deps.cluster.listDaemonSets()]);
@@ -150,6 +152,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       nominated[pod] = target;
       const claim = liveClaims.find((c) => c.name === target);
       if (claim) await nominate(deps, claim, pod, byKey.get(pod)?.requests ?? {});
+      else toNodes.add(pod);
     }
     // Limits are re-checked against actual usage before each launch (the solve reserved optimistically).
     const remaining = new Map(templates.map((t) => [t.name, t.remaining] as const));
@@ -190,7 +193,9 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
   }
   for (const [pod, target] of Object.entries(nominated)) {
     const [namespace, name] = pod.split('/');
-    await deps.cluster.recordEvent({ type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: nodeclaim/${target}` });
+    // Karpenter's wording: "Pod should schedule on: nodeclaim/<name>" (or node/<name> for an existing node).
+    const kind = toNodes.has(pod) ? 'node' : 'nodeclaim';
+    await deps.cluster.recordEvent({ type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: ${kind}/${target}` });
   }
   if (retry.length === 0) await deps.passes.recordCompleted(startedAt);
   return { launched, failed, nominated, unschedulable, retry };

@@ -44,7 +44,6 @@ interface NodeSelectorRequirementLike {
 export class Observer {
   readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 };
   readonly records: ViolationRecord[] = [];
-  private readonly boundTo = new Map<string, SimPod[]>();
   private readonly instancesByClaim = new Map<string, number>();
 
   constructor(

@@ -70,19 +70,7 @@ export class DynamoDbNodeClaimStore implements NodeClaimStore {
    */
   async create(claim: Omit<NodeClaim, 'version'>): Promise<NodeClaim> {
     const record = withoutUndefined<NodeClaim>({ ...claim, version: 1 });
-    const key = nodeClaimKey(this.#cluster, record.name);
-    try {
-      await this.#client.send(
-        new PutCommand({
-          TableName: this.#tableName,
-          Item: this.#toItem(record),
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': PARTITION_KEY },
-        }),
-      );
-    } catch (error) {
-      throw storeError(error, { operation: 'PutItem', key: formatKey(key), conflict: `NodeClaim ${record.name} already exists` });
-    }
+    await this.#conditionalPut(record, { ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': PARTITION_KEY } }, `NodeClaim ${record.name} already exists`);
     return record;
   }
 
@@ -108,25 +96,26 @@ export class DynamoDbNodeClaimStore implements NodeClaimStore {
    */
   async update(claim: NodeClaim): Promise<NodeClaim> {
     const record = withoutUndefined<NodeClaim>({ ...claim, version: claim.version + 1 });
+    await this.#conditionalPut(
+      record,
+      { ConditionExpression: '#version = :expected', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':expected': claim.version } },
+      `NodeClaim ${record.name} is not at version ${claim.version} (changed since read, or deleted)`,
+    );
+    return record;
+  }
+
+  /** Puts `record` under `condition`; a failed condition becomes a {@link ConflictError} saying `conflict`. */
+  async #conditionalPut(
+    record: NodeClaim,
+    condition: { ConditionExpression: string; ExpressionAttributeNames: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
+    conflict: string,
+  ): Promise<void> {
     const key = nodeClaimKey(this.#cluster, record.name);
     try {
-      await this.#client.send(
-        new PutCommand({
-          TableName: this.#tableName,
-          Item: this.#toItem(record),
-          ConditionExpression: '#version = :expected',
-          ExpressionAttributeNames: { '#version': 'version' },
-          ExpressionAttributeValues: { ':expected': claim.version },
-        }),
-      );
+      await this.#client.send(new PutCommand({ TableName: this.#tableName, Item: this.#toItem(record), ...condition }));
     } catch (error) {
-      throw storeError(error, {
-        operation: 'PutItem',
-        key: formatKey(key),
-        conflict: `NodeClaim ${record.name} is not at version ${claim.version} (changed since read, or deleted)`,
-      });
+      throw storeError(error, { operation: 'PutItem', key: formatKey(key), conflict });
     }
-    return record;
   }
 
   /**
