@@ -19,9 +19,10 @@ import { isConflictError, isInsufficientCapacityError, isThrottledError, type In
 import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
 import { planLaunch } from '../core/provisioning/launch.js';
 import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../core/provisioning/nodepool-template.js';
-import { podRequests, toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
+import { placedPod, podHostPorts, podRequests, toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
 import { solve, withinLimits, type ExistingCapacity, type NodeClaimPlan, type UnschedulablePod } from '../core/provisioning/scheduler.js';
 import { add, formatResources, subtract, subtractOnKeysOf, type ResourceList } from '../core/resources/resource-list.js';
+import { mebibytes } from '../core/resources/quantity.js';
 import { Requirements } from '../core/scheduling/requirements.js';
 import type { CloudProvider, InstanceTypeQuery } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
@@ -237,23 +238,9 @@ export function instanceTypeQuery(nodeClass: EC2NodeClassLike): InstanceTypeQuer
   };
 }
 
+/** A volume size quantity (`50Gi`, `100G`, bytes as a number) in GiB. @throws {QuantityError} when malformed (schemas reject this earlier). */
 function gibOf(size: string | number): number {
-  if (typeof size === 'number') return size / 2 ** 30;
-  const m = /^(\d+(?:\.\d+)?)(Gi|G|Ti|T|Mi)?$/.exec(size);
-  if (!m) return 20;
-  const n = Number(m[1]);
-  switch (m[2]) {
-    case 'Ti':
-      return n * 1024;
-    case 'T':
-      return (n * 1e12) / 2 ** 30;
-    case 'G':
-      return (n * 1e9) / 2 ** 30;
-    case 'Mi':
-      return n / 1024;
-    default:
-      return n;
-  }
+  return mebibytes(size) / 1024;
 }
 
 /** Karpenter's registration timeout: a NodeClaim whose node has not registered 15 minutes after launch is not coming. */
@@ -321,7 +308,8 @@ function existingCapacity(
       labels: node.labels,
       taints: node.taints.filter((t) => !EPHEMERAL_TAINTS.has(t.key) && !startup.has(t.key)),
       available: subtract(node.allocatable, used),
-      hostPorts: onNode.flatMap((p) => hostPortsOf(p)),
+      hostPorts: onNode.flatMap((p) => podHostPorts(p.spec)),
+      pods: [...onNode, ...nominatedPending].map(placedPod),
     });
   }
   for (const claim of inFlight) {
@@ -336,14 +324,11 @@ function existingCapacity(
       labels: { ...(type?.labels ?? {}), ...claim.labels, [LABEL_ZONE]: claim.zone, [LABEL_CAPACITY_TYPE]: claim.capacityType },
       taints: claim.taints,
       available: subtract(claim.allocatable, add(daemonByPool.get(claim.nodePool) ?? {}, ...nominatedPods.map((p) => podRequests(p.spec)))),
-      hostPorts: nominatedPods.flatMap((p) => hostPortsOf(p)),
+      hostPorts: nominatedPods.flatMap((p) => podHostPorts(p.spec)),
+      pods: nominatedPods.map(placedPod),
     });
   }
   return out;
-}
-
-function hostPortsOf(p: ClusterPod): string[] {
-  return p.spec.containers.flatMap((c) => (c.ports ?? []).filter((x) => (x.hostPort ?? 0) > 0).map((x) => `${x.protocol ?? 'TCP'}/${x.hostPort}`));
 }
 
 /**

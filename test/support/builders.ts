@@ -105,6 +105,8 @@ export function pod(
     affinity?: PodSpecLike['affinity'];
     hostPort?: number;
     namespace?: string;
+    labels?: Record<string, string>;
+    topologySpreadConstraints?: PodSpecLike['topologySpreadConstraints'];
   } = {},
 ): SchedulingPod {
   const requests: Record<string, string | number> = { cpu: opts.cpu ?? '100m', memory: opts.memory ?? '128Mi' };
@@ -114,8 +116,9 @@ export function pod(
     ...(opts.nodeSelector ? { nodeSelector: opts.nodeSelector } : {}),
     ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
     ...(opts.affinity ? { affinity: opts.affinity } : {}),
+    ...(opts.topologySpreadConstraints ? { topologySpreadConstraints: opts.topologySpreadConstraints } : {}),
   };
-  return toSchedulingPod({ namespace: opts.namespace ?? 'default', name, spec }, created++);
+  return toSchedulingPod({ namespace: opts.namespace ?? 'default', name, spec, ...(opts.labels ? { labels: opts.labels } : {}) }, created++);
 }
 
 /** `n` identical pods named `<prefix>-<i>`. */

@@ -9,7 +9,7 @@ import { type InstanceType } from '../instancetypes/offering.js';
 import { add, parseResourceList, subtract, type ResourceList } from '../resources/resource-list.js';
 import { Requirements } from '../scheduling/requirements.js';
 import { firstUntolerated } from '../scheduling/taints.js';
-import { podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
+import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
 import type { NodePoolTemplate } from './scheduler.js';
 
 /** The NodePool fields provisioning reads (`karpenter.sh/v1` NodePool after defaults). */
@@ -49,16 +49,26 @@ export function nodePoolRequirements(nodePool: NodePoolLike): Requirements {
  * keeps the minimum (`buildDaemonOverheadGroups`); Skiff v1 computes it per NodePool.
  */
 export function daemonOverhead(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): ResourceList {
+  return add({}, ...daemonSetsOn(nodePool, daemonSets).map((ds) => podRequests(ds.spec.template.spec)));
+}
+
+/**
+ * Host ports (`protocol/port`) the DaemonSets of this NodePool's nodes bind: a pod asking for one of them can
+ * never run on a new node of the pool (kube-scheduler `NodePorts`).
+ */
+export function daemonHostPorts(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): string[] {
+  return [...new Set(daemonSetsOn(nodePool, daemonSets).flatMap((ds) => podHostPorts(ds.spec.template.spec)))].sort();
+}
+
+/** The DaemonSets whose pods would run on this NodePool's nodes (taints tolerated, node affinity compatible). */
+function daemonSetsOn(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): DaemonSetLike[] {
   const requirements = nodePoolRequirements(nodePool);
   const taints = nodePool.spec.template.spec.taints ?? [];
-  let total: ResourceList = {};
-  for (const ds of daemonSets) {
+  return daemonSets.filter((ds) => {
     const spec = ds.spec.template.spec;
-    if (firstUntolerated(taints, spec.tolerations ?? [])) continue;
-    if (!podRequirementAlternatives(spec).some((alt) => requirements.compatible(alt, WELL_KNOWN_LABELS) === undefined)) continue;
-    total = add(total, podRequests(spec));
-  }
-  return total;
+    if (firstUntolerated(taints, spec.tolerations ?? [])) return false;
+    return podRequirementAlternatives(spec).some((alt) => requirements.compatible(alt, WELL_KNOWN_LABELS) === undefined);
+  });
 }
 
 /**
@@ -85,6 +95,7 @@ export function buildNodePoolTemplate(
     startupTaints: nodePool.spec.template.spec.startupTaints ?? [],
     instanceTypes: instanceTypes.filter((t) => requirements.intersects(t.requirements) === undefined),
     daemonOverhead: daemonOverhead(nodePool, daemonSets),
+    daemonHostPorts: daemonHostPorts(nodePool, daemonSets),
     ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))) } : {}),
   };
 }

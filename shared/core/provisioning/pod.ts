@@ -8,6 +8,7 @@
 import type { NodeSelectorRequirement, Toleration } from '../api/kubernetes.js';
 import { NORMALIZED_LABELS } from '../api/labels.js';
 import { add, max, parseResourceList, type ResourceList } from '../resources/resource-list.js';
+import type { LabelSelector } from '../api/object-meta.js';
 import { Requirements } from '../scheduling/requirements.js';
 
 /** The container fields the scheduler reads. */
@@ -37,8 +38,38 @@ export interface PodSpecLike {
       readonly requiredDuringSchedulingIgnoredDuringExecution?: { readonly nodeSelectorTerms: readonly NodeSelectorTermLike[] };
       readonly preferredDuringSchedulingIgnoredDuringExecution?: readonly { readonly weight: number; readonly preference: NodeSelectorTermLike }[];
     };
+    readonly podAffinity?: PodAffinityLike;
+    readonly podAntiAffinity?: PodAffinityLike;
   };
+  readonly topologySpreadConstraints?: readonly TopologySpreadConstraintLike[];
   readonly priority?: number;
+}
+
+/** A pod (anti-)affinity term (`core/v1` PodAffinityTerm). */
+export interface PodAffinityTermLike {
+  readonly labelSelector?: LabelSelector;
+  readonly namespaces?: readonly string[];
+  readonly namespaceSelector?: LabelSelector;
+  readonly topologyKey: string;
+  readonly matchLabelKeys?: readonly string[];
+}
+
+/** `affinity.podAffinity` / `affinity.podAntiAffinity`. */
+export interface PodAffinityLike {
+  readonly requiredDuringSchedulingIgnoredDuringExecution?: readonly PodAffinityTermLike[];
+  readonly preferredDuringSchedulingIgnoredDuringExecution?: readonly { readonly weight: number; readonly podAffinityTerm: PodAffinityTermLike }[];
+}
+
+/** A topology spread constraint (`core/v1` TopologySpreadConstraint). */
+export interface TopologySpreadConstraintLike {
+  readonly maxSkew: number;
+  readonly topologyKey: string;
+  readonly whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  readonly labelSelector?: LabelSelector;
+  readonly minDomains?: number;
+  readonly nodeAffinityPolicy?: 'Honor' | 'Ignore';
+  readonly nodeTaintsPolicy?: 'Honor' | 'Ignore';
+  readonly matchLabelKeys?: readonly string[];
 }
 
 /** What the solver knows about one pod. Immutable. */
@@ -60,6 +91,55 @@ export interface SchedulingPod {
   readonly hostPorts: readonly string[];
   /** Creation time, epoch ms (tie-breaker in the solve order). */
   readonly createdMs: number;
+  /**
+   * Required topology terms: required pod affinity and anti-affinity, and `DoNotSchedule` spread constraints.
+   * In a relaxed view (see `preferences.ts`) the preferences not yet relaxed are here too.
+   */
+  readonly topology: readonly TopologyTerm[];
+  /** Preferences, heaviest first; the solver treats them as required and relaxes them one at a time. */
+  readonly preferences: Preferences;
+  /**
+   * True while `PreferNoSchedule` taints still block the pod (Karpenter avoids them until its last relaxation
+   * step, `preferences.go toleratePreferNoScheduleTaints`). False in the pod's base form.
+   */
+  readonly avoidPreferNoSchedule: boolean;
+}
+
+/** A pod's soft constraints, each list heaviest first (stable for equal weights). */
+export interface Preferences {
+  readonly podAffinity: readonly TopologyTerm[];
+  readonly podAntiAffinity: readonly TopologyTerm[];
+  /** Preferred node affinity terms as requirements. */
+  readonly nodeAffinity: readonly Requirements[];
+  /** `whenUnsatisfiable: ScheduleAnyway` spread constraints. */
+  readonly scheduleAnyway: readonly TopologyTerm[];
+}
+
+/** No preferences. */
+export const NO_PREFERENCES: Preferences = { podAffinity: [], podAntiAffinity: [], nodeAffinity: [], scheduleAnyway: [] };
+
+/**
+ * One pod topology constraint in resolved form: which pods it counts (selector after `matchLabelKeys`, and
+ * namespaces), over which node label, and for spread constraints the skew rules.
+ */
+export interface TopologyTerm {
+  readonly kind: 'spread' | 'affinity' | 'antiAffinity';
+  /** The node label whose values are the domains (beta keys normalised). */
+  readonly key: string;
+  /** Pods counted: a nil selector counts none (Kubernetes). `matchLabelKeys` already merged in. */
+  readonly selector: LabelSelector | undefined;
+  /** Namespaces whose pods are counted, or `all`. Defaults to the owning pod's namespace. */
+  readonly namespaces: readonly string[] | 'all';
+  /** Spread only: allowed difference between a domain's count and the global minimum. */
+  readonly maxSkew: number;
+  /** Spread only: with fewer eligible domains than this, the global minimum is 0. */
+  readonly minDomains: number;
+  /** Spread only: whether the pod's node affinity limits the eligible domains (default Honor). */
+  readonly nodeAffinityPolicy: 'Honor' | 'Ignore';
+  /** Spread only: whether taints the pod does not tolerate exclude domains (default Ignore). */
+  readonly nodeTaintsPolicy: 'Honor' | 'Ignore';
+  /** Identity of the pods counted (`key|namespaces|selector`): terms with equal `counter` share counts. */
+  readonly counter: string;
 }
 
 /**
@@ -115,7 +195,7 @@ function computeRequirementAlternatives(spec: PodSpecLike): Requirements[] {
   const selector = Requirements.fromLabels(normalizeKeys(spec.nodeSelector ?? {}));
   const terms = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   if (terms.length === 0) return [selector];
-  return terms.map((t) => selector.intersect(Requirements.from((t.matchExpressions ?? []).map((r) => ({ ...r, key: NORMALIZED_LABELS[r.key] ?? r.key })))));
+  return terms.map((t) => selector.intersect(termRequirements(t)));
 }
 
 function normalizeKeys(labels: Readonly<Record<string, string>>): Record<string, string> {
@@ -149,6 +229,101 @@ export function toSchedulingPod(
     tolerations: pod.spec.tolerations ?? [],
     hostPorts: podHostPorts(pod.spec),
     createdMs,
+    topology: requiredTopology(pod.namespace, pod.labels ?? {}, pod.spec),
+    preferences: podPreferences(pod.namespace, pod.labels ?? {}, pod.spec),
+    avoidPreferNoSchedule: false,
   };
+}
+
+/**
+ * The required topology terms of a pod: required pod affinity, required anti-affinity and `DoNotSchedule` spread
+ * constraints, resolved against the pod's namespace and labels.
+ */
+export function requiredTopology(namespace: string, labels: Readonly<Record<string, string>>, spec: PodSpecLike): TopologyTerm[] {
+  const a = spec.affinity;
+  return [
+    ...(a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map((t) => affinityTerm('affinity', t, namespace, labels)),
+    ...(a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map((t) => affinityTerm('antiAffinity', t, namespace, labels)),
+    ...(spec.topologySpreadConstraints ?? []).filter((c) => c.whenUnsatisfiable === 'DoNotSchedule').map((c) => spreadTerm(c, namespace, labels)),
+  ];
+}
+
+/**
+ * A running or nominated pod as the solver's topology counts it: namespace, labels and its required
+ * anti-affinity terms (which repel matching newcomers).
+ */
+export function placedPod(pod: { readonly namespace: string; readonly labels?: Readonly<Record<string, string>>; readonly spec: PodSpecLike }): {
+  namespace: string;
+  labels: Readonly<Record<string, string>>;
+  antiAffinity: TopologyTerm[];
+} {
+  const labels = pod.labels ?? {};
+  return {
+    namespace: pod.namespace,
+    labels,
+    antiAffinity: (pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []).map((t) => affinityTerm('antiAffinity', t, pod.namespace, labels)),
+  };
+}
+
+/** A pod's preferences, heaviest first. */
+export function podPreferences(namespace: string, labels: Readonly<Record<string, string>>, spec: PodSpecLike): Preferences {
+  const a = spec.affinity;
+  const heaviest = <T extends { weight: number }>(list: readonly T[] | undefined): T[] => [...(list ?? [])].sort((x, y) => y.weight - x.weight);
+  const podAffinity = heaviest(a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => affinityTerm('affinity', p.podAffinityTerm, namespace, labels));
+  const podAntiAffinity = heaviest(a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => affinityTerm('antiAffinity', p.podAffinityTerm, namespace, labels));
+  const nodeAffinity = heaviest(a?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => termRequirements(p.preference));
+  const scheduleAnyway = (spec.topologySpreadConstraints ?? []).filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway').map((c) => spreadTerm(c, namespace, labels));
+  if (podAffinity.length + podAntiAffinity.length + nodeAffinity.length + scheduleAnyway.length === 0) return NO_PREFERENCES;
+  return { podAffinity, podAntiAffinity, nodeAffinity, scheduleAnyway };
+}
+
+function affinityTerm(kind: 'affinity' | 'antiAffinity', t: PodAffinityTermLike, namespace: string, labels: Readonly<Record<string, string>>): TopologyTerm {
+  const all = t.namespaceSelector !== undefined && Object.keys(t.namespaceSelector.matchLabels ?? {}).length === 0 && (t.namespaceSelector.matchExpressions ?? []).length === 0;
+  // Namespace labels are not modelled: a non-empty namespaceSelector adds no namespace beyond those listed.
+  const listed = t.namespaces && t.namespaces.length > 0 ? [...t.namespaces].sort() : t.namespaceSelector ? [] : [namespace];
+  const namespaces = all ? ('all' as const) : listed;
+  const selector = withMatchLabelKeys(t.labelSelector, t.matchLabelKeys, labels);
+  return term(kind, NORMALIZED_LABELS[t.topologyKey] ?? t.topologyKey, selector, namespaces, { maxSkew: 0, minDomains: 1, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' });
+}
+
+function spreadTerm(c: TopologySpreadConstraintLike, namespace: string, labels: Readonly<Record<string, string>>): TopologyTerm {
+  const selector = withMatchLabelKeys(c.labelSelector, c.matchLabelKeys, labels);
+  return term('spread', NORMALIZED_LABELS[c.topologyKey] ?? c.topologyKey, selector, [namespace], {
+    maxSkew: c.maxSkew,
+    minDomains: c.minDomains ?? 1,
+    nodeAffinityPolicy: c.nodeAffinityPolicy ?? 'Honor',
+    nodeTaintsPolicy: c.nodeTaintsPolicy ?? 'Ignore',
+  });
+}
+
+function term(
+  kind: TopologyTerm['kind'],
+  key: string,
+  selector: LabelSelector | undefined,
+  namespaces: readonly string[] | 'all',
+  spread: Pick<TopologyTerm, 'maxSkew' | 'minDomains' | 'nodeAffinityPolicy' | 'nodeTaintsPolicy'>,
+): TopologyTerm {
+  return { kind, key, selector, namespaces, ...spread, counter: `${key}|${namespaces === 'all' ? '*' : namespaces.join(',')}|${selectorKey(selector)}` };
+}
+
+/** `matchLabelKeys`: the pod's own values of those keys are ANDed into the selector (keys the pod lacks are ignored). */
+function withMatchLabelKeys(selector: LabelSelector | undefined, keys: readonly string[] | undefined, labels: Readonly<Record<string, string>>): LabelSelector | undefined {
+  if (!selector || !keys || keys.length === 0) return selector;
+  const extra = keys.filter((k) => labels[k] !== undefined).map((k) => ({ key: k, operator: 'In' as const, values: [labels[k]!] }));
+  return extra.length === 0 ? selector : { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), ...extra] };
+}
+
+/** A canonical string for a selector (order-independent), `nil` for none. */
+export function selectorKey(selector: LabelSelector | undefined): string {
+  if (!selector) return 'nil';
+  const labels = Object.entries(selector.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .sort();
+  const exprs = (selector.matchExpressions ?? []).map((e) => `${e.key} ${e.operator} ${[...(e.values ?? [])].sort().join(',')}`).sort();
+  return [...labels, ...exprs].join(';') || 'all';
+}
+
+function termRequirements(t: NodeSelectorTermLike): Requirements {
+  return Requirements.from((t.matchExpressions ?? []).map((r) => ({ ...r, key: NORMALIZED_LABELS[r.key] ?? r.key })));
 }
 

@@ -22,7 +22,7 @@
  * Unschedulable pods are returned as data with the reason each NodePool cannot serve them.
  */
 import type { Taint } from '../api/kubernetes.js';
-import { LABEL_INSTANCE_TYPE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { cheapestOffering, type InstanceType } from '../instancetypes/offering.js';
 import { add, exceeding, fits, max, subtract, subtractOnKeysOf, type ResourceList } from '../resources/resource-list.js';
 import { Requirement } from '../scheduling/requirement.js';
@@ -31,6 +31,8 @@ import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
 import { diagnose } from './diagnosis.js';
 import { withinLimits } from './limits.js';
 import type { SchedulingPod } from './pod.js';
+import { relaxationSteps, view } from './preferences.js';
+import { domainOfTarget, domainValues, Topology, type PlacedPod } from './topology.js';
 
 export { withinLimits } from './limits.js';
 
@@ -61,6 +63,8 @@ export interface NodePoolTemplate {
   readonly instanceTypes: readonly InstanceType[];
   /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
   readonly daemonOverhead: ResourceList;
+  /** Host ports (`protocol/port`) those DaemonSet pods bind on every node of the pool. */
+  readonly daemonHostPorts?: readonly string[];
   /**
    * What the NodePool's `spec.limits` still allow (limit − current usage), canonical units plus `nodes`;
    * undefined means no limits. Only the keys present are limited.
@@ -81,6 +85,8 @@ export interface ExistingCapacity {
   readonly available: ResourceList;
   /** Host ports already bound (`protocol/port`). */
   readonly hostPorts: readonly string[];
+  /** Pods bound or nominated to it, for pod affinity, anti-affinity and topology spread counts. */
+  readonly pods?: readonly PlacedPod[];
 }
 
 /** A NodeClaim the solve decided to launch. */
@@ -132,9 +138,10 @@ type Acceptance<T> = { readonly ok: true } & T;
  * for (const plan of results.newNodeClaims) launch(plan);
  */
 export function solve(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): SchedulingResults {
-  const priceAware = solveWith(pods, templates, existing, PACKING_TOLERANCE);
+  const topology = Topology.build(pods, templates, existing);
+  const priceAware = solveWith(pods, templates, existing, PACKING_TOLERANCE, topology);
   if (priceAware.newNodeClaims.length <= 1) return priceAware;
-  const packed = solveWith(pods, templates, existing, Number.POSITIVE_INFINITY);
+  const packed = solveWith(pods, templates, existing, Number.POSITIVE_INFINITY, topology);
   // Placing more pods beats saving money (e.g. under a cpu limit, one bigger node fits more pods than two small).
   if (packed.unschedulable.length > priceAware.unschedulable.length) return priceAware;
   if (packed.unschedulable.length < priceAware.unschedulable.length) return packed;
@@ -170,37 +177,55 @@ export function planPrice(results: SchedulingResults): number {
  * Karpenter's own strategy, for comparison and benchmarks: every pod joins the first planned NodeClaim that fits.
  */
 export function solveFirstFit(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): SchedulingResults {
-  return solveWith(pods, templates, existing, Number.POSITIVE_INFINITY);
+  return solveWith(pods, templates, existing, Number.POSITIVE_INFINITY, Topology.build(pods, templates, existing));
 }
 
 /**
  * One greedy pass. `tolerance` is {@link PACKING_TOLERANCE} for the price-aware pass, or Infinity for
  * Karpenter's pure first-fit packing; {@link solve} runs both and keeps the cheaper plan.
+ *
+ * Karpenter's retry loop (`scheduler.go Solve`): a pod that cannot be placed has its preferences relaxed one step
+ * (see `preferences.ts`) and is tried again after the others; pods that fail fully relaxed are retried while other
+ * pods are still being placed (a pod with required affinity to a pod later in the order), until a round places and
+ * relaxes nothing.
  */
-function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], tolerance: number): SchedulingResults {
+function solveWith(
+  pods: readonly SchedulingPod[],
+  templates: readonly NodePoolTemplate[],
+  existing: readonly ExistingCapacity[],
+  tolerance: number,
+  topologyAtStart: Topology,
+): SchedulingResults {
   const ordered = [...pods].sort(byCpuAndMemoryDescending);
   const byWeight = [...templates].sort((a, b) => b.weight - a.weight || a.name.localeCompare(b.name));
   const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
-  const existingTargets = existing.map((e) => new ExistingTarget(e));
+  const topology = topologyAtStart.clone();
+  const existingTargets = existing.map((e) => new ExistingTarget(e, topology));
   const planned: PlannedNodeClaim[] = [];
   const placedExisting: { pod: string; target: string }[] = [];
   const unschedulable: UnschedulablePod[] = [];
+  const ids = { next: 0 };
+  // The last relaxation step (tolerate PreferNoSchedule) changes nothing when no taint has that effect.
+  const preferNoSchedule = [...templates.flatMap((t) => t.taints), ...existing.flatMap((e) => e.taints)].some((t) => t.effect === 'PreferNoSchedule');
+  const maxLevel = (pod: SchedulingPod) => relaxationSteps(pod) - (preferNoSchedule ? 0 : 1);
   // Identical pods (a Deployment's replicas) ask the same question of a fresh NodeClaim: answer it once while
-  // the pool's remaining limits are unchanged.
+  // the pool's remaining limits are unchanged. Pods with topology terms depend on counts, so they always ask.
   const freshCache = new Map<string, number | undefined>();
   const diagnoses = new Map<string, UnschedulablePod>();
   const freshPriceOf = (t: NodePoolTemplate, pod: SchedulingPod, rem: ResourceList | undefined): number | undefined => {
+    if (topology.keysOf(pod).length > 0) return PlannedNodeClaim.freshPrice(t, pod, rem, topology);
     const key = `${t.name}|${podShape(pod)}|${rem ? JSON.stringify(rem) : ''}`;
-    if (!freshCache.has(key)) freshCache.set(key, PlannedNodeClaim.freshPrice(t, pod, rem));
+    if (!freshCache.has(key)) freshCache.set(key, PlannedNodeClaim.freshPrice(t, pod, rem, topology));
     return freshCache.get(key);
   };
 
-  for (const pod of ordered) {
+  /** Tries existing capacity, then planned NodeClaims, then a new NodeClaim; true when the pod was placed. */
+  const place = (pod: SchedulingPod): boolean => {
     const onExisting = existingTargets.find((t) => t.canAdd(pod).ok);
     if (onExisting) {
       onExisting.add(pod);
       placedExisting.push({ pod: pod.key, target: onExisting.name });
-      continue;
+      return true;
     }
     // Karpenter (tolerance ∞): join the first planned NodeClaim that fits, fewest pods first.
     // Price-aware: join the planned NodeClaim whose price rises least, unless a new NodeClaim from the first
@@ -214,28 +239,45 @@ function solveWith(pods: readonly SchedulingPod[], templates: readonly NodePoolT
       if (!best || marginal < best.marginal || (marginal === best.marginal && claim.pods.length < best.claim.pods.length)) best = { claim, marginal };
       if (firstFit || marginal <= 0) break;
     }
-    if (best && (firstFit || best.marginal <= 0)) {
-      best.claim.tryAdd(pod, remaining);
-      continue;
-    }
+    if (best && (firstFit || best.marginal <= 0)) return best.claim.tryAdd(pod, remaining);
     const freshTemplate = byWeight.find((t) => freshPriceOf(t, pod, remaining.get(t.name)) !== undefined);
     const freshPrice = freshTemplate ? freshPriceOf(freshTemplate, pod, remaining.get(freshTemplate.name))! : undefined;
-    if (best && (freshPrice === undefined || best.marginal <= freshPrice * tolerance)) {
-      best.claim.tryAdd(pod, remaining);
-    } else if (freshTemplate) {
-      const fresh = PlannedNodeClaim.start(freshTemplate, pod, remaining.get(freshTemplate.name))!;
-      planned.push(fresh);
-      remaining.set(fresh.template.name, fresh.reserve(remaining.get(fresh.template.name)));
-    } else {
-      // Identical pods get identical reasons: diagnose once per pod shape and limits state.
-      const key = `${podShape(pod)}|${JSON.stringify([...remaining])}`;
-      let why = diagnoses.get(key);
-      if (!why) {
-        why = diagnose(pod, byWeight, remaining);
-        diagnoses.set(key, why);
+    if (best && (freshPrice === undefined || best.marginal <= freshPrice * tolerance)) return best.claim.tryAdd(pod, remaining);
+    if (!freshTemplate) return false;
+    const fresh = PlannedNodeClaim.start(freshTemplate, pod, remaining.get(freshTemplate.name), topology, `nodeclaim-${ids.next++}`);
+    if (!fresh) return false;
+    planned.push(fresh);
+    remaining.set(fresh.template.name, fresh.reserve(remaining.get(fresh.template.name)));
+    return true;
+  };
+
+  let queue = ordered.map((pod) => ({ pod, level: 0 }));
+  while (queue.length > 0) {
+    const next: { pod: SchedulingPod; level: number }[] = [];
+    let progress = false;
+    for (const item of queue) {
+      if (place(view(item.pod, item.level))) {
+        progress = true;
+      } else if (item.level < maxLevel(item.pod)) {
+        next.push({ pod: item.pod, level: item.level + 1 });
+        progress = true;
+      } else {
+        next.push(item);
       }
-      unschedulable.push({ ...why, pod: pod.key });
     }
+    queue = next;
+    if (!progress) break;
+  }
+  for (const { pod, level } of queue) {
+    const relaxed = view(pod, level);
+    // Identical pods get identical reasons: diagnose once per pod shape and limits state.
+    const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
+    let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
+    if (!why) {
+      why = diagnose(relaxed, byWeight, remaining);
+      diagnoses.set(key, why);
+    }
+    unschedulable.push({ ...why, pod: pod.key });
   }
 
   return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
@@ -252,12 +294,15 @@ function alternativeKey(r: Requirements): string {
   return key;
 }
 
-/** What makes two pods interchangeable for a fresh NodeClaim: requests, requirement alternatives, tolerations, host ports. */
+/**
+ * What makes two pods interchangeable for a fresh NodeClaim: requests, requirement alternatives, tolerations, host
+ * ports, PreferNoSchedule avoidance. Pods with topology terms are never answered from a cache.
+ */
 const shapes = new WeakMap<SchedulingPod, string>();
 function podShape(pod: SchedulingPod): string {
   let shape = shapes.get(pod);
   if (shape === undefined) {
-    shape = JSON.stringify([pod.requests, pod.requirementAlternatives.map(String), pod.tolerations, pod.hostPorts]);
+    shape = JSON.stringify([pod.requests, pod.requirementAlternatives.map(String), pod.tolerations, pod.hostPorts, pod.avoidPreferNoSchedule, pod.topology.length]);
     shapes.set(pod, shape);
   }
   return shape;
@@ -280,7 +325,10 @@ class ExistingTarget {
   private available: ResourceList;
   private readonly hostPorts: Set<string>;
 
-  constructor(private readonly capacity: ExistingCapacity) {
+  constructor(
+    private readonly capacity: ExistingCapacity,
+    private readonly topology: Topology,
+  ) {
     this.name = capacity.name;
     this.requirementsOfNode = capacity.labels;
     this.available = capacity.available;
@@ -288,7 +336,7 @@ class ExistingTarget {
   }
 
   canAdd(pod: SchedulingPod): Acceptance<object> | Rejection {
-    const taint = firstUntolerated(this.capacity.taints, pod.tolerations);
+    const taint = firstUntolerated(this.capacity.taints, pod.tolerations, pod.avoidPreferNoSchedule);
     if (taint) return { ok: false, reason: `taint ${formatTaint(taint)} is not tolerated` };
     if (!pod.requirementAlternatives.some((r) => r.isSatisfiedBy(this.requirementsOfNode))) {
       return { ok: false, reason: `node labels do not satisfy ${pod.requirementAlternatives[0]}` };
@@ -296,13 +344,39 @@ class ExistingTarget {
     if (!fits(pod.requests, this.available)) return { ok: false, reason: `not enough ${exceeding(pod.requests, this.available).join(', ')}` };
     const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
     if (port) return { ok: false, reason: `host port ${port} is in use` };
+    for (const key of this.topology.keysOf(pod)) {
+      const d = domainOfTarget(this.capacity, key);
+      const verdict = this.topology.allowed(pod, key, d === undefined ? [] : [d]);
+      if (!verdict.ok) return { ok: false, reason: verdict.reason };
+    }
     return { ok: true };
   }
 
   add(pod: SchedulingPod): void {
     this.available = subtract(this.available, pod.requests);
     for (const p of pod.hostPorts) this.hostPorts.add(p);
+    this.topology.record(pod, (key) => domainOfTarget(this.capacity, key));
   }
+}
+
+/**
+ * Karpenter's `minValues` under the default `Strict` policy (docs `concepts/nodepools.md#min-values`): every
+ * requirement with `minValues` needs that many distinct values of its key among the NodeClaim's instance types, or
+ * the pod cannot join. Returns why not, or undefined when satisfied.
+ */
+export function minValuesShortfall(requirements: Requirements, options: readonly { readonly type: InstanceType }[]): string | undefined {
+  for (const r of requirements.values()) {
+    if (r.minValues === undefined) continue;
+    const seen = new Set<string>();
+    for (const o of options) {
+      const tr = o.type.requirements.get(r.key);
+      if (!tr.complement) for (const v of tr.values) if (r.has(v)) seen.add(v);
+    }
+    if (seen.size < r.minValues) {
+      return `minValues: the NodePool needs at least ${r.minValues} distinct ${r.key} values among the instance types that fit, only ${seen.size} remain${seen.size ? ` (${[...seen].sort().join(', ')})` : ''}`;
+    }
+  }
+  return undefined;
 }
 
 /** An instance type with the price of its cheapest offering a NodeClaim's requirements allow (USD/hour). */
@@ -351,14 +425,29 @@ class PlannedNodeClaim {
     private options: readonly PricedType[],
     private requests: ResourceList,
     private readonly hostPorts: Set<string>,
+    private readonly topology: Topology,
+    /** Its hostname domain while it has no node. */
+    readonly id: string,
   ) {
     this.updateRoom();
+    this.minValues = template.requirements.values().some((r) => r.minValues !== undefined);
   }
 
+  /** Whether any requirement of the pool sets `minValues` (checked on every add). */
+  private readonly minValues: boolean;
+
   /** A new NodeClaim from `template` holding `pod`, or undefined when the pod does not fit a fresh node of the pool. */
-  static start(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined): PlannedNodeClaim | undefined {
+  static start(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined, topology: Topology, id: string): PlannedNodeClaim | undefined {
     const options = optionsOf(template);
-    const candidate = new PlannedNodeClaim(template, template.requirements, remaining ? options.filter((o) => withinLimits(add(o.type.capacity, { nodes: 1 }), remaining)) : options, template.daemonOverhead, new Set());
+    const candidate = new PlannedNodeClaim(
+      template,
+      template.requirements,
+      remaining ? options.filter((o) => withinLimits(add(o.type.capacity, { nodes: 1 }), remaining)) : options,
+      template.daemonOverhead,
+      new Set(template.daemonHostPorts),
+      topology,
+      id,
+    );
     return candidate.tryAdd(pod, undefined) ? candidate : undefined;
   }
 
@@ -366,9 +455,18 @@ class PlannedNodeClaim {
    * The price (USD/hour) of a fresh NodeClaim from `template` for `pod` alone, or undefined when none fits.
    * Same answer as `start(...).price()` without building the claim.
    */
-  static freshPrice(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined): number | undefined {
-    const probe = new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set());
-    return probe.cheapestFit(pod, remaining);
+  static freshPrice(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined, topology: Topology): number | undefined {
+    return PlannedNodeClaim.probe(template, topology).cheapestFit(pod, remaining);
+  }
+
+  /** Why a fresh NodeClaim from `template` cannot take `pod`, or undefined when it can. */
+  static rejection(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined, topology: Topology): Rejection | undefined {
+    const check = PlannedNodeClaim.probe(template, topology).canAdd(pod, remaining);
+    return check.ok ? undefined : check;
+  }
+
+  private static probe(template: NodePoolTemplate, topology: Topology): PlannedNodeClaim {
+    return new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set(template.daemonHostPorts), topology, 'a new node');
   }
 
   /** Check then commit: adds `pod` if it fits, updating the pool's remaining limits. */
@@ -382,6 +480,7 @@ class PlannedNodeClaim {
     this.updateRoom();
     for (const p of pod.hostPorts) this.hostPorts.add(p);
     this.pods.push(pod);
+    if (check.domains) this.topology.record(pod, (key) => check.domains!.get(key));
     if (remaining) remaining.set(this.template.name, this.reserve(remaining.get(this.template.name)));
     return true;
   }
@@ -391,11 +490,15 @@ class PlannedNodeClaim {
    * @param remaining what the pool's limits still allow besides this claim's own reservation; options that would
    *   not fit in it together with that reservation are dropped, so growing a claim never overruns a limit
    */
-  canAdd(pod: SchedulingPod, remaining?: ResourceList): Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList }> | Rejection {
+  canAdd(
+    pod: SchedulingPod,
+    remaining?: ResourceList,
+  ): Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList; domains?: ReadonlyMap<string, string> }> | Rejection {
     const gate = this.gate(pod);
     if (gate) return gate;
     const budget = this.budget(remaining);
     const requests = add(this.requests, pod.requests);
+    const keys = this.topology.keysOf(pod);
     let firstRejection: Rejection | undefined;
     for (const alternative of pod.requirementAlternatives) {
       const narrowed = this.narrow(alternative);
@@ -404,15 +507,75 @@ class PlannedNodeClaim {
         continue;
       }
       const options = narrowed.options.filter((o) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget)));
-      if (options.length > 0) return { ok: true, requirements: narrowed.requirements, options, requests };
-      firstRejection ??= { ok: false, reason: 'no instance type fits' };
+      if (options.length === 0) {
+        firstRejection ??= { ok: false, reason: 'no instance type fits' };
+        continue;
+      }
+      const placed = keys.length === 0 ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined } : this.placeTopology(pod, keys, narrowed.requirements, options);
+      if (!placed.ok) {
+        firstRejection ??= placed;
+        continue;
+      }
+      const shortfall = this.minValues && minValuesShortfall(placed.requirements, placed.options);
+      if (shortfall) {
+        firstRejection ??= { ok: false, reason: shortfall };
+        continue;
+      }
+      return { ok: true, requirements: placed.requirements, options: placed.options, requests, ...(placed.domains ? { domains: placed.domains } : {}) };
     }
     return firstRejection ?? { ok: false, reason: 'no requirement alternative' };
+  }
+
+  /**
+   * Chooses the claim's domain for every topology key `pod` is involved in: the claim is pinned to one value of
+   * each key (the least-loaded allowed domain for a spread constraint, then the cheapest), so counts stay exact.
+   */
+  private placeTopology(
+    pod: SchedulingPod,
+    keys: readonly string[],
+    requirements: Requirements,
+    options: PricedType[],
+  ): Acceptance<{ requirements: Requirements; options: PricedType[]; domains: ReadonlyMap<string, string> }> | Rejection {
+    const domains = new Map<string, string>();
+    for (const key of keys) {
+      if (key === LABEL_HOSTNAME) {
+        const verdict = this.topology.allowed(pod, key, [this.id]);
+        if (!verdict.ok) return { ok: false, reason: verdict.reason };
+        domains.set(key, this.id);
+        continue;
+      }
+      const candidates = domainValues(
+        key,
+        requirements,
+        options.map((o) => o.type),
+      );
+      const verdict = this.topology.allowed(pod, key, candidates);
+      if (!verdict.ok) return { ok: false, reason: verdict.reason };
+      let best: { domain: string; load: number; requirements: Requirements; options: PricedType[] } | undefined;
+      for (const domain of verdict.allowed) {
+        const load = this.topology.spreadLoad(pod, key, domain);
+        if (best && load > best.load) continue;
+        const pinned = requirements.add(Requirement.in(key, [domain]));
+        const pinnedOptions = pricedOptions(options, pinned);
+        if (pinnedOptions.length === 0) continue;
+        if (!best || load < best.load || pinnedOptions[0]!.price < best.options[0]!.price) best = { domain, load, requirements: pinned, options: pinnedOptions };
+      }
+      if (verdict.allowed.length === 0) continue;
+      if (!best) return { ok: false, reason: `no instance type that fits is offered in ${verdict.allowed.join(', ')} (${key})` };
+      requirements = best.requirements;
+      options = best.options;
+      domains.set(key, best.domain);
+    }
+    return { ok: true, requirements, options, domains };
   }
 
   /** The cheapest price (USD/hour) the claim could launch at with `pod` added, or undefined if it cannot join. */
   cheapestFit(pod: SchedulingPod, remaining?: ResourceList): number | undefined {
     if (!fits(pod.requests, this.room)) return undefined;
+    if (this.minValues || this.topology.keysOf(pod).length > 0) {
+      const check = this.canAdd(pod, remaining);
+      return check.ok ? check.options[0]?.price : undefined;
+    }
     if (this.gate(pod)) return undefined;
     const budget = this.budget(remaining);
     const requests = add(this.requests, pod.requests);
@@ -435,10 +598,13 @@ class PlannedNodeClaim {
 
   /** Taints and host ports: checks that do not depend on instance types. */
   private gate(pod: SchedulingPod): Rejection | undefined {
-    const taint = firstUntolerated(this.template.taints, pod.tolerations);
+    const taint = firstUntolerated(this.template.taints, pod.tolerations, pod.avoidPreferNoSchedule);
     if (taint) return { ok: false, reason: `the NodePool's taint ${formatTaint(taint)} is not tolerated` };
     const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
-    if (port) return { ok: false, reason: `host port ${port} is already used on the node` };
+    if (port) {
+      const byDaemon = this.template.daemonHostPorts?.includes(port);
+      return { ok: false, reason: byDaemon ? `host port ${port} is bound by a DaemonSet on every node of the NodePool` : `host port ${port} is already used on the node` };
+    }
     return undefined;
   }
 

@@ -20,10 +20,11 @@ export function tolerates(toleration: Toleration, taint: Taint): boolean {
 
 /**
  * The first taint with effect NoSchedule or NoExecute that none of the tolerations tolerate, or undefined.
- * `PreferNoSchedule` never blocks.
+ * `PreferNoSchedule` blocks only when `preferNoSchedule` is true (Karpenter avoids such taints until it relaxes a
+ * pod's preferences, `preferences.go toleratePreferNoScheduleTaints`); kube-scheduler never blocks on it.
  */
-export function firstUntolerated(taints: readonly Taint[], tolerations: readonly Toleration[]): Taint | undefined {
-  return taints.find((t) => t.effect !== 'PreferNoSchedule' && !tolerations.some((tol) => tolerates(tol, t)));
+export function firstUntolerated(taints: readonly Taint[], tolerations: readonly Toleration[], preferNoSchedule = false): Taint | undefined {
+  return taints.find((t) => (preferNoSchedule || t.effect !== 'PreferNoSchedule') && !tolerations.some((tol) => tolerates(tol, t)));
 }
 
 /** `key=value:Effect` (or `key:Effect`), as kubectl prints taints. */
