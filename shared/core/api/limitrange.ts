@@ -56,7 +56,24 @@ export const limitRangeItemSchema = z
         }
       }
     }
-  });
+  })
+  .transform(defaultLimitRangeItem);
+
+/**
+ * The API server's defaulting of a `Container` item (k8s.io/kubernetes `pkg/apis/core/v1/defaults.go`
+ * `SetDefaults_LimitRangeItem`): a missing `default` comes from `max`; a missing `defaultRequest` from `default`,
+ * else from `min`. Other types are returned unchanged.
+ */
+export function defaultLimitRangeItem<T extends { type: string; max?: Record<string, string>; min?: Record<string, string>; default?: Record<string, string>; defaultRequest?: Record<string, string> }>(item: T): T {
+  if (item.type !== 'Container' || (!item.max && !item.min && !item.default)) return item;
+  const defaults = { ...(item.max ?? {}), ...(item.default ?? {}) };
+  const defaultRequest = { ...(item.min ?? {}), ...defaults, ...(item.defaultRequest ?? {}) };
+  return {
+    ...item,
+    ...(Object.keys(defaults).length ? { default: defaults } : {}),
+    ...(Object.keys(defaultRequest).length ? { defaultRequest } : {}),
+  };
+}
 
 /**
  * A `v1` LimitRange.

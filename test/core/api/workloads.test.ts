@@ -174,6 +174,24 @@ describe('workloads', () => {
       expect(lr.metadata.namespace).toBe('default');
     });
 
+    it('defaults like the API server: default from max, defaultRequest from default, else from min', () => {
+      const [maxOnly, minOnly, both, pod] = limitRangeSchema.parse({
+        ...base,
+        spec: {
+          limits: [
+            { type: 'Container', max: { cpu: '2' } },
+            { type: 'Container', min: { memory: '1Gi' } },
+            { type: 'Container', min: { cpu: '100m' }, default: { cpu: '1' }, defaultRequest: { memory: '64Mi' } },
+            { type: 'Pod', max: { cpu: '4' } },
+          ],
+        },
+      }).spec.limits;
+      expect([maxOnly?.default, maxOnly?.defaultRequest]).toEqual([{ cpu: '2' }, { cpu: '2' }]);
+      expect([minOnly?.default, minOnly?.defaultRequest]).toEqual([undefined, { memory: '1Gi' }]);
+      expect([both?.default, both?.defaultRequest]).toEqual([{ cpu: '1' }, { cpu: '1', memory: '64Mi' }]);
+      expect([pod?.default, pod?.defaultRequest]).toEqual([undefined, undefined]);
+    });
+
     it('rejects defaults on type Pod and a default above max', () => {
       const text = 'apiVersion: v1\nkind: LimitRange\nmetadata: {name: l}\nspec:\n  limits:\n    - type: Pod\n      default: {cpu: 1}\n    - type: Container\n      default: {cpu: "4"}\n      max: {cpu: "2"}\n';
       const issues = problems(text);
