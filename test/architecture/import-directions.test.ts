@@ -14,7 +14,7 @@ type Layer = 'core' | 'ports' | 'controllers' | 'adapters' | 'sim' | 'lambda' | 
 const LAYERS: readonly Layer[] = ['core', 'ports', 'controllers', 'adapters', 'sim', 'lambda', 'functions', 'cli', 'infra'];
 
 /** Pure libraries the core may use: parsing and cron only, no I/O. `zod` also matches `zod/v4` and the like. */
-const PURE = ['zod', 'yaml', 'croner'];
+const PURE = ['zod', 'yaml', 'croner', 'fastest-levenshtein'];
 /** SDKs per adapter folder (`shared/adapters/<folder>/`). */
 const ADAPTER_SDKS: Readonly<Record<string, readonly string[]>> = {
   aws: ['@aws-sdk/*', '@smithy/*', '@aws-crypto/*'],
@@ -39,7 +39,7 @@ interface Rule {
 }
 
 const RULES: Readonly<Record<Layer, Rule>> = {
-  core: { layers: [], packages: PURE, says: 'core imports only core and pure libraries (zod, yaml, croner); no node: builtins' },
+  core: { layers: [], packages: PURE, says: 'core imports only core and pure libraries (zod, yaml, croner, fastest-levenshtein); no node: builtins' },
   ports: { layers: ['core'], typeOnly: ['core'], packages: [], says: 'ports import core types and ports only' },
   controllers: { layers: ['core', 'ports'], packages: PURE, says: 'controllers import core and ports only' },
   adapters: { layers: ['core', 'ports'], packages: [...PURE, 'node:*'], says: 'adapters import core, ports and their own SDK' },

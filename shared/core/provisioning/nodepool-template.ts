@@ -10,7 +10,7 @@ import { add, parseResourceList, subtract, type ResourceList } from '../resource
 import { Requirements } from '../scheduling/requirements.js';
 import { firstUntolerated } from '../scheduling/taints.js';
 import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
-import type { NodePoolTemplate } from './scheduler.js';
+import type { DaemonHostPort, NodePoolTemplate } from './scheduler.js';
 
 /** The NodePool fields provisioning reads (`karpenter.sh/v1` NodePool after defaults). */
 export interface NodePoolLike {
@@ -53,11 +53,17 @@ export function daemonOverhead(nodePool: NodePoolLike, daemonSets: readonly Daem
 }
 
 /**
- * Host ports (`protocol/port`) the DaemonSets of this NodePool's nodes bind: a pod asking for one of them can
- * never run on a new node of the pool (kube-scheduler `NodePorts`).
+ * Host ports (`protocol/port`) the DaemonSets of this NodePool's nodes bind, each with the DaemonSet's node
+ * requirement alternatives: a pod binding one of them cannot share a node with that DaemonSet (kube-scheduler
+ * `NodePorts`), so only instance types the DaemonSet does not run on can host it (Karpenter checks host ports per
+ * group of instance types with the same DaemonSets, `scheduling/hostportusage.go`).
  */
-export function daemonHostPorts(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): string[] {
-  return [...new Set(daemonSetsOn(nodePool, daemonSets).flatMap((ds) => podHostPorts(ds.spec.template.spec)))].sort();
+export function daemonHostPorts(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): DaemonHostPort[] {
+  return daemonSetsOn(nodePool, daemonSets).flatMap((ds) => {
+    const spec = ds.spec.template.spec;
+    const requirements = podRequirementAlternatives(spec);
+    return [...new Set(podHostPorts(spec))].map((port) => ({ port, requirements, daemonSet: `${ds.metadata.namespace ?? 'default'}/${ds.metadata.name}` }));
+  });
 }
 
 /** The DaemonSets whose pods would run on this NodePool's nodes (taints tolerated, node affinity compatible). */

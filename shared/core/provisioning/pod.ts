@@ -140,6 +140,8 @@ export interface TopologyTerm {
   readonly nodeTaintsPolicy: 'Honor' | 'Ignore';
   /** Identity of the pods counted (`key|namespaces|selector`): terms with equal `counter` share counts. */
   readonly counter: string;
+  /** False for a preference (treated as required until relaxed; a placed pod's preferences repel no one). */
+  readonly required: boolean;
 }
 
 /**
@@ -269,10 +271,11 @@ export function placedPod(pod: { readonly namespace: string; readonly labels?: R
 export function podPreferences(namespace: string, labels: Readonly<Record<string, string>>, spec: PodSpecLike): Preferences {
   const a = spec.affinity;
   const heaviest = <T extends { weight: number }>(list: readonly T[] | undefined): T[] => [...(list ?? [])].sort((x, y) => y.weight - x.weight);
-  const podAffinity = heaviest(a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => affinityTerm('affinity', p.podAffinityTerm, namespace, labels));
-  const podAntiAffinity = heaviest(a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => affinityTerm('antiAffinity', p.podAffinityTerm, namespace, labels));
+  const preference = (t: TopologyTerm): TopologyTerm => ({ ...t, required: false });
+  const podAffinity = heaviest(a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => preference(affinityTerm('affinity', p.podAffinityTerm, namespace, labels)));
+  const podAntiAffinity = heaviest(a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => preference(affinityTerm('antiAffinity', p.podAffinityTerm, namespace, labels)));
   const nodeAffinity = heaviest(a?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution).map((p) => termRequirements(p.preference));
-  const scheduleAnyway = (spec.topologySpreadConstraints ?? []).filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway').map((c) => spreadTerm(c, namespace, labels));
+  const scheduleAnyway = (spec.topologySpreadConstraints ?? []).filter((c) => c.whenUnsatisfiable === 'ScheduleAnyway').map((c) => preference(spreadTerm(c, namespace, labels)));
   if (podAffinity.length + podAntiAffinity.length + nodeAffinity.length + scheduleAnyway.length === 0) return NO_PREFERENCES;
   return { podAffinity, podAntiAffinity, nodeAffinity, scheduleAnyway };
 }
@@ -303,7 +306,7 @@ function term(
   namespaces: readonly string[] | 'all',
   spread: Pick<TopologyTerm, 'maxSkew' | 'minDomains' | 'nodeAffinityPolicy' | 'nodeTaintsPolicy'>,
 ): TopologyTerm {
-  return { kind, key, selector, namespaces, ...spread, counter: `${key}|${namespaces === 'all' ? '*' : namespaces.join(',')}|${selectorKey(selector)}` };
+  return { kind, key, selector, namespaces, ...spread, counter: `${key}|${namespaces === 'all' ? '*' : namespaces.join(',')}|${selectorKey(selector)}`, required: true };
 }
 
 /** `matchLabelKeys`: the pod's own values of those keys are ANDed into the selector (keys the pod lacks are ignored). */

@@ -30,6 +30,7 @@ import { describeIncompatibility, Requirements, type Incompatibility } from '../
 import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
 import { diagnose } from './diagnosis.js';
 import { withinLimits } from './limits.js';
+import { minValuesShortfall } from './min-values.js';
 import type { SchedulingPod } from './pod.js';
 import { relaxationSteps, view } from './preferences.js';
 import { domainOfTarget, domainValues, Topology, type PlacedPod } from './topology.js';
@@ -63,13 +64,23 @@ export interface NodePoolTemplate {
   readonly instanceTypes: readonly InstanceType[];
   /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
   readonly daemonOverhead: ResourceList;
-  /** Host ports (`protocol/port`) those DaemonSet pods bind on every node of the pool. */
-  readonly daemonHostPorts?: readonly string[];
+  /** Host ports those DaemonSet pods bind, with where each DaemonSet runs. */
+  readonly daemonHostPorts?: readonly DaemonHostPort[];
   /**
    * What the NodePool's `spec.limits` still allow (limit − current usage), canonical units plus `nodes`;
    * undefined means no limits. Only the keys present are limited.
    */
   readonly remaining?: ResourceList;
+}
+
+/** A host port a DaemonSet binds on the nodes it runs on. */
+export interface DaemonHostPort {
+  /** `protocol/port`. */
+  readonly port: string;
+  /** The DaemonSet's node requirement alternatives (ORed): it runs on instance types compatible with one. */
+  readonly requirements: readonly Requirements[];
+  /** `namespace/name`. */
+  readonly daemonSet: string;
 }
 
 /** Capacity that already exists or is already being launched: a registered node or an in-flight NodeClaim. */
@@ -274,7 +285,7 @@ function solveWith(
     const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
     let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
     if (!why) {
-      why = diagnose(relaxed, byWeight, remaining);
+      why = diagnose(relaxed, byWeight, remaining, { topology: (p, t) => PlannedNodeClaim.rejection(t, p, remaining.get(t.name), topology)?.reason });
       diagnoses.set(key, why);
     }
     unschedulable.push({ ...why, pod: pod.key });
@@ -359,26 +370,6 @@ class ExistingTarget {
   }
 }
 
-/**
- * Karpenter's `minValues` under the default `Strict` policy (docs `concepts/nodepools.md#min-values`): every
- * requirement with `minValues` needs that many distinct values of its key among the NodeClaim's instance types, or
- * the pod cannot join. Returns why not, or undefined when satisfied.
- */
-export function minValuesShortfall(requirements: Requirements, options: readonly { readonly type: InstanceType }[]): string | undefined {
-  for (const r of requirements.values()) {
-    if (r.minValues === undefined) continue;
-    const seen = new Set<string>();
-    for (const o of options) {
-      const tr = o.type.requirements.get(r.key);
-      if (!tr.complement) for (const v of tr.values) if (r.has(v)) seen.add(v);
-    }
-    if (seen.size < r.minValues) {
-      return `minValues: the NodePool needs at least ${r.minValues} distinct ${r.key} values among the instance types that fit, only ${seen.size} remain${seen.size ? ` (${[...seen].sort().join(', ')})` : ''}`;
-    }
-  }
-  return undefined;
-}
-
 /** An instance type with the price of its cheapest offering a NodeClaim's requirements allow (USD/hour). */
 interface PricedType {
   readonly type: InstanceType;
@@ -444,7 +435,7 @@ class PlannedNodeClaim {
       template.requirements,
       remaining ? options.filter((o) => withinLimits(add(o.type.capacity, { nodes: 1 }), remaining)) : options,
       template.daemonOverhead,
-      new Set(template.daemonHostPorts),
+      new Set(),
       topology,
       id,
     );
@@ -466,7 +457,7 @@ class PlannedNodeClaim {
   }
 
   private static probe(template: NodePoolTemplate, topology: Topology): PlannedNodeClaim {
-    return new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set(template.daemonHostPorts), topology, 'a new node');
+    return new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set(), topology, 'a new node');
   }
 
   /** Check then commit: adds `pod` if it fits, updating the pool's remaining limits. */
@@ -506,10 +497,18 @@ class PlannedNodeClaim {
         firstRejection ??= narrowed;
         continue;
       }
-      const options = narrowed.options.filter((o) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget)));
+      let options = narrowed.options.filter((o) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget)));
       if (options.length === 0) {
         firstRejection ??= { ok: false, reason: 'no instance type fits' };
         continue;
+      }
+      const daemons = this.clashingDaemons(pod);
+      if (daemons.length > 0) {
+        options = options.filter((o) => !daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined)));
+        if (options.length === 0) {
+          firstRejection ??= { ok: false, reason: `host port ${daemons[0]!.port} is bound by DaemonSet ${daemons[0]!.daemonSet} on every instance type that fits` };
+          continue;
+        }
       }
       const placed = keys.length === 0 ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined } : this.placeTopology(pod, keys, narrowed.requirements, options);
       if (!placed.ok) {
@@ -572,7 +571,7 @@ class PlannedNodeClaim {
   /** The cheapest price (USD/hour) the claim could launch at with `pod` added, or undefined if it cannot join. */
   cheapestFit(pod: SchedulingPod, remaining?: ResourceList): number | undefined {
     if (!fits(pod.requests, this.room)) return undefined;
-    if (this.minValues || this.topology.keysOf(pod).length > 0) {
+    if (this.minValues || this.clashingDaemons(pod).length > 0 || this.topology.keysOf(pod).length > 0) {
       const check = this.canAdd(pod, remaining);
       return check.ok ? check.options[0]?.price : undefined;
     }
@@ -596,15 +595,19 @@ class PlannedNodeClaim {
     this.room = subtract(max(...this.options.map((o) => o.type.allocatable)), this.requests);
   }
 
+  /** DaemonSet host ports `pod` also binds (it cannot share a node with those DaemonSets). */
+  private clashingDaemons(pod: SchedulingPod): readonly DaemonHostPort[] {
+    const ports = this.template.daemonHostPorts;
+    if (!ports || ports.length === 0 || pod.hostPorts.length === 0) return [];
+    return ports.filter((d) => pod.hostPorts.includes(d.port));
+  }
+
   /** Taints and host ports: checks that do not depend on instance types. */
   private gate(pod: SchedulingPod): Rejection | undefined {
     const taint = firstUntolerated(this.template.taints, pod.tolerations, pod.avoidPreferNoSchedule);
     if (taint) return { ok: false, reason: `the NodePool's taint ${formatTaint(taint)} is not tolerated` };
     const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
-    if (port) {
-      const byDaemon = this.template.daemonHostPorts?.includes(port);
-      return { ok: false, reason: byDaemon ? `host port ${port} is bound by a DaemonSet on every node of the NodePool` : `host port ${port} is already used on the node` };
-    }
+    if (port) return { ok: false, reason: `host port ${port} is already used on the node` };
     return undefined;
   }
 

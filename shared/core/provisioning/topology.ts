@@ -19,8 +19,8 @@
  * - new NodeClaims are pinned to one domain for every key a pod placed on them counts in, so the counts are
  *   exact and replicas with zonal anti-affinity launch together (Karpenter records such pods in every zone the
  *   NodeClaim might get and launches them one at a time).
- * Counts are per domain, not per node: under `nodeAffinityPolicy: Honor` Kubernetes also skips matching pods on
- * nodes the pod could not use inside an eligible domain; Skiff counts them (a documented approximation).
+ * Under `nodeAffinityPolicy: Honor` (and `nodeTaintsPolicy: Honor`) matching pods on existing nodes the pod could
+ * not use are not counted, as in kube-scheduler; pods placed during the solve always count.
  */
 import type { Taint } from '../api/kubernetes.js';
 import { LABEL_HOSTNAME, WELL_KNOWN_LABELS } from '../api/labels.js';
@@ -53,6 +53,8 @@ interface Counter {
   readonly namespaces: TopologyTerm['namespaces'];
   /** domain → pods matching the selector. */
   readonly matching: Map<string, number>;
+  /** The matching pods that were already on existing capacity, per target (for the spread policies). */
+  readonly existing: { readonly domain: string; readonly labels: Readonly<Record<string, string>>; readonly taints: readonly Taint[]; n: number }[];
   /** domain → pods owning a required anti-affinity term with this counter (they repel matching pods). */
   readonly owners: Map<string, number>;
   /** Some anti-affinity term counts with it, so its owners repel the pods it matches. */
@@ -86,6 +88,7 @@ export class Topology {
   private readonly countedIn = new WeakMap<SchedulingPod, Counter[]>();
   private readonly repelledBy = new WeakMap<SchedulingPod, Counter[]>();
   private readonly eligibleCache = new WeakMap<SchedulingPod, Map<string, ReadonlySet<string>>>();
+  private readonly excludedCache = new WeakMap<SchedulingPod, Map<string, ReadonlyMap<string, number>>>();
 
   private constructor(counters: Map<string, Counter>, universe: Map<string, Map<string, DomainSource[]>>) {
     this.counters = counters;
@@ -103,10 +106,10 @@ export class Topology {
     const register = (t: TopologyTerm) => {
       let c = counters.get(t.counter);
       if (!c) {
-        c = { key: t.key, selector: t.selector, namespaces: t.namespaces, matching: new Map(), owners: new Map(), anti: false };
+        c = { key: t.key, selector: t.selector, namespaces: t.namespaces, matching: new Map(), owners: new Map(), existing: [], anti: false };
         counters.set(t.counter, c);
       }
-      if (t.kind === 'antiAffinity') c.anti = true;
+      if (t.kind === 'antiAffinity' && t.required) c.anti = true;
     };
     for (const p of pods) {
       for (const t of p.topology) register(t);
@@ -132,12 +135,13 @@ export class Topology {
       universe.set(key, domains);
     }
     const topology = new Topology(counters, universe);
-    for (const target of targets) for (const p of target.pods ?? []) topology.recordPlaced(p, (key) => domainOfTarget(target, key));
+    for (const target of targets) for (const p of target.pods ?? []) topology.recordPlaced(p, target);
     return topology;
   }
 
   /** A copy with the same counts (each solve pass starts from the same state). */
   clone(): Topology {
+    // `existing` is fixed after build; the maps change during a pass.
     const counters = new Map([...this.counters].map(([id, c]) => [id, { ...c, matching: new Map(c.matching), owners: new Map(c.owners) }] as const));
     return new Topology(counters, this.universe);
   }
@@ -176,9 +180,9 @@ export class Topology {
           const min = this.globalMin(pod, term, counter);
           const self = selects(counter, pod) ? 1 : 0;
           const eligible = key === LABEL_HOSTNAME ? undefined : this.eligibleDomains(pod, term);
-          allowed = allowed.filter((d) => (eligible === undefined || eligible.has(d)) && (counter.matching.get(d) ?? 0) + self - min <= term.maxSkew);
+          allowed = allowed.filter((d) => (eligible === undefined || eligible.has(d)) && this.spreadCount(pod, term, counter, d) + self - min <= term.maxSkew);
           if (allowed.length === 0) {
-            const where = before.map((d) => `${d} has ${counter.matching.get(d) ?? 0}`).join(', ');
+            const where = before.map((d) => `${d} has ${this.spreadCount(pod, term, counter, d)}`).join(', ');
             return { ok: false, reason: `topology spread on ${key} (maxSkew ${term.maxSkew}) would be broken: ${where || 'no domain'} of the pods matching ${describeSelector(term)}, the least loaded eligible domain has ${min}` };
           }
           break;
@@ -220,23 +224,59 @@ export class Topology {
    */
   spreadLoad(pod: SchedulingPod, key: string, d: string): number {
     let load = 0;
-    for (const t of pod.topology) if (t.kind === 'spread' && t.key === key) load += this.counters.get(t.counter)!.matching.get(d) ?? 0;
+    for (const t of pod.topology) if (t.kind === 'spread' && t.key === key) load += this.spreadCount(pod, t, this.counters.get(t.counter)!, d);
     return load;
   }
 
   /**
    * Records `pod` as placed: increments every counter that counts it, and the owner counts of its required
-   * anti-affinity terms, in the domain `domainOf(key)` gives (undefined: the target has no such label).
+   * anti-affinity terms (not preferences: kube-scheduler's symmetry applies to required terms only), in the
+   * domain `domainOf(key)` gives (undefined: the target has no such label).
    */
   record(pod: SchedulingPod, domainOf: (key: string) => string | undefined): void {
     if (this.empty) return;
     for (const c of this.countersCounting(pod)) bump(c.matching, domainOf(c.key));
-    for (const t of pod.topology) if (t.kind === 'antiAffinity') bump(this.counters.get(t.counter)!.owners, domainOf(t.key));
+    for (const t of pod.topology) if (t.kind === 'antiAffinity' && t.required) bump(this.counters.get(t.counter)!.owners, domainOf(t.key));
   }
 
-  private recordPlaced(p: PlacedPod, domainOf: (key: string) => string | undefined): void {
-    for (const c of this.counters.values()) if (selects(c, p)) bump(c.matching, domainOf(c.key));
-    for (const t of p.antiAffinity) bump(this.counters.get(t.counter)!.owners, domainOf(t.key));
+  private recordPlaced(p: PlacedPod, target: TopologyTarget): void {
+    for (const c of this.counters.values()) {
+      if (!selects(c, p)) continue;
+      const domain = domainOfTarget(target, c.key);
+      if (domain === undefined) continue;
+      bump(c.matching, domain);
+      const entry = c.existing.find((e) => e.labels === target.labels && e.domain === domain);
+      if (entry) entry.n++;
+      else c.existing.push({ domain, labels: target.labels, taints: target.taints, n: 1 });
+    }
+    for (const t of p.antiAffinity) bump(this.counters.get(t.counter)!.owners, domainOfTarget(target, t.key));
+  }
+
+  /**
+   * Matching pods in domain `d` as `pod`'s spread term counts them: pods on existing nodes its node affinity
+   * (policy Honor) or its tolerations (`nodeTaintsPolicy: Honor`) rule out do not count.
+   */
+  private spreadCount(pod: SchedulingPod, term: TopologyTerm, counter: Counter, d: string): number {
+    const all = counter.matching.get(d) ?? 0;
+    if (counter.existing.length === 0) return all;
+    let byTerm = this.excludedCache.get(pod);
+    if (!byTerm) {
+      byTerm = new Map();
+      this.excludedCache.set(pod, byTerm);
+    }
+    const id = `${term.counter}|${term.nodeAffinityPolicy}|${term.nodeTaintsPolicy}`;
+    let excluded = byTerm.get(id);
+    if (!excluded) {
+      const out = new Map<string, number>();
+      for (const e of counter.existing) {
+        const affinityOut = term.nodeAffinityPolicy === 'Honor' && !pod.requirementAlternatives.some((alt) => alt.isSatisfiedBy(e.labels));
+        const taintsOut = term.nodeTaintsPolicy === 'Honor' && firstUntolerated(e.taints, pod.tolerations) !== undefined;
+        if (affinityOut || taintsOut) out.set(e.domain, (out.get(e.domain) ?? 0) + e.n);
+      }
+      excluded = out;
+      byTerm.set(id, excluded);
+    }
+    return all - (excluded.get(d) ?? 0);
   }
 
   private countersCounting(pod: SchedulingPod): Counter[] {
@@ -264,7 +304,7 @@ export class Topology {
     const eligible = this.eligibleDomains(pod, term);
     if (eligible.size < term.minDomains) return 0;
     let min = Number.POSITIVE_INFINITY;
-    for (const d of eligible) min = Math.min(min, counter.matching.get(d) ?? 0);
+    for (const d of eligible) min = Math.min(min, this.spreadCount(pod, term, counter, d));
     return Number.isFinite(min) ? min : 0;
   }
 
