@@ -1,9 +1,13 @@
 /**
- * The `skiff` command line. Subcommands: `simulate`.
- * Exit status: 0 on success, 2 when an input (manifest, scenario, argument) is invalid, 1 on any other failure.
+ * The `skiff` command line. Subcommands: `simulate` and `explain`.
+ * Exit status: 0 on success, 2 when an input (manifest, scenario, argument) is invalid, 1 on any other failure —
+ * including `explain` asked about a pod that does not exist or is not pending at the end of the run.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatIssue, isValidationError } from '../core/errors.js';
+import type { LoadedScenario } from '../sim/scenario-loader.js';
+import type { SimulationResult } from '../sim/result.js';
+import { explainResult, formatExplanation, parsePodRef, type PodRef } from './explain.js';
 import { simulateScenario } from './simulate.js';
 import { formatSummary } from './summary.js';
 
@@ -23,6 +27,7 @@ const defaultIo: CliIo = {
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit status.
  * @example process.exitCode = await main(['simulate', 'examples/seed', '--json']);
+ * @example process.exitCode = await main(['explain', 'examples/seed', 'default/high-memory-report']);
  */
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
   let status = 0;
@@ -38,18 +43,34 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     .option('--json', 'print the whole Result as JSON on stdout')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
     .action(async (path: string, opts: { json?: boolean; seed: number }) => {
-      try {
-        const { scenario, result } = await simulateScenario(path, { seed: opts.seed });
-        for (const w of scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
-        io.out(opts.json ? `${JSON.stringify(result, null, 2)}\n` : `${formatSummary(result)}\n`);
-      } catch (e) {
-        if (isValidationError(e)) {
-          io.err(`skiff simulate: invalid input, nothing was simulated:\n${e.message}\n`);
-          status = 2;
-          return;
-        }
-        throw e;
+      const run = await runScenario('simulate', path, opts.seed, io);
+      if (!run) {
+        status = 2;
+        return;
       }
+      io.out(opts.json ? `${JSON.stringify(run.result, null, 2)}\n` : `${formatSummary(run.result)}\n`);
+    });
+
+  program
+    .command('explain')
+    .description('simulate a scenario as `simulate` does, then explain every pod still pending at the end (or only the named one): per NodePool, the first constraint that rules it out, and "did you mean" hints')
+    .argument('<scenario>', 'scenario folder or YAML file')
+    .argument('[pod]', 'namespace/name of one pending pod (a bare name means namespace default)', parsePodRef)
+    .option('--json', 'print the explanation as JSON on stdout (see Explanation in shared/cli/explain.ts)')
+    .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
+    .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number }) => {
+      const run = await runScenario('explain', path, opts.seed, io);
+      if (!run) {
+        status = 2;
+        return;
+      }
+      const outcome = explainResult(run.result, pod);
+      if (!outcome.ok) {
+        io.err(`skiff explain: ${outcome.message}\n`);
+        status = 1;
+        return;
+      }
+      io.out(opts.json ? `${JSON.stringify(outcome.explanation, null, 2)}\n` : `${formatExplanation(outcome.explanation)}\n`);
     });
 
   try {
@@ -66,4 +87,21 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
 function parseSeed(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 0xffffffff) throw new InvalidArgumentError('the seed must be an integer from 0 to 4294967295');
   return Number(value);
+}
+
+/**
+ * Loads and simulates a scenario for `command`, printing load warnings on stderr. On an invalid scenario it prints
+ * the issues (file:line:column: path: message) on stderr and returns undefined: the caller exits with status 2.
+ * @throws whatever else the simulation throws (exit status 1)
+ */
+async function runScenario(command: string, path: string, seed: number, io: CliIo): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
+  try {
+    const run = await simulateScenario(path, { seed });
+    for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
+    return run;
+  } catch (e) {
+    if (!isValidationError(e)) throw e;
+    io.err(`skiff ${command}: invalid input, nothing was simulated:\n${e.message}\n`);
+    return undefined;
+  }
 }

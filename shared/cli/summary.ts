@@ -1,7 +1,9 @@
 /**
  * The readable summary `skiff simulate` prints without `--json`: NodeClaims by NodePool, instance type and
- * capacity type; cost; pending pods and why; violations.
+ * capacity type; cost; pending pods and why (with "did you mean" hints); violations. `skiff explain` shows the
+ * same diagnoses in more detail.
  */
+import { splitHints } from '../core/provisioning/diagnosis.js';
 import type { SimulationResult } from '../sim/result.js';
 
 /** Formats a Result for a terminal. Pure: same Result, same text. */
@@ -60,9 +62,11 @@ export function formatSummary(result: SimulationResult): string {
     for (const { first: u, count } of groups.values()) {
       const owner = owners.get(u.pod);
       lines.push(count > 1 && owner ? `  ${count} pods of ${owner}, e.g. ${u.pod} (pending since ${u.since})` : `  ${u.pod} (pending since ${u.since})`);
-      // The per-NodePool reasons follow; don't repeat them in the headline.
-      lines.push(`    ${u.reason.startsWith('no NodePool can serve the pod:') ? 'no NodePool can serve the pod:' : u.reason}`);
+      // The per-NodePool reasons follow; don't repeat them in the headline. Hints go last, one a line.
+      const { reason, hints } = splitHints(u.reason);
+      lines.push(`    ${reason.startsWith('no NodePool can serve the pod:') ? 'no NodePool can serve the pod:' : reason}`);
       for (const [pool, why] of Object.entries(u.nodePools)) lines.push(`    - NodePool ${pool}: ${why}`);
+      for (const hint of hints) lines.push(`    hint: ${hint}`);
     }
   }
   lines.push('');
@@ -70,6 +74,7 @@ export function formatSummary(result: SimulationResult): string {
   lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}`).join(', ')}`);
   const warnings = result.events.filter((e) => e.type === 'Warning' && ['NotSimulated', 'ConstraintNotSimulated', 'DisruptionBlocked'].includes(e.reason));
   for (const e of warnings) lines.push(`Note: ${e.object}: ${e.message}`);
+  if (result.unschedulable.length > 0) lines.push('Note: `skiff explain <scenario> [namespace/pod]` explains each pending pod in detail.');
   lines.push('Note: disruption (consolidation, expiration, drift) and interruption are not simulated yet: nodes run until the end, so the final and total cost include idle nodes.');
   return lines.join('\n');
 }

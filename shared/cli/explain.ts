@@ -1,0 +1,183 @@
+/**
+ * `skiff explain <scenario> [namespace/pod]`: why pods are still pending at the end of a scenario.
+ *
+ * The scenario runs exactly as `skiff simulate` runs it ({@link simulateScenario}, same loader, same seed); the
+ * explanation is read from the Result's `unschedulable[]`, whose reasons the solver's diagnosis wrote
+ * (`shared/core/provisioning/diagnosis.ts`). Nothing is diagnosed a second time here: this module only selects,
+ * groups and prints.
+ */
+import { InvalidArgumentError } from 'commander';
+import { splitHints } from '../core/provisioning/diagnosis.js';
+import { closestNearMiss } from '../core/provisioning/hints.js';
+import type { SimulationResult } from '../sim/result.js';
+
+/** A pod named on the command line. */
+export interface PodRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * Parses the `[namespace/pod]` argument: `namespace/name`, or `name` for a pod in namespace `default`.
+ * @throws {InvalidArgumentError} when the value is empty or has more than one `/` (commander turns it into exit status 2)
+ * @example parsePodRef('default/high-memory-report') // { namespace: 'default', name: 'high-memory-report' }
+ */
+export function parsePodRef(value: string): PodRef {
+  const parts = value.split('/');
+  if (parts.length > 2 || parts.some((p) => p.trim() === '')) throw new InvalidArgumentError(`expected namespace/name or name, got ${JSON.stringify(value)}`);
+  return parts.length === 2 ? { namespace: parts[0]!, name: parts[1]! } : { namespace: 'default', name: parts[0]! };
+}
+
+/** One pending pod, explained. */
+export interface ExplainedPod {
+  /** `namespace/name`. */
+  readonly pod: string;
+  /** The controller that owns it, `Kind/name`, or null for a bare pod. */
+  readonly owner: string | null;
+  /** When it first became pending, ISO-8601 UTC. */
+  readonly since: string;
+  /** How long it has been pending at the end of the run, seconds. */
+  readonly pendingSeconds: number;
+  /** One sentence summing up why no NodePool can serve it (the Result's `reason` without its hints). */
+  readonly reason: string;
+  /** NodePool name → the first constraint that rules the NodePool out (the Result's `nodePools`). */
+  readonly nodePools: Readonly<Record<string, string>>;
+  /** "Did you mean" hints (near-miss label keys, label values, toleration keys); possibly none. */
+  readonly hints: readonly string[];
+}
+
+/**
+ * What `skiff explain --json` prints (one object on stdout):
+ * ```
+ * { scenario, seed, at,              // the scenario's name, the seed, the end of the run (ISO-8601 UTC)
+ *   pending: ["ns/name", …],         // every pod pending at the end, in the Result's order
+ *   pods: [{ pod, owner, since, pendingSeconds, reason, nodePools: {<nodePool>: why}, hints: [string] }] }
+ * ```
+ * `pods` holds every pending pod, or only the one named on the command line.
+ */
+export interface Explanation {
+  readonly scenario: string;
+  readonly seed: number;
+  /** The end of the run, ISO-8601 UTC: the moment the pods are pending at. */
+  readonly at: string;
+  readonly pending: readonly string[];
+  readonly pods: readonly ExplainedPod[];
+}
+
+/** The outcome of {@link explainResult}: an explanation, or why the named pod cannot be explained. */
+export type ExplainOutcome = { readonly ok: true; readonly explanation: Explanation } | { readonly ok: false; readonly message: string };
+
+/**
+ * Explains the pods pending at the end of a run, or only `pod`.
+ * @param result the Result of `simulateScenario`
+ * @param pod the pod to explain; undefined for every pending pod
+ * @returns `ok: false` with a message (naming the pending pods) when `pod` does not exist or is not pending
+ * @example
+ * const { result } = await simulateScenario('examples/seed', { seed: 1 });
+ * const outcome = explainResult(result, { namespace: 'default', name: 'high-memory-report' });
+ */
+export function explainResult(result: SimulationResult, pod?: PodRef): ExplainOutcome {
+  const endMs = Date.parse(result.end);
+  const owners = new Map(result.pods.map((p) => [`${p.namespace}/${p.name}`, p.owner]));
+  const pending = result.unschedulable.map((u) => u.pod);
+  const explained = result.unschedulable.map((u): ExplainedPod => {
+    const { reason, hints } = splitHints(u.reason);
+    return { pod: u.pod, owner: owners.get(u.pod) ?? null, since: u.since, pendingSeconds: Math.max(0, Math.round((endMs - Date.parse(u.since)) / 1000)), reason, nodePools: { ...u.nodePools }, hints };
+  });
+  const base = { scenario: result.scenario, seed: result.seed, at: result.end, pending };
+  if (!pod) return { ok: true, explanation: { ...base, pods: explained } };
+  const key = `${pod.namespace}/${pod.name}`;
+  const found = explained.find((p) => p.pod === key);
+  if (found) return { ok: true, explanation: { ...base, pods: [found] } };
+  return { ok: false, message: `${notPending(result, pod)}\n${pendingList(pending)}` };
+}
+
+/** Why `pod` is not among the pending pods: where it runs, when it ended, or that it never existed (with a guess). */
+function notPending(result: SimulationResult, pod: PodRef): string {
+  const key = `${pod.namespace}/${pod.name}`;
+  // A bare pod that was evicted is recreated under the same name: the last record is the current one.
+  const record = result.pods.filter((p) => p.namespace === pod.namespace && p.name === pod.name).at(-1);
+  if (record?.deletedAt) return `pod ${key} is not pending at the end of the run: it completed or was deleted at ${record.deletedAt}`;
+  if (record?.node) return `pod ${key} is not pending at the end of the run: it runs on node ${record.node}${record.scheduledAt ? ` (scheduled at ${record.scheduledAt})` : ''}`;
+  if (record) return `pod ${key} is not pending at the end of the run`;
+  // `default/web` may name a controller: its pods are `ReplicaSet/web-<hash>`'s (a Deployment) or `Job/web`'s.
+  const owned = result.pods.filter((p) => p.namespace === pod.namespace && p.owner !== null && ownedBy(p.owner, pod.name));
+  if (owned.length > 0) {
+    const owners = [...new Set(owned.map((p) => p.owner!))].join(', ');
+    const live = owned.filter((p) => p.deletedAt === null).map((p) => `${p.namespace}/${p.name}`);
+    const pendingOwned = live.filter((k) => result.unschedulable.some((u) => u.pod === k));
+    return `no pod ${key} in the run; ${pod.name} names the controller of ${owned.length} pod${owned.length === 1 ? '' : 's'} (${owners}), ${pendingOwned.length > 0 ? `of which pending: ${shortList(pendingOwned, 10)}` : 'none of them pending'}`;
+  }
+  const guess = closestNearMiss(key, result.pods.map((p) => `${p.namespace}/${p.name}`));
+  return `no pod ${key} in the run${guess ? `; did you mean ${guess}?` : ''}`;
+}
+
+/** How the diagnosis starts a summary that lists every NodePool's reason. */
+const EVERY_NODEPOOL = 'no NodePool can serve the pod';
+
+/** True when `owner` (`Kind/name`) is the controller `name` or the ReplicaSet of Deployment `name`. */
+function ownedBy(owner: string, name: string): boolean {
+  const [kind, ownerName = ''] = owner.split('/');
+  return ownerName === name || (kind === 'ReplicaSet' && ownerName.startsWith(`${name}-`) && !ownerName.slice(name.length + 1).includes('-'));
+}
+
+function pendingList(pending: readonly string[]): string {
+  return pending.length === 0 ? 'No pod is pending at the end of the run.' : `Pending at the end of the run: ${shortList(pending, 20)}`;
+}
+
+/**
+ * Formats an explanation for a terminal: per pending pod (replicas of one owner with the same diagnosis are shown
+ * once, with a count), when it became pending, the summary, every NodePool's first constraint, and the hints.
+ * Pure: same explanation, same text.
+ */
+export function formatExplanation(e: Explanation): string {
+  const lines: string[] = [];
+  const subject = e.pods.length === e.pending.length ? `${e.pending.length} pod${e.pending.length === 1 ? '' : 's'} pending` : `${e.pods.length} of ${e.pending.length} pending pods`;
+  lines.push(`Scenario ${e.scenario} (seed ${e.seed}): ${subject} at the end of the run, ${e.at}`);
+  if (e.pods.length === 0) {
+    lines.push('Every pod was placed.');
+    return lines.join('\n');
+  }
+  const groups = new Map<string, { first: ExplainedPod; count: number }>();
+  for (const p of e.pods) {
+    const key = JSON.stringify([p.owner ?? p.pod, p.reason, p.nodePools, p.hints]);
+    const g = groups.get(key);
+    if (!g) groups.set(key, { first: p, count: 1 });
+    else {
+      g.count++;
+      if (p.since < g.first.since) g.first = { ...g.first, since: p.since, pendingSeconds: p.pendingSeconds };
+    }
+  }
+  for (const { first: p, count } of groups.values()) {
+    lines.push('');
+    lines.push(count > 1 && p.owner ? `${p.pod} and ${count - 1} more pod${count > 2 ? 's' : ''} of ${p.owner} with the same diagnosis` : `${p.pod}${p.owner ? ` (${p.owner})` : ''}`);
+    lines.push(`  pending since ${p.since} (${duration(p.pendingSeconds)})`);
+    // A summary that lists every NodePool's reason is shown once, below, one NodePool a line.
+    lines.push(`  why: ${p.reason.startsWith(EVERY_NODEPOOL) && Object.keys(p.nodePools).length > 0 ? `${EVERY_NODEPOOL} (each NodePool's reason follows)` : p.reason}`);
+    const pools = Object.entries(p.nodePools);
+    if (pools.length > 0) {
+      lines.push('  per NodePool, the first constraint that rules it out:');
+      const width = Math.max(...pools.map(([name]) => name.length));
+      for (const [name, why] of pools) lines.push(`    ${`${name}:`.padEnd(width + 1)} ${why}`);
+    }
+    if (p.hints.length > 0) {
+      lines.push('  hints:');
+      for (const h of p.hints) lines.push(`    - ${h}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/** `3 h`, `2 h 5 min`, `45 min`, `30 s`. */
+function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  if (h === 0) return `${m} min`;
+  return m === 0 ? `${h} h` : `${h} h ${m} min`;
+}
+
+function shortList(items: readonly string[], max: number): string {
+  return items.length <= max ? items.join(', ') : `${items.slice(0, max).join(', ')} and ${items.length - max} more`;
+}

@@ -1,0 +1,165 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { explainResult, formatExplanation, parsePodRef, type Explanation } from '../../shared/cli/explain.js';
+import { main } from '../../shared/cli/main.js';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
+import { GENERAL_POOL } from '../support/provisioner-harness.js';
+
+async function explain(...args: string[]): Promise<{ status: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const status = await main(['explain', ...args], { out: (t) => (out += t), err: (t) => (err += t), isTTY: false });
+  return { status, out, err };
+}
+
+function folder(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-explain-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+const SCENARIO = 'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: typos}\nspec:\n  start: "2026-03-02T08:00:00Z"\n  duration: 30m\n';
+
+const bare = (name: string, spec: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default}
+spec:
+${spec}
+  containers: [{name: c, image: x, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+`;
+
+describe('skiff explain', () => {
+  describe('on examples/seed', () => {
+    it('names node-type for default/high-memory-report, per NodePool, and exits 0', async () => {
+      const r = await explain('examples/seed');
+      expect(r.status).toBe(0);
+      expect(r.out).toMatch(/^Scenario seed \(seed 1\): 1 pod pending at the end of the run/);
+      expect(r.out).toContain('default/high-memory-report');
+      expect(r.out).toContain('pending since 2026-03-02T08:00:00.000Z (3 h)');
+      expect(r.out).toMatch(/why: no NodePool defines the label node-type/);
+      expect(r.out).toMatch(/general: the pod requires node-type In \[high-memory\], but the NodePool neither requires nor sets the label node-type/);
+      expect(r.out).toMatch(/batch: +the pod does not tolerate the NodePool's taint workload-type=batch:NoSchedule/);
+      expect(r.out).toMatch(/gpu: +the pod does not tolerate the NodePool's taint nvidia.com\/gpu:NoSchedule/);
+    });
+
+    it('prints only the named pod as JSON, and nothing else on stdout', async () => {
+      const r = await explain('examples/seed', 'default/high-memory-report', '--json');
+      expect(r.status).toBe(0);
+      const e = JSON.parse(r.out) as Explanation;
+      expect(e).toMatchObject({ scenario: 'seed', seed: 1, at: '2026-03-02T11:00:00.000Z', pending: ['default/high-memory-report'] });
+      expect(e.pods).toHaveLength(1);
+      expect(e.pods[0]).toMatchObject({ pod: 'default/high-memory-report', owner: null, since: '2026-03-02T08:00:00.000Z', pendingSeconds: 10_800, hints: [] });
+      expect(e.pods[0]!.reason).toMatch(/^no NodePool defines the label node-type/);
+      expect(Object.keys(e.pods[0]!.nodePools).sort()).toEqual(['batch', 'general', 'gpu']);
+      expect(e.pods[0]!.nodePools.general).toContain('node-type');
+    });
+
+    it('exits 1 for a pod that does not exist, guessing the name and listing the pending pods', async () => {
+      const r = await explain('examples/seed', 'default/high-memory-reprt', '--json');
+      expect(r.status).toBe(1);
+      expect(r.out).toBe('');
+      expect(r.err).toContain('no pod default/high-memory-reprt in the run; did you mean default/high-memory-report?');
+      expect(r.err).toContain('Pending at the end of the run: default/high-memory-report');
+    });
+  });
+
+  describe('explainResult', () => {
+    let result: SimulationResult;
+    beforeAll(async () => {
+      result = (await simulateScenario('examples/seed', { seed: 1 })).result;
+    });
+
+    it('explains every pending pod without a name', () => {
+      const outcome = explainResult(result);
+      expect(outcome.ok && outcome.explanation.pods.map((p) => p.pod)).toEqual(['default/high-memory-report']);
+    });
+
+    it('says where a pod that is not pending runs', () => {
+      const running = result.pods.find((p) => p.node !== null && p.deletedAt === null)!;
+      const outcome = explainResult(result, { namespace: running.namespace, name: running.name });
+      expect(outcome.ok).toBe(false);
+      if (!outcome.ok) {
+        expect(outcome.message).toContain(`pod ${running.namespace}/${running.name} is not pending at the end of the run: it runs on node ${running.node}`);
+        expect(outcome.message).toContain('Pending at the end of the run: default/high-memory-report');
+      }
+    });
+
+    it('says when a pod completed', () => {
+      const done = result.pods.find((p) => p.owner === 'Job/batch' && p.deletedAt !== null)!;
+      const outcome = explainResult(result, { namespace: 'default', name: done.name });
+      expect(!outcome.ok && outcome.message).toContain('completed or was deleted at');
+    });
+
+    it('recognises a Deployment name and says none of its pods is pending', () => {
+      const outcome = explainResult(result, { namespace: 'default', name: 'web' });
+      expect(!outcome.ok && outcome.message).toMatch(/no pod default\/web in the run; web names the controller of 12 pods \(ReplicaSet\/web-\w+\), none of them pending/);
+    });
+
+    it('formats the same explanation the CLI prints', () => {
+      const outcome = explainResult(result);
+      expect(outcome.ok && formatExplanation(outcome.explanation)).toMatch(/default\/high-memory-report\n {2}pending since/);
+    });
+  });
+
+  describe('parsePodRef', () => {
+    it('reads namespace/name, and a bare name in namespace default', () => {
+      expect(parsePodRef('kube-system/coredns')).toEqual({ namespace: 'kube-system', name: 'coredns' });
+      expect(parsePodRef('high-memory-report')).toEqual({ namespace: 'default', name: 'high-memory-report' });
+    });
+
+    it('exits 2 for a malformed pod argument', async () => {
+      const r = await explain('examples/seed', 'a/b/c');
+      expect(r.status).toBe(2);
+      expect(r.err).toMatch(/expected namespace\/name or name/);
+    });
+  });
+
+  it('gives did-you-mean hints for near-miss label keys, values and tolerations', async () => {
+    const gpuPool = `---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    metadata: {labels: {workload-type: gpu}}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: [{key: karpenter.k8s.aws/instance-family, operator: In, values: [g4dn]}]
+      taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
+`;
+    const dir = folder({
+      'pools.yaml': GENERAL_POOL + gpuPool,
+      'pods.yaml': [
+        bare('typo-key', '  nodeSelector: {workload-typ: general}'),
+        bare('typo-value', '  nodeSelector: {workload-type: genral}'),
+        bare('typo-toleration', '  nodeSelector: {workload-type: gpu}\n  tolerations: [{key: nvidia.com/gpus, operator: Exists}]'),
+      ].join('---\n'),
+      'scenario.yaml': SCENARIO,
+    });
+    const r = await explain(dir, '--json');
+    expect(r.status).toBe(0);
+    const e = JSON.parse(r.out) as Explanation;
+    const hints = Object.fromEntries(e.pods.map((p) => [p.pod, p.hints]));
+    expect(hints['default/typo-key']).toEqual([expect.stringMatching(/^did you mean the label workload-type\?/)]);
+    expect(hints['default/typo-value']).toEqual([expect.stringMatching(/^did you mean workload-type=general\?/)]);
+    expect(hints['default/typo-toleration']).toEqual([expect.stringMatching(/^did you mean to tolerate nvidia.com\/gpu\?/)]);
+    const text = await explain(dir, 'typo-value');
+    expect(text.out).toMatch(/ {2}hints:\n {4}- did you mean workload-type=general\?/);
+  });
+
+  it('exits 2 naming file and line for a bad scenario, and simulates nothing', async () => {
+    const good = readFileSync('examples/seed/ec2nodeclass-default.yaml', 'utf8');
+    const dir = folder({
+      'a-class.yaml': good,
+      'b-pool.yaml': ['apiVersion: karpenter.sh/v1', 'kind: NodePool', 'metadata: {name: general}', 'spec:', '  weight: 101', '  template:', '    spec:', '      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}', '      requirements: []', ''].join('\n'),
+    });
+    const r = await explain(dir, '--json');
+    expect(r.status).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/^skiff explain: invalid input, nothing was simulated/);
+    expect(r.err).toMatch(/b-pool\.yaml:5(:\d+)?: spec\.weight/);
+  });
+});
