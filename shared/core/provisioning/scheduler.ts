@@ -159,7 +159,9 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
   // Both passes put the same pods on existing capacity and in the same NodePools: choose per NodePool.
   const podsByPool = (r: SchedulingResults) => JSON.stringify([...groupByPool(r)].map(([pool, claims]) => [pool, claims.flatMap((c) => c.pods).sort()]).sort());
   const sameExisting = JSON.stringify(packed.existing) === JSON.stringify(priceAware.existing);
-  if (!sameExisting || podsByPool(packed) !== podsByPool(priceAware)) return planPrice(packed) < planPrice(priceAware) ? packed : priceAware;
+  // Mixing passes per NodePool is only sound when no topology term ties NodePools together (zones chosen in one pass
+  // may clash with zones chosen in the other).
+  if (!sameExisting || !topology.empty || podsByPool(packed) !== podsByPool(priceAware)) return planPrice(packed) < planPrice(priceAware) ? packed : priceAware;
   const packedByPool = groupByPool(packed);
   const newNodeClaims = [...groupByPool(priceAware)].flatMap(([pool, claims]) => {
     const alternative = packedByPool.get(pool) ?? [];
