@@ -9,20 +9,20 @@
  * The store (NodeClaims, unavailable offerings) and the provisioner handler are injected by the composition root.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { LABEL_NODEPOOL } from '../core/api/labels.js';
+import { LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_REGION } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
-import type { ProvisionDeps } from '../controllers/provision.js';
+import { instanceTypeQuery, type ProvisionDeps } from '../controllers/provision.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { MemoryFifoQueue } from './memory-queue.js';
-import { Observer } from './observer.js';
+import { Observer, type ViolationRecord } from './observer.js';
 import { buildResult, type SimulationResult } from './result.js';
 import type { ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
-import { SimulatedCluster } from './simulated-cluster.js';
+import { SimulatedCluster, nodeNameOf } from './simulated-cluster.js';
 import { SimulatedEc2 } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -39,6 +39,8 @@ export interface SimulationDeps {
   readonly createProvisionerHandler: (deps: ProvisionDeps) => (event: SQSEvent) => Promise<SQSBatchResponse>;
   /** Called as virtual time advances with the fraction done (0–1). */
   readonly onProgress?: (fraction: number) => void;
+  /** Called with each violation the observer counts, as it happens (debugging and tests). */
+  readonly onViolation?: (record: ViolationRecord) => void;
 }
 
 /**
@@ -53,11 +55,16 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const endMs = spec.startMs + spec.durationSeconds * 1000;
   const ids = seededIds(seed);
   const catalogByName = new Map(deps.catalog.map((t) => [t.name, t]));
-  const observer = new Observer(catalogByName, () => clock.now());
+  const observer = new Observer(catalogByName, () => clock.now(), deps.onViolation);
   const cluster = new SimulatedCluster(clock, { region: spec.region, ids });
   const ec2 = new SimulatedEc2(clock, {
     region: spec.region,
     catalog: deps.catalog,
+    // Launched nodes get the allocatable the solver planned with: the EC2NodeClass's kubelet and root volume.
+    instanceTypeQuery: (nodeClass) => {
+      const nc = cluster.nodeClasses.get(nodeClass);
+      return nc ? instanceTypeQuery(nc) : { nodeClass };
+    },
     vmMemoryOverheadPercent: spec.settings.vmMemoryOverheadPercent,
     spotPrices: spec.spotPrices,
     clusterName: SIMULATED_CLUSTER_NAME,
@@ -71,7 +78,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
 
   const provisionDeps: ProvisionDeps = {
     cluster,
-    cloud: observedCloud(ec2, observer, cluster),
+    cloud: observedCloud(ec2, observer, cluster, deps.store, spec.region),
     store: deps.store,
     unavailableOfferings: deps.unavailableOfferings,
     passes: deps.passes,
@@ -89,7 +96,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       const event: PodEvent = { kind: 'pod', cluster: SIMULATED_CLUSTER_NAME, namespace: pod.namespace, name: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion };
       void queue.send(JSON.stringify(event), { groupId: SIMULATED_CLUSTER_NAME, deduplicationId: deduplicationId(event) });
     },
-    onBind: (pod, node) => observer.onBind(pod, node, () => cluster.pods.values()),
+    onBind: (pod, node) => observer.onBind(pod, node, () => cluster.pods.values(), () => cluster.nodes.values()),
   };
 
   // Warnings found while loading (e.g. a PDB that can never allow an eviction) become Kubernetes Events.
@@ -102,9 +109,6 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       message: w.message,
     });
   }
-
-  // Constraints this version does not honour yet are called out instead of silently ignored.
-  for (const w of unsupportedConstraints(scenario)) await cluster.recordEvent({ type: 'Warning', reason: 'ConstraintNotSimulated', object: w.object, message: w.message });
 
   // Objects that exist at the start, in dependency order.
   for (const o of scenario.nodeClasses) cluster.apply({ kind: 'EC2NodeClass', object: o });
@@ -149,8 +153,12 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   });
 }
 
-/** Wraps the simulated EC2 so the observer sees every launch (it does not change behaviour). */
-function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: SimulatedCluster): SimulatedEc2 {
+/**
+ * Wraps the simulated EC2 so the observer sees every launch (it does not change behaviour): duplicates and limits,
+ * and the solver's decision — the pods nominated to the NodeClaim (read from its record, written before the launch)
+ * checked against the instance that was actually launched.
+ */
+function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: SimulatedCluster, store: NodeClaimStore, region: string): SimulatedEc2 {
   const create = ec2.create.bind(ec2);
   ec2.create = async (request) => {
     const before = ec2.instances.length;
@@ -158,6 +166,25 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
     if (ec2.instances.length > before) {
       const instance = ec2.instances[ec2.instances.length - 1]!;
       observer.onLaunch(instance, ec2.instances, (nodePool) => cluster.nodePools.get(nodePool)?.spec.limits as Readonly<Record<string, string | number>> | undefined);
+      const claim = await store.get(request.nodeClaim);
+      const nominated = (claim?.nominatedPods ?? []).flatMap((key) => {
+        const pod = cluster.pods.get(key);
+        return pod && !pod.nodeName ? [pod] : [];
+      });
+      if (nominated.length > 0) {
+        const name = nodeNameOf(instance.instanceId, region);
+        observer.onNodeClaimLaunched({
+          nodeClaim: request.nodeClaim,
+          node: { name, labels: { ...instance.labels, [LABEL_HOSTNAME]: name, [LABEL_REGION]: region }, taints: request.taints, allocatable: instance.allocatable },
+          nominated,
+          daemonSets: [...cluster.daemonSets.values()].map((ds) => ({
+            namespace: ds.metadata.namespace ?? 'default',
+            name: ds.metadata.name,
+            labels: ds.spec.template.metadata.labels ?? {},
+            spec: ds.spec.template.spec,
+          })),
+        });
+      }
     }
     return launched;
   };
@@ -216,29 +243,6 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
       });
     }
   }
-}
-
-/** Pod affinity, pod anti-affinity and topology spread: Skiff does not honour these yet (the scheduling-fidelity work). */
-function unsupportedConstraints(scenario: LoadedScenario): { object: string; message: string }[] {
-  const out: { object: string; message: string }[] = [];
-  const check = (kind: string, namespace: string, name: string, spec: { affinity?: { podAffinity?: unknown; podAntiAffinity?: unknown }; topologySpreadConstraints?: readonly unknown[] }) => {
-    const used = [
-      spec.affinity?.podAffinity ? 'podAffinity' : undefined,
-      spec.affinity?.podAntiAffinity ? 'podAntiAffinity' : undefined,
-      spec.topologySpreadConstraints?.length ? 'topologySpreadConstraints' : undefined,
-    ].filter((x): x is string => x !== undefined);
-    if (used.length > 0) {
-      out.push({
-        object: `${kind}/${namespace}/${name}`,
-        message: `${used.join(', ')} ${used.length > 1 ? 'are' : 'is'} not honoured by this version of Skiff: its pods are planned and placed as if ${used.length > 1 ? 'they were' : 'it were'} absent`,
-      });
-    }
-  };
-  for (const d of scenario.deployments) check('Deployment', d.metadata.namespace, d.metadata.name, d.spec.template.spec);
-  for (const d of scenario.statefulSets) check('StatefulSet', d.metadata.namespace, d.metadata.name, d.spec.template.spec);
-  for (const d of scenario.jobs) check('Job', d.metadata.namespace, d.metadata.name, d.spec.template.spec);
-  for (const p of scenario.pods) check('Pod', p.metadata.namespace, p.metadata.name, p.spec);
-  return out;
 }
 
 /** Applies one timeline event. Events whose behaviour later issues own are recorded as `NotSimulated` warnings. */

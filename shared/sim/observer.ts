@@ -1,18 +1,31 @@
 /**
  * The independent observer: watches the simulated cluster and simulated EC2 and counts contract violations
- * without using the code under test (its own label, taint and resource checks, written from the Kubernetes
- * rules, not from Skiff's scheduling code).
+ * without using the code under test (its placement checks are the independent checker's, `placement-check.ts`,
+ * written from the Kubernetes rules, not from Skiff's scheduling code).
  *
- * Counted now: `placement` (a pod bound to a node that does not satisfy its nodeSelector / required node affinity,
- * does not tolerate a NoSchedule/NoExecute taint, or lacks room), `limits` (a NodePool's running instances
- * exceeding its cpu/memory/nodes limits at a launch), `duplicateLaunches` (a second instance for one NodeClaim,
- * or an instance launched for a pod that another live launch already covered), `leakedInstances` (running at the
- * end with no live NodeClaim record). Budget, PDB and do-not-disrupt counters stay 0 until disruption exists.
+ * Counted now: `placement` — a pod bound to a node that breaks one of its scheduling constraints (node selector and
+ * required node affinity, NoSchedule/NoExecute taints, resources, host ports, required pod affinity and
+ * anti-affinity, DoNotSchedule topology spread), and a launch whose nominated pods could not all run on the
+ * instance the solver launched for them ({@link Observer.onNodeClaimLaunched}); `limits` (a NodePool's running
+ * instances exceeding its cpu/memory/nodes limits at a launch), `duplicateLaunches` (a second instance for one
+ * NodeClaim, or an instance launched for a pod that another live launch already covered), `leakedInstances`
+ * (running at the end with no live NodeClaim record). Budget, PDB and do-not-disrupt counters stay 0 until
+ * disruption exists.
  */
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import { parseQuantity } from '../core/resources/quantity.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
-import type { SimNode, SimPod } from './simulated-cluster.js';
+import {
+  hostPortProblem,
+  interPodAffinityProblem,
+  nodeAffinityProblem,
+  placementProblem,
+  resourcesProblem,
+  taintProblem,
+  type MaybeBoundPod,
+  type PlacementNode,
+  type PlacementPod,
+} from './placement-check.js';
 import type { SimInstance } from './simulated-ec2.js';
 
 /** Violation counters, as the Result contract names them. */
@@ -34,10 +47,18 @@ export interface ViolationRecord {
   readonly message: string;
 }
 
-interface NodeSelectorRequirementLike {
-  key: string;
-  operator: string;
-  values?: readonly string[];
+/** One launch as {@link Observer.onNodeClaimLaunched} checks it. */
+export interface NodeClaimLaunch {
+  readonly nodeClaim: string;
+  /**
+   * The node the instance will register as: the instance's labels (with its hostname and region), the NodePool's
+   * taints only (startup taints are removed before pods schedule) and the instance type's allocatable.
+   */
+  readonly node: PlacementNode;
+  /** The pods nominated to the NodeClaim that are still pending (bound or deleted ones are left out). */
+  readonly nominated: readonly PlacementPod[];
+  /** One pod template per DaemonSet (namespace, name and labels of the DaemonSet); the observer decides which land. */
+  readonly daemonSets: readonly PlacementPod[];
 }
 
 /** Counts violations as the simulation runs. */
@@ -46,15 +67,50 @@ export class Observer {
   readonly records: ViolationRecord[] = [];
   private readonly instancesByClaim = new Map<string, number>();
 
+  /**
+   * @param catalog instance types by name (vCPU and memory for NodePool limits)
+   * @param now the virtual clock, epoch ms
+   * @param onViolation called with each violation as it is counted (for debugging and tests)
+   */
   constructor(
     private readonly catalog: ReadonlyMap<string, InstanceTypeInfo>,
     private readonly now: () => number,
+    private readonly onViolation?: (record: ViolationRecord) => void,
   ) {}
 
-  /** A pod was bound to a node: check the placement. */
-  onBind(pod: SimPod, node: SimNode, livePods: () => Iterable<SimPod>): void {
-    const problem = this.placementProblem(pod, node, livePods);
+  /**
+   * A pod was bound to a node: check the placement against every constraint (see `placementProblem`).
+   * @param livePods every live pod (bound ones carry `nodeName`; `pod` itself is skipped)
+   * @param liveNodes every live node (topology domains); defaults to just `node`
+   */
+  onBind(pod: PlacementPod, node: PlacementNode, livePods: () => Iterable<MaybeBoundPod>, liveNodes: () => Iterable<PlacementNode> = () => [node]): void {
+    const problem = placementProblem({ pod, node, nodes: liveNodes(), pods: livePods() });
     if (problem) this.violate('placement', `${pod.namespace}/${pod.name} on ${node.name}: ${problem}`);
+  }
+
+  /**
+   * The solver's decision, checked when EC2 launches an instance for a NodeClaim: every nominated pod must match
+   * the node's labels (node selector, required node affinity) and tolerate the NodePool's taints, and all of them
+   * together must fit the instance type's allocatable beside the DaemonSet pods that would land there (those whose
+   * node affinity matches and that tolerate the taints), without a host-port clash and without breaking a required
+   * anti-affinity term among themselves. Each breach counts once as a `placement` violation.
+   */
+  onNodeClaimLaunched(launch: NodeClaimLaunch): void {
+    const { node } = launch;
+    const where = `NodeClaim ${launch.nodeClaim} (${node.labels['node.kubernetes.io/instance-type'] ?? 'instance'})`;
+    const daemons = launch.daemonSets.filter((d) => !nodeAffinityProblem(d, node) && !taintProblem(d, node));
+    const placed: MaybeBoundPod[] = daemons.map((d) => ({ ...d, nodeName: node.name }));
+    for (const pod of launch.nominated) {
+      const nominatedSoFar = placed.slice(daemons.length);
+      const problem =
+        nodeAffinityProblem(pod, node) ??
+        taintProblem(pod, node) ??
+        resourcesProblem(pod, node, placed) ??
+        hostPortProblem(pod, placed) ??
+        interPodAffinityProblem(withoutPodAffinity(pod), node, [node], nominatedSoFar.map(withoutPodAffinity));
+      if (problem) this.violate('placement', `${where} was launched for ${pod.namespace}/${pod.name}, which cannot run there: ${problem}`);
+      placed.push({ ...pod, nodeName: node.name });
+    }
   }
 
   /** An instance was launched: check duplicates and the NodePool's limits. */
@@ -117,91 +173,18 @@ export class Observer {
 
   private violate(kind: keyof ViolationCounts, message: string): void {
     this.counts[kind]++;
-    this.records.push({ kind, at: this.now(), message });
-  }
-
-  private placementProblem(pod: SimPod, node: SimNode, livePods: () => Iterable<SimPod>): string | undefined {
-    for (const [k, v] of Object.entries(pod.spec.nodeSelector ?? {})) {
-      if (node.labels[k] !== v) return `nodeSelector ${k}=${v} not met (node has ${node.labels[k] ?? 'no such label'})`;
-    }
-    const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
-    if (terms && terms.length > 0 && !terms.some((t) => (t.matchExpressions ?? []).every((e) => matches(e, node.labels)))) return 'required node affinity not met';
-    for (const taint of node.taints) {
-      if (taint.effect === 'PreferNoSchedule') continue;
-      const ok = (pod.spec.tolerations ?? []).some(
-        (t) =>
-          (t.effect === undefined || t.effect === taint.effect) &&
-          (t.operator === 'Exists' ? t.key === undefined || t.key === '' || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')),
-      );
-      if (!ok) return `taint ${taint.key}:${taint.effect} not tolerated`;
-    }
-    const used: Record<string, number> = {};
-    for (const p of livePods()) {
-      if (p.nodeName !== node.name) continue;
-      for (const [k, v] of Object.entries(simpleRequests(p))) used[k] = (used[k] ?? 0) + v;
-    }
-    for (const [k, v] of Object.entries(used)) {
-      const cap = allocatableBase(k, node.allocatable[k]);
-      if (v > cap * (1 + 1e-9) + 1e-6) return `${k} overcommitted: pods request ${v} of ${cap}`;
-    }
-    return undefined;
+    const record = { kind, at: this.now(), message };
+    this.records.push(record);
+    this.onViolation?.(record);
   }
 }
 
-function matches(e: NodeSelectorRequirementLike, labels: Readonly<Record<string, string>>): boolean {
-  const v = labels[e.key];
-  const values = e.values ?? [];
-  switch (e.operator) {
-    case 'In':
-      return v !== undefined && values.includes(v);
-    case 'NotIn':
-      return v === undefined || !values.includes(v);
-    case 'Exists':
-      return v !== undefined;
-    case 'DoesNotExist':
-      return v === undefined;
-    case 'Gt':
-      return v !== undefined && Number(v) > Number(values[0]);
-    case 'Lt':
-      return v !== undefined && Number(v) < Number(values[0]);
-    default:
-      return false;
-  }
-}
-
-/** Requests in base units (cores, bytes, counts): max(Σ containers, max init) + overhead, plus one pod. */
-function simpleRequests(p: SimPod): Record<string, number> {
-  const sum: Record<string, number> = { pods: 1 };
-  const of = (c: { resources?: { requests?: Readonly<Record<string, string | number>>; limits?: Readonly<Record<string, string | number>> } }) => {
-    const out: Record<string, number> = {};
-    for (const [k, v] of Object.entries({ ...(c.resources?.limits ?? {}), ...(c.resources?.requests ?? {}) })) out[k] = parseQuantity(v);
-    return out;
-  };
-  const containers: Record<string, number> = {};
-  for (const c of p.spec.containers) for (const [k, v] of Object.entries(of(c))) containers[k] = (containers[k] ?? 0) + v;
-  const init: Record<string, number> = {};
-  let sidecars: Record<string, number> = {};
-  for (const c of p.spec.initContainers ?? []) {
-    const r = of(c);
-    if (c.restartPolicy === 'Always') {
-      const next = { ...sidecars };
-      for (const [k, v] of Object.entries(r)) next[k] = (next[k] ?? 0) + v;
-      sidecars = next;
-      for (const [k, v] of Object.entries(sidecars)) init[k] = Math.max(init[k] ?? 0, v);
-    } else {
-      for (const [k, v] of Object.entries(r)) init[k] = Math.max(init[k] ?? 0, v + (sidecars[k] ?? 0));
-    }
-  }
-  for (const [k, v] of Object.entries(sidecars)) containers[k] = (containers[k] ?? 0) + v;
-  for (const k of new Set([...Object.keys(containers), ...Object.keys(init)])) sum[k] = Math.max(containers[k] ?? 0, init[k] ?? 0);
-  for (const [k, v] of Object.entries(p.spec.overhead ?? {})) sum[k] = (sum[k] ?? 0) + parseQuantity(v);
-  return sum;
-}
-
-/** Node allocatable is kept in Skiff's canonical units (millicores, MiB); convert back to base units. */
-function allocatableBase(resource: string, amount: number | undefined): number {
-  if (amount === undefined) return 0;
-  if (resource === 'cpu') return amount / 1000;
-  if (resource === 'memory' || resource === 'ephemeral-storage' || resource.startsWith('hugepages-')) return amount * 2 ** 20;
-  return amount;
+/**
+ * The pod with its required pod affinity dropped: among the pods nominated to one new node only anti-affinity (and
+ * its symmetry) can be judged — affinity to pods elsewhere needs the rest of the cluster.
+ */
+function withoutPodAffinity<P extends PlacementPod>(pod: P): P {
+  if (!pod.spec.affinity?.podAffinity) return pod;
+  const { podAffinity: _dropped, ...affinity } = pod.spec.affinity;
+  return { ...pod, spec: { ...pod.spec, affinity } };
 }

@@ -3,13 +3,17 @@
  * (Deployment, StatefulSet, Job, DaemonSet), LimitRange admission, a kube-scheduler that binds pending pods, and
  * kubelets that register nodes for simulated EC2 instances.
  *
- * kube-scheduler model: pending pods are tried in priority then creation order against Ready nodes; feasibility is
- * taints (NoSchedule/NoExecute), nodeSelector and required node affinity, resources and host ports; among feasible
- * nodes the least-allocated wins (the default `NodeResourcesFit` scoring). A pod that fits nowhere is marked
+ * kube-scheduler model: pending pods are tried in priority then creation order against Ready nodes, one scheduling
+ * cycle per pass ({@link SchedulingCycle} in `kube-scheduler.ts`: taints, node affinity, resources, host ports,
+ * inter-pod affinity and anti-affinity, topology spread; then a weighted score). A pod that fits nowhere is marked
  * `PodScheduled=False, reason=Unschedulable` (a new resourceVersion), and unschedulable pods are retried every
  * 5 minutes (kube-scheduler's `podMaxInUnschedulablePodsDuration`), which marks them again.
+ *
+ * The cluster's own bookkeeping (requests per node, DaemonSet placement) uses the independent placement checker
+ * (`placement-check.ts`), never the solver's code, so the simulated cluster stays the ground truth Skiff is
+ * measured against.
  */
-import type { Taint } from '../core/api/kubernetes.js';
+import type { Taint, Toleration } from '../core/api/kubernetes.js';
 import { LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_REGION } from '../core/api/labels.js';
 import type { LimitRange } from '../core/api/limitrange.js';
 import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
@@ -17,11 +21,12 @@ import type { NodePool } from '../core/api/nodepool.js';
 import type { PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod, PodTemplateSpec } from '../core/api/pod.js';
 import { runForSeconds, type DaemonSet, type Deployment, type Job, type StatefulSet } from '../core/api/workloads.js';
-import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from '../core/provisioning/pod.js';
-import { add, fits, subtract, type ResourceList } from '../core/resources/resource-list.js';
-import { firstUntolerated } from '../core/scheduling/taints.js';
+import type { PodSpecLike } from '../core/provisioning/pod.js';
+import { add, subtract, type ResourceList } from '../core/resources/resource-list.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
+import { SchedulingCycle } from './kube-scheduler.js';
+import { nodeAffinityProblem, podEffectiveRequests, untoleratedTaint } from './placement-check.js';
 import { fnv1a, type SimInstance } from './simulated-ec2.js';
 import type { VirtualClock } from './virtual-clock.js';
 
@@ -36,6 +41,7 @@ export interface SimPod extends ClusterPod {
   phase: ClusterPod['phase'];
   unschedulable: boolean;
   resourceVersion: string;
+  /** Effective requests (init containers, sidecars, overhead, `pods: 1`), canonical units: cpu millicores, memory MiB. */
   requests: ResourceList;
   deletedAt?: number;
   firstPendingAt?: number;
@@ -57,8 +63,8 @@ export interface SimNode extends ClusterNode {
   readyAt?: number;
   taints: readonly Taint[];
   deletedAt?: number;
+  /** What the pods bound to it request, canonical units (kept for kube-scheduler's resource fit). */
   used: ResourceList;
-  hostPorts: Set<string>;
 }
 
 /** A recorded Kubernetes Event with its time (epoch ms). */
@@ -276,7 +282,6 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       ...(options.ready ? { readyAt: options.createdAt ?? this.clock.now() } : {}),
       createdAt: options.createdAt ?? this.clock.now(),
       used: {},
-      hostPorts: new Set(),
     };
     this.nodes.set(name, node);
     this.nodeHistory.push(node);
@@ -318,7 +323,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       unschedulable: false,
       owner,
       createdAt: now,
-      requests: podRequests(spec),
+      requests: podEffectiveRequests(spec),
       evictions: 0,
       runForSeconds: runFor,
     };
@@ -391,7 +396,6 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     pod.scheduledAt = this.clock.now();
     pod.resourceVersion = String(this.rv++);
     node.used = add(node.used, pod.requests);
-    for (const p of podHostPorts(pod.spec)) node.hostPorts.add(p);
     this.hooks.onBind?.(pod, node);
     if (pod.runForSeconds !== null) this.clock.after(pod.runForSeconds * 1000, `pod ${pod.name} completes`, () => this.complete(pod));
   }
@@ -400,7 +404,6 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     const node = pod.nodeName ? this.nodes.get(pod.nodeName) : undefined;
     if (!node) return;
     node.used = subtract(node.used, pod.requests);
-    for (const p of podHostPorts(pod.spec)) node.hostPorts.delete(p);
   }
 
   // ---- controllers -------------------------------------------------------------------------------------------
@@ -463,16 +466,22 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     }
   }
 
+  /**
+   * The DaemonSet controller: a pod of each DaemonSet whose pods tolerate the node's taints (with the tolerations
+   * the controller adds, {@link DAEMON_POD_TOLERATIONS}; `karpenter.sh/unregistered` is ignored) and whose node
+   * selector and required node affinity match it.
+   */
   private placeDaemonPods(node: SimNode): void {
     for (const ds of this.daemonSets.values()) {
       const owner = `DaemonSet/${ds.metadata.name}`;
       const namespace = ds.metadata.namespace ?? 'default';
       if ([...this.pods.values()].some((p) => p.owner === owner && p.nodeName === node.name)) continue;
-      const spec = ds.spec.template.spec as PodSpecLike;
-      const blocking = node.taints.filter((t) => t.key !== 'karpenter.sh/unregistered' && !t.key.startsWith('node.kubernetes.io/'));
-      if (firstUntolerated(blocking, spec.tolerations ?? [])) continue;
-      if (!podRequirementAlternatives(spec).some((r) => r.isSatisfiedBy(node.labels))) continue;
-      this.createPod(namespace, `${ds.metadata.name}-${this.options.ids()}`, ds.spec.template, owner, null, node.name);
+      const template = withDaemonTolerations(ds.spec.template);
+      const spec = template.spec as PodSpecLike;
+      const blocking = node.taints.filter((t) => t.key !== 'karpenter.sh/unregistered');
+      if (untoleratedTaint(spec.tolerations ?? [], blocking)) continue;
+      if (nodeAffinityProblem({ namespace, name: ds.metadata.name, labels: template.metadata.labels ?? {}, spec }, node)) continue;
+      this.createPod(namespace, `${ds.metadata.name}-${this.options.ids()}`, template, owner, null, node.name);
     }
   }
 
@@ -493,11 +502,12 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       .filter((p) => p.phase === 'Pending' && !p.nodeName)
       .sort((a, b) => (b.spec.priority ?? 0) - (a.spec.priority ?? 0) || a.createdAt - b.createdAt || a.name.localeCompare(b.name));
     if (pending.length === 0) return;
-    const nodes = [...this.nodes.values()].filter((n) => n.ready).sort((a, b) => a.name.localeCompare(b.name));
+    const cycle = new SchedulingCycle<SimNode, SimPod>(this.nodes.values(), this.pods.values());
     for (const pod of pending) {
-      const node = this.bestNode(pod, nodes);
+      const node = cycle.bestNode(pod);
       if (node) {
         this.bind(pod, node);
+        cycle.assume(pod, node);
         continue;
       }
       if (!pod.unschedulable) {
@@ -544,37 +554,37 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private readonly unschedulableSince = new Map<SimPod, number>();
   private flushArmed = false;
 
-  private bestNode(pod: SimPod, nodes: readonly SimNode[]): SimNode | undefined {
-    let best: SimNode | undefined;
-    let bestScore = -Infinity;
-    const alternatives = podRequirementAlternatives(pod.spec);
-    const ports = podHostPorts(pod.spec);
-    for (const node of nodes) {
-      if (firstUntolerated(node.taints, pod.spec.tolerations ?? [])) continue;
-      if (!alternatives.some((r) => r.isSatisfiedBy(node.labels))) continue;
-      const free = subtract(node.allocatable, node.used);
-      if (!fits(pod.requests, free)) continue;
-      if (ports.some((p) => node.hostPorts.has(p))) continue;
-      const score = leastAllocatedScore(pod.requests, free, node.allocatable);
-      if (score > bestScore) {
-        best = node;
-        bestScore = score;
-      }
-    }
-    return best;
-  }
-
   /** NodePool a node belongs to (its `karpenter.sh/nodepool` label), if any. */
   nodePoolOf(node: SimNode): string | undefined {
     return node.labels[LABEL_NODEPOOL];
   }
 }
 
-/** kube-scheduler's LeastAllocated score: mean free fraction of cpu and memory after placing the pod. */
-function leastAllocatedScore(requests: ResourceList, free: ResourceList, allocatable: ResourceList): number {
-  const frac = (k: string) => ((free[k] ?? 0) - (requests[k] ?? 0)) / Math.max(1, allocatable[k] ?? 0);
-  return (frac('cpu') + frac('memory')) / 2;
+/**
+ * Tolerations the DaemonSet controller adds to every DaemonSet pod (Kubernetes `AddOrUpdateDaemonPodTolerations`):
+ * not-ready and unreachable (NoExecute), disk/memory/pid pressure and unschedulable (NoSchedule).
+ */
+export const DAEMON_POD_TOLERATIONS: readonly (Toleration & { readonly operator: 'Exists' })[] = [
+  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
+  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
+  { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
+  { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
+];
+
+/** A DaemonSet's pod template with {@link DAEMON_POD_TOLERATIONS} added (cached per template). */
+function withDaemonTolerations(template: PodTemplateSpec): PodTemplateSpec {
+  const cached = daemonTemplates.get(template);
+  if (cached) return cached;
+  const own = template.spec.tolerations ?? [];
+  const added = DAEMON_POD_TOLERATIONS.filter((d) => !own.some((t) => t.key === d.key && t.effect === d.effect)).map((d) => ({ ...d }));
+  const out: PodTemplateSpec = { ...template, spec: { ...template.spec, tolerations: [...own, ...added] } };
+  daemonTemplates.set(template, out);
+  return out;
 }
+
+const daemonTemplates = new WeakMap<PodTemplateSpec, PodTemplateSpec>();
 
 /** EC2-style private DNS name for an instance, deterministic from its id. */
 export function nodeNameOf(instanceId: string, region: string): string {

@@ -113,6 +113,13 @@ export interface SimulatedEc2Options {
   readonly registrationDelayMs?: number;
   /** Called when an instance's kubelet registers. */
   readonly onRegister: (instance: SimInstance) => void;
+  /**
+   * The instance-type query an EC2NodeClass implies (its kubelet settings and root volume change allocatable), so a
+   * launched or adopted instance gets the allocatable the solver planned with. The composition root passes the
+   * provision controller's `instanceTypeQuery` of the named EC2NodeClass.
+   * @default `{ nodeClass }` (the catalogue defaults: no kubelet overrides, 20 GiB root volume)
+   */
+  readonly instanceTypeQuery?: (nodeClass: string) => InstanceTypeQuery;
 }
 
 /** The simulated EC2 API. */
@@ -195,7 +202,7 @@ export class SimulatedEc2 implements CloudProvider {
     }
     this.launchAttempts.push({ ...attempt, result: 'ok' });
     const info = this.options.catalog.find((t) => t.name === choice.instanceType);
-    const type = (await this.getInstanceTypes({ nodeClass: request.nodeClass })).find((t) => t.name === choice.instanceType);
+    const type = (await this.getInstanceTypes(this.queryFor(request.nodeClass))).find((t) => t.name === choice.instanceType);
     const instanceId = `i-${(this.nextInstance++).toString(16).padStart(17, '0')}`;
     const instance: SimInstance = {
       instanceId,
@@ -238,7 +245,7 @@ export class SimulatedEc2 implements CloudProvider {
   }): Promise<SimInstance> {
     const info = this.options.catalog.find((t) => t.name === args.instanceType);
     if (!info) throw new RangeError(`unknown instance type ${args.instanceType}`);
-    const type = (await this.getInstanceTypes({ nodeClass: args.nodeClass })).find((t) => t.name === args.instanceType);
+    const type = (await this.getInstanceTypes(this.queryFor(args.nodeClass))).find((t) => t.name === args.instanceType);
     const offering = type?.offerings.find((o) => o.zone === args.zone && o.capacityType === args.capacityType);
     const instance: SimInstance = {
       instanceId: `i-${(this.nextInstance++).toString(16).padStart(17, '0')}`,
@@ -269,6 +276,11 @@ export class SimulatedEc2 implements CloudProvider {
     if (!instance || instance.state === 'terminated') return;
     instance.state = 'terminated';
     instance.terminatedAt = this.clock.now();
+  }
+
+  /** The query whose allocatable a node of `nodeClass` gets (see {@link SimulatedEc2Options.instanceTypeQuery}). */
+  private queryFor(nodeClass: string): InstanceTypeQuery {
+    return this.options.instanceTypeQuery?.(nodeClass) ?? { nodeClass };
   }
 
   private activeCapacityError(key: OfferingKey, now: number): string | undefined {

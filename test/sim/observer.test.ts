@@ -95,7 +95,9 @@ describe('Observer', () => {
   describe('onBind', () => {
     const node = (labels: Record<string, string>, taints: SimNode['taints'] = []): SimNode =>
       ({ name: 'n1', labels, taints, allocatable: { cpu: 1930, memory: 6903, pods: 29 } }) as unknown as SimNode;
-    const pod = (spec: object): SimPod => ({ namespace: 'default', name: 'p', nodeName: 'n1', spec: { containers: [{ name: 'c', resources: { requests: { cpu: '500m' } } }], ...spec } }) as unknown as SimPod;
+    let seq = 0;
+    const pod = (spec: object): SimPod =>
+      ({ namespace: 'default', name: `p${seq++}`, labels: {}, nodeName: 'n1', spec: { containers: [{ name: 'c', resources: { requests: { cpu: '500m' } } }], ...spec } }) as unknown as SimPod;
 
     it('counts a pod bound to a node missing its nodeSelector label', () => {
       const o = observer();
@@ -118,11 +120,79 @@ describe('Observer', () => {
       expect(o.counts.placement).toBe(1);
     });
 
+    it('counts a pod whose required anti-affinity a pod in the same zone breaks, naming the constraint', () => {
+      const o = observer();
+      const zoned = (name: string, zone: string): SimNode => ({ ...node({ 'topology.kubernetes.io/zone': zone, 'kubernetes.io/hostname': name }), name }) as SimNode;
+      const anti = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'topology.kubernetes.io/zone' }] } };
+      const first = { ...pod({ affinity: anti }), labels: { app: 'db' }, nodeName: 'a1' } as SimPod;
+      const second = { ...pod({ affinity: anti }), labels: { app: 'db' }, nodeName: 'a2' } as SimPod;
+      const nodes = [zoned('a1', 'us-west-2a'), zoned('a2', 'us-west-2a'), zoned('b1', 'us-west-2b')];
+      o.onBind(second, nodes[1]!, () => [first, second], () => nodes);
+      expect(o.counts.placement).toBe(1);
+      expect(o.records[0]!.message).toMatch(/anti-affinity .* topology.kubernetes.io\/zone=us-west-2a/);
+      o.onBind({ ...second, nodeName: 'b1' } as SimPod, nodes[2]!, () => [first, { ...second, nodeName: 'b1' } as SimPod], () => nodes);
+      expect(o.counts.placement).toBe(1);
+    });
+
     it('accepts a pod that fits and is satisfied', () => {
       const o = observer();
       const p = pod({ nodeSelector: { 'workload-type': 'general' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] });
       o.onBind(p, node({ 'workload-type': 'general' }, [{ key: 'gpu', effect: 'NoSchedule' }]), () => [p]);
       expect(o.counts.placement).toBe(0);
+    });
+  });
+
+  describe('onNodeClaimLaunched', () => {
+    const node = { name: 'ip-10-0-0-1', labels: { 'node.kubernetes.io/instance-type': 'm5.large', 'kubernetes.io/hostname': 'ip-10-0-0-1', 'topology.kubernetes.io/zone': 'us-west-2a' }, taints: [], allocatable: { cpu: 1930, memory: 6903, pods: 29 } };
+    const pod = (name: string, spec: object = {}, labels: Record<string, string> = {}) => ({
+      namespace: 'default',
+      name,
+      labels,
+      spec: { containers: [{ name: 'c', resources: { requests: { cpu: '500m', memory: '512Mi' } } }], ...spec },
+    });
+    const agent = pod('agent', { containers: [{ name: 'a', resources: { requests: { cpu: '900m' } }, ports: [{ containerPort: 9100, hostPort: 9100 }] }] });
+
+    it('accepts nominated pods that fit beside the DaemonSet pods', () => {
+      const o = observer();
+      o.onNodeClaimLaunched({ nodeClaim: 'general-a', node, nominated: [pod('a'), pod('b')], daemonSets: [agent] });
+      expect(o.records).toEqual([]);
+    });
+
+    it('counts nominated pods that only fit without the DaemonSet pods the node will run', () => {
+      const o = observer();
+      o.onNodeClaimLaunched({ nodeClaim: 'general-a', node, nominated: [pod('a'), pod('b'), pod('c')], daemonSets: [agent] });
+      expect(o.counts.placement).toBe(1);
+      expect(o.records[0]!.message).toMatch(/^NodeClaim general-a \(m5.large\) was launched for default\/c, which cannot run there: insufficient cpu/);
+    });
+
+    it('ignores a DaemonSet that does not tolerate the NodePool taints', () => {
+      const o = observer();
+      const tainted = { ...node, taints: [{ key: 'dedicated', effect: 'NoSchedule' as const }] };
+      const tolerant = { tolerations: [{ key: 'dedicated', operator: 'Exists' as const }] };
+      o.onNodeClaimLaunched({ nodeClaim: 'general-a', node: tainted, nominated: [pod('a', tolerant), pod('b', tolerant), pod('c', tolerant)], daemonSets: [agent] });
+      expect(o.records).toEqual([]);
+    });
+
+    it('counts a nominated pod that does not tolerate a NodePool taint or match the node labels', () => {
+      const o = observer();
+      const tainted = { ...node, taints: [{ key: 'dedicated', effect: 'NoSchedule' as const }] };
+      o.onNodeClaimLaunched({ nodeClaim: 'general-a', node: tainted, nominated: [pod('a'), pod('b', { nodeSelector: { 'kubernetes.io/arch': 'arm64' } })], daemonSets: [] });
+      expect(o.records.map((r) => r.message)).toEqual([expect.stringMatching(/default\/a.*taint dedicated:NoSchedule/), expect.stringMatching(/default\/b.*nodeSelector kubernetes.io\/arch=arm64/)]);
+    });
+
+    it('counts a host-port clash with a DaemonSet pod and required anti-affinity between nominated pods', () => {
+      const o = observer();
+      const ported = pod('web', { containers: [{ name: 'c', ports: [{ containerPort: 80, hostPort: 9100 }] }] });
+      const anti = { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'kubernetes.io/hostname' }] } } };
+      o.onNodeClaimLaunched({ nodeClaim: 'general-a', node, nominated: [ported, pod('db-0', anti, { app: 'db' }), pod('db-1', anti, { app: 'db' })], daemonSets: [agent] });
+      expect(o.records.map((r) => r.message)).toEqual([expect.stringMatching(/default\/web.*host port TCP\/9100.*default\/agent/), expect.stringMatching(/default\/db-1.*anti-affinity/)]);
+    });
+
+    it('does not judge required pod affinity, which depends on pods elsewhere', () => {
+      const o = observer();
+      const affine = { affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'cache' } }, topologyKey: 'kubernetes.io/hostname' }] } } };
+      o.onNodeClaimLaunched({ nodeClaim: 'general-a', node, nominated: [pod('web', affine)], daemonSets: [] });
+      expect(o.records).toEqual([]);
     });
   });
 });

@@ -220,6 +220,17 @@ describe('SimulatedEc2', () => {
       expect(instance?.state).toBe('running');
     });
 
+    it("gives the instance the allocatable of its EC2NodeClass's kubelet and root volume, as the solver saw it", async () => {
+      const query = { nodeClass: 'default', kubelet: { maxPods: 8, systemReserved: { cpu: '300m' } }, rootVolumeGiB: 100 };
+      const { ec2 } = setup({ instanceTypeQuery: (nodeClass) => ({ ...query, nodeClass }) });
+      await ec2.create(launchRequest());
+      const planned = (await ec2.getInstanceTypes(query)).find((t) => t.name === 'c5.large');
+      const defaults = (await ec2.getInstanceTypes({ nodeClass: 'default' })).find((t) => t.name === 'c5.large');
+      expect(ec2.instances[0]?.allocatable).toEqual(planned?.allocatable);
+      expect(ec2.instances[0]?.allocatable.pods).toBe(8);
+      expect(planned?.allocatable).not.toEqual(defaults?.allocatable);
+    });
+
     it('skips an override with an injected capacity error and reports it as unavailable', async () => {
       const { ec2 } = setup();
       ec2.injectCapacityError({ instanceType: 'c5.large', zone: 'us-west-2a', capacityType: 'on-demand' }, T0, T0 + 30 * MINUTE);
@@ -389,6 +400,12 @@ describe('SimulatedEc2', () => {
       const again = await ec2.create(launchRequest({ nodeClaim: 'n1' }));
       expect(again.instanceId).toBe(adopted.instanceId);
       expect(ec2.launchAttempts).toEqual([]);
+    });
+
+    it("gives an adopted instance the allocatable of its EC2NodeClass's query", async () => {
+      const { ec2 } = setup({ instanceTypeQuery: (nodeClass) => ({ nodeClass, kubelet: { maxPods: 11 } }) });
+      const adopted = await ec2.adopt({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand', nodeClaim: 'n', nodeClass: 'default', labels: {}, taints: [], tags: {}, launchedAt: T0 });
+      expect(adopted.allocatable.pods).toBe(11);
     });
 
     it('throws RangeError for a type outside the catalogue', async () => {
