@@ -72,7 +72,7 @@ export function formatSummary(result: SimulationResult): string {
   lines.push('');
   const v = Object.entries(result.violations).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && entry[1] > 0);
   lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}`).join(', ')}`);
-  const warnings = result.events.filter((e) => e.type === 'Warning' && ['NotSimulated', 'ConstraintNotSimulated', 'DisruptionBlocked'].includes(e.reason));
+  const warnings = result.events.filter((e) => e.type === 'Warning' && ['NotSimulated', 'DisruptionBlocked'].includes(e.reason));
   for (const e of warnings) lines.push(`Note: ${e.object}: ${e.message}`);
   if (result.unschedulable.length > 0) lines.push('Note: `skiff explain <scenario> [namespace/pod]` explains each pending pod in detail.');
   lines.push('Note: disruption (consolidation, expiration, drift) and interruption are not simulated yet: nodes run until the end, so the final and total cost include idle nodes.');
