@@ -14,6 +14,7 @@ import { nodePoolSchema } from './nodepool.js';
 import { pdbSchema } from './pdb.js';
 import { podSchema } from './pod.js';
 import { daemonSetSchema, deploymentSchema, jobSchema, statefulSetSchema } from './workloads.js';
+import { distance } from 'fastest-levenshtein';
 
 /** Every kind `parseManifests` understands, with its apiVersion and schema. */
 export const MANIFEST_KINDS = {
@@ -100,21 +101,6 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-/** Levenshtein distance, for "did you mean" suggestions. */
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0] ?? 0;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const up = prev[j] ?? 0;
-      prev[j] = Math.min(up + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
-    }
-  }
-  return prev[b.length] ?? 0;
-}
-
 /**
  * The message for an unknown field, with a suggestion when a known field is close
  * (`unknown field "consolidatonPolicy" (did you mean "consolidationPolicy"?)`).
@@ -125,7 +111,7 @@ export function unknownFieldMessage(key: string, known: readonly string[]): stri
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const k of known) {
-    const d = editDistance(key.toLowerCase(), k.toLowerCase());
+    const d = distance(key.toLowerCase(), k.toLowerCase());
     if (d < bestDistance) {
       best = k;
       bestDistance = d;

@@ -218,9 +218,48 @@ export const containerSchema = z.looseObject({
 /** A pod's `nodeSelector`: node labels that must all match (values are label values). */
 export const nodeSelectorSchema = z.record(z.string().min(1), labelValueSchema);
 
-/** A pod's `spec`, typed where Skiff models it and passing other fields through. */
+/**
+ * `core/v1` PodSpec fields Skiff does not model: accepted as they are, so real manifests load. Any other field is
+ * an error with a "did you mean" (as `kubectl apply` with strict field validation), so a misspelt
+ * `topologySpreadConstraint` or `nodeSelecter` cannot silently drop a constraint.
+ */
+const PASSED_THROUGH_POD_SPEC_FIELDS = [
+  'activeDeadlineSeconds',
+  'automountServiceAccountToken',
+  'dnsConfig',
+  'dnsPolicy',
+  'enableServiceLinks',
+  'ephemeralContainers',
+  'hostAliases',
+  'hostIPC',
+  'hostPID',
+  'hostUsers',
+  'hostname',
+  'imagePullSecrets',
+  'os',
+  'preemptionPolicy',
+  'readinessGates',
+  'resourceClaims',
+  'resources',
+  'runtimeClassName',
+  'schedulingGates',
+  'securityContext',
+  'serviceAccount',
+  'serviceAccountName',
+  'setHostnameAsFQDN',
+  'shareProcessNamespace',
+  'subdomain',
+  'volumes',
+] as const;
+
+const passedThroughPodSpecFields = Object.fromEntries(PASSED_THROUGH_POD_SPEC_FIELDS.map((f) => [f, z.unknown().optional()])) as {
+  [K in (typeof PASSED_THROUGH_POD_SPEC_FIELDS)[number]]: z.ZodOptional<z.ZodUnknown>;
+};
+
+/** A pod's `spec`, typed where Skiff models it; the other PodSpec fields pass through; unknown fields are errors. */
 export const podSpecSchema = z
-  .looseObject({
+  .strictObject({
+    ...passedThroughPodSpecFields,
     containers: z.array(containerSchema).min(1, { error: 'a pod needs at least one container' }),
     initContainers: z.array(containerSchema).optional(),
     overhead: resourceListSchema.optional(),

@@ -63,6 +63,12 @@ describe('Pod', () => {
       expect(pod.spec.containers[0]?.['env']).toEqual([{ name: 'A', value: 'b' }]);
     });
 
+    it('rejects a misspelt PodSpec field with a suggestion, so a constraint is never silently dropped', () => {
+      const issues = problems(edit(BASE, { 'spec:\n': 'spec:\n  topologySpreadConstraint: []\n  nodeSelecter: {a: b}\n' }));
+      expectIssue(issues, { path: 'spec.topologySpreadConstraint', line: 6, message: /did you mean "topologySpreadConstraints"/ });
+      expectIssue(issues, { path: 'spec.nodeSelecter', line: 7, message: /did you mean "nodeSelector"/ });
+    });
+
     it('still rejects unknown top-level and metadata fields', () => {
       const issues = problems(`${BASE}extra: 1\n`);
       expectIssue(issues, { path: 'extra', line: 13, message: /unknown field/ });
