@@ -29,7 +29,7 @@
  * A pod with several required node affinity terms gets, per NodePool, the reason of the term that got furthest in
  * this order. Near misses ("did you mean") come from `hints.ts` and are appended after {@link HINT_MARK}.
  */
-import { AWS_INSTANCE_LABELS, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_WINDOWS_BUILD, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { AWS_INSTANCE_LABELS, restrictedLabelReason, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_WINDOWS_BUILD, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import type { Taint } from '../api/kubernetes.js';
 import { compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';
 import { add, fits, formatAmount, formatResources, type ResourceList } from '../resources/resource-list.js';
@@ -255,9 +255,16 @@ function labelReason(t: NodePoolTemplate, i: Incompatibility, nodePools: readonl
     const others = nodePools.filter((p) => p.name !== t.name && p.requirements.has(key)).map((p) => p.name);
     const elsewhere = others.length === 0 ? 'no NodePool does' : `NodePool${others.length > 1 ? 's' : ''} ${others.join(', ')} ${others.length > 1 ? 'do' : 'does'}`;
     const value = i.incoming.complement ? undefined : i.incoming.any();
-    const fix = value !== undefined && i.incoming.values.size === 1 ? `add ${key}: ${value} to its spec.template.metadata.labels` : `add a requirement on ${key} to it`;
     const near = hints.find((h) => h.kind === 'labelKey' && h.typed === key);
-    return `the pod requires ${i.incoming}, but the NodePool neither requires nor sets the label ${key} (${elsewhere}); ${fix}${near ? ` — or did you mean ${near.suggestion}?` : ''}`;
+    // A key in a restricted domain (kubernetes.io, karpenter.sh, …) can be neither a template label nor a
+    // requirement (Karpenter's validation): the pod's selector is what must change.
+    const restricted = restrictedLabelReason(key);
+    const fix = restricted
+      ? `no NodePool may define it (${restricted}), so change the pod's selector`
+      : value !== undefined && i.incoming.values.size === 1
+        ? `add ${key}: ${value} to its spec.template.metadata.labels`
+        : `add a requirement on ${key} to it`;
+    return `the pod requires ${i.incoming}, but the NodePool neither requires nor sets the label ${key} (${elsewhere}); ${fix}${near ? ` — ${restricted ? 'did' : 'or did'} you mean ${near.suggestion}?` : ''}`;
   }
   const incoming = i.incoming;
   const existing = i.kind === 'noIntersection' ? i.existing : t.requirements.get(key);

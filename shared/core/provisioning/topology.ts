@@ -183,7 +183,12 @@ export class Topology {
           allowed = allowed.filter((d) => (eligible === undefined || eligible.has(d)) && this.spreadCount(pod, term, counter, d) + self - min <= term.maxSkew);
           if (allowed.length === 0) {
             const where = before.map((d) => `${d} has ${this.spreadCount(pod, term, counter, d)}`).join(', ');
-            return { ok: false, reason: `topology spread on ${key} (maxSkew ${term.maxSkew}) would be broken: ${where || 'no domain'} of the pods matching ${describeSelector(term)}, the least loaded eligible domain has ${min}` };
+            const eligibleCount = eligible?.size;
+            const floor =
+              eligibleCount !== undefined && eligibleCount < term.minDomains
+                ? `only ${eligibleCount} eligible ${key} domain${eligibleCount === 1 ? '' : 's'} exist, fewer than minDomains ${term.minDomains}, so the global minimum counts as 0`
+                : `the least loaded eligible domain has ${min}`;
+            return { ok: false, reason: `topology spread on ${key} (maxSkew ${term.maxSkew}) would be broken: ${where || 'no domain'} of the pods matching ${describeSelector(term)}, and ${floor}` };
           }
           break;
         }

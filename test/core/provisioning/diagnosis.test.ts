@@ -81,6 +81,13 @@ const cases: readonly Case[] = [
     says: ['the label workload-typ', 'did you mean workload-type?'],
   },
   {
+    name: 'never advises defining a label in a restricted domain; points at the pod instead, with the near miss',
+    kind: 'undefinedLabel',
+    pod: pod('a', { nodeSelector: { 'topology.kubernetes.io/zon': 'us-west-2a' } }),
+    template: general(),
+    says: ['no NodePool may define it', "change the pod's selector", 'did you mean topology.kubernetes.io/zone?'],
+  },
+  {
     name: 'shows both sides when the NodePool does not allow the value',
     kind: 'labelValue',
     pod: pod('a', { nodeSelector: { [CATEGORY]: 'g' } }),
