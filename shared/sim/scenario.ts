@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { ValidationIssue } from '../core/errors.js';
 import { durationSecondsSchema, formatDuration } from '../core/api/duration.js';
 import { instanceTypeByName } from '../core/instancetypes/catalog.js';
+import { zonesOf } from './simulated-ec2.js';
 import { CAPACITY_TYPES, type CapacityType } from '../core/api/labels.js';
 import type { Taint } from '../core/api/kubernetes.js';
 import {
@@ -456,14 +457,21 @@ export const scenarioSpecSchema = z
       .prefault({}),
   })
   .superRefine((spec, ctx) => {
+    const zones = zonesOf(spec.region);
     const inRegion = (zone: string, path: PropertyKey[]) => {
-      if (!zone.startsWith(spec.region)) ctx.addIssue({ code: 'custom', path, message: `zone ${zone} is not in region ${spec.region}` });
+      if (!zones.includes(zone)) ctx.addIssue({ code: 'custom', path, message: `zone ${zone} is not in region ${spec.region} (its zones: ${zones.join(', ')})` });
+    };
+    const knownType = (name: string, path: PropertyKey[]) => {
+      if (!instanceTypeByName(name)) ctx.addIssue({ code: 'custom', path, message: `unknown instance type ${JSON.stringify(name)} (not in Skiff's EC2 catalogue)` });
     };
     spec.events.forEach((e, i) => {
       if (e.at > spec.duration) {
         ctx.addIssue({ code: 'custom', path: ['events', i, 'at'], message: `at ${formatDuration(e.at)} is after the end of the scenario (duration ${formatDuration(spec.duration)})` });
       }
-      if (e.insufficientCapacity) inRegion(e.insufficientCapacity.zone, ['events', i, 'insufficientCapacity', 'zone']);
+      if (e.insufficientCapacity) {
+        inRegion(e.insufficientCapacity.zone, ['events', i, 'insufficientCapacity', 'zone']);
+        knownType(e.insufficientCapacity.instanceType, ['events', i, 'insufficientCapacity', 'instanceType']);
+      }
     });
     const names = new Map<string, number>();
     if (spec.duration > MAX_DURATION_SECONDS) {
@@ -476,9 +484,7 @@ export const scenarioSpecSchema = z
       if (n.createdAtSeconds < -MAX_DURATION_SECONDS) {
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'createdAt'], message: `a starting node was created at most ${formatDuration(MAX_DURATION_SECONDS)} before the start` });
       }
-      if (!instanceTypeByName(n.instanceType)) {
-        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'instanceType'], message: `unknown instance type ${JSON.stringify(n.instanceType)} (not in Skiff's EC2 catalogue)` });
-      }
+      knownType(n.instanceType, ['nodes', i, 'instanceType']);
       if (n.createdAtSeconds > 0) {
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'createdAt'], message: 'a starting node is created at or before the start: use zero or a negative offset such as -2h' });
       }
@@ -494,6 +500,7 @@ export const scenarioSpecSchema = z
       if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['spotPrices', i], message: `duplicate spot price for ${p.instanceType} in ${p.zone} (also spec.spotPrices[${first}])` });
       else offerings.set(key, i);
       inRegion(p.zone, ['spotPrices', i, 'zone']);
+      knownType(p.instanceType, ['spotPrices', i, 'instanceType']);
     });
   });
 
