@@ -244,6 +244,15 @@ describe('scenario', () => {
       expectIssue(parse(edit(DESIGN_EXAMPLE, { 'zone: us-west-2a, price': 'zone: eu-west-1a, price' })).issues, { path: 'spec.spotPrices[0].zone', line: 14, message: /not in region us-west-2/ });
     });
 
+    it('rejects a zone the region does not have, and an instance type not in the catalogue', () => {
+      expectIssue(parse(edit(DESIGN_EXAMPLE, { 'zone: us-west-2a, price': 'zone: us-west-2z, price' })).issues, { path: 'spec.spotPrices[0].zone', line: 14, message: /its zones: us-west-2a/ });
+      expectIssue(parse(edit(DESIGN_EXAMPLE, { 'instanceType: m5.large, zone: us-west-2a, price': 'instanceType: m5.lage, zone: us-west-2a, price' })).issues, {
+        path: 'spec.spotPrices[0].instanceType',
+        line: 14,
+        message: /unknown instance type "m5.lage"/,
+      });
+    });
+
     it.each([
       ['vmMemoryOverheadPercent: 0.075', 'vmMemoryOverheadPercent: 7.5', 'spec.settings.vmMemoryOverheadPercent', 11],
       ['batchMaxDuration: 10s', 'batchMaxDuration: 500ms', 'spec.settings.batchMaxDuration', 10],
