@@ -17,7 +17,8 @@ const LAYERS: readonly Layer[] = ['core', 'ports', 'controllers', 'adapters', 's
 const PURE = ['zod', 'yaml', 'croner', 'fastest-levenshtein'];
 /** SDKs per adapter folder (`shared/adapters/<folder>/`). */
 const ADAPTER_SDKS: Readonly<Record<string, readonly string[]>> = {
-  aws: ['@aws-sdk/*', '@smithy/*', '@aws-crypto/*'],
+  // smol-toml: Bottlerocket userData is TOML (shared/adapters/aws/userdata.ts merges the user's settings).
+  aws: ['@aws-sdk/*', '@smithy/*', '@aws-crypto/*', 'smol-toml'],
   kubernetes: ['@kubernetes/client-node'],
 };
 const ALL_SDKS = Object.values(ADAPTER_SDKS).flat();
