@@ -19,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import type { CatalogFile, CatalogHeader, CatalogSource } from '../shared/core/instancetypes/catalog.js';
 import { EXTENDED_RESOURCES, type InstanceTypeInfo } from '../shared/core/instancetypes/instance-type.js';
+import { instanceTypeInfoFromLabels } from '../shared/core/instancetypes/instance-type-info-from-labels.js';
 import { cpuMillicores, mebibytes, parseQuantity } from '../shared/core/resources/quantity.js';
 
 /** The repository root (the folder holding `package.json`). */
@@ -105,8 +106,10 @@ const EniLimitSchema = z.object({
 type EniLimit = z.infer<typeof EniLimitSchema>;
 
 /**
- * Builds the catalogue from the reference inputs. Pure: same inputs, same output.
+ * Builds the catalogue from the reference inputs. Pure: same inputs, same output. Each row is assembled by
+ * `instanceTypeInfoFromLabels` (shared with the EC2 adapter, which derives the same labels from DescribeInstanceTypes).
  * @throws {Error} when an input does not have the expected shape, or an instance type has no ENI limits
+ * @throws {ValidationError} when a row's labels are incomplete or malformed
  */
 export function buildCatalog(sources: ReferenceSources): CatalogFile {
   const types = parseJson(InstanceTypesSchema, sources.instanceTypesJson, SOURCE_FILES.instanceTypes);
@@ -176,19 +179,8 @@ function toRow(
   onDemandPrice: number | null,
 ): InstanceTypeInfo {
   const { name, labels, allocatable } = source;
-  const label = (key: string): string => {
-    const value = labels[key];
-    if (value === undefined) throw new Error(`${SOURCE_FILES.instanceTypes}: ${name} has no label ${key}`);
-    return value;
-  };
-  const optionalInt = (key: string): number | undefined => (labels[key] === undefined ? undefined : toInt(label(key), `${name} ${key}`));
-  const arch = label('kubernetes.io/arch');
-  if (arch !== 'amd64' && arch !== 'arm64') throw new Error(`${SOURCE_FILES.instanceTypes}: ${name} has unknown arch ${arch}`);
-
-  const gpuCount = optionalInt('karpenter.k8s.aws/instance-gpu-count');
-  const acceleratorCount = optionalInt('karpenter.k8s.aws/instance-accelerator-count');
   const extendedResources: Record<string, number> = {};
-  for (const resource of [...EXTENDED_RESOURCES].sort()) {
+  for (const resource of EXTENDED_RESOURCES) {
     const quantity = allocatable[resource];
     if (quantity !== undefined && parseQuantity(quantity) > 0) extendedResources[resource] = toInt(quantity, `${name} ${resource}`);
   }
@@ -197,31 +189,9 @@ function toRow(
     if (value === undefined) throw new Error(`${SOURCE_FILES.instanceTypes}: ${name} has no allocatable ${key}`);
     return value;
   };
-
-  return {
+  return instanceTypeInfoFromLabels({
     name,
-    vcpu: toInt(label('karpenter.k8s.aws/instance-cpu'), `${name} instance-cpu`),
-    memoryMiB: toInt(label('karpenter.k8s.aws/instance-memory'), `${name} instance-memory`),
-    arch,
-    os: label('kubernetes.io/os'),
-    labels: Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    gpu:
-      gpuCount === undefined
-        ? null
-        : {
-            name: label('karpenter.k8s.aws/instance-gpu-name'),
-            manufacturer: label('karpenter.k8s.aws/instance-gpu-manufacturer'),
-            count: gpuCount,
-            memoryMiB: toInt(label('karpenter.k8s.aws/instance-gpu-memory'), `${name} instance-gpu-memory`),
-          },
-    accelerator:
-      acceleratorCount === undefined
-        ? null
-        : {
-            name: label('karpenter.k8s.aws/instance-accelerator-name'),
-            manufacturer: label('karpenter.k8s.aws/instance-accelerator-manufacturer'),
-            count: acceleratorCount,
-          },
+    labels,
     extendedResources,
     defaultMaxENIs: eni.defaultMaxENIs,
     ipv4AddressesPerInterface: eni.ipv4AddressesPerInterface,
@@ -232,7 +202,8 @@ function toRow(
       'ephemeral-storage': mebibytes(required('ephemeral-storage')),
       pods: parseQuantity(required('pods')),
     },
-  };
+    source: SOURCE_FILES.instanceTypes,
+  });
 }
 
 function toInt(text: string, what: string): number {

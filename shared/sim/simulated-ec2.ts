@@ -11,7 +11,7 @@
 import { InsufficientCapacityError } from '../core/errors.js';
 import { LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
 import type { Taint } from '../core/api/kubernetes.js';
-import { computeAllocatable, computeCapacity } from '../core/instancetypes/allocatable.js';
+import { computeAllocatable, computeCapacity, nodeClassAllocatableOptions } from '../core/instancetypes/allocatable.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import { buildInstanceType, offeringKey, type InstanceType, type Offering, type OfferingKey } from '../core/instancetypes/offering.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../ports/cloud-provider.js';
@@ -151,11 +151,7 @@ export class SimulatedEc2 implements CloudProvider {
     const cached = this.typeCache.get(cacheKey);
     if (cached) return cached;
     const zones = zonesOf(this.options.region);
-    const allocatableOptions = {
-      vmMemoryOverheadPercent: this.options.vmMemoryOverheadPercent,
-      ...(query.kubelet ? { kubelet: query.kubelet } : {}),
-      ...(query.rootVolumeGiB !== undefined ? { ephemeralVolumeMiB: query.rootVolumeGiB * 1024 } : {}),
-    };
+    const allocatableOptions = nodeClassAllocatableOptions(query, this.options.vmMemoryOverheadPercent);
     const types: InstanceType[] = [];
     for (const info of this.options.catalog) {
       if (info.onDemandPrice === null) continue;

@@ -10,7 +10,10 @@
  * Errors are recognised by `name` (the EC2 error code the SDK puts there), never by `instanceof`, so a second
  * copy of the SDK cannot defeat the check.
  */
-import { CloudProviderError, SkiffError, ThrottledError } from '../../core/errors.js';
+import type { SkiffError } from '../../core/errors.js';
+import { awsError, awsErrorCode } from './sdk-errors.js';
+
+export { isThrottling, THROTTLING_CODES } from './sdk-errors.js';
 
 /**
  * CreateFleet error codes that mean "no capacity for this offering right now" (ICE): the offerings are marked
@@ -40,29 +43,6 @@ export const LAUNCH_TEMPLATE_NOT_FOUND_CODES: ReadonlySet<string> = new Set(['In
 /** TerminateInstances/DescribeInstances code for an instance id EC2 does not know (long gone, or never existed). */
 export const INSTANCE_NOT_FOUND_CODE = 'InvalidInstanceID.NotFound';
 
-/**
- * Error names the SDK classifies as throttling and retries with jittered exponential backoff (EC2's is
- * `RequestLimitExceeded`). Seeing one here means the retries ran out. Source: the SDK's own list,
- * `@smithy/core` `submodules/retry/service-error-classification/constants.ts` (`THROTTLING_ERROR_CODES`), which
- * also treats HTTP 429 and a `$retryable.throttling` trait as throttling — so does {@link isThrottling}.
- */
-export const THROTTLING_CODES: ReadonlySet<string> = new Set([
-  'BandwidthLimitExceeded',
-  'EC2ThrottledException',
-  'LimitExceededException',
-  'PriorRequestNotComplete',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'RequestThrottled',
-  'RequestThrottledException',
-  'SlowDown',
-  'ThrottledException',
-  'Throttling',
-  'ThrottlingException',
-  'TooManyRequestsException',
-  'TransactionInProgressException',
-]);
-
 /** True for a CreateFleet error code that is an insufficient-capacity error (see {@link INSUFFICIENT_CAPACITY_CODES}). */
 export function isInsufficientCapacityCode(code: string | undefined): boolean {
   return code !== undefined && INSUFFICIENT_CAPACITY_CODES.has(code);
@@ -73,34 +53,12 @@ export function isLaunchTemplateNotFoundCode(code: string | undefined): boolean 
   return code !== undefined && LAUNCH_TEMPLATE_NOT_FOUND_CODES.has(code);
 }
 
-/** The shape of an SDK service exception that this module reads. */
-interface SdkErrorLike {
-  readonly name?: unknown;
-  readonly message?: unknown;
-  readonly $metadata?: { readonly httpStatusCode?: number; readonly requestId?: string };
-  readonly $retryable?: { readonly throttling?: boolean };
-}
+/** The EC2 error code of an SDK exception (its `name`), or undefined when `error` is not an error. */
+export const ec2ErrorCode = awsErrorCode;
 
 /**
- * The EC2 error code of an SDK exception (its `name`: `UnauthorizedOperation`, `RequestLimitExceeded`, …), or
- * undefined when `error` is not an Error.
- */
-export function ec2ErrorCode(error: unknown): string | undefined {
-  return error instanceof Error ? error.name : undefined;
-}
-
-/** True when the SDK would classify `error` as throttling (by name, HTTP 429, or the `$retryable.throttling` trait). */
-export function isThrottling(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const e = error as SdkErrorLike;
-  return THROTTLING_CODES.has(error.name) || e.$metadata?.httpStatusCode === 429 || e.$retryable?.throttling === true;
-}
-
-/**
- * Translates an exception thrown by an EC2 call into Skiff's errors: throttling that outlived the SDK's retries →
- * {@link ThrottledError}; anything else (`UnauthorizedOperation`, `InvalidParameterValue`, a network error, …) →
- * {@link CloudProviderError} whose `code` is the EC2 error code (the SDK error's `name`). The SDK error is kept as
- * `cause`; a {@link SkiffError} passes through unchanged.
+ * Translates an exception thrown by an EC2 call into Skiff's errors (see {@link awsError}): throttling that outlived
+ * the SDK's retries → {@link ThrottledError}; anything else → {@link CloudProviderError} with the EC2 code.
  * @param error what the SDK threw
  * @param operation the EC2 action, e.g. `CreateFleet`, for the message
  * @param subject what the call was about, e.g. `NodeClaim default-x7k2p`, for the message
@@ -108,12 +66,5 @@ export function isThrottling(error: unknown): boolean {
  * @example throw ec2Error(e, 'TerminateInstances', 'i-0123456789abcdef0');
  */
 export function ec2Error(error: unknown, operation: string, subject?: string): SkiffError {
-  if (error instanceof SkiffError) return error;
-  const code = ec2ErrorCode(error) ?? 'UnknownError';
-  const detail = error instanceof Error ? error.message : String(error);
-  const requestId = (error as SdkErrorLike | undefined)?.$metadata?.requestId;
-  const what = `EC2 ${operation}${subject ? ` (${subject})` : ''}`;
-  const suffix = requestId ? ` [request ${requestId}]` : '';
-  if (isThrottling(error)) return new ThrottledError(`${what} throttled after the SDK's retries: ${code}: ${detail}${suffix}`, { cause: error });
-  return new CloudProviderError(`${what} failed: ${code}: ${detail}${suffix}`, code, { cause: error });
+  return awsError(error, `EC2 ${operation}${subject ? ` (${subject})` : ''}`);
 }

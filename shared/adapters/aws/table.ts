@@ -15,10 +15,15 @@
  * | `OFFERING#<instanceType>#<zone>#<capacityType>`| an unavailable offering        | `DynamoDbUnavailableOfferingsStore` |
  * | `DISRUPTION#<id>`                              | a disruption command (reserved)| later                               |
  * | `LEASE#<controller>`                           | a controller lease (reserved)  | later                               |
+ * | `PASS#<controller>`                            | a controller's last pass       | `DynamoDbProvisioningPassStore`     |
+ * | `PRICES#CURRENT`                               | the price snapshot pointer     | `DynamoDbPriceStore`                |
+ * | `PRICES#<version>#<chunk>`                     | one chunk of a price snapshot  | `DynamoDbPriceStore`                |
  *
  * NodeClaim items hold the NodeClaim's fields as top-level attributes (so `version` can be conditioned on);
  * `pk`, `sk` and `instanceKey` are reserved attribute names. Unavailable-offering items hold `instanceType`,
- * `zone`, `capacityType`, `reason`, `expiresAt` (epoch ms) and `ttl` (epoch seconds).
+ * `zone`, `capacityType`, `reason`, `expiresAt` (epoch ms) and `ttl` (epoch seconds). A price snapshot is written as
+ * immutable chunk items under a new version, then made current by a conditional put of the pointer item (see
+ * `price-store.ts`); versions are `<fetchedAt, 13 digits>-<nonce>`, so they sort by fetch time.
  *
  * ## Index `byInstanceId`
  * Partition key `instanceKey = INSTANCE#<cluster>#<instanceId>`, written only on NodeClaim items that have an
@@ -39,6 +44,7 @@
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { TranslateConfig } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, SkiffError, ThrottledError } from '../../core/errors.js';
+import { isThrottling } from './sdk-errors.js';
 
 /** Partition-key attribute of the table (string): `CLUSTER#<cluster>`. */
 export const PARTITION_KEY = 'pk';
@@ -58,6 +64,7 @@ export const SK_PREFIX = {
   disruption: 'DISRUPTION#',
   lease: 'LEASE#',
   pass: 'PASS#',
+  prices: 'PRICES#',
 } as const;
 
 /** A table key as the DocumentClient takes it. */
@@ -94,6 +101,24 @@ export function leaseKey(cluster: string, controller: string): TableKey {
 /** Key of the item recording a controller's last completed pass: `PASS#<controller>`. */
 export function passKey(cluster: string, controller: string): TableKey {
   return { pk: clusterPk(cluster), sk: `${SK_PREFIX.pass}${controller}` };
+}
+
+/** Key of the item naming the current price snapshot: `PRICES#CURRENT`. */
+export function priceSnapshotPointerKey(cluster: string): TableKey {
+  return { pk: clusterPk(cluster), sk: `${SK_PREFIX.prices}CURRENT` };
+}
+
+/**
+ * Sort-key prefix of every chunk of the price snapshot `version`: `PRICES#<version>#`. `version` must not contain
+ * `#` (and, starting with a digit, never collides with `CURRENT`).
+ */
+export function priceChunkPrefix(version: string): string {
+  return `${SK_PREFIX.prices}${version}#`;
+}
+
+/** Key of chunk `index` (0-based) of the price snapshot `version`: `PRICES#<version>#<index, 4 digits>`. */
+export function priceChunkKey(cluster: string, version: string, index: number): TableKey {
+  return { pk: clusterPk(cluster), sk: `${priceChunkPrefix(version)}${String(index).padStart(4, '0')}` };
 }
 
 /** Value of {@link INSTANCE_KEY} for a NodeClaim of `cluster` launched as `instanceId` (e.g. `i-0abc…`). */
@@ -149,8 +174,6 @@ export const TRANSLATE_CONFIG: TranslateConfig = {
   unmarshallOptions: { wrapNumbers: false },
 };
 
-/** SDK error names that mean "throttled": the SDK has already retried them `maxAttempts` times. */
-const THROTTLING_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
 /** What a store was doing when a DynamoDB call failed, for {@link storeError}. */
 export interface StoreErrorContext {
@@ -177,7 +200,7 @@ export function storeError(error: unknown, context: StoreErrorContext): SkiffErr
   if (name === 'ConditionalCheckFailedException') {
     return new ConflictError(context.conflict ?? `${context.operation} ${context.key}: condition failed`, context.key, { cause: error });
   }
-  if (name !== undefined && THROTTLING_ERRORS.has(name)) {
+  if (isThrottling(error)) {
     return new ThrottledError(`DynamoDB ${context.operation} ${context.key} throttled: ${detail}`, { cause: error });
   }
   return new SkiffError(`DynamoDB ${context.operation} ${context.key} failed: ${name ?? 'Error'}: ${detail}`, { cause: error });

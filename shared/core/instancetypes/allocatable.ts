@@ -135,6 +135,33 @@ export const DEFAULT_EVICTION_NODEFS_PERCENT = 10;
 /** Default kube-reserved ephemeral storage, in MiB (1 GiB). Source: aws `types.go kubeReservedResources`. */
 export const KUBE_RESERVED_EPHEMERAL_STORAGE_MIB = 1024;
 
+/**
+ * The EC2NodeClass settings an instance-type query carries (the CloudProvider port's `InstanceTypeQuery` is
+ * assignable to this): the kubelet fields that change allocatable and the root volume size.
+ */
+export interface NodeClassAllocatableSettings {
+  /** EC2NodeClass `spec.kubelet`. @default {} */
+  readonly kubelet?: KubeletAllocatableConfig;
+  /** Size of the root volume from `spec.blockDeviceMappings`, in GiB. @default the AMI family's default (20 GiB) */
+  readonly rootVolumeGiB?: number;
+}
+
+/**
+ * The {@link AllocatableOptions} for an EC2NodeClass's settings: its kubelet as is, its root volume as the ephemeral
+ * volume (GiB → MiB), and the deployment's VM memory overhead. Every CloudProvider (simulated and EC2) builds its
+ * options here, so the same EC2NodeClass gets the same allocatable everywhere.
+ * @param settings kubelet and root volume (GiB) of the EC2NodeClass
+ * @param vmMemoryOverheadPercent Karpenter's `VM_MEMORY_OVERHEAD_PERCENT`, a fraction (0.075 = 7.5 %)
+ * @example nodeClassAllocatableOptions({ rootVolumeGiB: 100 }, 0.075) // { vmMemoryOverheadPercent: 0.075, ephemeralVolumeMiB: 102400 }
+ */
+export function nodeClassAllocatableOptions(settings: NodeClassAllocatableSettings, vmMemoryOverheadPercent: number): AllocatableOptions {
+  return {
+    vmMemoryOverheadPercent,
+    ...(settings.kubelet ? { kubelet: settings.kubelet } : {}),
+    ...(settings.rootVolumeGiB !== undefined ? { ephemeralVolumeMiB: settings.rootVolumeGiB * 1024 } : {}),
+  };
+}
+
 /** The three parts of an instance type's overhead (Karpenter's `InstanceTypeOverhead`), in canonical units. */
 export interface InstanceTypeOverhead {
   /** Reserved for kubelet and the container runtime. */

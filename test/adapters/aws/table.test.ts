@@ -9,6 +9,9 @@ import {
   leaseKey,
   nodeClaimKey,
   offeringKey,
+  priceChunkKey,
+  priceChunkPrefix,
+  priceSnapshotPointerKey,
   storeError,
   tableDefinition,
 } from '../../../shared/adapters/aws/table.js';
@@ -55,6 +58,14 @@ describe('table', () => {
       expect(leaseKey('prod', 'disruption')).toEqual({ pk: 'CLUSTER#prod', sk: 'LEASE#disruption' });
       expect(instanceKey('prod', 'i-0abc')).toBe('INSTANCE#prod#i-0abc');
       expect(formatKey(nodeClaimKey('prod', 'a'))).toBe('CLUSTER#prod/NODECLAIM#a');
+    });
+
+    it('put price snapshot chunks under PRICES#<version>#<index> and the pointer after every version', () => {
+      expect(priceSnapshotPointerKey('prod')).toEqual({ pk: 'CLUSTER#prod', sk: 'PRICES#CURRENT' });
+      expect(priceChunkKey('prod', '1767225600000-b2k9x', 7)).toEqual({ pk: 'CLUSTER#prod', sk: 'PRICES#1767225600000-b2k9x#0007' });
+      expect(priceChunkKey('prod', '1767225600000-b2k9x', 7).sk.startsWith(priceChunkPrefix('1767225600000-b2k9x'))).toBe(true);
+      // Versions start with a digit, so every chunk sorts before the pointer.
+      expect(priceChunkKey('prod', '9999999999999-zzzzz', 9999).sk < priceSnapshotPointerKey('prod').sk).toBe(true);
     });
   });
 
