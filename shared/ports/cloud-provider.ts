@@ -1,6 +1,6 @@
 /**
  * CloudProvider port: instance types with offerings, and instance launch/terminate.
- * Adapters: simulated EC2 (`shared/sim/simulated-ec2.ts`); the real EC2 adapter arrives with CreateFleet.
+ * Adapters: simulated EC2 (`shared/sim/simulated-ec2.ts`) and EC2 (`shared/adapters/aws/ec2-cloud-provider.ts`).
  * Errors are translated once by the adapter: capacity errors become `InsufficientCapacityError` (carrying the
  * offerings), throttling `ThrottledError`, anything else `CloudProviderError`.
  */

@@ -229,26 +229,7 @@ function newer(a: Image, b: Image): boolean {
   return (a.ImageId ?? '') < (b.ImageId ?? '');
 }
 
-/** Actions the {@link AmiResolver} calls, for the provisioner's IAM policy (resources: {@link ssmParameterArns}, `*` for DescribeImages). */
-export const AMI_ACTIONS = ['ssm:GetParameters', 'ec2:DescribeImages'] as const;
-
-/**
- * Paths of the public SSM parameters alias terms read (EKS AL2/AL2023, Bottlerocket, Windows). The IAM resource is
- * `arn:<partition>:ssm:<region>::parameter<path>` (public parameters have no account); see {@link ssmParameterArns}.
- * `ssmParameter` terms that name a parameter of the user's own need that ARN granted too.
- */
-export const SSM_PARAMETER_PATHS = ['/aws/service/eks/*', '/aws/service/bottlerocket/*', '/aws/service/ami-windows-latest/*'] as const;
-
-/**
- * The IAM resource ARNs of {@link SSM_PARAMETER_PATHS} in one region.
- * @param region e.g. `us-west-2`
- * @param partition `aws`, `aws-cn`, `aws-us-gov`
- * @default partition 'aws'
- * @example ssmParameterArns('us-west-2')[0] // 'arn:aws:ssm:us-west-2::parameter/aws/service/eks/*'
- */
-export function ssmParameterArns(region: string, partition = 'aws'): string[] {
-  return SSM_PARAMETER_PATHS.map((path) => `arn:${partition}:ssm:${region}::parameter${path}`);
-}
+export { SSM_PARAMETER_PATHS, ssmParameterArns } from './iam-actions.js';
 
 /** Dependencies and settings of {@link AmiResolver}. */
 export interface AmiResolverProps {

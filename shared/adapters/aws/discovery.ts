@@ -17,9 +17,6 @@ import type { SubnetSource } from './launch-contracts.js';
 import { awsError } from './sdk-errors.js';
 import { TtlCache } from './ttl-cache.js';
 
-/** Actions {@link SubnetDiscovery} and {@link SecurityGroupDiscovery} call (EC2 Describe* take resource `*`). */
-export const DISCOVERY_ACTIONS = ['ec2:DescribeSubnets', 'ec2:DescribeSecurityGroups'] as const;
-
 /** A subnet selector term as parsed (`spec.subnetSelectorTerms[i]`). */
 export type SubnetSelectorTerm = EC2NodeClass['spec']['subnetSelectorTerms'][number];
 /** A security-group selector term as parsed (`spec.securityGroupSelectorTerms[i]`). */

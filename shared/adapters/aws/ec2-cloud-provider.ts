@@ -79,28 +79,6 @@ export const NODECLAIM_TAG = 'karpenter.sh/nodeclaim';
 /** EC2's answer to a reused `ClientToken` with different parameters. */
 const IDEMPOTENT_PARAMETER_MISMATCH = 'IdempotentParameterMismatch';
 
-/**
- * The IAM actions this adapter's calls need, grouped by the condition the CDK stack should scope them with
- * (the scoping follows Karpenter's controller policy, `website/content/en/docs/reference/cloudformation.md`):
- * - `launch` — CreateFleet launches through RunInstances and tags on create through CreateTags, so all three are
- *   needed. On the resources the launch creates (`fleet`, `instance`, `volume`, `network-interface`,
- *   `spot-instances-request`): condition `aws:RequestTag/kubernetes.io/cluster/<cluster>` = `owned` (every
- *   launch carries it, see {@link launchTags}); `ec2:CreateTags` additionally only with `ec2:CreateAction` ∈
- *   {`CreateFleet`, `RunInstances`}. On the resources it only uses (`image`, `snapshot`, `subnet`,
- *   `security-group`, `launch-template`) no request tag can exist: scope those by ARN/region (launch templates by
- *   `aws:ResourceTag/kubernetes.io/cluster/<cluster>` = `owned`). The launch template's instance profile also needs
- *   `iam:PassRole` on the node role (granted with the instance profile, not here).
- * - `read` — DescribeInstances has no resource-level permissions: `Resource: *`, condition
- *   `aws:RequestedRegion` = the cluster's region.
- * - `terminate` — TerminateInstances only on instances with `aws:ResourceTag/kubernetes.io/cluster/<cluster>` =
- *   `owned` (add `aws:ResourceTag/karpenter.sh/nodepool` exists to keep managed node groups out of reach).
- */
-export const EC2_ACTIONS = {
-  launch: ['ec2:CreateFleet', 'ec2:RunInstances', 'ec2:CreateTags'],
-  read: ['ec2:DescribeInstances'],
-  terminate: ['ec2:TerminateInstances'],
-} as const satisfies Readonly<Record<string, readonly string[]>>;
-
 /** Options of {@link ec2Client}. */
 export interface Ec2ClientOptions {
   /** AWS region, e.g. `us-west-2`. */

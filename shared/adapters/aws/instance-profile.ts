@@ -25,14 +25,6 @@ import { systemClock, type Clock } from '../../ports/clock.js';
 import { awsError } from './sdk-errors.js';
 import { TtlCache } from './ttl-cache.js';
 
-/**
- * IAM actions {@link InstanceProfiles} needs. Scope the profile actions to
- * `arn:<partition>:iam::<account>:instance-profile/skiff/<region>/<cluster>/*` (see {@link instanceProfilePath}) and
- * `iam:PassRole` to the node roles the EC2NodeClasses name (EC2 needs it to launch with a profile holding them;
- * CreateFleet's caller needs it too, `AddRoleToInstanceProfile` needs it as well).
- */
-export const IAM_ACTIONS = ['iam:GetInstanceProfile', 'iam:CreateInstanceProfile', 'iam:TagInstanceProfile', 'iam:AddRoleToInstanceProfile', 'iam:PassRole'] as const;
-
 /** IAM's limit on instance profile names. */
 export const INSTANCE_PROFILE_NAME_MAX = 128;
 

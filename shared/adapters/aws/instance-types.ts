@@ -364,9 +364,3 @@ function canonicalJson(value: unknown): string {
   );
 }
 
-/**
- * IAM actions {@link Ec2InstanceTypes} with a `DynamoDbPriceStore` needs. The `ec2:Describe*` actions support no
- * resource-level permissions (grant on `*`); the `dynamodb:` actions (reading the price snapshot) scope to the
- * table's ARN. Source: AWS Service Authorization Reference (EC2, DynamoDB).
- */
-export const INSTANCE_TYPE_ACTIONS = ['ec2:DescribeInstanceTypes', 'ec2:DescribeInstanceTypeOfferings', 'dynamodb:GetItem', 'dynamodb:Query'] as const;

@@ -33,20 +33,6 @@ import type { LaunchTemplateInput, LaunchTemplateSource, ResolvedLaunchTemplate 
 import { awsError, awsErrorCode } from './sdk-errors.js';
 import { registrationTaints, userDataFor, type ClusterFacts } from './userdata.js';
 
-/**
- * EC2 actions {@link Ec2LaunchTemplates} calls itself and through its AMI and security-group look-ups (resource `*`
- * for the Describe calls; `ec2:CreateLaunchTemplate` and `ec2:CreateTags` can be scoped to launch templates tagged
- * `kubernetes.io/cluster/<cluster>` with `ec2:CreateAction=CreateLaunchTemplate`). SSM and IAM needs:
- * `AMI_ACTIONS` / `SSM_PARAMETER_PATHS` (ami.ts) and `IAM_ACTIONS` (instance-profile.ts).
- */
-export const LAUNCH_TEMPLATE_ACTIONS = [
-  'ec2:DescribeLaunchTemplates',
-  'ec2:CreateLaunchTemplate',
-  'ec2:CreateTags',
-  'ec2:DescribeImages',
-  'ec2:DescribeSecurityGroups',
-] as const;
-
 /** EC2's limit on user data, bytes before base64. */
 export const USER_DATA_MAX_BYTES = 16 * 1024;
 

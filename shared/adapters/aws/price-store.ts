@@ -422,16 +422,3 @@ export async function refreshPrices(deps: RefreshPricesDeps): Promise<RefreshPri
   return { outcome: result.outcome, version: result.version, fetchedAt, onDemandTypes: onDemand.size, spotOfferings };
 }
 
-/**
- * IAM actions {@link refreshPrices} with a {@link DynamoDbPriceStore} needs. `pricing:GetProducts` and
- * `ec2:DescribeSpotPriceHistory` support no resource-level permissions (grant on `*`); the `dynamodb:` actions
- * scope to the table's ARN. Source: AWS Service Authorization Reference (Price List, EC2, DynamoDB).
- */
-export const PRICING_ACTIONS = [
-  'pricing:GetProducts',
-  'ec2:DescribeSpotPriceHistory',
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:Query',
-  'dynamodb:DeleteItem',
-] as const;

@@ -21,7 +21,6 @@ import {
   CLIENT_TOKEN_MAX_LENGTH,
   clientToken,
   DEFAULT_EC2_MAX_ATTEMPTS,
-  EC2_ACTIONS,
   Ec2CloudProvider,
   ec2Client,
   ec2ClientConfig,
@@ -747,15 +746,5 @@ describe('ec2ClientConfig', () => {
     expect((strategy as { mode?: string }).mode).toBe('standard');
     expect(await client.config.maxAttempts()).toBe(8);
     expect(await client.config.region()).toBe(REGION);
-  });
-});
-
-describe('EC2_ACTIONS', () => {
-  it('names every EC2 action the adapter calls or CreateFleet implies', () => {
-    expect(EC2_ACTIONS).toStrictEqual({
-      launch: ['ec2:CreateFleet', 'ec2:RunInstances', 'ec2:CreateTags'],
-      read: ['ec2:DescribeInstances'],
-      terminate: ['ec2:TerminateInstances'],
-    });
   });
 });
