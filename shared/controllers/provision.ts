@@ -377,7 +377,7 @@ async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly Ins
   const requirements = Requirements.from(claim.requirements as NodeSelectorRequirement[]);
   const plan = planLaunch(requirements, options);
   if (!plan) {
-    await fail(deps, claim, 'InsufficientInstanceCapacity');
+    await fail(deps, claim, 'InsufficientInstanceCapacity', true);
     return { kind: 'capacity', error: 'InsufficientInstanceCapacity' };
   }
   try {
@@ -420,7 +420,7 @@ async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly Ins
   } catch (e) {
     if (isInsufficientCapacityError(e)) {
       await markCapacityError(deps, e);
-      await fail(deps, claim, e.errorCode);
+      await fail(deps, claim, e.errorCode, true);
       return { kind: 'capacity', error: e.errorCode };
     }
     if (isThrottledError(e)) return { kind: 'throttled' };
@@ -439,7 +439,7 @@ async function markCapacityError(deps: ProvisionDeps, e: InsufficientCapacityErr
 }
 
 /** Marks the NodeClaim failed (its pods are solved again: a failed claim is not live). */
-async function fail(deps: ProvisionDeps, claim: NodeClaim, error: string): Promise<void> {
+async function fail(deps: ProvisionDeps, claim: NodeClaim, error: string, capacity = false): Promise<void> {
   const fresh = (await deps.store.get(claim.name)) ?? claim;
   if (!isLive(fresh)) return;
   try {
@@ -449,7 +449,7 @@ async function fail(deps: ProvisionDeps, claim: NodeClaim, error: string): Promi
   }
   await deps.cluster.recordEvent({
     type: 'Warning',
-    reason: error === 'InsufficientInstanceCapacity' || error.includes('Capacity') ? 'InsufficientCapacityError' : 'LaunchFailed',
+    reason: capacity ? 'InsufficientCapacityError' : 'LaunchFailed',
     object: `NodeClaim/${claim.name}`,
     message: `NodeClaim ${claim.name} failed to launch (${error}) for requests ${formatResources(claim.resources)}`,
   });
