@@ -100,3 +100,17 @@ export const isInsufficientCapacityError = (e: unknown): e is InsufficientCapaci
 export const isThrottledError = (e: unknown): e is ThrottledError => e instanceof ThrottledError;
 /** True when `e` is a {@link CloudProviderError}. */
 export const isCloudProviderError = (e: unknown): e is CloudProviderError => e instanceof CloudProviderError;
+
+/** EC2 error codes Karpenter treats as insufficient capacity (aws `pkg/errors/errors.go`; KARPENTER-V1.md §2.2). */
+export const ICE_ERROR_CODES = [
+  'InsufficientInstanceCapacity',
+  'MaxSpotInstanceCountExceeded',
+  'VcpuLimitExceeded',
+  'UnfulfillableCapacity',
+  'Unsupported',
+  'InsufficientFreeAddressesInSubnet',
+  'MaxFleetCountExceeded',
+  'ReservationCapacityExceeded',
+] as const;
+/** One of {@link ICE_ERROR_CODES}. */
+export type IceErrorCode = (typeof ICE_ERROR_CODES)[number];

@@ -6,7 +6,7 @@
  * Pure: the current time comes in as an argument (it only serves the default start).
  */
 import { z } from 'zod';
-import type { ValidationIssue } from '../core/errors.js';
+import { ICE_ERROR_CODES, type IceErrorCode, type ValidationIssue } from '../core/errors.js';
 import { durationSecondsSchema, formatDuration } from '../core/api/duration.js';
 import { instanceTypeByName } from '../core/instancetypes/catalog.js';
 import { zonesOf } from './simulated-ec2.js';
@@ -48,19 +48,7 @@ export const DEFAULT_BATCH_MAX_SECONDS = 10;
 /** Karpenter AWS's `VM_MEMORY_OVERHEAD_PERCENT` default (a fraction, 7.5%). */
 export const DEFAULT_VM_MEMORY_OVERHEAD_PERCENT = 0.075;
 
-/** EC2 error codes Karpenter treats as insufficient capacity (aws `pkg/errors/errors.go`; KARPENTER-V1.md §2.2). */
-export const ICE_ERROR_CODES = [
-  'InsufficientInstanceCapacity',
-  'MaxSpotInstanceCountExceeded',
-  'VcpuLimitExceeded',
-  'UnfulfillableCapacity',
-  'Unsupported',
-  'InsufficientFreeAddressesInSubnet',
-  'MaxFleetCountExceeded',
-  'ReservationCapacityExceeded',
-] as const;
-/** One of {@link ICE_ERROR_CODES}. */
-export type IceErrorCode = (typeof ICE_ERROR_CODES)[number];
+export { ICE_ERROR_CODES, type IceErrorCode } from '../core/errors.js';
 
 /** EC2 instance states an `instanceStateChange` event may announce (EventBridge "EC2 Instance State-change Notification"). */
 export const INSTANCE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down', 'terminated'] as const;

@@ -2,7 +2,7 @@
  * NodeClaimStore on DynamoDB (the single table of `table.ts`). Used in AWS and, against embedded dynalite, by the
  * simulation.
  */
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { NodeClaim } from '../../core/api/nodeclaim.js';
 import type { NodeClaimStore } from '../../ports/nodeclaim-store.js';
 import {
@@ -16,6 +16,7 @@ import {
   instanceKey,
   nodeClaimKey,
   storeError,
+  queryAll,
 } from './table.js';
 
 /** Attribute names the table reserves on NodeClaim items; a NodeClaim field with one of these names would clash. */
@@ -171,20 +172,9 @@ export class DynamoDbNodeClaimStore implements NodeClaimStore {
     };
   }
 
-  /** Every item a query matches, following `LastEvaluatedKey` page by page. */
+  /** Every item a query matches (all pages). */
   async #queryAll(input: QueryCommandInput): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    try {
-      do {
-        const page = await this.#client.send(new QueryCommand({ ...input, Limit: this.#pageSize, ExclusiveStartKey: startKey }));
-        items.push(...(page.Items ?? []));
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined);
-    } catch (error) {
-      throw storeError(error, { operation: 'Query', key: `${clusterPk(this.#cluster)}${input.IndexName ? ` (index ${input.IndexName})` : ''}` });
-    }
-    return items;
+    return queryAll(this.#client, input, { key: clusterPk(this.#cluster), pageSize: this.#pageSize });
   }
 }
 

@@ -10,7 +10,7 @@
  * Errors are recognised by `name` (the EC2 error code the SDK puts there), never by `instanceof`, so a second
  * copy of the SDK cannot defeat the check.
  */
-import type { SkiffError } from '../../core/errors.js';
+import { ICE_ERROR_CODES, type SkiffError } from '../../core/errors.js';
 import { awsError, awsErrorCode } from './sdk-errors.js';
 
 export { isThrottling, THROTTLING_CODES } from './sdk-errors.js';
@@ -21,16 +21,7 @@ export { isThrottling, THROTTLING_CODES } from './sdk-errors.js';
  * Source: aws/karpenter-provider-aws `pkg/errors/errors.go` (`unfulfillableCapacityErrorCodes` and the reservation
  * check), ../shared/KARPENTER-V1.md §2.2.
  */
-export const INSUFFICIENT_CAPACITY_CODES: ReadonlySet<string> = new Set([
-  'InsufficientInstanceCapacity',
-  'MaxSpotInstanceCountExceeded',
-  'VcpuLimitExceeded',
-  'UnfulfillableCapacity',
-  'Unsupported',
-  'InsufficientFreeAddressesInSubnet',
-  'MaxFleetCountExceeded',
-  'ReservationCapacityExceeded',
-]);
+export const INSUFFICIENT_CAPACITY_CODES: ReadonlySet<string> = new Set(ICE_ERROR_CODES);
 
 /**
  * Codes meaning a launch template named in the request does not exist (deleted behind the cache's back): the

@@ -17,7 +17,7 @@
  * Should a reader find a version's chunks incomplete anyway (a very slow reader, two refreshes later), it re-reads
  * the pointer. Versions are `<fetchedAt, 13 digits>-<nonce>`, unique per write even for equal `fetchedAt`.
  */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { EC2Client } from '@aws-sdk/client-ec2';
 import type { PricingClient } from '@aws-sdk/client-pricing';
 import { CloudProviderError, SkiffError, isConflictError } from '../../core/errors.js';
@@ -35,6 +35,7 @@ import {
   priceSnapshotPointerKey,
   storeError,
   type TableKey,
+  queryAll,
 } from './table.js';
 
 /** The prices of one region at one moment. */
@@ -236,55 +237,30 @@ export class DynamoDbPriceStore implements PriceSnapshotStore {
 
   /** Every chunk item of `version`, sorted by index. */
   async #readChunks(version: string): Promise<ChunkItem[]> {
-    const chunks: ChunkItem[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    try {
-      do {
-        const page = await this.#client.send(
-          new QueryCommand({
-            TableName: this.#tableName,
-            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-            ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
-            ExpressionAttributeValues: { ':pk': clusterPk(this.#cluster), ':prefix': priceChunkPrefix(version) },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) chunks.push(item as ChunkItem);
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined);
-    } catch (error) {
-      throw storeError(error, { operation: 'Query', key: clusterPk(this.#cluster) });
-    }
-    return chunks.sort((a, b) => a.index - b.index);
+    const items = await queryAll(this.#client, {
+      TableName: this.#tableName,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+      ExpressionAttributeValues: { ':pk': clusterPk(this.#cluster), ':prefix': priceChunkPrefix(version) },
+      ConsistentRead: true,
+    }, { key: clusterPk(this.#cluster) });
+    return (items as unknown as ChunkItem[]).sort((a, b) => a.index - b.index);
   }
 
   /** Deletes every chunk item whose sort key is in `[from, before)`; returns how many. */
   async #deleteVersions(from: string, before: string): Promise<number> {
-    const keys: TableKey[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    try {
-      do {
-        const page = await this.#client.send(
-          new QueryCommand({
-            TableName: this.#tableName,
-            KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :before',
-            ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
-            ExpressionAttributeValues: { ':pk': clusterPk(this.#cluster), ':from': from, ':before': before },
-            ProjectionExpression: '#pk, #sk',
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of page.Items ?? []) {
-          const sk = item[SORT_KEY];
-          if (typeof sk === 'string' && sk < before) keys.push({ pk: clusterPk(this.#cluster), sk });
-        }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined);
-    } catch (error) {
-      throw storeError(error, { operation: 'Query', key: clusterPk(this.#cluster) });
-    }
+    const items = await queryAll(this.#client, {
+      TableName: this.#tableName,
+      KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :before',
+      ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY },
+      ExpressionAttributeValues: { ':pk': clusterPk(this.#cluster), ':from': from, ':before': before },
+      ProjectionExpression: '#pk, #sk',
+      ConsistentRead: true,
+    }, { key: clusterPk(this.#cluster) });
+    const keys: TableKey[] = items.flatMap((item) => {
+      const sk = item[SORT_KEY];
+      return typeof sk === 'string' && sk < before ? [{ pk: clusterPk(this.#cluster), sk }] : [];
+    });
     await Promise.all(
       keys.map(async (key) => {
         try {

@@ -45,6 +45,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { TranslateConfig } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, SkiffError, ThrottledError } from '../../core/errors.js';
 import { isThrottling } from './sdk-errors.js';
+import { QueryCommand, type DynamoDBDocumentClient, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 
 /** Partition-key attribute of the table (string): `CLUSTER#<cluster>`. */
 export const PARTITION_KEY = 'pk';
@@ -204,4 +205,29 @@ export function storeError(error: unknown, context: StoreErrorContext): SkiffErr
     return new ThrottledError(`DynamoDB ${context.operation} ${context.key} throttled: ${detail}`, { cause: error });
   }
   return new SkiffError(`DynamoDB ${context.operation} ${context.key} failed: ${name ?? 'Error'}: ${detail}`, { cause: error });
+}
+
+/**
+ * Every item a Query matches, following `LastEvaluatedKey` page by page, with failures translated by
+ * {@link storeError}. (A plain loop on `send` rather than `paginateQuery`, which refuses anything but a
+ * DocumentClient instance — tests wrap the client to interleave writers.)
+ * @param client a DocumentClient
+ * @param input the Query (without `ExclusiveStartKey`)
+ * @param options `key` names what was queried in errors (e.g. the cluster partition); `pageSize` sets DynamoDB's
+ *   `Limit` (undefined: DynamoDB's own 1 MB pages)
+ * @throws {SkiffError} | {ThrottledError} when DynamoDB fails
+ */
+export async function queryAll(client: DynamoDBDocumentClient, input: QueryCommandInput, options: { readonly key: string; readonly pageSize?: number | undefined }): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  try {
+    do {
+      const page = await client.send(new QueryCommand({ ...input, ...(options.pageSize !== undefined ? { Limit: options.pageSize } : {}), ExclusiveStartKey: startKey }));
+      items.push(...(page.Items ?? []));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey !== undefined);
+  } catch (error) {
+    throw storeError(error, { operation: 'Query', key: `${options.key}${input.IndexName ? ` (index ${input.IndexName})` : ''}` });
+  }
+  return items;
 }

@@ -2,11 +2,11 @@
  * UnavailableOfferings on DynamoDB (the single table of `table.ts`): one item per offering,
  * `sk = OFFERING#<instanceType>#<zone>#<capacityType>`, expiry checked on read.
  */
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CapacityType } from '../../core/api/labels.js';
 import { isConflictError } from '../../core/errors.js';
 import type { OfferingKey, UnavailableOffering, UnavailableOfferings } from '../../ports/unavailable-offerings.js';
-import { PARTITION_KEY, SK_PREFIX, SORT_KEY, TTL_ATTRIBUTE, clusterPk, formatKey, offeringKey, storeError } from './table.js';
+import { PARTITION_KEY, SK_PREFIX, SORT_KEY, TTL_ATTRIBUTE, clusterPk, formatKey, offeringKey, storeError, queryAll } from './table.js';
 
 /** Dependencies of {@link DynamoDbUnavailableOfferingsStore}. */
 export interface DynamoDbUnavailableOfferingsStoreProps {
@@ -98,31 +98,22 @@ export class DynamoDbUnavailableOfferingsStore implements UnavailableOfferings {
    * @throws {SkiffError} when DynamoDB fails
    */
   async listUnavailable(nowMs: number): Promise<UnavailableOffering[]> {
-    const out: UnavailableOffering[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    try {
-      do {
-        const page = await this.#client.send(
-          new QueryCommand({
-            TableName: this.#tableName,
-            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-            FilterExpression: '#expiresAt > :now',
-            ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#expiresAt': 'expiresAt' },
-            ExpressionAttributeValues: { ':pk': clusterPk(this.#cluster), ':prefix': SK_PREFIX.offering, ':now': nowMs },
-            ConsistentRead: true,
-            Limit: this.#pageSize,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const raw of page.Items ?? []) {
-          const item = raw as OfferingItem;
-          out.push({ instanceType: item.instanceType, zone: item.zone, capacityType: item.capacityType, untilMs: item.expiresAt, reason: item.reason });
-        }
-        startKey = page.LastEvaluatedKey;
-      } while (startKey !== undefined);
-    } catch (error) {
-      throw storeError(error, { operation: 'Query', key: clusterPk(this.#cluster) });
-    }
+    const items = await queryAll(
+      this.#client,
+      {
+        TableName: this.#tableName,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+        FilterExpression: '#expiresAt > :now',
+        ExpressionAttributeNames: { '#pk': PARTITION_KEY, '#sk': SORT_KEY, '#expiresAt': 'expiresAt' },
+        ExpressionAttributeValues: { ':pk': clusterPk(this.#cluster), ':prefix': SK_PREFIX.offering, ':now': nowMs },
+        ConsistentRead: true,
+      },
+      { key: clusterPk(this.#cluster), pageSize: this.#pageSize },
+    );
+    const out: UnavailableOffering[] = items.map((raw) => {
+      const item = raw as unknown as OfferingItem;
+      return { instanceType: item.instanceType, zone: item.zone, capacityType: item.capacityType, untilMs: item.expiresAt, reason: item.reason };
+    });
     return out.sort(byOffering);
   }
 }
