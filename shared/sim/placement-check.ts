@@ -35,7 +35,7 @@ export interface CheckedContainer {
   readonly resources?: { readonly requests?: Readonly<Record<string, string | number>>; readonly limits?: Readonly<Record<string, string | number>> };
   /** `Always` on an init container makes it a restartable sidecar. */
   readonly restartPolicy?: string;
-  readonly ports?: readonly { readonly hostPort?: number; readonly protocol?: string; readonly hostIP?: string }[];
+  readonly ports?: readonly { readonly containerPort?: number; readonly hostPort?: number; readonly protocol?: string; readonly hostIP?: string }[];
 }
 
 /** A node selector requirement (`key operator values`); operators In, NotIn, Exists, DoesNotExist, Gt, Lt. */
@@ -104,6 +104,8 @@ export interface CheckedPodSpec {
     readonly podAntiAffinity?: CheckedPodAffinity;
   };
   readonly topologySpreadConstraints?: readonly CheckedSpreadConstraint[];
+  /** The pod shares the node's network: its container ports are host ports. */
+  readonly hostNetwork?: boolean;
 }
 
 /** A pod as the checker reads it. */
@@ -491,7 +493,9 @@ export function hostPortsOf(spec: CheckedPodSpec): HostPort[] {
   const out: HostPort[] = [];
   for (const c of [...spec.containers, ...(spec.initContainers ?? [])]) {
     for (const p of c.ports ?? []) {
-      if (p.hostPort !== undefined && p.hostPort > 0) out.push({ protocol: p.protocol ?? 'TCP', port: p.hostPort, hostIP: p.hostIP || '0.0.0.0' });
+      // With hostNetwork the API server defaults hostPort to containerPort.
+      const port = p.hostPort !== undefined && p.hostPort > 0 ? p.hostPort : spec.hostNetwork ? p.containerPort : undefined;
+      if (port !== undefined && port > 0) out.push({ protocol: p.protocol ?? 'TCP', port, hostIP: p.hostIP || '0.0.0.0' });
     }
   }
   return out;

@@ -254,6 +254,14 @@ const CASES: readonly Case[] = [
   },
   {
     plugin: 'NodePorts',
+    name: 'with hostNetwork a container port is a host port',
+    pod: pod('p', { hostNetwork: true, containers: [{ ports: [{ containerPort: 8080 }] }] }),
+    accept: { node: node('n'), pods: [on(pod('q', { containers: [{ ports: [{ containerPort: 8080 }] }] }), 'n')] },
+    reject: { node: node('n'), pods: [on(pod('q', { hostNetwork: true, containers: [{ ports: [{ containerPort: 8080 }] }] }), 'n')] },
+    why: /host port TCP\/8080 is already used on the node by default\/q/,
+  },
+  {
+    plugin: 'NodePorts',
     name: 'a DaemonSet pod’s host port blocks its node only',
     pod: pod('p', { containers: [{ ports: [{ hostPort: 9100 }] }] }),
     accept: { node: node('n2'), pods: [on(pod('node-exporter-x', { containers: [{ ports: [{ hostPort: 9100 }] }] }, {}, 'monitoring'), 'n1')] },

@@ -42,6 +42,10 @@ import type { SchedulingPod } from './pod.js';
 import { minValuesShortfall } from './min-values.js';
 import type { DaemonHostPort, NodePoolTemplate, UnschedulablePod } from './scheduler.js';
 
+/** Why a pod whose required node affinity has only empty or `matchFields` terms can never be served. */
+export const NO_TERM_MATCHES =
+  "the pod's required node affinity matches no node: every nodeSelectorTerm is empty (an empty term matches nothing in Kubernetes) or selects nodes by name (matchFields), which no new node can have; give a term matchExpressions";
+
 /** The kinds of reason a NodePool gives, in the order they are checked (the order a user would fix them). */
 export const REJECTION_KINDS = [
   'taint',
@@ -184,7 +188,7 @@ export function whyNot(pod: SchedulingPod, template: NodePoolTemplate, remaining
     const rejection = whyNotAlternative(pod, template, alternative, remaining, options, hints);
     if (!best || REJECTION_KINDS.indexOf(rejection.kind) > REJECTION_KINDS.indexOf(best.rejection.kind)) best = { rejection, index };
   }
-  if (!best) return reject('fitsAlone', 'the pod has no requirement alternative');
+  if (!best) return reject('requirements', NO_TERM_MATCHES);
   if (alternatives.length <= 1) return best.rejection;
   return { ...best.rejection, reason: `${best.rejection.reason} (node affinity term ${best.index + 1} of ${alternatives.length}, the one that gets furthest)` };
 }

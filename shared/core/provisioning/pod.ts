@@ -43,6 +43,8 @@ export interface PodSpecLike {
   };
   readonly topologySpreadConstraints?: readonly TopologySpreadConstraintLike[];
   readonly priority?: number;
+  /** The pod uses the node's network: every container port binds on the host. */
+  readonly hostNetwork?: boolean;
 }
 
 /** A pod (anti-)affinity term (`core/v1` PodAffinityTerm). */
@@ -52,6 +54,7 @@ export interface PodAffinityTermLike {
   readonly namespaceSelector?: LabelSelector;
   readonly topologyKey: string;
   readonly matchLabelKeys?: readonly string[];
+  readonly mismatchLabelKeys?: readonly string[];
 }
 
 /** `affinity.podAffinity` / `affinity.podAntiAffinity`. */
@@ -83,7 +86,8 @@ export interface SchedulingPod {
   readonly requests: ResourceList;
   /**
    * Alternative requirement sets (required node affinity terms are ORed; each alternative already includes the
-   * nodeSelector). Never empty: a pod without constraints has one empty alternative.
+   * nodeSelector). A pod without constraints has one empty alternative; a pod whose every term matches no node
+   * (empty or `matchFields` terms) has none.
    */
   readonly requirementAlternatives: readonly Requirements[];
   readonly tolerations: readonly Toleration[];
@@ -130,6 +134,11 @@ export interface TopologyTerm {
   readonly selector: LabelSelector | undefined;
   /** Namespaces whose pods are counted, or `all`. Defaults to the owning pod's namespace. */
   readonly namespaces: readonly string[] | 'all';
+  /**
+   * A non-empty `namespaceSelector`: pods in namespaces it selects count too. Namespaces carry only the automatic
+   * `kubernetes.io/metadata.name` label in Skiff's view, so that is what it is matched against.
+   */
+  readonly namespaceSelector?: LabelSelector;
   /** Spread only: allowed difference between a domain's count and the global minimum. */
   readonly maxSkew: number;
   /** Spread only: with fewer eligible domains than this, the global minimum is 0. */
@@ -193,21 +202,32 @@ export function podRequirementAlternatives(spec: PodSpecLike): Requirements[] {
 
 const alternativesBySpec = new WeakMap<PodSpecLike, Requirements[]>();
 
+/**
+ * An empty node selector term matches no node (Kubernetes `NodeSelectorTerm`: "a null or empty term matches no
+ * objects"), and a term with `matchFields` (a node's name) matches no node Skiff could launch: such terms are
+ * dropped. A pod whose every term is dropped has no alternative at all: no capacity can serve it.
+ */
 function computeRequirementAlternatives(spec: PodSpecLike): Requirements[] {
   const selector = Requirements.fromLabels(normalizeKeys(spec.nodeSelector ?? {}));
   const terms = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
   if (terms.length === 0) return [selector];
-  return terms.map((t) => selector.intersect(termRequirements(t)));
+  return terms.filter((t) => (t.matchExpressions?.length ?? 0) > 0 && (t.matchFields?.length ?? 0) === 0).map((t) => selector.intersect(termRequirements(t)));
 }
 
 function normalizeKeys(labels: Readonly<Record<string, string>>): Record<string, string> {
   return Object.fromEntries(Object.entries(labels).map(([k, v]) => [NORMALIZED_LABELS[k] ?? k, v]));
 }
 
-/** Host ports a pod spec binds, as `protocol/port`. */
+/**
+ * Host ports a pod spec binds, as `protocol/port`. With `hostNetwork: true` every container port is a host port
+ * (the API server defaults `hostPort` to `containerPort`, k8s.io/kubernetes `pkg/apis/core/v1/defaults.go`).
+ */
 export function podHostPorts(spec: PodSpecLike): string[] {
   return [...spec.containers, ...(spec.initContainers ?? [])].flatMap((c) =>
-    (c.ports ?? []).filter((p) => p.hostPort !== undefined && p.hostPort > 0).map((p) => `${p.protocol ?? 'TCP'}/${p.hostPort}`),
+    (c.ports ?? [])
+      .map((p) => ({ protocol: p.protocol ?? 'TCP', port: p.hostPort !== undefined && p.hostPort > 0 ? p.hostPort : spec.hostNetwork ? p.containerPort : undefined }))
+      .filter((p): p is { protocol: string; port: number } => p.port !== undefined && p.port > 0)
+      .map((p) => `${p.protocol}/${p.port}`),
   );
 }
 
@@ -280,17 +300,24 @@ export function podPreferences(namespace: string, labels: Readonly<Record<string
   return { podAffinity, podAntiAffinity, nodeAffinity, scheduleAnyway };
 }
 
+/**
+ * A resolved pod (anti-)affinity term (Kubernetes `PodAffinityTerm`): `namespaces` ∪ the namespaces
+ * `namespaceSelector` selects, the pod's own namespace when both are absent, every namespace for an empty selector;
+ * `matchLabelKeys` adds `key In [own value]` and `mismatchLabelKeys` `key NotIn [own value]` to the selector.
+ */
 function affinityTerm(kind: 'affinity' | 'antiAffinity', t: PodAffinityTermLike, namespace: string, labels: Readonly<Record<string, string>>): TopologyTerm {
-  const all = t.namespaceSelector !== undefined && Object.keys(t.namespaceSelector.matchLabels ?? {}).length === 0 && (t.namespaceSelector.matchExpressions ?? []).length === 0;
-  // Namespace labels are not modelled: a non-empty namespaceSelector adds no namespace beyond those listed.
-  const listed = t.namespaces && t.namespaces.length > 0 ? [...t.namespaces].sort() : t.namespaceSelector ? [] : [namespace];
+  const nsSelector = t.namespaceSelector;
+  const all = nsSelector !== undefined && Object.keys(nsSelector.matchLabels ?? {}).length === 0 && (nsSelector.matchExpressions ?? []).length === 0;
+  const listed = t.namespaces && t.namespaces.length > 0 ? [...t.namespaces].sort() : nsSelector ? [] : [namespace];
   const namespaces = all ? ('all' as const) : listed;
-  const selector = withMatchLabelKeys(t.labelSelector, t.matchLabelKeys, labels);
-  return term(kind, NORMALIZED_LABELS[t.topologyKey] ?? t.topologyKey, selector, namespaces, { maxSkew: 0, minDomains: 1, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' });
+  const selector = withLabelKeys(withLabelKeys(t.labelSelector, t.matchLabelKeys, labels, 'In'), t.mismatchLabelKeys, labels, 'NotIn');
+  const resolved = term(kind, NORMALIZED_LABELS[t.topologyKey] ?? t.topologyKey, selector, namespaces, { maxSkew: 0, minDomains: 1, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' });
+  if (all || !nsSelector) return resolved;
+  return { ...resolved, namespaceSelector: nsSelector, counter: `${resolved.counter}|ns:${selectorKey(nsSelector)}` };
 }
 
 function spreadTerm(c: TopologySpreadConstraintLike, namespace: string, labels: Readonly<Record<string, string>>): TopologyTerm {
-  const selector = withMatchLabelKeys(c.labelSelector, c.matchLabelKeys, labels);
+  const selector = withLabelKeys(c.labelSelector, c.matchLabelKeys, labels, 'In');
   return term('spread', NORMALIZED_LABELS[c.topologyKey] ?? c.topologyKey, selector, [namespace], {
     maxSkew: c.maxSkew,
     minDomains: c.minDomains ?? 1,
@@ -309,10 +336,13 @@ function term(
   return { kind, key, selector, namespaces, ...spread, counter: `${key}|${namespaces === 'all' ? '*' : namespaces.join(',')}|${selectorKey(selector)}`, required: true };
 }
 
-/** `matchLabelKeys`: the pod's own values of those keys are ANDed into the selector (keys the pod lacks are ignored). */
-function withMatchLabelKeys(selector: LabelSelector | undefined, keys: readonly string[] | undefined, labels: Readonly<Record<string, string>>): LabelSelector | undefined {
+/**
+ * `matchLabelKeys` (`In`) / `mismatchLabelKeys` (`NotIn`): the pod's own values of those keys are ANDed into the
+ * selector (keys the pod lacks are ignored).
+ */
+function withLabelKeys(selector: LabelSelector | undefined, keys: readonly string[] | undefined, labels: Readonly<Record<string, string>>, operator: 'In' | 'NotIn'): LabelSelector | undefined {
   if (!selector || !keys || keys.length === 0) return selector;
-  const extra = keys.filter((k) => labels[k] !== undefined).map((k) => ({ key: k, operator: 'In' as const, values: [labels[k]!] }));
+  const extra = keys.filter((k) => labels[k] !== undefined).map((k) => ({ key: k, operator, values: [labels[k]!] }));
   return extra.length === 0 ? selector : { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), ...extra] };
 }
 

@@ -28,7 +28,7 @@ import { add, exceeding, fits, max, subtract, subtractOnKeysOf, type ResourceLis
 import { Requirement } from '../scheduling/requirement.js';
 import { describeIncompatibility, Requirements, type Incompatibility } from '../scheduling/requirements.js';
 import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
-import { diagnose } from './diagnosis.js';
+import { diagnose, NO_TERM_MATCHES } from './diagnosis.js';
 import { withinLimits } from './limits.js';
 import { minValuesShortfall } from './min-values.js';
 import type { SchedulingPod } from './pod.js';
@@ -372,6 +372,11 @@ class ExistingTarget {
   }
 }
 
+/** The one value a requirement allows, or undefined when it allows none, several or a complement. */
+function singleValue(r: Requirement): string | undefined {
+  return !r.complement && r.values.size === 1 ? r.values.values().next().value : undefined;
+}
+
 /** An instance type with the price of its cheapest offering a NodeClaim's requirements allow (USD/hour). */
 interface PricedType {
   readonly type: InstanceType;
@@ -489,9 +494,16 @@ class PlannedNodeClaim {
   ): Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList; domains?: ReadonlyMap<string, string> }> | Rejection {
     const gate = this.gate(pod);
     if (gate) return gate;
+    const keys = this.topology.keysOf(pod);
+    // Domains the claim is already pinned to (and its own hostname) are checked before any instance type work.
+    for (const key of keys) {
+      const pinned = key === LABEL_HOSTNAME ? this.id : singleValue(this.requirements.get(key));
+      if (pinned === undefined) continue;
+      const verdict = this.topology.allowed(pod, key, [pinned]);
+      if (!verdict.ok) return { ok: false, reason: verdict.reason };
+    }
     const budget = this.budget(remaining);
     const requests = add(this.requests, pod.requests);
-    const keys = this.topology.keysOf(pod);
     let firstRejection: Rejection | undefined;
     for (const alternative of pod.requirementAlternatives) {
       const narrowed = this.narrow(alternative);
@@ -524,7 +536,7 @@ class PlannedNodeClaim {
       }
       return { ok: true, requirements: placed.requirements, options: placed.options, requests, ...(placed.domains ? { domains: placed.domains } : {}) };
     }
-    return firstRejection ?? { ok: false, reason: 'no requirement alternative' };
+    return firstRejection ?? { ok: false, reason: NO_TERM_MATCHES };
   }
 
   /**
@@ -543,6 +555,13 @@ class PlannedNodeClaim {
         const verdict = this.topology.allowed(pod, key, [this.id]);
         if (!verdict.ok) return { ok: false, reason: verdict.reason };
         domains.set(key, this.id);
+        continue;
+      }
+      const pinned = singleValue(requirements.get(key));
+      if (pinned !== undefined) {
+        const verdict = this.topology.allowed(pod, key, [pinned]);
+        if (!verdict.ok) return { ok: false, reason: verdict.reason };
+        domains.set(key, pinned);
         continue;
       }
       const candidates = domainValues(

@@ -51,6 +51,7 @@ interface Counter {
   readonly key: string;
   readonly selector: TopologyTerm['selector'];
   readonly namespaces: TopologyTerm['namespaces'];
+  readonly namespaceSelector?: TopologyTerm['namespaceSelector'];
   /** domain → pods matching the selector. */
   readonly matching: Map<string, number>;
   /** The matching pods that were already on existing capacity, per target (for the spread policies). */
@@ -106,7 +107,7 @@ export class Topology {
     const register = (t: TopologyTerm) => {
       let c = counters.get(t.counter);
       if (!c) {
-        c = { key: t.key, selector: t.selector, namespaces: t.namespaces, matching: new Map(), owners: new Map(), existing: [], anti: false };
+        c = { key: t.key, selector: t.selector, namespaces: t.namespaces, ...(t.namespaceSelector ? { namespaceSelector: t.namespaceSelector } : {}), matching: new Map(), owners: new Map(), existing: [], anti: false };
         counters.set(t.counter, c);
       }
       if (t.kind === 'antiAffinity' && t.required) c.anti = true;
@@ -360,10 +361,16 @@ export function domainValues(key: string, requirements: Requirements, types: rea
   return [...out].sort();
 }
 
-function selects(c: { readonly selector: TopologyTerm['selector']; readonly namespaces: TopologyTerm['namespaces'] }, pod: { readonly namespace: string; readonly labels: Readonly<Record<string, string>> }): boolean {
-  if (c.namespaces !== 'all' && !c.namespaces.includes(pod.namespace)) return false;
-  return labelSelectorMatches(c.selector, pod.labels);
+function selects(
+  c: { readonly selector: TopologyTerm['selector']; readonly namespaces: TopologyTerm['namespaces']; readonly namespaceSelector?: TopologyTerm['namespaceSelector'] },
+  pod: { readonly namespace: string; readonly labels: Readonly<Record<string, string>> },
+): boolean {
+  const inNamespace = c.namespaces === 'all' || c.namespaces.includes(pod.namespace) || (c.namespaceSelector !== undefined && labelSelectorMatches(c.namespaceSelector, { [NAMESPACE_NAME_LABEL]: pod.namespace }));
+  return inNamespace && labelSelectorMatches(c.selector, pod.labels);
 }
+
+/** The label every namespace carries with its own name (Kubernetes 1.22+). */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 function bump(map: Map<string, number>, domain: string | undefined): void {
   if (domain !== undefined) map.set(domain, (map.get(domain) ?? 0) + 1);

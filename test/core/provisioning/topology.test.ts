@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE } from '../../../shared/core/api/labels.js';
 import type { PodSpecLike } from '../../../shared/core/provisioning/pod.js';
-import { placedPod } from '../../../shared/core/provisioning/pod.js';
+import { placedPod, toSchedulingPod } from '../../../shared/core/provisioning/pod.js';
 import { solve, type ExistingCapacity, type NodeClaimPlan, type SchedulingResults } from '../../../shared/core/provisioning/scheduler.js';
 import { instanceType, pod, pods, template } from '../../support/builders.js';
 import { Requirements } from '../../../shared/core/scheduling/requirements.js';
@@ -236,3 +236,48 @@ describe('minValues and DaemonSet host ports', () => {
   });
 });
 
+describe('edge cases kube-scheduler decides differently from a naive reading', () => {
+  it('an empty node selector term, or one by node name (matchFields), matches no node: nothing is launched', () => {
+    const empty = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{}] } } };
+    const byName = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: 'metadata.name', operator: 'In' as const, values: ['n1'] }] }] } } };
+    for (const affinity of [empty, byName]) {
+      const r = solve([pod('x', { affinity })], [template('general', types())], []);
+      expect(r.newNodeClaims).toEqual([]);
+      expect(r.unschedulable[0]!.reason).toContain('matches no node');
+    }
+    // An empty term ORed with a real one: only the real one counts.
+    const mixed = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{}, { matchExpressions: [{ key: LABEL_ZONE, operator: 'In' as const, values: ['us-west-2b'] }] }] } } };
+    const r = solve([pod('y', { affinity: mixed })], [template('general', types())], []);
+    expect(r.newNodeClaims[0]!.requirements.get(LABEL_ZONE).sortedValues()).toEqual(['us-west-2b']);
+  });
+
+  it('anti-affinity through a namespaceSelector on the namespace name keeps the pod away from that namespace’s pods', () => {
+    const anchor = { labels: { app: 'anchor' } };
+    const existing = [{ ...node('n-a', 'us-west-2a', [], { cpu: 10000, memory: 20000, pods: 50 }), pods: [placedPod({ namespace: 'team-b', labels: anchor.labels, spec: { containers: [{ name: 'c' }] } })] }];
+    const term = { topologyKey: LABEL_HOSTNAME, labelSelector: { matchLabels: { app: 'anchor' } }, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'team-b' } } };
+    const r = solve([pod('x', { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } } })], [template('general', types())], existing);
+    expect(r.existing).toEqual([]);
+    expect(r.newNodeClaims).toHaveLength(1);
+    const other = { ...term, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'team-c' } } };
+    const s = solve([pod('y', { affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [other] } } })], [template('general', types())], existing);
+    expect(s.existing).toEqual([{ pod: 'default/y', target: 'n-a' }]);
+  });
+
+  it('mismatchLabelKeys: anti-affinity only against the other tenant lets one tenant share nodes', () => {
+    const anti = (tenant: string) => ({
+      labels: { app: 'svc', tenant },
+      affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: LABEL_HOSTNAME, labelSelector: { matchLabels: { app: 'svc' } }, mismatchLabelKeys: ['tenant'] }] } },
+    });
+    const r = solve([...pods('a', 3, anti('a')), ...pods('b', 3, anti('b'))], [template('general', types(), { requirements: ON_DEMAND })], []);
+    expect(r.unschedulable).toEqual([]);
+    expect(r.newNodeClaims).toHaveLength(2);
+    for (const claim of r.newNodeClaims) expect(new Set(claim.pods.map((p) => p.split('/')[1]![0])).size).toBe(1);
+  });
+
+  it('hostNetwork makes every container port a host port: replicas cannot share a node', () => {
+    const spec = { containers: [{ name: 'c', resources: { requests: { cpu: '100m' } }, ports: [{ containerPort: 8080 }] }], hostNetwork: true };
+    const hostNet = [0, 1, 2].map((i) => toSchedulingPod({ namespace: 'default', name: `h-${i}`, spec }, i));
+    const r = solve(hostNet, [template('general', types())], []);
+    expect(r.newNodeClaims).toHaveLength(3);
+  });
+});
