@@ -195,6 +195,11 @@ export function whyNot(pod: SchedulingPod, template: NodePoolTemplate, remaining
 
 /** Checks 2–12 for one requirement alternative of the pod. */
 function whyNotAlternative(pod: SchedulingPod, t: NodePoolTemplate, alternative: Requirements, remaining: ResourceList | undefined, options: WhyNotOptions, hints: readonly Hint[]): NodePoolRejection {
+  // The pod's own requirements may contradict each other (Gt 8 with Lt 4, nodeSelector arm64 with affinity amd64).
+  const impossible = alternative.values().find((r) => r.size() === 0 && !r.allowsAbsence());
+  if (impossible) {
+    return reject('requirements', `the pod's own requirements on ${impossible.key} contradict each other (its nodeSelector and node affinity together allow no value); no node can satisfy them`);
+  }
   const incompatibility = t.requirements.compatible(alternative, WELL_KNOWN_LABELS);
   if (incompatibility) return { ...reject(incompatibility.kind === 'undefinedLabel' ? 'undefinedLabel' : 'labelValue', labelReason(t, incompatibility, options.nodePools ?? [t], hints)), incompatibility };
 

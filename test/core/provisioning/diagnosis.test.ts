@@ -88,6 +88,16 @@ const cases: readonly Case[] = [
     says: ['no NodePool may define it', "change the pod's selector", 'did you mean topology.kubernetes.io/zone?'],
   },
   {
+    name: 'says when the pod contradicts itself instead of blaming the NodePool',
+    kind: 'requirements',
+    pod: pod('a', {
+      nodeSelector: { 'kubernetes.io/arch': 'arm64' },
+      affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }] } } },
+    }),
+    template: general(),
+    says: ["the pod's own requirements on kubernetes.io/arch contradict each other"],
+  },
+  {
     name: 'shows both sides when the NodePool does not allow the value',
     kind: 'labelValue',
     pod: pod('a', { nodeSelector: { [CATEGORY]: 'g' } }),
