@@ -66,7 +66,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       }
       const outcome = explainResult(run.result, pod);
       if (!outcome.ok) {
-        io.err(`skiff explain: ${outcome.message}\n`);
+        // The message echoes the pod argument: control characters (terminal escapes) are shown, not sent.
+        io.err(`skiff explain: ${withoutControlCharacters(outcome.message)}\n`);
         status = 1;
         return;
       }
@@ -104,4 +105,10 @@ async function runScenario(command: string, path: string, seed: number, io: CliI
     io.err(`skiff ${command}: invalid input, nothing was simulated:\n${e.message}\n`);
     return undefined;
   }
+}
+
+/** `text` with control characters (C0, DEL, C1 — e.g. terminal escape sequences) written as `\u00XX`. */
+function withoutControlCharacters(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -64,6 +64,13 @@ describe('skiff explain', () => {
       expect(r.err).toContain('no pod default/high-memory-reprt in the run; did you mean default/high-memory-report?');
       expect(r.err).toContain('Pending at the end of the run: default/high-memory-report');
     });
+
+    it('never sends terminal escape sequences from the pod argument to the terminal', async () => {
+      const r = await explain('examples/seed', 'a\u001b[31mred');
+      expect(r.status).toBe(1);
+      expect(r.err).not.toContain('\u001b');
+      expect(r.err).toContain('a\\u001b[31mred');
+    });
   });
 
   describe('explainResult', () => {
