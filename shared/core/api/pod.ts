@@ -234,6 +234,7 @@ const PASSED_THROUGH_POD_SPEC_FIELDS = [
   'hostIPC',
   'hostPID',
   'hostUsers',
+  'hostnameOverride',
   'hostname',
   'imagePullSecrets',
   'os',
