@@ -1,12 +1,14 @@
 /**
  * `skiff simulate`: the local composition root. Loads a scenario, starts an embedded DynamoDB (dynalite) for the
- * real DynamoDB adapters, wires the real provisioner handler and controller to the simulated cloud and cluster,
- * runs the simulation and validates the Result against the contract schema.
+ * real DynamoDB adapters, wires the real provisioner and lifecycle handlers and controllers to the simulated cloud
+ * and cluster, runs the simulation and validates the Result against the contract schema.
  */
+import { createHandler as createLifecycleHandler } from '../../functions/lifecycle/handler.js';
 import { createHandler } from '../../functions/provisioner/handler.js';
 import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
 import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
+import { reconcileLifecycle } from '../controllers/lifecycle.js';
 import { provision } from '../controllers/provision.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
 import { silentLog, type Log } from '../lambda/log.js';
@@ -44,6 +46,7 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
       passes: new DynamoDbProvisioningPassStore(props),
       catalog: loadCatalog(),
       createProvisionerHandler: (deps) => createHandler({ provision: (trigger) => provision(deps, trigger), log: options.log ?? silentLog }),
+      createLifecycleHandler: (deps) => createLifecycleHandler({ reconcile: () => reconcileLifecycle(deps), log: options.log ?? silentLog }),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     ResultSchema.parse(result);

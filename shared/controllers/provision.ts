@@ -247,12 +247,14 @@ function gibOf(size: string | number): number {
 export const REGISTRATION_TTL_MS = 15 * 60 * 1000;
 
 /**
- * A NodeClaim whose capacity is still coming: live, not yet registered (by state), launched (or created, while
- * the launch is pending) less than {@link REGISTRATION_TTL_MS} ago, and whose node is not Ready yet. Pods
- * nominated to it are not solved again; a NodeClaim whose node came and went is not capacity.
+ * A NodeClaim whose capacity is still coming: live, not yet initialized, launched (or created, while the launch is
+ * pending) less than {@link REGISTRATION_TTL_MS} ago, and whose node is not Ready yet (a registered node turns
+ * Ready after the lifecycle controller registers it). Pods nominated to it are not solved again; a NodeClaim whose
+ * node came and went is not capacity.
  */
 function isInFlight(claim: NodeClaim, nodes: readonly ClusterNode[], now: number): boolean {
-  if (claim.state === 'Registered' || claim.state === 'Initialized' || claim.registeredAt) return false;
+  if (claim.state === 'Initialized' || claim.initializedAt) return false;
+  if (claim.registeredAt && !nodeOf(claim, nodes)) return false;
   const since = Date.parse(claim.launchedAt ?? claim.createdAt);
   if (now - since > REGISTRATION_TTL_MS) return false;
   return !nodeOf(claim, nodes)?.ready;

@@ -1,9 +1,10 @@
 /**
  * Cluster port: what Skiff reads from and writes to the Kubernetes API.
- * Adapters: the simulated cluster (`shared/sim/simulated-cluster.ts`); the @kubernetes/client-node adapter
- * arrives with the lifecycle work. Skiff never binds pods: kube-scheduler does.
+ * Adapters: the simulated cluster (`shared/sim/simulated-cluster.ts`) and the @kubernetes/client-node adapter
+ * (`shared/adapters/kubernetes/`). Skiff never binds pods: kube-scheduler does.
  */
 import type { Taint } from '../core/api/kubernetes.js';
+import type { PodDisruptionBudget } from '../core/api/pdb.js';
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import type { ResourceList } from '../core/resources/resource-list.js';
 
@@ -52,6 +53,20 @@ export interface ClusterEvent {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** What {@link Cluster.patchNode} changes on a Node. */
+export interface NodePatch {
+  /** Labels to merge into the Node's; a null value deletes that label. */
+  readonly labels?: Readonly<Record<string, string | null>>;
+  /** When given, the Node's complete new taint list. */
+  readonly taints?: readonly Taint[];
+}
+
+/**
+ * What the Eviction API answered: `evicted` (the pod is being deleted), `blocked` (429: a PodDisruptionBudget
+ * forbids it now — try later) or `gone` (404: no such pod).
+ */
+export type EvictionOutcome = 'evicted' | 'blocked' | 'gone';
+
 /** The Kubernetes API as Skiff uses it. NodePools and EC2NodeClasses are the parsed, defaulted objects. */
 export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet = unknown> {
   listNodePools(): Promise<NodePool[]>;
@@ -62,4 +77,18 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
   listNodes(): Promise<ClusterNode[]>;
   /** Writes a Kubernetes Event (deduplicated by the cluster within a short window). */
   recordEvent(event: ClusterEvent): Promise<void>;
+  /**
+   * Merges `labels` (null deletes a label) into the Node and, when `taints` is given, replaces its taints.
+   * @throws {NotFoundError} when the Node does not exist
+   */
+  patchNode(name: string, patch: NodePatch): Promise<void>;
+  /** Deletes the Node; a Node already gone is not an error. */
+  deleteNode(name: string): Promise<void>;
+  /**
+   * Evicts the pod through the Eviction API: `evicted`, `blocked` (429: a PDB forbids it now — try later), or
+   * `gone` (404).
+   */
+  evictPod(namespace: string, name: string): Promise<EvictionOutcome>;
+  /** Every PodDisruptionBudget (policy/v1), parsed. */
+  listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]>;
 }

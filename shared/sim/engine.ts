@@ -5,29 +5,45 @@
  * Flow: kube-scheduler marks a pod Unschedulable → the relay's pod event is enqueued on the FIFO queue (group =
  * cluster, deduplication id = pod uid + resourceVersion) → after the batch window (1 s idle, 10 s max) the queue
  * delivers an SQS event to the provisioner handler → the provision controller launches NodeClaims on simulated
- * EC2 → the instance's kubelet registers a Node, which turns Ready → kube-scheduler binds the pods.
- * The store (NodeClaims, unavailable offerings) and the provisioner handler are injected by the composition root.
+ * EC2 → the instance's kubelet registers a Node (tainted `karpenter.sh/unregistered`) → the relay's node event
+ * invokes the lifecycle handler, which registers the NodeClaim and removes the taint → the Node turns Ready (another
+ * node event: the lifecycle handler initializes it) → kube-scheduler binds the pods.
+ * The lifecycle handler also runs every minute of virtual time (the EventBridge schedule): registration timeouts and
+ * garbage collection. The store (NodeClaims, unavailable offerings) and the handlers are injected by the composition
+ * root.
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_REGION } from '../core/api/labels.js';
+import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
+import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { instanceTypeQuery, type ProvisionDeps } from '../controllers/provision.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
+import { CachedNodeClaimStore } from './cached-nodeclaim-store.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ViolationRecord } from './observer.js';
 import { buildResult, type SimulationResult } from './result.js';
-import type { ScenarioEvent } from './scenario.js';
+import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
-import { SimulatedCluster, nodeNameOf } from './simulated-cluster.js';
+import { SimulatedCluster, nodeNameOf, type SimNode } from './simulated-cluster.js';
 import { SimulatedEc2 } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
 
 /** The cluster name the simulation uses in tags and queue message groups. */
 export const SIMULATED_CLUSTER_NAME = 'skiff-sim';
+/** The lifecycle Lambda's EventBridge schedule: every minute. */
+export const LIFECYCLE_SCHEDULE_MS = 60 * 1000;
+/**
+ * A stopped or terminated instance's kubelet stops posting status; the node lifecycle controller marks the Node
+ * NotReady after `node-monitor-grace-period`, 40 s (kube-controller-manager default).
+ */
+export const NODE_MONITOR_GRACE_MS = 40 * 1000;
+
+/** What the lifecycle Lambda is invoked with in the simulation: the schedule's event or a relay node event. */
+export type SimLifecycleEvent = ScheduledEvent | Extract<PodEvent, { kind: 'node' }>;
 
 /** What the composition root provides. */
 export interface SimulationDeps {
@@ -37,6 +53,8 @@ export interface SimulationDeps {
   readonly catalog: readonly InstanceTypeInfo[];
   /** Builds the provisioner Lambda handler around a bound controller (the same factory the Lambda uses). */
   readonly createProvisionerHandler: (deps: ProvisionDeps) => (event: SQSEvent) => Promise<SQSBatchResponse>;
+  /** Builds the lifecycle Lambda handler around a bound controller (the same factory the Lambda uses). */
+  readonly createLifecycleHandler: (deps: LifecycleDeps) => (event: SimLifecycleEvent) => Promise<unknown>;
   /** Called as virtual time advances with the fraction done (0–1). */
   readonly onProgress?: (fraction: number) => void;
   /** Called with each violation the observer counts, as it happens (debugging and tests). */
@@ -56,7 +74,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const ids = seededIds(seed);
   const catalogByName = new Map(deps.catalog.map((t) => [t.name, t]));
   const observer = new Observer(catalogByName, () => clock.now(), deps.onViolation);
-  const cluster = new SimulatedCluster(clock, { region: spec.region, ids });
+  const cluster = new SimulatedCluster(clock, { region: spec.region, ids, registerWithUnregisteredTaint: true });
   const ec2 = new SimulatedEc2(clock, {
     region: spec.region,
     catalog: deps.catalog,
@@ -76,10 +94,12 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     batchMaxMs: spec.settings.batchMaxDurationSeconds * 1000,
   });
 
+  // Every controller of the run shares one store; its list() is cached between writes (see CachedNodeClaimStore).
+  const store = new CachedNodeClaimStore(deps.store);
   const provisionDeps: ProvisionDeps = {
     cluster,
-    cloud: observedCloud(ec2, observer, cluster, deps.store, spec.region),
-    store: deps.store,
+    cloud: observedCloud(ec2, observer, cluster, store, spec.region),
+    store,
     unavailableOfferings: deps.unavailableOfferings,
     passes: deps.passes,
     clock,
@@ -89,6 +109,29 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   };
   const handler = deps.createProvisionerHandler(provisionDeps);
   queue.subscribe((event) => handler(event));
+  const lifecycle = deps.createLifecycleHandler({ cluster, cloud: provisionDeps.cloud, store: store, clock });
+
+  // EventBridge schedule: the lifecycle Lambda every minute.
+  const scheduleLifecycle = (at: number): void => {
+    clock.at(at, 'lifecycle schedule', async () => {
+      await lifecycle(scheduledEvent(at, spec.region));
+      if (at + LIFECYCLE_SCHEDULE_MS <= endMs) scheduleLifecycle(at + LIFECYCLE_SCHEDULE_MS);
+    });
+  };
+  scheduleLifecycle(spec.startMs + LIFECYCLE_SCHEDULE_MS);
+  // The relay's node events invoke the lifecycle Lambda too; events of one instant go in one invocation (the relay
+  // batches what it sees together).
+  let relayPassQueued = false;
+  let nodeEventSeq = 0;
+  const relayNodeEvent = (node: SimNode, event: 'registered' | 'ready' | 'notReady' | 'deleted'): void => {
+    const message: SimLifecycleEvent = { kind: 'node', cluster: SIMULATED_CLUSTER_NAME, name: node.name, uid: `node-${node.instanceId}`, resourceVersion: String(++nodeEventSeq), event };
+    if (relayPassQueued) return;
+    relayPassQueued = true;
+    clock.after(0, 'relay node event → lifecycle', async () => {
+      relayPassQueued = false;
+      await lifecycle(message);
+    });
+  };
 
   // The relay: report pods kube-scheduler marked Unschedulable.
   cluster.hooks = {
@@ -97,6 +140,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       void queue.send(JSON.stringify(event), { groupId: SIMULATED_CLUSTER_NAME, deduplicationId: deduplicationId(event) });
     },
     onBind: (pod, node) => observer.onBind(pod, node, () => cluster.pods.values(), () => cluster.nodes.values()),
+    onNodeEvent: relayNodeEvent,
   };
 
   // Warnings found while loading (e.g. a PDB that can never allow an eviction) become Kubernetes Events.
@@ -115,14 +159,14 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   for (const o of scenario.nodePools) cluster.apply({ kind: 'NodePool', object: o });
   for (const o of scenario.limitRanges) cluster.apply({ kind: 'LimitRange', object: o });
   for (const o of scenario.pdbs) cluster.apply({ kind: 'PodDisruptionBudget', object: o });
-  await seedNodes(scenario, cluster, ec2, deps.store, ids);
+  await seedNodes(scenario, cluster, ec2, store, ids);
   for (const o of scenario.daemonSets) cluster.apply({ kind: 'DaemonSet', object: o });
   for (const o of scenario.deployments) cluster.apply({ kind: 'Deployment', object: o });
   for (const o of scenario.statefulSets) cluster.apply({ kind: 'StatefulSet', object: o });
   for (const o of scenario.jobs) cluster.apply({ kind: 'Job', object: o });
   for (const o of scenario.pods) cluster.apply({ kind: 'Pod', object: o });
 
-  for (const event of spec.events) clock.at(spec.startMs + event.atSeconds * 1000, `scenario ${event.type}`, () => applyEvent(event, cluster, ec2, clock.now()));
+  for (const event of spec.events) clock.at(spec.startMs + event.atSeconds * 1000, `scenario ${event.type}`, () => applyEvent(event, cluster, ec2, clock));
 
   if (deps.onProgress) {
     const step = Math.max(60_000, Math.floor((endMs - spec.startMs) / 200));
@@ -134,7 +178,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   await clock.runUntil(endMs);
   deps.onProgress?.(1);
 
-  const claims = await deps.store.list();
+  const claims = await store.list();
   observer.finish(ec2.instances, claims, new Map(cluster.nodeHistory.filter((n) => n.readyAt !== undefined).map((n) => [n.instanceId, n.readyAt!])));
   return buildResult({
     scenario: scenario.name,
@@ -199,7 +243,9 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
     const nodePool = n.nodePool ? cluster.nodePools.get(n.nodePool) : undefined;
     const nodeClass = nodePool?.spec.template.spec.nodeClassRef.name ?? scenario.nodeClasses[0]?.metadata.name ?? 'default';
     const claimName = nodePool ? `${nodePool.metadata.name}-${ids()}` : '';
-    const labels = { ...(nodePool?.spec.template.metadata?.labels ?? {}), ...(nodePool ? { [LABEL_NODEPOOL]: nodePool.metadata.name } : {}), ...n.labels };
+    // A managed node that exists at the start is registered and initialized already.
+    const managed: Record<string, string> = nodePool ? { [LABEL_NODEPOOL]: nodePool.metadata.name, [LABEL_REGISTERED]: 'true', [LABEL_INITIALIZED]: 'true' } : {};
+    const labels = { ...(nodePool?.spec.template.metadata?.labels ?? {}), ...managed, ...n.labels };
     const taints = [...(nodePool?.spec.template.spec.taints ?? []), ...n.taints];
     const instance = await ec2.adopt({
       instanceType: n.instanceType,
@@ -245,8 +291,57 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
   }
 }
 
+/** The EventBridge scheduled event of the lifecycle rule at `atMs`. */
+function scheduledEvent(atMs: number, region: string): ScheduledEvent {
+  return {
+    version: '0',
+    id: `lifecycle-${atMs}`,
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date(atMs).toISOString(),
+    region,
+    resources: [`arn:aws:events:${region}:000000000000:rule/skiff-lifecycle`],
+    detail: {},
+  };
+}
+
+/** `count` live nodes whose labels include every `nodeSelector` pair and that `want` accepts, oldest first (then by name). */
+function selectNodes(cluster: SimulatedCluster, nodeSelector: Readonly<Record<string, string>>, count: number, want: (node: SimNode) => boolean = () => true): SimNode[] {
+  return [...cluster.nodes.values()]
+    .filter((n) => Object.entries(nodeSelector).every(([k, v]) => n.labels[k] === v) && want(n))
+    .sort((a, b) => a.createdAt - b.createdAt || a.name.localeCompare(b.name))
+    .slice(0, count);
+}
+
+/** Records that a timeline event found nothing to act on (it is skipped, the run goes on). */
+function noTarget(cluster: SimulatedCluster, event: ScenarioEvent, what: string): void {
+  void cluster.recordEvent({ type: 'Warning', reason: 'ScenarioEventSkipped', object: `Scenario/${event.type}`, message: `spec.events[${event.index}] (${event.type}) matched ${what}; skipped` });
+}
+
+/**
+ * An instance changes state out of band (EC2 state-change notification): the simulated EC2 applies it; a stopped or
+ * terminated instance's Node turns NotReady after {@link NODE_MONITOR_GRACE_MS}, and one running again turns Ready
+ * once its kubelet is back. Skiff notices through the lifecycle controller (instance gone → NodeClaim
+ * `InstanceTerminated`); the interruption controller's reaction to the notification itself comes with interruption.
+ */
+function changeInstanceState(cluster: SimulatedCluster, ec2: SimulatedEc2, clock: VirtualClock, instanceId: string, state: InstanceState): boolean {
+  const instance = ec2.setInstanceState(instanceId, state);
+  if (!instance) return false;
+  const node = [...cluster.nodes.values()].find((n) => n.instanceId === instanceId);
+  if (!node) return true;
+  const up = state === 'running';
+  if (up || state === 'pending') {
+    if (up) clock.after(15_000, `kubelet of ${instanceId} is back`, () => cluster.setNodeReady(node, true));
+    return true;
+  }
+  clock.after(NODE_MONITOR_GRACE_MS, `node ${node.name} stops reporting`, () => cluster.setNodeReady(node, false));
+  return true;
+}
+
 /** Applies one timeline event. Events whose behaviour later issues own are recorded as `NotSimulated` warnings. */
-function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: SimulatedEc2, now: number): void {
+function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: SimulatedEc2, clock: VirtualClock): void {
+  const now = clock.now();
   switch (event.type) {
     case 'scale':
       cluster.scale(event.scale.kind, event.scale.namespace, event.scale.name, event.scale.replicas);
@@ -255,8 +350,30 @@ function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: Simula
       cluster.apply(event.apply);
       return;
     case 'delete':
+      // A Node deleted by a user: its pods go at once (no finalizer in the simulation) and the relay's node event
+      // makes the lifecycle controller delete its NodeClaim and terminate its instance.
+      if (event.delete.kind === 'Node' && !cluster.nodes.has(event.delete.name)) return noTarget(cluster, event, `no Node named ${event.delete.name}`);
       cluster.delete(event.delete.kind, event.delete.namespace ?? 'default', event.delete.name);
       return;
+    case 'nodeCondition': {
+      const { nodeSelector, count, ready } = event.nodeCondition;
+      const nodes = selectNodes(cluster, nodeSelector, count, (n) => n.ready !== ready);
+      if (nodes.length === 0) return noTarget(cluster, event, `no ${ready ? 'NotReady' : 'Ready'} node with labels ${JSON.stringify(nodeSelector)}`);
+      for (const node of nodes) cluster.setNodeReady(node, ready);
+      return;
+    }
+    case 'instanceStateChange': {
+      const change = event.instanceStateChange;
+      if (change.instanceId !== undefined) {
+        // A foreign instance (or one of the simulation's own, by id): only the simulated EC2 changes.
+        changeInstanceState(cluster, ec2, clock, change.instanceId, change.state);
+        return;
+      }
+      const nodes = selectNodes(cluster, change.nodeSelector, change.count, (n) => ec2.instances.some((i) => i.instanceId === n.instanceId && i.state !== 'terminated' && i.state !== change.state));
+      if (nodes.length === 0) return noTarget(cluster, event, `no node with labels ${JSON.stringify(change.nodeSelector)} whose instance could become ${change.state}`);
+      for (const node of nodes) changeInstanceState(cluster, ec2, clock, node.instanceId, change.state);
+      return;
+    }
     case 'insufficientCapacity': {
       const ice = event.insufficientCapacity;
       ec2.injectCapacityError({ instanceType: ice.instanceType, zone: ice.zone, capacityType: ice.capacityType }, now, now + ice.forSeconds * 1000, ice.errorCode);
@@ -264,9 +381,7 @@ function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: Simula
     }
     case 'spotInterruption':
     case 'rebalanceRecommendation':
-    case 'instanceStateChange':
     case 'scheduledMaintenance':
-    case 'nodeCondition':
     case 'annotate':
     case 'taint':
       void cluster.recordEvent({

@@ -114,13 +114,17 @@ export const ResultNodeClaimSchema = z.looseObject({
   launchError: z.string().min(1).nullable(),
 });
 
-/** One Node that ever existed; `nodeClaim` is null for a node Skiff does not own (e.g. a scenario's `nodes`). */
+/**
+ * One Node that ever existed; `nodeClaim` is null for a node Skiff does not own (e.g. a scenario's `nodes`).
+ * `labels` are the Node's labels at the end (or when it was deleted), registration's included (a field Skiff adds).
+ */
 export const ResultNodeSchema = z.looseObject({
   name: z.string().min(1),
   nodeClaim: z.string().min(1).nullable(),
   instanceType: z.string().min(1),
   zone: z.string().min(1),
   capacityType: CapacityTypeSchema,
+  labels: z.record(z.string(), z.string()),
   createdAt: UtcTimeSchema,
   deletedAt: UtcTimeSchema.nullable(),
 });

@@ -46,7 +46,6 @@ export function buildResult(input: ResultInputs): SimulationResult {
   const claimByInstance = new Map(input.nodeClaims.filter((c) => c.instanceId).map((c) => [c.instanceId!, c]));
   const nodeByName = new Map(input.nodes.map((n) => [n.name, n]));
   const nodeClaims = [...input.nodeClaims].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
-  const registeredAt = new Map(input.nodes.map((n) => [n.instanceId, n] as const));
   return {
     scenario: input.scenario,
     start: iso(input.startMs),
@@ -57,7 +56,6 @@ export function buildResult(input: ResultInputs): SimulationResult {
       spot: 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand) unless pinned by spec.spotPrices',
     },
     nodeClaims: nodeClaims.map((c) => {
-      const node = c.instanceId ? registeredAt.get(c.instanceId) : undefined;
       return {
         name: c.name,
         nodePool: c.nodePool,
@@ -71,7 +69,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
         requirements: c.requirements.map((r) => ({ key: r.key, operator: r.operator, ...(r.values ? { values: [...r.values] } : {}), ...(r.minValues !== undefined ? { minValues: r.minValues } : {}) })),
         createdAt: c.createdAt,
         launchedAt: isoStringOrNull(c.launchedAt),
-        registeredAt: isoStringOrNull(c.registeredAt) ?? isoOrNull(node?.createdAt),
+        registeredAt: isoStringOrNull(c.registeredAt),
         initializedAt: isoStringOrNull(c.initializedAt),
         deletedAt: isoStringOrNull(c.deletedAt),
         deletionReason: c.deletionReason ?? null,
@@ -84,6 +82,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
       instanceType: n.instanceType,
       zone: n.zone,
       capacityType: n.capacityType as 'spot' | 'on-demand' | 'reserved',
+      labels: { ...n.labels },
       createdAt: iso(n.createdAt),
       deletedAt: isoOrNull(n.deletedAt),
     })),

@@ -14,16 +14,18 @@
  * measured against.
  */
 import type { Taint, Toleration } from '../core/api/kubernetes.js';
-import { LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_REGION } from '../core/api/labels.js';
+import { LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_REGION, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { labelSelectorMatches } from '../core/api/object-meta.js';
+import { NotFoundError } from '../core/errors.js';
 import type { LimitRange } from '../core/api/limitrange.js';
 import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
 import type { NodePool } from '../core/api/nodepool.js';
-import type { PodDisruptionBudget } from '../core/api/pdb.js';
+import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod, PodTemplateSpec } from '../core/api/pod.js';
 import { runForSeconds, type DaemonSet, type Deployment, type Job, type StatefulSet } from '../core/api/workloads.js';
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import { add, subtract, type ResourceList } from '../core/resources/resource-list.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodePatch } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import { SchedulingCycle } from './kube-scheduler.js';
 import { nodeAffinityProblem, podEffectiveRequests, untoleratedTaint } from './placement-check.js';
@@ -34,6 +36,13 @@ import type { VirtualClock } from './virtual-clock.js';
 export const UNSCHEDULABLE_RETRY_MS = 5 * 60 * 1000;
 /** How often kube-scheduler moves long-unschedulable pods back to the active queue: 30 s. */
 export const UNSCHEDULABLE_FLUSH_MS = 30 * 1000;
+/**
+ * How long a pod stays on a NotReady node before taint-based eviction: 300 s, the `tolerationSeconds` the
+ * `DefaultTolerationSeconds` admission plugin gives every pod for `node.kubernetes.io/not-ready:NoExecute`.
+ */
+export const NOT_READY_TOLERATION_MS = 300 * 1000;
+/** The taint the node lifecycle controller puts on a NotReady node (with NoSchedule and NoExecute effects). */
+export const NOT_READY_TAINT_KEY = 'node.kubernetes.io/not-ready';
 
 /** A pod in the simulation, with its history. Times are epoch ms. */
 export interface SimPod extends ClusterPod {
@@ -78,7 +87,12 @@ export interface SimulatedClusterHooks {
   onUnschedulable?(pod: SimPod): void;
   /** A pod was bound to a node. */
   onBind?(pod: SimPod, node: SimNode): void;
+  /** A Node registered, turned Ready or NotReady, or was deleted (the relay reports it). */
+  onNodeEvent?(node: SimNode, event: SimNodeEvent): void;
 }
+
+/** A Node change the relay reports (the `event` of a relay node message). */
+export type SimNodeEvent = 'registered' | 'ready' | 'notReady' | 'deleted';
 
 /** Options of {@link SimulatedCluster}. Durations in ms. */
 export interface SimulatedClusterOptions {
@@ -86,6 +100,12 @@ export interface SimulatedClusterOptions {
   readonly ids: IdGenerator;
   /** Node registered → Ready, ms. @default 15000 */
   readonly readyDelayMs?: number;
+  /**
+   * Launched nodes register with `karpenter.sh/unregistered:NoExecute`, as Skiff's userData makes them, so no pod
+   * schedules until the lifecycle controller registers the node. Off for harnesses that run no lifecycle controller.
+   * @default false
+   */
+  readonly registerWithUnregisteredTaint?: boolean;
 }
 
 /** The simulated cluster. */
@@ -134,6 +154,43 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   async listNodes(): Promise<ClusterNode[]> {
     return [...this.nodes.values()].map((n) => ({ ...n }));
   }
+  async patchNode(name: string, patch: NodePatch): Promise<void> {
+    const node = this.nodes.get(name);
+    if (!node) throw new NotFoundError(`node ${name} not found`, name);
+    if (patch.labels) {
+      const labels: Record<string, string> = { ...node.labels };
+      for (const [k, v] of Object.entries(patch.labels)) {
+        if (v === null) delete labels[k];
+        else labels[k] = v;
+      }
+      Object.assign(node, { labels });
+    }
+    if (patch.taints) {
+      node.taints = [...patch.taints];
+      // Fewer taints can admit pending pods and DaemonSet pods.
+      this.placeDaemonPods(node);
+      this.requestSchedulingPass();
+    }
+  }
+  async deleteNode(name: string): Promise<void> {
+    const node = this.nodes.get(name);
+    if (node) this.removeNode(node);
+  }
+  async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return 'gone';
+    for (const pdb of this.pdbs.values()) {
+      if ((pdb.metadata.namespace ?? 'default') !== namespace || !labelSelectorMatches(pdb.spec.selector, pod.labels)) continue;
+      if (!this.evictionAllowed(pdb, pod)) return 'blocked';
+    }
+    pod.evictions++;
+    this.deletePod(pod);
+    if (!pod.owner) this.createPod(namespace, name, { metadata: { labels: { ...pod.labels }, annotations: { ...pod.annotations } }, spec: pod.spec } as unknown as PodTemplateSpec, null, pod.runForSeconds);
+    return 'evicted';
+  }
+  async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
+    return [...this.pdbs.values()];
+  }
   async recordEvent(event: ClusterEvent): Promise<void> {
     // Kubernetes' event recorder aggregates identical events; keep one per object/reason/message per 5 minutes.
     const key = `${event.object}|${event.reason}|${event.message}`;
@@ -143,6 +200,58 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     this.dedupe.set(key, now);
     this.events.push({ ...event, at: now });
   }
+
+  /**
+   * Whether the PDB lets `pod` be evicted now, as the API server's eviction subresource decides: healthy (Running,
+   * on a Ready node) selected pods minus the desired healthy count must be positive; the expected count is the
+   * number of selected pods (the simulation's stand-in for the controllers' scale). An unhealthy pod may go while
+   * the budget is met (`IfHealthyBudget`), or always (`AlwaysAllow`).
+   */
+  private evictionAllowed(pdb: PodDisruptionBudget, pod: SimPod): boolean {
+    const namespace = pdb.metadata.namespace ?? 'default';
+    const selected = [...this.pods.values()].filter((p) => p.namespace === namespace && labelSelectorMatches(pdb.spec.selector, p.labels));
+    const healthy = selected.filter((p) => this.isHealthy(p)).length;
+    const expected = selected.length;
+    const desired =
+      pdb.spec.minAvailable !== undefined ? scaledValue(pdb.spec.minAvailable, expected) : Math.max(0, expected - scaledValue(pdb.spec.maxUnavailable ?? 0, expected));
+    if (!this.isHealthy(pod)) return pdb.spec.unhealthyPodEvictionPolicy === 'AlwaysAllow' || healthy >= desired;
+    return healthy - desired > 0;
+  }
+
+  private isHealthy(pod: SimPod): boolean {
+    return pod.phase === 'Running' && !!pod.nodeName && this.nodes.get(pod.nodeName)?.ready === true;
+  }
+
+  /**
+   * Sets a node's Ready condition, as its kubelet's status (or its absence) and the node lifecycle controller do:
+   * NotReady adds `node.kubernetes.io/not-ready` (NoSchedule and NoExecute) and, after {@link NOT_READY_TOLERATION_MS},
+   * evicts the pods that do not tolerate it (taint-based eviction); Ready removes the taints.
+   */
+  setNodeReady(node: SimNode, ready: boolean): void {
+    if (!this.nodes.has(node.name) || node.ready === ready) return;
+    node.ready = ready;
+    const others = node.taints.filter((t) => t.key !== NOT_READY_TAINT_KEY);
+    if (ready) {
+      node.taints = others;
+      node.readyAt ??= this.clock.now();
+    } else {
+      node.taints = [...others, { key: NOT_READY_TAINT_KEY, effect: 'NoSchedule' }, { key: NOT_READY_TAINT_KEY, effect: 'NoExecute' }];
+      const since = this.clock.now();
+      this.notReadySince.set(node.name, since);
+      this.clock.after(NOT_READY_TOLERATION_MS, `taint-based eviction on ${node.name}`, () => {
+        if (this.nodes.get(node.name) !== node || node.ready || this.notReadySince.get(node.name) !== since) return;
+        for (const p of [...this.pods.values()]) {
+          if (p.nodeName !== node.name || toleratesNotReady(p.spec.tolerations ?? [])) continue;
+          p.evictions++;
+          this.deletePod(p);
+        }
+      });
+    }
+    this.hooks.onNodeEvent?.(node, ready ? 'ready' : 'notReady');
+    this.requestSchedulingPass();
+  }
+
+  private readonly notReadySince = new Map<string, number>();
 
   // ---- objects -----------------------------------------------------------------------------------------------
   /** Creates or replaces an object, as `kubectl apply` would, and reconciles its controller. */
@@ -276,7 +385,9 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       nodeClaim: instance.nodeClaim || null,
       labels: { ...instance.labels, [LABEL_HOSTNAME]: name, [LABEL_REGION]: this.options.region },
       annotations: {},
-      taints: options.ready ? instance.taints : [...instance.taints, ...instance.startupTaints],
+      taints: options.ready
+        ? instance.taints
+        : [...instance.taints, ...instance.startupTaints, ...(this.options.registerWithUnregisteredTaint ? [{ key: UNREGISTERED_TAINT_KEY, effect: 'NoExecute' as const }] : [])],
       allocatable: instance.allocatable,
       ready: options.ready ?? false,
       ...(options.ready ? { readyAt: options.createdAt ?? this.clock.now() } : {}),
@@ -293,18 +404,22 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         node.readyAt = this.clock.now();
         const startup = new Set(instance.startupTaints.map((t) => t.key));
         node.taints = node.taints.filter((t) => !startup.has(t.key));
+        this.hooks.onNodeEvent?.(node, 'ready');
         this.requestSchedulingPass();
       });
     }
+    this.hooks.onNodeEvent?.(node, 'registered');
     this.requestSchedulingPass();
     return node;
   }
 
   /** Removes a node; its pods are deleted (pod garbage collection) and their controllers replace them. */
   removeNode(node: SimNode): void {
+    if (this.nodes.get(node.name) !== node) return;
     node.deletedAt = this.clock.now();
     this.nodes.delete(node.name);
     for (const p of [...this.pods.values()]) if (p.nodeName === node.name) this.deletePod(p);
+    this.hooks.onNodeEvent?.(node, 'deleted');
   }
 
   // ---- pods --------------------------------------------------------------------------------------------------
@@ -468,8 +583,9 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
 
   /**
    * The DaemonSet controller: a pod of each DaemonSet whose pods tolerate the node's taints (with the tolerations
-   * the controller adds, {@link DAEMON_POD_TOLERATIONS}; `karpenter.sh/unregistered` is ignored) and whose node
-   * selector and required node affinity match it.
+   * the controller adds, {@link DAEMON_POD_TOLERATIONS}) and whose node selector and required node affinity match
+   * it. A node registering with `karpenter.sh/unregistered` gets its DaemonSet pods once the lifecycle controller
+   * removes the taint (patchNode runs this again).
    */
   private placeDaemonPods(node: SimNode): void {
     for (const ds of this.daemonSets.values()) {
@@ -478,8 +594,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       if ([...this.pods.values()].some((p) => p.owner === owner && p.nodeName === node.name)) continue;
       const template = withDaemonTolerations(ds.spec.template);
       const spec = template.spec as PodSpecLike;
-      const blocking = node.taints.filter((t) => t.key !== 'karpenter.sh/unregistered');
-      if (untoleratedTaint(spec.tolerations ?? [], blocking)) continue;
+      if (untoleratedTaint(spec.tolerations ?? [], node.taints)) continue;
       if (nodeAffinityProblem({ namespace, name: ds.metadata.name, labels: template.metadata.labels ?? {}, spec }, node)) continue;
       this.createPod(namespace, `${ds.metadata.name}-${this.options.ids()}`, template, owner, null, node.name);
     }
@@ -585,6 +700,16 @@ function withDaemonTolerations(template: PodTemplateSpec): PodTemplateSpec {
 }
 
 const daemonTemplates = new WeakMap<PodTemplateSpec, PodTemplateSpec>();
+
+/** True when a toleration keeps the pod on a NotReady node indefinitely (no `tolerationSeconds`). */
+function toleratesNotReady(tolerations: readonly Toleration[]): boolean {
+  return tolerations.some(
+    (t) =>
+      (t.effect === undefined || t.effect === 'NoExecute') &&
+      ((t.operator === 'Exists' && (t.key === undefined || t.key === NOT_READY_TAINT_KEY)) || t.key === NOT_READY_TAINT_KEY) &&
+      t.tolerationSeconds === undefined,
+  );
+}
 
 /** EC2-style private DNS name for an instance, deterministic from its id. */
 export function nodeNameOf(instanceId: string, region: string): string {

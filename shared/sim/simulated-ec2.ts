@@ -268,10 +268,20 @@ export class SimulatedEc2 implements CloudProvider {
   }
 
   async delete(instanceId: string): Promise<void> {
+    this.setInstanceState(instanceId, 'terminated');
+  }
+
+  /**
+   * Changes an instance's state out of band (a user, an ASG, a Spot reclaim): `terminated` ends its billing. A
+   * terminated instance stays terminated; an unknown id is ignored.
+   * @returns the instance, or undefined when there is none (or it was already terminated)
+   */
+  setInstanceState(instanceId: string, state: CloudInstance['state']): SimInstance | undefined {
     const instance = this.instances.find((i) => i.instanceId === instanceId);
-    if (!instance || instance.state === 'terminated') return;
-    instance.state = 'terminated';
-    instance.terminatedAt = this.clock.now();
+    if (!instance || instance.state === 'terminated') return undefined;
+    instance.state = state;
+    if (state === 'terminated') instance.terminatedAt = this.clock.now();
+    return instance;
   }
 
   /** The query whose allocatable a node of `nodeClass` gets (see {@link SimulatedEc2Options.instanceTypeQuery}). */

@@ -2,11 +2,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createHandler as createLifecycleHandler } from '../../functions/lifecycle/handler.js';
 import { createHandler } from '../../functions/provisioner/handler.js';
 import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodeclaim-store.js';
 import { DynamoDbProvisioningPassStore } from '../../shared/adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../../shared/adapters/aws/unavailable-offerings-store.js';
 import { startDynalite } from '../../shared/cli/local-dynamodb.js';
+import { reconcileLifecycle } from '../../shared/controllers/lifecycle.js';
 import { provision } from '../../shared/controllers/provision.js';
 import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
 import { silentLog } from '../../shared/lambda/log.js';
@@ -32,6 +34,7 @@ async function run(...docs: string[]): Promise<{ result: SimulationResult; recor
       passes: new DynamoDbProvisioningPassStore(props),
       catalog: loadCatalog(),
       createProvisionerHandler: (deps) => createHandler({ provision: (trigger) => provision(deps, trigger), log: silentLog }),
+      createLifecycleHandler: (deps) => createLifecycleHandler({ reconcile: () => reconcileLifecycle(deps), log: silentLog }),
       onViolation: (r) => records.push(r),
     });
     ResultSchema.parse(result);

@@ -59,6 +59,7 @@ function validResult(): Record<string, unknown> {
         instanceType: 'm5.large',
         zone: 'us-west-2a',
         capacityType: 'spot',
+        labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.sh/registered': 'true', 'karpenter.sh/initialized': 'true' },
         createdAt: '2026-03-02T08:00:45Z',
         deletedAt: '2026-03-02T10:10:00Z',
       },

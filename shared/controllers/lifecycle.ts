@@ -1,0 +1,307 @@
+/**
+ * The lifecycle controller: one idempotent pass over NodeClaims, Nodes and instances (Karpenter's NodeClaim
+ * lifecycle and garbage-collection controllers, ../shared/KARPENTER-V1.md §3, run as one scheduled Lambda).
+ *
+ * Steps, in order, for every NodeClaim read at the start of the pass:
+ * 1. registration (`lifecycle/registration.go`): a `Launched` NodeClaim whose instance's Node exists (matched by
+ *    providerID) → the Node gets the NodePool's template labels, `karpenter.sh/nodepool`, the NodeClaim's labels and
+ *    `karpenter.sh/registered=true`, loses `karpenter.sh/unregistered`; the NodeClaim becomes `Registered`;
+ * 2. initialization (`lifecycle/initialization.go`): a `Registered` NodeClaim whose Node is Ready, carries none of
+ *    the NodeClaim's startup taints nor a known ephemeral taint, and shows non-zero allocatable for every extended
+ *    resource the NodeClaim's pods requested → label `karpenter.sh/initialized=true`, state `Initialized`;
+ * 3. liveness (`lifecycle/liveness.go`): a `Launched` NodeClaim not registered {@link REGISTRATION_TTL_MS} after
+ *    launch → the instance is terminated, the NodeClaim `Deleted` with reason `RegistrationTimeout`;
+ * 4. garbage collection: (a) an instance tagged for a NodePool, older than {@link INSTANCE_GC_MIN_AGE_MS}, that no
+ *    live NodeClaim owns → terminated, its Node deleted (aws `nodeclaim/garbagecollection`); (b) a registered
+ *    NodeClaim whose instance is gone from the cloud and whose Node is not Ready → `Deleted` with reason
+ *    `InstanceTerminated`, its Node deleted (core `nodeclaim/garbagecollection`); (c) a Node whose NodeClaim is
+ *    `Deleted` or `Failed` → deleted; (d) a registered NodeClaim whose Node was deleted (by a user) → its instance is
+ *    terminated and it is `Deleted` (Karpenter: deleting a Node deletes its NodeClaim), with no deletion reason
+ *    because Skiff did not decide it — unless the instance is gone too, which is `InstanceTerminated`.
+ *
+ * Concurrency: NodeClaims are read before Nodes and instances, so a NodeClaim registered by an overlapping pass
+ * always finds its Node in this pass's list, and an instance launched after the read is younger than the GC age.
+ * Every NodeClaim write is conditional on its version; a ConflictError means another pass did it, and the step is
+ * skipped (its report entry and Event belong to the winner). Node patches and deletions and instance terminations
+ * are idempotent, so doing them twice is harmless.
+ */
+import type { Taint } from '../core/api/kubernetes.js';
+import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { isLive, type DeletionReason, type NodeClaim } from '../core/api/nodeclaim.js';
+import { isConflictError, isNotFoundError } from '../core/errors.js';
+import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
+import type { Clock } from '../ports/clock.js';
+import type { Cluster, ClusterNode } from '../ports/cluster.js';
+import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
+import { REGISTRATION_TTL_MS } from './provision.js';
+
+export { REGISTRATION_TTL_MS } from './provision.js';
+
+/**
+ * An instance younger than this is never garbage-collected: 30 s (aws `nodeclaim/garbagecollection/controller.go`),
+ * so a launch whose NodeClaim record is being written is not mistaken for a leak.
+ */
+export const INSTANCE_GC_MIN_AGE_MS = 30 * 1000;
+
+/**
+ * Taints that say a node is not set up yet (Karpenter `KnownEphemeralTaints`, plus any `readiness.k8s.io/` taint):
+ * a node carrying one is not initialized.
+ */
+export const EPHEMERAL_TAINT_KEYS: ReadonlySet<string> = new Set([
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+  UNREGISTERED_TAINT_KEY,
+]);
+
+/** Prefix of readiness-gate taints (`readiness.k8s.io/*`), ephemeral too. */
+export const READINESS_TAINT_PREFIX = 'readiness.k8s.io/';
+
+/** Resources every kubelet reports; any other requested resource must show non-zero allocatable to initialize. */
+const CORE_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);
+
+/** The NodePool fields the lifecycle controller reads. */
+export interface LifecycleNodePool {
+  readonly metadata: { readonly name: string };
+  readonly spec: { readonly template: { readonly metadata?: { readonly labels?: Readonly<Record<string, string>> } } };
+}
+
+/** Everything the controller needs, as ports. */
+export interface LifecycleDeps {
+  readonly cluster: Cluster<LifecycleNodePool, unknown, unknown>;
+  readonly cloud: CloudProvider;
+  readonly store: NodeClaimStore;
+  readonly clock: Clock;
+}
+
+/** What one pass did (names of NodeClaims, Nodes and instance ids), for logs. Only the pass that won a write lists it. */
+export interface LifecycleReport {
+  /** NodeClaims that became `Registered`. */
+  readonly registered: readonly string[];
+  /** NodeClaims that became `Initialized`. */
+  readonly initialized: readonly string[];
+  /** NodeClaims deleted because their Node did not register in time. */
+  readonly registrationTimeouts: readonly string[];
+  /** NodeClaims deleted because their instance was gone. */
+  readonly instanceTerminated: readonly string[];
+  /** NodeClaims deleted because their Node was deleted. */
+  readonly nodeDeleted: readonly string[];
+  /** Instances terminated because no live NodeClaim owns them. */
+  readonly orphanInstances: readonly string[];
+  /** Nodes this pass deleted. */
+  readonly deletedNodes: readonly string[];
+  /** Conditional writes another pass won (the step was skipped). */
+  readonly conflicts: number;
+}
+
+/**
+ * Runs one lifecycle pass. Idempotent, and safe to run concurrently with itself (see the module comment).
+ * @returns what this pass did
+ * @throws whatever the ports throw for failures other than conflicts and a Node that vanished mid-pass
+ * @example
+ * const report = await reconcileLifecycle({ cluster, cloud, store, clock });
+ * log.info('lifecycle', { registered: report.registered.length });
+ */
+export async function reconcileLifecycle(deps: LifecycleDeps): Promise<LifecycleReport> {
+  const report = { registered: [] as string[], initialized: [] as string[], registrationTimeouts: [] as string[], instanceTerminated: [] as string[], nodeDeleted: [] as string[], orphanInstances: [] as string[], deletedNodes: [] as string[], conflicts: 0 };
+  // Order matters: NodeClaims first (see the module comment).
+  const claims = await deps.store.list();
+  const [nodes, instances, nodePools] = await Promise.all([deps.cluster.listNodes(), deps.cloud.list(), deps.cluster.listNodePools()]);
+  const now = deps.clock.now();
+  const nodeByProvider = new Map(nodes.map((n) => [n.providerId, n]));
+  const nodeByName = new Map(nodes.map((n) => [n.name, n]));
+  const running = new Map(instances.filter((i) => i.state !== 'terminated').map((i) => [i.instanceId, i]));
+  const templateLabels = new Map(nodePools.map((np) => [np.metadata.name, np.spec.template.metadata?.labels ?? {}]));
+  const ctx: Pass = { deps, report, now };
+  const deletedNodes = new Set<string>();
+  const deleteNode = async (name: string) => {
+    if (deletedNodes.has(name)) return;
+    deletedNodes.add(name);
+    await deps.cluster.deleteNode(name);
+    report.deletedNodes.push(name);
+  };
+
+  for (const claim of claims) {
+    if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
+    const node = (claim.providerId ? nodeByProvider.get(claim.providerId) : undefined) ?? (claim.nodeName ? nodeByName.get(claim.nodeName) : undefined);
+    const instanceGone = !!claim.instanceId && !running.has(claim.instanceId);
+    if (claim.state === 'Launched') {
+      if (node) {
+        const registered = await register(ctx, claim, node, templateLabels.get(claim.nodePool) ?? {});
+        if (registered) await initialize(ctx, registered.claim, registered.node);
+      } else if (now - Date.parse(claim.launchedAt ?? claim.createdAt) > REGISTRATION_TTL_MS) {
+        await terminate(ctx, claim, 'RegistrationTimeout', report.registrationTimeouts, {
+          type: 'Warning',
+          reason: 'RegistrationTimeout',
+          message: `NodeClaim ${claim.name} did not register within ${REGISTRATION_TTL_MS / 60_000} minutes of launch; instance ${claim.instanceId ?? '(none)'} terminated`,
+        });
+      }
+      continue;
+    }
+    // Registered or Initialized.
+    if (!node) {
+      await terminate(ctx, claim, instanceGone ? 'InstanceTerminated' : undefined, instanceGone ? report.instanceTerminated : report.nodeDeleted, {
+        type: 'Normal',
+        reason: instanceGone ? 'InstanceTerminated' : 'NodeDeleted',
+        message: instanceGone
+          ? `instance ${claim.instanceId} of NodeClaim ${claim.name} is gone and its Node was deleted`
+          : `Node ${claim.nodeName ?? claim.providerId ?? ''} of NodeClaim ${claim.name} was deleted; NodeClaim deleted and instance ${claim.instanceId ?? ''} terminated`,
+      });
+      continue;
+    }
+    if (instanceGone && !node.ready) {
+      const won = await terminate(ctx, claim, 'InstanceTerminated', report.instanceTerminated, {
+        type: 'Warning',
+        reason: 'InstanceTerminated',
+        message: `instance ${claim.instanceId} of NodeClaim ${claim.name} is gone; deleting Node ${node.name}`,
+      });
+      if (won !== 'skipped') await deleteNode(node.name);
+      continue;
+    }
+    if (claim.state === 'Registered') await initialize(ctx, claim, node);
+  }
+
+  // (a) Instances no live NodeClaim owns. A NodeClaim still recording its instance (named by the instance's tag,
+  // no instance id yet) owns it; so does the NodeClaim whose instance id it is.
+  const owned = new Set(claims.filter(isLive).flatMap((c) => (c.instanceId ? [c.instanceId] : [])));
+  const recording = new Set(claims.filter((c) => isLive(c) && !c.instanceId).map((c) => c.name));
+  for (const instance of running.values()) {
+    if (!isManaged(instance) || owned.has(instance.instanceId)) continue;
+    if (recording.has(instance.tags['karpenter.sh/nodeclaim'] ?? '')) continue;
+    if (now - instance.launchedAt <= INSTANCE_GC_MIN_AGE_MS) continue;
+    await deps.cloud.delete(instance.instanceId);
+    report.orphanInstances.push(instance.instanceId);
+    const node = nodeByProvider.get(providerIdOf(instance));
+    if (node) await deleteNode(node.name);
+    await deps.cluster.recordEvent({
+      type: 'Normal',
+      reason: 'GarbageCollected',
+      object: `Instance/${instance.instanceId}`,
+      message: `instance ${instance.instanceId} (${instance.instanceType}) has no NodeClaim; terminated${node ? ` and Node ${node.name} deleted` : ''}`,
+    });
+  }
+
+  // (c) Nodes whose NodeClaim is over (Deleted or Failed) and no live NodeClaim claims.
+  const liveProviders = new Set(claims.filter(isLive).flatMap((c) => (c.providerId ? [c.providerId] : [])));
+  const endedProviders = new Set(claims.filter((c) => !isLive(c)).flatMap((c) => (c.providerId ? [c.providerId] : [])));
+  for (const node of nodes) {
+    if (endedProviders.has(node.providerId) && !liveProviders.has(node.providerId)) await deleteNode(node.name);
+  }
+  return report;
+}
+
+interface Pass {
+  readonly deps: LifecycleDeps;
+  readonly report: { registered: string[]; initialized: string[]; conflicts: number };
+  readonly now: number;
+}
+
+/** An instance Karpenter would garbage-collect: launched for a NodePool (Karpenter requires the `karpenter.sh/nodepool` tag). */
+function isManaged(instance: CloudInstance): boolean {
+  return instance.tags[LABEL_NODEPOOL] !== undefined;
+}
+
+/** `aws:///<zone>/<instance-id>`, the providerID a Node of the instance carries. */
+function providerIdOf(instance: CloudInstance): string {
+  return `aws:///${instance.zone}/${instance.instanceId}`;
+}
+
+/** The labels registration puts on the Node, in increasing precedence. */
+function registrationLabels(claim: NodeClaim, templateLabels: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...templateLabels, [LABEL_NODEPOOL]: claim.nodePool, ...claim.labels, [LABEL_REGISTERED]: 'true' };
+}
+
+/** Step 1. Returns the updated NodeClaim and the Node as patched, or undefined when another pass won. */
+async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, templateLabels: Readonly<Record<string, string>>): Promise<{ claim: NodeClaim; node: ClusterNode } | undefined> {
+  const labels = registrationLabels(claim, templateLabels);
+  const taints = node.taints.filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
+  const changedLabels = Object.fromEntries(Object.entries(labels).filter(([k, v]) => node.labels[k] !== v));
+  const taintsChanged = taints.length !== node.taints.length;
+  if (Object.keys(changedLabels).length > 0 || taintsChanged) {
+    if (!(await patch(ctx, node.name, { labels: changedLabels, ...(taintsChanged ? { taints } : {}) }))) return undefined;
+  }
+  const updated = await write(ctx, { ...claim, state: 'Registered', nodeName: node.name, registeredAt: new Date(ctx.now).toISOString() });
+  if (!updated) return undefined;
+  ctx.report.registered.push(claim.name);
+  await ctx.deps.cluster.recordEvent({ type: 'Normal', reason: 'Registered', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Registered, Status: Unknown -> True, Reason: Registered (Node ${node.name})` });
+  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, taints } };
+}
+
+/** Step 2, when the Node is ready for pods. */
+async function initialize(ctx: Pass, claim: NodeClaim, node: ClusterNode): Promise<void> {
+  if (initializationBlocker(claim, node) !== undefined) return;
+  if (node.labels[LABEL_INITIALIZED] !== 'true' && !(await patch(ctx, node.name, { labels: { [LABEL_INITIALIZED]: 'true' } }))) return;
+  const updated = await write(ctx, { ...claim, state: 'Initialized', initializedAt: new Date(ctx.now).toISOString() });
+  if (!updated) return;
+  ctx.report.initialized.push(claim.name);
+  await ctx.deps.cluster.recordEvent({ type: 'Normal', reason: 'Initialized', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Initialized, Status: Unknown -> True, Reason: Initialized (Node ${node.name})` });
+}
+
+/**
+ * Why a registered NodeClaim's Node is not initialized yet, or undefined when it is (Karpenter
+ * `lifecycle/initialization.go`): not Ready, a startup taint (same key and effect) or an ephemeral taint still on it,
+ * or a requested extended resource (e.g. `nvidia.com/gpu`) with zero allocatable.
+ */
+export function initializationBlocker(claim: NodeClaim, node: ClusterNode): string | undefined {
+  if (!node.ready) return 'node is not Ready';
+  const startup = node.taints.find((t) => claim.startupTaints.some((s) => sameTaint(s, t)));
+  if (startup) return `startup taint ${startup.key} is still present`;
+  const ephemeral = node.taints.find((t) => EPHEMERAL_TAINT_KEYS.has(t.key) || t.key.startsWith(READINESS_TAINT_PREFIX));
+  if (ephemeral) return `ephemeral taint ${ephemeral.key} is still present`;
+  for (const [resource, quantity] of Object.entries(claim.resources)) {
+    if (CORE_RESOURCES.has(resource) || !(quantity > 0)) continue;
+    if (!((node.allocatable[resource] ?? 0) > 0)) return `extended resource ${resource} is not registered`;
+  }
+  return undefined;
+}
+
+function sameTaint(a: Taint, b: Taint): boolean {
+  return a.key === b.key && a.effect === b.effect;
+}
+
+/**
+ * Terminates the NodeClaim's instance (first: a crash after it leaves a live record that the next pass finishes) and
+ * marks it `Deleted`. Returns `won` when this pass wrote the record, `skipped` when another pass did.
+ */
+async function terminate(
+  ctx: Pass,
+  claim: NodeClaim,
+  reason: DeletionReason | undefined,
+  list: string[],
+  event: { type: 'Normal' | 'Warning'; reason: string; message: string },
+): Promise<'won' | 'skipped'> {
+  // Re-read first: a pass that already moved the NodeClaim on (registered it, deleted it) wins without a termination.
+  const fresh = await ctx.deps.store.get(claim.name);
+  if (!fresh || fresh.version !== claim.version) {
+    ctx.report.conflicts++;
+    return 'skipped';
+  }
+  if (claim.instanceId) await ctx.deps.cloud.delete(claim.instanceId);
+  const updated = await write(ctx, { ...claim, state: 'Deleted', deletedAt: new Date(ctx.now).toISOString(), ...(reason ? { deletionReason: reason } : {}) });
+  if (!updated) return 'skipped';
+  list.push(claim.name);
+  await ctx.deps.cluster.recordEvent({ ...event, object: `NodeClaim/${claim.name}` });
+  return 'won';
+}
+
+/** A conditional NodeClaim update; undefined (and a counted conflict) when the record changed since it was read. */
+async function write(ctx: Pass, claim: NodeClaim): Promise<NodeClaim | undefined> {
+  try {
+    return await ctx.deps.store.update(claim);
+  } catch (e) {
+    if (!isConflictError(e)) throw e;
+    ctx.report.conflicts++;
+    return undefined;
+  }
+}
+
+/** Patches a Node; false when it vanished meanwhile (deleted by someone else — the next pass sees that). */
+async function patch(ctx: Pass, name: string, change: Parameters<Cluster['patchNode']>[1]): Promise<boolean> {
+  try {
+    await ctx.deps.cluster.patchNode(name, change);
+    return true;
+  } catch (e) {
+    if (isNotFoundError(e)) return false;
+    throw e;
+  }
+}

@@ -1,0 +1,349 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodeclaim-store.js';
+import { startDynalite, type LocalDynamoDb } from '../../shared/cli/local-dynamodb.js';
+import { INSTANCE_GC_MIN_AGE_MS, REGISTRATION_TTL_MS, initializationBlocker, reconcileLifecycle, type LifecycleDeps } from '../../shared/controllers/lifecycle.js';
+import { parseManifests } from '../../shared/core/api/manifest.js';
+import type { Taint } from '../../shared/core/api/kubernetes.js';
+import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';
+import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
+import type { ClusterNode } from '../../shared/ports/cluster.js';
+import { seededIds } from '../../shared/ports/ids.js';
+import { SimulatedCluster, type SimNode } from '../../shared/sim/simulated-cluster.js';
+import { SimulatedEc2, type SimInstance } from '../../shared/sim/simulated-ec2.js';
+import { VirtualClock } from '../../shared/sim/virtual-clock.js';
+import { GENERAL_POOL } from '../support/provisioner-harness.js';
+
+const START = Date.parse('2026-03-02T08:00:00Z');
+/** The simulated kubelet joins 45 s after launch and turns Ready 15 s later. */
+const JOIN_MS = 45_000;
+const READY_MS = 15_000;
+
+/** The lifecycle controller on real parts: DynamoDB store on dynalite, simulated cluster and EC2, virtual clock. */
+class Harness {
+  readonly clock = new VirtualClock(START);
+  readonly cluster: SimulatedCluster;
+  readonly ec2: SimulatedEc2;
+  readonly store: DynamoDbNodeClaimStore;
+  readonly deps: LifecycleDeps;
+
+  constructor(
+    readonly db: LocalDynamoDb,
+    options: { registrationDelayMs?: number } = {},
+  ) {
+    const ids = seededIds(11);
+    this.cluster = new SimulatedCluster(this.clock, { region: 'us-west-2', ids, registerWithUnregisteredTaint: true });
+    this.ec2 = new SimulatedEc2(this.clock, {
+      region: 'us-west-2',
+      catalog: loadCatalog(),
+      vmMemoryOverheadPercent: 0.075,
+      clusterName: 'test',
+      registrationDelayMs: options.registrationDelayMs ?? JOIN_MS,
+      onRegister: (i) => this.cluster.registerNode(i),
+    });
+    this.store = new DynamoDbNodeClaimStore({ client: db.client, tableName: db.tableName, cluster: `lc${++clusterSeq}` });
+    for (const m of parseManifests(GENERAL_POOL, 'pool.yaml')) this.cluster.apply(m);
+    this.deps = { cluster: this.cluster, cloud: this.ec2, store: this.store, clock: this.clock };
+  }
+
+  /** Launches an instance for NodeClaim `name` and records it `Launched` (the provisioner's steps 1–3). */
+  async launch(name: string, extra: Partial<NodeClaim> = {}, startupTaints: readonly Taint[] = []): Promise<{ claim: NodeClaim; instance: SimInstance }> {
+    const instance = await this.instance(name, startupTaints);
+    const iso = new Date(this.clock.now()).toISOString();
+    const claim = await this.store.create({
+      name,
+      nodePool: 'general',
+      nodeClass: 'default',
+      state: 'Launched',
+      requirements: [],
+      instanceTypes: ['m5.large'],
+      resources: { cpu: 500, memory: 1024, pods: 1 },
+      labels: { 'team.example.com/owner': 'payments' },
+      taints: [],
+      startupTaints,
+      nominatedPods: [],
+      instanceId: instance.instanceId,
+      providerId: `aws:///${instance.zone}/${instance.instanceId}`,
+      instanceType: 'm5.large',
+      zone: instance.zone,
+      capacityType: 'on-demand',
+      createdAt: iso,
+      launchedAt: iso,
+      ...extra,
+    });
+    return { claim, instance };
+  }
+
+  /** An EC2 instance launched as if for NodeClaim `name` (no record is written). */
+  async instance(name: string, startupTaints: readonly Taint[] = []): Promise<SimInstance> {
+    await this.ec2.create({
+      nodeClaim: name,
+      nodePool: 'general',
+      nodeClass: 'default',
+      capacityType: 'on-demand',
+      overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.096 }],
+      tags: { 'eks:eks-cluster-name': 'test', 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': name },
+      labels: { 'karpenter.sh/nodepool': 'general' },
+      taints: [],
+      startupTaints,
+    });
+    return this.ec2.instances.at(-1)!;
+  }
+
+  reconcile() {
+    return reconcileLifecycle(this.deps);
+  }
+
+  async advance(ms: number): Promise<void> {
+    await this.clock.runUntil(this.clock.now() + ms);
+  }
+
+  claim(name: string): Promise<NodeClaim | undefined> {
+    return this.store.get(name);
+  }
+
+  nodeOf(instance: SimInstance): SimNode | undefined {
+    return [...this.cluster.nodes.values()].find((n) => n.instanceId === instance.instanceId);
+  }
+
+  events(reason: string) {
+    return this.cluster.events.filter((e) => e.reason === reason);
+  }
+}
+
+let clusterSeq = 0;
+let db: LocalDynamoDb;
+let h: Harness;
+
+beforeEach(async () => {
+  db = await startDynalite();
+  h = new Harness(db);
+});
+afterEach(async () => {
+  await db.close();
+});
+
+describe('reconcileLifecycle', () => {
+  describe('registration', () => {
+    it('does nothing while the instance has no Node', async () => {
+      await h.launch('general-a');
+      const report = await h.reconcile();
+      expect(report.registered).toEqual([]);
+      expect((await h.claim('general-a'))?.state).toBe('Launched');
+    });
+
+    it('registers a Launched NodeClaim when its Node joins: labels, unregistered taint removed, registeredAt and node name', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS);
+      const node = h.nodeOf(instance)!;
+      expect(node.taints.map((t) => t.key)).toContain('karpenter.sh/unregistered');
+
+      const report = await h.reconcile();
+
+      expect(report.registered).toEqual(['general-a']);
+      const claim = await h.claim('general-a');
+      expect(claim).toMatchObject({ state: 'Registered', nodeName: node.name, registeredAt: '2026-03-02T08:00:45.000Z' });
+      expect(node.labels).toMatchObject({
+        'workload-type': 'general',
+        'karpenter.sh/nodepool': 'general',
+        'karpenter.sh/registered': 'true',
+        'team.example.com/owner': 'payments',
+      });
+      expect(node.labels['karpenter.sh/initialized']).toBeUndefined();
+      expect(node.taints.map((t) => t.key)).not.toContain('karpenter.sh/unregistered');
+      expect(h.events('Registered')).toHaveLength(1);
+    });
+  });
+
+  describe('initialization', () => {
+    it('initializes a Registered NodeClaim once its Node is Ready', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS);
+      expect((await h.reconcile()).initialized).toEqual([]);
+      await h.advance(READY_MS);
+
+      const report = await h.reconcile();
+
+      expect(report.initialized).toEqual(['general-a']);
+      expect(await h.claim('general-a')).toMatchObject({ state: 'Initialized', initializedAt: '2026-03-02T08:01:00.000Z' });
+      expect(h.nodeOf(instance)!.labels['karpenter.sh/initialized']).toBe('true');
+    });
+
+    it('registers and initializes in one pass when the Node is already Ready', async () => {
+      await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      const report = await h.reconcile();
+      expect(report).toMatchObject({ registered: ['general-a'], initialized: ['general-a'] });
+    });
+
+    it('waits while a startup taint remains on the Node', async () => {
+      const startup: Taint = { key: 'example.com/agent-not-ready', effect: 'NoSchedule' };
+      const { instance } = await h.launch('general-a', {}, [startup]);
+      await h.advance(JOIN_MS + READY_MS);
+      const node = h.nodeOf(instance)!;
+      await h.cluster.patchNode(node.name, { taints: [...node.taints, startup] });
+      expect((await h.reconcile()).initialized).toEqual([]);
+      await h.cluster.patchNode(node.name, { taints: node.taints.filter((t) => t.key !== startup.key) });
+      expect((await h.reconcile()).initialized).toEqual(['general-a']);
+    });
+
+    describe('initializationBlocker', () => {
+      const claim = { startupTaints: [{ key: 'example.com/s', effect: 'NoSchedule' }], resources: { cpu: 1000, 'nvidia.com/gpu': 1 } } as unknown as NodeClaim;
+      const node = (over: Partial<ClusterNode>): ClusterNode => ({ name: 'n', providerId: 'aws:///a/i-1', labels: {}, annotations: {}, taints: [], allocatable: { cpu: 2000, 'nvidia.com/gpu': 1 }, ready: true, createdAt: 0, ...over });
+      it.each([
+        ['a Ready node with everything registered', node({}), undefined],
+        ['a NotReady node', node({ ready: false }), 'node is not Ready'],
+        ['a startup taint (same key and effect)', node({ taints: [{ key: 'example.com/s', effect: 'NoSchedule' }] }), 'startup taint example.com/s is still present'],
+        ['the startup key with another effect', node({ taints: [{ key: 'example.com/s', effect: 'NoExecute' }] }), undefined],
+        ['an ephemeral taint', node({ taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized', effect: 'NoSchedule' }] }), 'ephemeral taint node.cloudprovider.kubernetes.io/uninitialized is still present'],
+        ['a readiness gate taint', node({ taints: [{ key: 'readiness.k8s.io/network', effect: 'NoSchedule' }] }), 'ephemeral taint readiness.k8s.io/network is still present'],
+        ['a requested extended resource at zero', node({ allocatable: { cpu: 2000 } }), 'extended resource nvidia.com/gpu is not registered'],
+      ])('%s → %s', (_, n, expected) => {
+        expect(initializationBlocker(claim, n)).toBe(expected);
+      });
+    });
+  });
+
+  describe('liveness', () => {
+    it('terminates a NodeClaim not registered 15 minutes after launch (RegistrationTimeout), not a second earlier', async () => {
+      await db.close();
+      db = await startDynalite();
+      h = new Harness(db, { registrationDelayMs: 24 * 3600_000 });
+      const { instance } = await h.launch('general-a');
+      await h.advance(REGISTRATION_TTL_MS);
+      expect((await h.reconcile()).registrationTimeouts).toEqual([]);
+      await h.advance(1000);
+
+      const report = await h.reconcile();
+
+      expect(report.registrationTimeouts).toEqual(['general-a']);
+      expect(await h.claim('general-a')).toMatchObject({ state: 'Deleted', deletionReason: 'RegistrationTimeout', deletedAt: '2026-03-02T08:15:01.000Z' });
+      expect(instance.state).toBe('terminated');
+      expect(h.events('RegistrationTimeout')).toEqual([expect.objectContaining({ type: 'Warning', object: 'NodeClaim/general-a' })]);
+    });
+  });
+
+  describe('garbage collection', () => {
+    it('terminates an instance with no NodeClaim once it is older than 30 s, not before', async () => {
+      const orphan = await h.instance('general-ghost');
+      await h.advance(INSTANCE_GC_MIN_AGE_MS - 1000);
+      expect((await h.reconcile()).orphanInstances).toEqual([]);
+      expect(orphan.state).toBe('running');
+      await h.advance(2000);
+
+      const report = await h.reconcile();
+
+      expect(report.orphanInstances).toEqual([orphan.instanceId]);
+      expect(orphan.state).toBe('terminated');
+    });
+
+    it('deletes the Node of an orphan instance too', async () => {
+      const orphan = await h.instance('general-ghost');
+      await h.advance(JOIN_MS);
+      const node = h.nodeOf(orphan)!;
+      const report = await h.reconcile();
+      expect(report.deletedNodes).toEqual([node.name]);
+      expect(h.cluster.nodes.has(node.name)).toBe(false);
+    });
+
+    it('keeps an instance whose NodeClaim is still recording it (named by its tag, no instance id yet)', async () => {
+      const instance = await h.instance('general-a');
+      await h.store.create({ name: 'general-a', nodePool: 'general', nodeClass: 'default', state: 'Pending', requirements: [], instanceTypes: ['m5.large'], resources: {}, labels: {}, taints: [], startupTaints: [], nominatedPods: [], createdAt: new Date(START).toISOString() });
+      await h.advance(INSTANCE_GC_MIN_AGE_MS + 1000);
+      expect((await h.reconcile()).orphanInstances).toEqual([]);
+      expect(instance.state).toBe('running');
+    });
+
+    it('terminates an instance whose NodeClaim was deleted', async () => {
+      const { claim, instance } = await h.launch('general-a');
+      await h.store.update({ ...claim, state: 'Deleted', deletedAt: new Date(START).toISOString() });
+      await h.advance(INSTANCE_GC_MIN_AGE_MS + 1000);
+      expect((await h.reconcile()).orphanInstances).toEqual([instance.instanceId]);
+    });
+
+    it('leaves instances not launched for a NodePool alone', async () => {
+      const foreign = await h.ec2.adopt({ instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand', nodeClaim: '', nodeClass: 'default', labels: {}, taints: [], tags: {}, launchedAt: START - 3600_000 });
+      expect((await h.reconcile()).orphanInstances).toEqual([]);
+      expect(foreign.state).toBe('running');
+    });
+
+    it('marks a registered NodeClaim whose instance is gone InstanceTerminated once its Node is not Ready, and deletes the Node', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      await h.reconcile();
+      const node = h.nodeOf(instance)!;
+      h.ec2.setInstanceState(instance.instanceId, 'terminated');
+      // Karpenter: a Node still Ready keeps its NodeClaim (the cloud's list may lag).
+      expect((await h.reconcile()).instanceTerminated).toEqual([]);
+      h.cluster.setNodeReady(node, false);
+
+      const report = await h.reconcile();
+
+      expect(report).toMatchObject({ instanceTerminated: ['general-a'], deletedNodes: [node.name] });
+      expect(await h.claim('general-a')).toMatchObject({ state: 'Deleted', deletionReason: 'InstanceTerminated' });
+      expect(h.cluster.nodes.has(node.name)).toBe(false);
+    });
+
+    it('deletes a Node whose NodeClaim is Deleted', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      await h.reconcile();
+      const claim = (await h.claim('general-a'))!;
+      await h.store.update({ ...claim, state: 'Deleted', deletedAt: new Date(h.clock.now()).toISOString(), deletionReason: 'Expired' });
+      const node = h.nodeOf(instance)!;
+      const report = await h.reconcile();
+      expect(report.deletedNodes).toEqual([node.name]);
+    });
+
+    it('deletes the NodeClaim of a Node a user deleted and terminates its instance, with no deletion reason', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      await h.reconcile();
+      await h.cluster.deleteNode(h.nodeOf(instance)!.name);
+
+      const report = await h.reconcile();
+
+      expect(report.nodeDeleted).toEqual(['general-a']);
+      const claim = await h.claim('general-a');
+      expect(claim).toMatchObject({ state: 'Deleted', deletedAt: '2026-03-02T08:01:00.000Z' });
+      expect(claim?.deletionReason).toBeUndefined();
+      expect(instance.state).toBe('terminated');
+    });
+  });
+
+  describe('two overlapping passes', () => {
+    it('register, initialize and time out each NodeClaim once', async () => {
+      await db.close();
+      db = await startDynalite();
+      h = new Harness(db, { registrationDelayMs: 24 * 3600_000 });
+      await h.launch('general-late');
+      await h.advance(REGISTRATION_TTL_MS + 1000);
+      // A second NodeClaim whose kubelet joins (registered by hand: this harness's kubelets never join).
+      const { instance } = await h.launch('general-a');
+      h.cluster.registerNode(instance, { ready: true });
+      const orphan = await h.instance('general-ghost');
+      await h.advance(INSTANCE_GC_MIN_AGE_MS + 1000);
+
+      const reports = await Promise.all([h.reconcile(), h.reconcile()]);
+
+      const all = (k: 'registered' | 'initialized' | 'registrationTimeouts') => reports.flatMap((r) => r[k]);
+      expect(all('registered')).toEqual(['general-a']);
+      expect(all('initialized')).toEqual(['general-a']);
+      expect(all('registrationTimeouts')).toEqual(['general-late']);
+      expect(await h.claim('general-a')).toMatchObject({ state: 'Initialized' });
+      expect(await h.claim('general-late')).toMatchObject({ state: 'Deleted', deletionReason: 'RegistrationTimeout' });
+      expect(h.events('Registered')).toHaveLength(1);
+      expect(h.events('Initialized')).toHaveLength(1);
+      expect(h.events('RegistrationTimeout')).toHaveLength(1);
+      // Instance garbage collection has no record to write: both passes may terminate it, which is idempotent.
+      expect(orphan.state).toBe('terminated');
+      expect(h.ec2.instances.filter((i) => i.state === 'running').map((i) => i.instanceId)).toEqual([instance.instanceId]);
+    });
+
+    it('a second pass over a settled cluster does nothing', async () => {
+      await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      await h.reconcile();
+      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0 });
+    });
+  });
+});

@@ -1,0 +1,148 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
+import { GENERAL_POOL } from '../support/provisioner-harness.js';
+
+function deployment(name: string, replicas: number, cpu = '500m', memory = '1Gi'): string {
+  return `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
+`;
+}
+
+const scenario = (body: string, duration = '1h') => `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: lifecycle}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: ${duration}
+  region: us-west-2
+${body}`;
+
+async function run(...docs: string[]): Promise<SimulationResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-lifecycle-'));
+  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
+  return (await simulateScenario(dir, { seed: 5 })).result;
+}
+
+const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 };
+const webPodsPlaced = (r: SimulationResult) => r.pods.filter((p) => p.owner?.startsWith('ReplicaSet/web-') && p.deletedAt === null).every((p) => p.node !== null);
+
+describe('simulation engine: NodeClaim lifecycle', () => {
+  it('registers and initializes every launched NodeClaim and labels its Node', async () => {
+    const r = await run(GENERAL_POOL, deployment('web', 3), scenario(''));
+    expect(r.nodeClaims.length).toBeGreaterThan(0);
+    for (const c of r.nodeClaims) {
+      expect(c.registeredAt).not.toBeNull();
+      expect(c.initializedAt).not.toBeNull();
+      // The kubelet joins 45 s after launch and turns Ready 15 s later; the relay's node events run the lifecycle.
+      expect(Date.parse(c.registeredAt!) - Date.parse(c.launchedAt!)).toBe(45_000);
+      expect(Date.parse(c.initializedAt!) - Date.parse(c.registeredAt!)).toBe(15_000);
+    }
+    for (const n of r.nodes) {
+      expect(n.labels).toMatchObject({ 'karpenter.sh/nodepool': 'general', 'workload-type': 'general', 'karpenter.sh/registered': 'true', 'karpenter.sh/initialized': 'true' });
+    }
+    expect(r.pods.every((p) => p.scheduledAt !== null)).toBe(true);
+    expect(r.violations).toEqual(NO_VIOLATIONS);
+  });
+
+  it('marks a NodeClaim whose instance is terminated out of band InstanceTerminated and places its pods again', async () => {
+    const r = await run(
+      GENERAL_POOL,
+      deployment('web', 4),
+      scenario(`  events:
+    - at: 20m
+      instanceStateChange: {nodeSelector: {karpenter.sh/nodepool: general}, count: 1, state: terminated}`),
+    );
+    const gone = r.nodeClaims.filter((c) => c.deletionReason === 'InstanceTerminated');
+    expect(gone).toHaveLength(1);
+    // The Node stops reporting after 40 s; the next lifecycle pass (the schedule, or the relay's NotReady event) acts.
+    expect(gone[0]!.deletedAt).toBe('2026-03-02T08:20:40.000Z');
+    const node = r.nodes.find((n) => n.nodeClaim === gone[0]!.name)!;
+    expect(node.deletedAt).toBe('2026-03-02T08:20:40.000Z');
+    expect(r.pods.filter((p) => p.node === node.name).every((p) => p.deletedAt !== null)).toBe(true);
+    expect(webPodsPlaced(r)).toBe(true);
+    expect(r.pods.filter((p) => p.owner?.startsWith('ReplicaSet/web-') && p.deletedAt === null)).toHaveLength(4);
+    expect(r.violations).toEqual(NO_VIOLATIONS);
+    expect(r.events.filter((e) => e.reason === 'NotSimulated')).toEqual([]);
+  });
+
+  it('deletes the NodeClaim of a Node a user deletes, terminates its instance and places its pods again', async () => {
+    const r0 = await run(GENERAL_POOL, deployment('web', 2), scenario('', '5m'));
+    const nodeName = r0.nodes[0]!.name;
+    const r = await run(
+      GENERAL_POOL,
+      deployment('web', 2),
+      scenario(`  events:
+    - at: 10m
+      delete: {kind: Node, name: ${nodeName}}`),
+    );
+    const claim = r.nodeClaims.find((c) => r.nodes.find((n) => n.name === nodeName)?.nodeClaim === c.name)!;
+    expect(claim).toMatchObject({ deletedAt: '2026-03-02T08:10:00.000Z', deletionReason: null });
+    expect(r.nodeClaims.filter((c) => c.deletedAt === null).length).toBeGreaterThan(0);
+    expect(webPodsPlaced(r)).toBe(true);
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'NodeDeleted', object: `NodeClaim/${claim.name}` }));
+    expect(r.violations).toEqual(NO_VIOLATIONS);
+  });
+
+  it('terminates an instance whose kubelet never joins after 15 minutes (RegistrationTimeout) and launches again', async () => {
+    const r = await run(
+      GENERAL_POOL,
+      deployment('web', 2),
+      scenario(`  events:
+    - at: 20s
+      instanceStateChange: {instanceId: i-00000000000000001, state: stopped}`),
+    );
+    const first = r.nodeClaims[0]!;
+    expect(first).toMatchObject({ registeredAt: null, deletionReason: 'RegistrationTimeout' });
+    expect(Date.parse(first.deletedAt!) - Date.parse(first.launchedAt!)).toBeGreaterThan(15 * 60_000);
+    expect(Date.parse(first.deletedAt!) - Date.parse(first.launchedAt!)).toBeLessThanOrEqual(16 * 60_000);
+    expect(r.nodeClaims.length).toBeGreaterThan(1);
+    expect(webPodsPlaced(r)).toBe(true);
+    expect(r.violations).toEqual(NO_VIOLATIONS);
+  });
+
+  it('sets a node NotReady (its pods are evicted after 5 minutes) and Ready again (they are placed)', async () => {
+    const r = await run(
+      GENERAL_POOL,
+      deployment('web', 2),
+      scenario(`  events:
+    - at: 10m
+      nodeCondition: {nodeSelector: {karpenter.sh/nodepool: general}, count: 1, ready: false}
+    - at: 30m
+      nodeCondition: {nodeSelector: {karpenter.sh/nodepool: general}, count: 1, ready: true}`),
+    );
+    const evicted = r.pods.filter((p) => p.evictions > 0);
+    expect(evicted.length).toBeGreaterThan(0);
+    expect(evicted.every((p) => p.deletedAt === '2026-03-02T08:15:00.000Z')).toBe(true);
+    // Karpenter counts a NotReady node as capacity (node repair is off by default): the new pods wait for it.
+    const replacements = r.pods.filter((p) => p.owner?.startsWith('ReplicaSet/web-') && p.deletedAt === null);
+    expect(replacements.every((p) => p.scheduledAt === '2026-03-02T08:30:00.000Z')).toBe(true);
+    expect(r.nodeClaims.every((c) => c.deletedAt === null)).toBe(true);
+    expect(webPodsPlaced(r)).toBe(true);
+    expect(r.events.filter((e) => e.reason === 'NotSimulated')).toEqual([]);
+    expect(r.violations).toEqual(NO_VIOLATIONS);
+  });
+
+  it('says so when a timeline event matches no node', async () => {
+    const r = await run(
+      GENERAL_POOL,
+      scenario(`  events:
+    - at: 1m
+      nodeCondition: {nodeSelector: {team: none}, ready: false}`),
+    );
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'ScenarioEventSkipped', object: 'Scenario/nodeCondition' }));
+  });
+});

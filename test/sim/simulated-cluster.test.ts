@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { parseManifests } from '../../shared/core/api/manifest.js';
+import { isNotFoundError } from '../../shared/core/errors.js';
+import { seededIds } from '../../shared/ports/ids.js';
+import { NOT_READY_TOLERATION_MS, SimulatedCluster, type SimNode, type SimNodeEvent } from '../../shared/sim/simulated-cluster.js';
+import type { SimInstance } from '../../shared/sim/simulated-ec2.js';
+import { VirtualClock } from '../../shared/sim/virtual-clock.js';
+
+const START = Date.parse('2026-03-02T08:00:00Z');
+
+function instance(id: string, over: Partial<SimInstance> = {}): SimInstance {
+  return {
+    instanceId: id,
+    instanceType: 'm5.xlarge',
+    zone: 'us-west-2a',
+    capacityType: 'on-demand',
+    state: 'running',
+    tags: {},
+    launchedAt: START,
+    nodeClaim: '',
+    price: 0.192,
+    labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux' },
+    taints: [],
+    startupTaints: [],
+    allocatable: { cpu: 3920, memory: 14000, pods: 58 },
+    ...over,
+  };
+}
+
+const web = (replicas: number) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m}}}]
+`;
+
+const pdb = (minAvailable: number | string) => `
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: ${JSON.stringify(minAvailable)}
+  selector: {matchLabels: {app: web}}
+`;
+
+async function setup(yaml: string, options: { unregisteredTaint?: boolean } = {}) {
+  const clock = new VirtualClock(START);
+  const cluster = new SimulatedCluster(clock, { region: 'us-west-2', ids: seededIds(1), registerWithUnregisteredTaint: options.unregisteredTaint ?? false });
+  const events: [string, SimNodeEvent][] = [];
+  cluster.hooks = { onNodeEvent: (n, e) => void events.push([n.name, e]) };
+  const node = cluster.registerNode(instance('i-1'), { ready: true, name: 'n1' });
+  for (const m of parseManifests(yaml, 'test.yaml')) cluster.apply(m);
+  await clock.runUntil(clock.now());
+  return { clock, cluster, node, events };
+}
+
+describe('SimulatedCluster', () => {
+  describe('evictPod', () => {
+    it('evicts when the PDB allows a disruption; the controller replaces the pod under a new name', async () => {
+      const { cluster } = await setup(`${web(3)}\n---\n${pdb(2)}`);
+      const [victim] = [...cluster.pods.values()];
+      expect(await cluster.evictPod('default', victim!.name)).toBe('evicted');
+      expect(victim!.evictions).toBe(1);
+      expect(cluster.pods.has(`default/${victim!.name}`)).toBe(false);
+      expect(cluster.pods.size).toBe(3);
+    });
+
+    it('answers blocked (429) when the PDB allows no disruption', async () => {
+      const { cluster } = await setup(`${web(2)}\n---\n${pdb(2)}`);
+      const [victim] = [...cluster.pods.values()];
+      expect(await cluster.evictPod('default', victim!.name)).toBe('blocked');
+      expect(cluster.pods.has(`default/${victim!.name}`)).toBe(true);
+    });
+
+    it('counts only healthy pods, and rounds a percentage up', async () => {
+      const { cluster } = await setup(`${web(3)}\n---\n${pdb('50%')}`);
+      const pods = [...cluster.pods.values()];
+      expect(await cluster.evictPod('default', pods[0]!.name)).toBe('evicted');
+      // Now 3 selected pods, 2 healthy (the replacement is still pending): ceil(50% × 3) = 2 must stay → 0 allowed.
+      expect(await cluster.evictPod('default', pods[1]!.name)).toBe('blocked');
+    });
+
+    it('answers gone (404) for a pod that does not exist', async () => {
+      const { cluster } = await setup(web(1));
+      expect(await cluster.evictPod('default', 'nope')).toBe('gone');
+    });
+
+    it('recreates an evicted bare pod under the same name', async () => {
+      const { cluster } = await setup(`
+apiVersion: v1
+kind: Pod
+metadata: {name: solo, labels: {app: solo}}
+spec:
+  containers: [{name: app, image: nginx}]
+`);
+      const before = cluster.pods.get('default/solo')!;
+      expect(await cluster.evictPod('default', 'solo')).toBe('evicted');
+      const after = cluster.pods.get('default/solo')!;
+      expect(after).not.toBe(before);
+      expect(after.labels).toEqual({ app: 'solo' });
+    });
+
+    it('lists PodDisruptionBudgets', async () => {
+      const { cluster } = await setup(pdb(1));
+      expect((await cluster.listPodDisruptionBudgets()).map((p) => p.metadata.name)).toEqual(['web']);
+    });
+  });
+
+  describe('patchNode', () => {
+    it('merges labels, deletes null ones, and replaces taints when given', async () => {
+      const { cluster, node } = await setup('');
+      await cluster.patchNode('n1', { labels: { a: '1', 'kubernetes.io/os': null } });
+      expect(node.labels).toMatchObject({ a: '1' });
+      expect(node.labels['kubernetes.io/os']).toBeUndefined();
+      await cluster.patchNode('n1', { taints: [{ key: 'k', effect: 'NoSchedule' }] });
+      expect(node.taints).toEqual([{ key: 'k', effect: 'NoSchedule' }]);
+      await cluster.patchNode('n1', { labels: { b: '2' } });
+      expect(node.taints).toEqual([{ key: 'k', effect: 'NoSchedule' }]);
+    });
+
+    it('throws NotFoundError for a missing Node', async () => {
+      const { cluster } = await setup('');
+      await expect(cluster.patchNode('nope', { labels: {} })).rejects.toSatisfy(isNotFoundError);
+    });
+
+    it('lets pods schedule once the unregistered taint is removed', async () => {
+      const { cluster, clock } = await setup('', { unregisteredTaint: true });
+      const fresh: SimNode = cluster.registerNode(instance('i-2'), { name: 'n2' });
+      cluster.delete('Node', '', 'n1');
+      for (const m of parseManifests(web(1), 'web.yaml')) cluster.apply(m);
+      await clock.runUntil(clock.now() + 15_000);
+      expect([...cluster.pods.values()][0]!.nodeName).toBeUndefined();
+      await cluster.patchNode('n2', { taints: fresh.taints.filter((t) => t.key !== 'karpenter.sh/unregistered') });
+      await clock.runUntil(clock.now());
+      expect([...cluster.pods.values()][0]!.nodeName).toBe('n2');
+    });
+  });
+
+  describe('deleteNode', () => {
+    it('deletes the Node and its pods, and a second delete is not an error', async () => {
+      const { cluster, events } = await setup(web(2));
+      await cluster.deleteNode('n1');
+      await cluster.deleteNode('n1');
+      expect(cluster.nodes.size).toBe(0);
+      expect([...cluster.pods.values()].every((p) => !p.nodeName)).toBe(true);
+      expect(events.filter(([, e]) => e === 'deleted')).toEqual([['n1', 'deleted']]);
+    });
+  });
+
+  describe('setNodeReady', () => {
+    it('taints a NotReady node and evicts its pods after the 300 s toleration, DaemonSet-style tolerations excepted', async () => {
+      const { cluster, clock, node } = await setup(web(2));
+      cluster.setNodeReady(node, false);
+      expect(node.taints.map((t) => `${t.key}:${t.effect}`)).toEqual(['node.kubernetes.io/not-ready:NoSchedule', 'node.kubernetes.io/not-ready:NoExecute']);
+      await clock.runUntil(clock.now() + NOT_READY_TOLERATION_MS - 1);
+      expect([...cluster.pods.values()].every((p) => p.nodeName === 'n1')).toBe(true);
+      await clock.runUntil(clock.now() + 1);
+      expect(cluster.podHistory.filter((p) => p.evictions === 1)).toHaveLength(2);
+    });
+
+    it('removes the taints when Ready again, and evicts nothing', async () => {
+      const { cluster, clock, node, events } = await setup(web(2));
+      cluster.setNodeReady(node, false);
+      await clock.runUntil(clock.now() + 60_000);
+      cluster.setNodeReady(node, true);
+      await clock.runUntil(clock.now() + NOT_READY_TOLERATION_MS);
+      expect(node.taints).toEqual([]);
+      expect(cluster.podHistory.every((p) => p.evictions === 0)).toBe(true);
+      expect(events.map(([, e]) => e)).toEqual(['registered', 'notReady', 'ready']);
+    });
+  });
+});
