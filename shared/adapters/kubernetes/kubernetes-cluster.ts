@@ -1,0 +1,455 @@
+/**
+ * The real Kubernetes API behind the Cluster port, on `@kubernetes/client-node` 1.4.0. Its contract is the
+ * simulated cluster's (`shared/sim/simulated-cluster.ts`); errors leave translated (`kubernetes-errors.ts`).
+ *
+ * ## Connection
+ * A `KubeConfig` built in memory from the cluster endpoint, its CA (base64 PEM, as EKS `DescribeCluster` returns
+ * `certificateAuthority.data`) and a bearer-token provider called before every request (for EKS: `EksTokenCache`
+ * in `shared/adapters/aws/eks-token.ts`, which refreshes the 15-minute token). The provider is plugged in as a
+ * client-node `Authenticator`, so no kubeconfig file or `aws` CLI is needed in the Lambda.
+ *
+ * ## Reads
+ * Every list is paginated with `limit=500` and `continue` (the API server's chunking; a `410 Expired` continue
+ * token restarts the list once). Pods are listed with `fieldSelector=status.phase!=Succeeded,status.phase!=Failed`.
+ * NodePools, EC2NodeClasses, DaemonSets, PodDisruptionBudgets and Pods are parsed with the project's zod schemas;
+ * an object that does not parse is logged (`warn`) and skipped, never fatal for the list.
+ *
+ * ## Writes
+ * - `patchNode`: a JSON merge patch (`application/merge-patch+json`, RFC 7386): `metadata.labels` merges with
+ *   `null` deleting a key; `spec.taints` is a list, so a merge patch replaces it whole. client-node 1.x sends the
+ *   first media type the OpenAPI spec lists (`application/json-patch+json`) unless told otherwise, so every patch
+ *   passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call options.
+ * - `evictPod`: `POST …/pods/{name}/eviction` with a `policy/v1` Eviction; 429 (a PDB forbids it now) and 404 are
+ *   values, not errors (Karpenter's terminator retries a 429 with backoff; ../shared/KARPENTER-V1.md §3).
+ * - `recordEvent`: a `core/v1` Event with a deterministic name (`<object>.<hash of type, reason, object, message>`),
+ *   so a repeat bumps `count` and `lastTimestamp` of the existing Event instead of adding one (client-go's
+ *   `EventCorrelator` does this in memory; a Lambda has no memory between invocations, so the name carries it).
+ * - `mirrorNodeClaim`: server-side apply (`application/apply-patch+yaml`, `fieldManager=skiff`, `force=true`) of the
+ *   NodeClaim and then of its `/status` subresource: create-or-update in one request each, no resourceVersion
+ *   needed, and re-applying the same record is a no-op.
+ */
+import { createHash } from 'node:crypto';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+  type CoreV1Event,
+  type User,
+} from '@kubernetes/client-node';
+import { ec2NodeClassSchema, type EC2NodeClass } from '../../core/api/ec2nodeclass.js';
+import type { NodeClaim } from '../../core/api/nodeclaim.js';
+import { nodePoolSchema, type NodePool } from '../../core/api/nodepool.js';
+import { pdbSchema, type PodDisruptionBudget } from '../../core/api/pdb.js';
+import { daemonSetSchema, type DaemonSet } from '../../core/api/workloads.js';
+import { isConflictError, isNotFoundError } from '../../core/errors.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodePatch } from '../../ports/cluster.js';
+import { httpStatusOf, kubernetesError } from './kubernetes-errors.js';
+import { parseApiObject, toClusterNode, toClusterPod, type ParseOutcome, type WireObject } from './kubernetes-objects.js';
+import { NODECLAIM_RESOURCE, nodeClaimMirror } from './nodeclaim-mirror.js';
+
+/** Items per list page (`limit`). 500 is client-go's pager default (`k8s.io/client-go/tools/pager` `defaultPageSize`). */
+export const PAGE_SIZE = 500;
+/** Field selector of {@link KubernetesCluster.listPods}: every pod that is not terminal. */
+export const NON_TERMINAL_POD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed';
+/** Field manager of Skiff's writes (server-side apply ownership, `managedFields`). */
+export const FIELD_MANAGER = 'skiff';
+/** `source.component` / `reportingComponent` of the Events Skiff writes. */
+export const EVENT_COMPONENT = 'skiff';
+/** Annotation on an Event carrying {@link ClusterEvent.details} as JSON (dropped beyond {@link MAX_DETAILS_BYTES}). */
+export const EVENT_DETAILS_ANNOTATION = 'skiff.dev/details';
+/** Largest details annotation written, bytes (annotations share a 256 KiB budget per object). */
+export const MAX_DETAILS_BYTES = 32 * 1024;
+/** Namespace of Events about cluster-scoped objects (Nodes, NodePools), where kubectl and kubelet put them. */
+export const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
+/** Attempts at bumping an existing Event's count when another writer changed it in between (409). */
+const EVENT_BUMP_ATTEMPTS = 3;
+/** Name of the in-memory auth provider the token callback is registered under. */
+const TOKEN_AUTH_PROVIDER = 'skiff-bearer-token';
+
+/** What the adapter logs: objects skipped because they do not parse. Structurally a subset of the Lambda `Log`. */
+export interface KubernetesLog {
+  warn(message: string, attributes?: Record<string, unknown>): void;
+}
+
+/** Options of {@link KubernetesCluster}. */
+export interface KubernetesClusterOptions {
+  /** API server URL, e.g. `https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com`. */
+  readonly server: string;
+  /** The cluster CA bundle, base64-encoded PEM (EKS `cluster.certificateAuthority.data`). @default the system roots */
+  readonly caData?: string;
+  /** A fresh bearer token (`k8s-aws-v1.…` on EKS); called before every request, so it should cache. */
+  readonly token: () => Promise<string>;
+  readonly clock: Clock;
+  /** Where skipped objects are reported. @default `console.warn` */
+  readonly log?: KubernetesLog;
+  /** Items per list page. @default {@link PAGE_SIZE} */
+  readonly pageSize?: number;
+  /**
+   * Allow a plain `http://` server (tests against a local fake). client-node only speaks HTTP when the cluster is
+   * marked `skipTLSVerify`, so this sets that flag — never enable it for a real cluster. @default false
+   */
+  readonly allowInsecureHttp?: boolean;
+}
+
+/** A page of a list response, typed (`_continue`) or unstructured (`continue`). */
+interface ListPage {
+  readonly items?: readonly unknown[];
+  readonly metadata?: { readonly _continue?: string; readonly continue?: string };
+}
+
+const consoleLog: KubernetesLog = { warn: (message, attributes) => console.warn(message, attributes ?? {}) };
+
+/**
+ * The Kubernetes API as Skiff uses it (Cluster port), plus the writes of the lifecycle and disruption
+ * controllers: Node patch and delete, pod eviction, PDB listing, and the NodeClaim mirror.
+ * @example
+ * const tokens = new EksTokenCache({ clusterName: 'prod', region: 'eu-west-1', clock: systemClock });
+ * const cluster = new KubernetesCluster({ server: endpoint, caData, token: () => tokens.token(), clock: systemClock, log });
+ * const pools = await cluster.listNodePools();
+ */
+export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, DaemonSet> {
+  readonly #core: CoreV1Api;
+  readonly #apps: AppsV1Api;
+  readonly #policy: PolicyV1Api;
+  readonly #custom: CustomObjectsApi;
+  readonly #clock: Clock;
+  readonly #log: KubernetesLog;
+  readonly #pageSize: number;
+
+  /**
+   * @throws {RangeError} when `server` is `http://` without `allowInsecureHttp`
+   */
+  constructor(options: KubernetesClusterOptions) {
+    const insecure = options.server.startsWith('http:');
+    if (insecure && options.allowInsecureHttp !== true) throw new RangeError(`refusing plain-HTTP Kubernetes server ${options.server} (set allowInsecureHttp for tests)`);
+    const kc = new KubeConfig();
+    const user: User = { name: 'skiff', authProvider: { name: TOKEN_AUTH_PROVIDER, config: {} } };
+    kc.loadFromClusterAndUser({ name: 'eks', server: options.server, skipTLSVerify: insecure, ...(options.caData ? { caData: options.caData } : {}) }, user);
+    const authenticator: Parameters<KubeConfig['addAuthenticator']>[0] = {
+      isAuthProvider: (u) => (u.authProvider as { name?: unknown } | undefined)?.name === TOKEN_AUTH_PROVIDER,
+      applyAuthentication: async (_u, opts) => {
+        const token = await options.token();
+        opts.headers = { ...opts.headers, Authorization: `Bearer ${token}` };
+      },
+    };
+    kc.addAuthenticator(authenticator);
+    this.#core = kc.makeApiClient(CoreV1Api);
+    this.#apps = kc.makeApiClient(AppsV1Api);
+    this.#policy = kc.makeApiClient(PolicyV1Api);
+    this.#custom = kc.makeApiClient(CustomObjectsApi);
+    this.#clock = options.clock;
+    this.#log = options.log ?? consoleLog;
+    this.#pageSize = options.pageSize ?? PAGE_SIZE;
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------------------------
+
+  /**
+   * Every `karpenter.sh/v1` NodePool, parsed and defaulted (`nodePoolSchema`); malformed ones are logged and skipped.
+   * @throws {ThrottledError} on 429 or 5xx (retry later) · {@link KubernetesApiError} on 401/403 and others
+   */
+  async listNodePools(): Promise<NodePool[]> {
+    const items = await this.#listCustom('karpenter.sh', 'v1', 'nodepools', 'NodePools');
+    return this.#parseAll(items, (i) => parseApiObject(nodePoolSchema, { apiVersion: 'karpenter.sh/v1', kind: 'NodePool' }, i));
+  }
+
+  /**
+   * Every `karpenter.k8s.aws/v1` EC2NodeClass, parsed (`ec2NodeClassSchema`); malformed ones are logged and skipped.
+   * @throws as {@link KubernetesCluster.listNodePools}
+   */
+  async listNodeClasses(): Promise<EC2NodeClass[]> {
+    const items = await this.#listCustom('karpenter.k8s.aws', 'v1', 'ec2nodeclasses', 'EC2NodeClasses');
+    return this.#parseAll(items, (i) => parseApiObject(ec2NodeClassSchema, { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass' }, i));
+  }
+
+  /**
+   * Every `apps/v1` DaemonSet in every namespace, parsed (`daemonSetSchema`); malformed ones are logged and skipped.
+   * @throws as {@link KubernetesCluster.listNodePools}
+   */
+  async listDaemonSets(): Promise<DaemonSet[]> {
+    const items = await this.#listAll('DaemonSets', (cont) => this.#apps.listDaemonSetForAllNamespaces({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }));
+    return this.#parseAll(items.map(toWire), (i) => parseApiObject(daemonSetSchema, { apiVersion: 'apps/v1', kind: 'DaemonSet' }, i));
+  }
+
+  /**
+   * Every Pending or Running pod (`fieldSelector=status.phase!=Succeeded,status.phase!=Failed`), spec parsed with
+   * `podSchema`; a pod that does not parse is logged and skipped (Skiff will not provision for it).
+   * @throws as {@link KubernetesCluster.listNodePools}
+   */
+  async listPods(): Promise<ClusterPod[]> {
+    const items = await this.#listAll('Pods', (cont) =>
+      this.#core.listPodForAllNamespaces({ limit: this.#pageSize, fieldSelector: NON_TERMINAL_POD_SELECTOR, ...(cont ? { _continue: cont } : {}) }),
+    );
+    return this.#parseAll(items.map(toWire), toClusterPod);
+  }
+
+  /**
+   * Every Node, allocatable in canonical units (cpu millicores, memory MiB); a Node with a malformed quantity or
+   * taint is logged and skipped.
+   * @throws as {@link KubernetesCluster.listNodePools}
+   */
+  async listNodes(): Promise<ClusterNode[]> {
+    const items = await this.#listAll('Nodes', (cont) => this.#core.listNode({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }));
+    return this.#parseAll(items.map(toWire), toClusterNode);
+  }
+
+  /**
+   * Every `policy/v1` PodDisruptionBudget in every namespace, parsed (`pdbSchema`); malformed ones are logged and
+   * skipped.
+   * @throws as {@link KubernetesCluster.listNodePools}
+   */
+  async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
+    const items = await this.#listAll('PodDisruptionBudgets', (cont) =>
+      this.#policy.listPodDisruptionBudgetForAllNamespaces({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }),
+    );
+    return this.#parseAll(items.map(toWire), (i) => parseApiObject(pdbSchema, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }, i));
+  }
+
+  // ---- writes --------------------------------------------------------------------------------------------------
+
+  /**
+   * Merges `labels` (null deletes a label) into the Node and, when `taints` is given, replaces its taints, with one
+   * JSON merge patch (`{metadata: {labels}, spec: {taints}}`). Taints are replaced without a resourceVersion
+   * precondition: a taint another controller adds between the caller's read and this patch is lost.
+   * @throws {NotFoundError} when the Node does not exist · {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
+   */
+  async patchNode(name: string, patch: NodePatch): Promise<void> {
+    const body = {
+      ...(patch.labels !== undefined ? { metadata: { labels: patch.labels } } : {}),
+      ...(patch.taints !== undefined ? { spec: { taints: patch.taints.map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })) } } : {}),
+    };
+    try {
+      await this.#core.patchNode({ name, body, fieldManager: FIELD_MANAGER }, mergePatch());
+    } catch (e) {
+      throw kubernetesError(e, `PATCH Node ${name}`, `Node/${name}`);
+    }
+  }
+
+  /**
+   * Deletes the Node; a Node already gone is not an error.
+   * @throws {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
+   */
+  async deleteNode(name: string): Promise<void> {
+    try {
+      await this.#core.deleteNode({ name });
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return;
+      throw kubernetesError(e, `DELETE Node ${name}`, `Node/${name}`);
+    }
+  }
+
+  /**
+   * Evicts the pod through the Eviction API (`POST /api/v1/namespaces/{ns}/pods/{name}/eviction`), which honours
+   * PodDisruptionBudgets.
+   * @returns `'evicted'` (201), `'blocked'` (429: a PDB forbids it now — try later), or `'gone'` (404)
+   * @throws {ThrottledError} on 5xx (e.g. 500 when several PDBs select the pod) · {KubernetesApiError} otherwise
+   */
+  async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
+    const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } };
+    try {
+      await this.#core.createNamespacedPodEviction({ name, namespace, body });
+      return 'evicted';
+    } catch (e) {
+      const status = httpStatusOf(e);
+      if (status === 429) return 'blocked';
+      if (status === 404) return 'gone';
+      throw kubernetesError(e, `evict Pod ${namespace}/${name}`, `Pod/${namespace}/${name}`);
+    }
+  }
+
+  /**
+   * Writes a `core/v1` Event about `event.object` (`Kind/namespace/name`, or `Kind/name` for cluster-scoped objects,
+   * whose Events go to the `default` namespace). A repeat of the same type, reason, object and message bumps the
+   * existing Event's `count` and `lastTimestamp` (see the module doc). `details` go to the `skiff.dev/details`
+   * annotation as JSON. Node Events carry the node name as `involvedObject.uid`, as kubelet's do, so
+   * `kubectl describe node` lists them; other kinds carry no uid (the port does not know it).
+   * @throws {RangeError} when `event.object` is not `Kind/name` or `Kind/namespace/name` ·
+   *   {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
+   */
+  async recordEvent(event: ClusterEvent): Promise<void> {
+    const parts = event.object.split('/');
+    if (parts.length < 2 || parts.length > 3 || parts.some((p) => p === '')) {
+      throw new RangeError(`event object ${JSON.stringify(event.object)} must be Kind/name or Kind/namespace/name`);
+    }
+    const [kind, first, second] = parts as [string, string, string | undefined];
+    const objectNamespace = second === undefined ? undefined : first;
+    const objectName = second ?? first;
+    const namespace = objectNamespace ?? CLUSTER_SCOPED_EVENT_NAMESPACE;
+    const hash = createHash('sha256').update([event.type, event.reason, event.object, event.message].join('\n')).digest('hex').slice(0, 16);
+    const name = `${objectName.slice(0, 253 - 17)}.${hash}`;
+    const now = new Date(this.#clock.now());
+    const details = event.details === undefined ? undefined : JSON.stringify(event.details);
+    const apiVersion = EVENT_API_VERSIONS[kind];
+    const body: CoreV1Event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace, ...(details !== undefined && details.length <= MAX_DETAILS_BYTES ? { annotations: { [EVENT_DETAILS_ANNOTATION]: details } } : {}) },
+      involvedObject: {
+        kind,
+        name: objectName,
+        ...(objectNamespace !== undefined ? { namespace: objectNamespace } : {}),
+        ...(apiVersion !== undefined ? { apiVersion } : {}),
+        ...(kind === 'Node' ? { uid: objectName } : {}),
+      },
+      type: event.type,
+      reason: event.reason,
+      message: event.message,
+      source: { component: EVENT_COMPONENT },
+      reportingComponent: EVENT_COMPONENT,
+      reportingInstance: EVENT_COMPONENT,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    const what = `Event ${namespace}/${name}`;
+    try {
+      await this.#core.createNamespacedEvent({ namespace, body });
+      return;
+    } catch (e) {
+      const error = kubernetesError(e, `POST ${what}`, `Event/${namespace}/${name}`);
+      if (!isConflictError(error)) throw error;
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = await this.#core.readNamespacedEvent({ name, namespace });
+        const bump = { metadata: { resourceVersion: existing.metadata.resourceVersion }, count: (existing.count ?? 1) + 1, lastTimestamp: now.toISOString() };
+        await this.#core.patchNamespacedEvent({ name, namespace, body: bump }, mergePatch());
+        return;
+      } catch (e) {
+        const error = kubernetesError(e, `bump ${what}`, `Event/${namespace}/${name}`);
+        // 404: the Event expired (the API server's event TTL, 1 h by default) between our create and read.
+        if (isNotFoundError(error)) return this.#createEventOnce(namespace, body, what);
+        if (!isConflictError(error) || attempt >= EVENT_BUMP_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async #createEventOnce(namespace: string, body: CoreV1Event, what: string): Promise<void> {
+    try {
+      await this.#core.createNamespacedEvent({ namespace, body });
+    } catch (e) {
+      throw kubernetesError(e, `POST ${what}`, `Event/${namespace}/${body.metadata.name ?? ''}`);
+    }
+  }
+
+  /**
+   * Creates or updates the `karpenter.sh/v1` NodeClaim mirroring `claim` (see `nodeclaim-mirror.ts` for the
+   * object): server-side apply of metadata + spec, then of `status` (a subresource on the NodeClaim CRD, so a
+   * separate request). Idempotent. A claim in state `Deleted` deletes its mirror instead.
+   * @throws {KubernetesApiError} 422 `Invalid` when the spec differs from the stored one (the NodeClaim CRD makes
+   *   `spec` immutable), and on other 4xx · {ThrottledError} on 429/5xx
+   */
+  async mirrorNodeClaim(claim: NodeClaim): Promise<void> {
+    if (claim.state === 'Deleted') return this.deleteNodeClaimMirror(claim.name);
+    const mirror = nodeClaimMirror(claim);
+    const key = `NodeClaim/${claim.name}`;
+    const target = { ...NODECLAIM_RESOURCE, name: claim.name, fieldManager: FIELD_MANAGER, force: true };
+    try {
+      await this.#custom.patchClusterCustomObject({ ...target, body: mirror.object }, applyPatch());
+    } catch (e) {
+      throw kubernetesError(e, `apply ${key}`, key);
+    }
+    try {
+      const status = { apiVersion: mirror.object.apiVersion, kind: mirror.object.kind, metadata: { name: claim.name }, status: mirror.status };
+      await this.#custom.patchClusterCustomObjectStatus({ ...target, body: status }, applyPatch());
+    } catch (e) {
+      throw kubernetesError(e, `apply ${key} status`, key);
+    }
+  }
+
+  /**
+   * Deletes the NodeClaim mirror named `name`; one already gone is not an error.
+   * @throws {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
+   */
+  async deleteNodeClaimMirror(name: string): Promise<void> {
+    try {
+      await this.#custom.deleteClusterCustomObject({ ...NODECLAIM_RESOURCE, name });
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return;
+      throw kubernetesError(e, `DELETE NodeClaim ${name}`, `NodeClaim/${name}`);
+    }
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------------------------
+
+  /** A cluster-scoped custom resource list, paginated; items as the API server sent them. */
+  async #listCustom(group: string, version: string, plural: string, what: string): Promise<WireObject[]> {
+    const items = await this.#listAll(what, (cont) =>
+      this.#custom.listClusterCustomObject({ group, version, plural, limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }) as Promise<ListPage>,
+    );
+    return items.filter((i): i is WireObject => typeof i === 'object' && i !== null);
+  }
+
+  /**
+   * Follows `continue` tokens until the list is complete. A `410 Expired` on a continued page (the token outlived
+   * etcd's compaction window) restarts the list from the beginning, once.
+   */
+  async #listAll(what: string, page: (cont: string | undefined) => Promise<ListPage>): Promise<unknown[]> {
+    for (let restart = 0; ; restart++) {
+      const out: unknown[] = [];
+      let cont: string | undefined;
+      try {
+        do {
+          const result = await page(cont);
+          out.push(...(result.items ?? []));
+          cont = result.metadata?._continue ?? result.metadata?.continue ?? undefined;
+          if (cont === '') cont = undefined;
+        } while (cont !== undefined);
+        return out;
+      } catch (e) {
+        if (cont !== undefined && httpStatusOf(e) === 410 && restart === 0) continue;
+        throw kubernetesError(e, `LIST ${what}`, what);
+      }
+    }
+  }
+
+  /** Keeps the objects that parse; logs one warning per object that does not. */
+  #parseAll<T>(items: readonly WireObject[], parse: (item: WireObject) => ParseOutcome<T>): T[] {
+    const out: T[] = [];
+    for (const item of items) {
+      const result = parse(item);
+      if (result.ok) out.push(result.value);
+      else this.#log.warn(`Skipping ${result.problem}`, { problem: result.problem });
+    }
+    return out;
+  }
+}
+
+/** `apiVersion` of the kinds Skiff writes Events about (for `involvedObject.apiVersion`). */
+const EVENT_API_VERSIONS: Readonly<Record<string, string>> = {
+  Pod: 'v1',
+  Node: 'v1',
+  NodePool: 'karpenter.sh/v1',
+  NodeClaim: 'karpenter.sh/v1',
+  EC2NodeClass: 'karpenter.k8s.aws/v1',
+  Deployment: 'apps/v1',
+  StatefulSet: 'apps/v1',
+  DaemonSet: 'apps/v1',
+  Job: 'batch/v1',
+  PodDisruptionBudget: 'policy/v1',
+};
+
+/** Call options sending a JSON merge patch (client-node defaults to JSON Patch otherwise). */
+function mergePatch() {
+  return setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+}
+
+/** Call options sending a server-side apply patch (the body is JSON, which is YAML). */
+function applyPatch() {
+  return setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+}
+
+/**
+ * A typed client-node model back in wire form. client-node 1.x deserialises responses into model classes (dates
+ * become `Date`s, unknown fields are dropped); JSON round-tripping gives the API's JSON again (dates as RFC 3339
+ * with milliseconds), which is what the zod schemas read. The models of the kinds listed here (Pod, Node,
+ * DaemonSet, PodDisruptionBudget) use the wire field names throughout.
+ */
+function toWire(model: unknown): WireObject {
+  return JSON.parse(JSON.stringify(model)) as WireObject;
+}
