@@ -6,6 +6,8 @@
  * stale or reordered message is harmless. Malformed messages are logged, counted and dropped (retrying them
  * would never succeed). When the controller fails, or the cloud throttled a launch, every well-formed record
  * is reported failed and comes back after the visibility timeout; the retry resumes from the NodeClaim records.
+ * A crash (the Lambda dies or times out) acknowledges nothing either, so the whole batch comes back the same way; two
+ * invocations of one batch (a redelivery while the first still runs) are safe because the controller is.
  */
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
@@ -22,10 +24,14 @@ export interface ProvisionerHandlerDeps {
   readonly log: Log;
 }
 
-/** Some NodeClaims could not be launched yet (throttling): the batch is retried. */
+/**
+ * Some NodeClaims could not be launched yet (the cloud throttled, or they gave way to an overlapping pass's
+ * NodeClaim in the last round): the batch is retried.
+ */
 export class ProvisioningIncompleteError extends SkiffError {
+  /** @param nodeClaims the NodeClaims left to a retry */
   constructor(readonly nodeClaims: readonly string[]) {
-    super(`launch of ${nodeClaims.join(', ')} was throttled; retrying the batch`);
+    super(`launch of ${nodeClaims.join(', ')} is not done (throttled, or superseded by an overlapping pass); retrying the batch`);
   }
 }
 

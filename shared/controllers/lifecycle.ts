@@ -17,7 +17,10 @@
  *    `InstanceTerminated`, its Node deleted (core `nodeclaim/garbagecollection`); (c) a Node whose NodeClaim is
  *    `Deleted` or `Failed` → deleted; (d) a registered NodeClaim whose Node was deleted (by a user) → its instance is
  *    terminated and it is `Deleted` (Karpenter: deleting a Node deletes its NodeClaim), with no deletion reason
- *    because Skiff did not decide it — unless the instance is gone too, which is `InstanceTerminated`.
+ *    because Skiff did not decide it — unless the instance is gone too, which is `InstanceTerminated`; (e) a Node of
+ *    a NodePool (or still carrying `karpenter.sh/unregistered`) whose instance is no longer running and that no live
+ *    NodeClaim claims → deleted (a pass that crashed between terminating an orphan instance and deleting its Node
+ *    leaves one behind, and no other step would find it: the instance is gone and no NodeClaim names the Node).
  *
  * Concurrency: NodeClaims are read before Nodes and instances, so a NodeClaim registered by an overlapping pass
  * always finds its Node in this pass's list, and an instance launched after the read is younger than the GC age.
@@ -187,6 +190,13 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   for (const node of nodes) {
     if (endedProviders.has(node.providerId) && !liveProviders.has(node.providerId)) await deleteNode(node.name);
   }
+
+  // (e) Managed Nodes whose instance is gone and that no live NodeClaim claims.
+  for (const node of nodes) {
+    if (liveProviders.has(node.providerId) || !isManagedNode(node)) continue;
+    const instanceId = node.providerId.split('/').pop() ?? '';
+    if (instanceId.startsWith('i-') && !running.has(instanceId)) await deleteNode(node.name);
+  }
   return report;
 }
 
@@ -199,6 +209,11 @@ interface Pass {
 /** An instance Karpenter would garbage-collect: launched for a NodePool (Karpenter requires the `karpenter.sh/nodepool` tag). */
 function isManaged(instance: CloudInstance): boolean {
   return instance.tags[LABEL_NODEPOOL] !== undefined;
+}
+
+/** A Node Skiff launched: it carries its NodePool's label, or the taint every launched node registers with. */
+function isManagedNode(node: ClusterNode): boolean {
+  return node.labels[LABEL_NODEPOOL] !== undefined || node.taints.some((t) => t.key === UNREGISTERED_TAINT_KEY);
 }
 
 /** `aws:///<zone>/<instance-id>`, the providerID a Node of the instance carries. */

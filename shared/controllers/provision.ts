@@ -6,16 +6,33 @@
  * 2. resume any NodeClaim left `Pending` without an instance (a crash between record and launch);
  * 3. solve the pending pods that are not already nominated to a live NodeClaim;
  * 4. nominate pods that fit in-flight NodeClaims (a conditional update), then for each new NodeClaim:
- *    create the record (conditional: must not exist), CreateFleet with the NodeClaim name as idempotency token,
- *    record the instance (conditional on version);
+ *    create the record (conditional: must not exist), commit the launch (see below), CreateFleet with the NodeClaim
+ *    name as idempotency token (`ClientToken`), record the instance (conditional on version);
  * 5. on insufficient capacity, mark the offerings unavailable for 3 minutes and re-solve without them
  *    (at most {@link MAX_ROUNDS} rounds) — this is how spot falls back to on-demand.
  * Expected outcomes (unschedulable pods, failed launches) are reported as values and Kubernetes Events.
+ *
+ * At-least-once delivery: a batch can be delivered twice, a pass can crash after any write and be retried, and two
+ * passes can overlap (a redelivery while the first invocation still runs). Every step is therefore idempotent, and
+ * two passes never launch for the same pods:
+ * - a NodeClaim's name is derived from its decision ({@link nodeClaimName}: NodePool, pods, and the NodeClaims
+ *   those pods had before), so overlapping passes that make the same decision write the same record — the second
+ *   conditional create fails and that pass joins the first's launch instead of launching a second NodeClaim;
+ * - commit before launch: after its record exists, a launch lists the NodeClaims, gives way (`Superseded`) when
+ *   another in-flight NodeClaim holds one of its pods, and otherwise commits with a conditional write (the record's
+ *   version goes from 1 to 2). Of two overlapping NodeClaims at most one commits: the one whose check ran last sees
+ *   the other. Only a committed NodeClaim is launched, and a retry resumes a committed one without checking again;
+ * - CreateFleet's `ClientToken` is the NodeClaim name, so launching a record twice (a retry, or two passes resuming
+ *   it) returns the same instance;
+ * - only `ConflictError`s and the CreateFleet errors the port names are handled; anything else (a crash, a failed
+ *   write) ends the pass with the records as they are, and the retry resumes from them. A `Pending` record older
+ *   than {@link REGISTRATION_TTL_MS} is no longer resumed (no Lambda runs that long): it fails, and garbage
+ *   collection terminates any instance it got.
  */
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
 import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
-import { isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
+import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
 import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
 import { planLaunch } from '../core/provisioning/launch.js';
 import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../core/provisioning/nodepool-template.js';
@@ -24,7 +41,7 @@ import { solve, withinLimits, type ExistingCapacity, type NodeClaimPlan, type Un
 import { add, formatResources, subtract, subtractOnKeysOf, type ResourceList } from '../core/resources/resource-list.js';
 import { mebibytes } from '../core/resources/quantity.js';
 import { Requirements } from '../core/scheduling/requirements.js';
-import type { CloudProvider, InstanceTypeQuery } from '../ports/cloud-provider.js';
+import type { CloudProvider, InstanceTypeQuery, LaunchedInstance } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
@@ -72,7 +89,10 @@ export interface ProvisionReport {
   readonly nominated: Readonly<Record<string, string>>;
   /** Pods no NodePool can serve now. */
   readonly unschedulable: readonly UnschedulablePod[];
-  /** NodeClaims left `Pending` because the cloud throttled; the caller should retry the batch. */
+  /**
+   * NodeClaims left `Pending` because the cloud throttled, or that gave way to an overlapping NodeClaim in the last
+   * round (their pods may still need capacity); the caller should retry the batch.
+   */
   readonly retry: readonly string[];
   /** Set when the trigger was already covered by a pass that started after it (nothing was done). */
   readonly coveredByPassAt?: number;
@@ -122,14 +142,19 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     const liveClaims = claims.filter(isLive);
     const podsByKey = new Map(pods.map((p) => [`${p.namespace}/${p.name}`, p]));
 
-    // Resume launches a crash interrupted (record written, no instance yet).
+    // Resume launches a crash interrupted (record written, no instance recorded yet); give up on stale ones.
     let capacityErrors = 0;
+    const superseded: string[] = [];
     for (const claim of liveClaims.filter((c) => c.state === 'Pending' && !c.instanceId)) {
-      const outcome = await launch(deps, claim, available.get(claim.nodeClass) ?? []);
-      capacityErrors += record(outcome, claim.name, launched, failed, retry);
+      if (now - Date.parse(claim.createdAt) > REGISTRATION_TTL_MS) {
+        await fail(deps, claim, 'LaunchTimeout');
+        continue;
+      }
+      const outcome = await launchPending(deps, claim, available.get(claim.nodeClass) ?? [], nodes, now);
+      capacityErrors += record(outcome, claim.name, launched, failed, retry, superseded);
     }
 
-    const inFlight = liveClaims.filter((c) => isInFlight(c, nodes, now));
+    const inFlight = liveClaims.filter((c) => isInFlight(c, nodes, now) && !superseded.includes(c.name));
     const nominatedToLive = new Set(inFlight.flatMap((c) => c.nominatedPods));
     const pending = pods.filter((p) => isProvisionable(p) && !nominatedToLive.has(`${p.namespace}/${p.name}`));
     // Nothing new to place (e.g. the rest of a burst's messages after the first batch launched for all of it).
@@ -168,11 +193,12 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
         for (const pod of plan.pods) overLimit.push({ pod, reason: `NodePool ${plan.nodePool}: ${why}`, nodePools: { [plan.nodePool]: why } });
         continue;
       }
-      const claim = await createNodeClaim(deps, plan, now);
+      const claim = await createNodeClaim(deps, plan, now, claims);
       if (!claim) continue;
       for (const pod of plan.pods) nominated[pod] = claim.name;
-      const outcome = await launch(deps, claim, allowed);
-      capacityErrors += record(outcome, claim.name, launched, failed, retry);
+      const outcome = await launchPending(deps, claim, allowed, nodes, now);
+      capacityErrors += record(outcome, claim.name, launched, failed, retry, superseded);
+      if (outcome.kind === 'superseded') for (const pod of plan.pods) delete nominated[pod];
       if (outcome.kind === 'launched' && limit) {
         const type = types.find((t) => t.name === outcome.instanceType);
         remaining.set(plan.nodePool, subtractOnKeysOf(limit, add(type?.capacity ?? {}, { nodes: 1 })));
@@ -180,6 +206,8 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     }
     unschedulable = [...unschedulable, ...overLimit];
     if (capacityErrors === 0) break;
+    // Gave way in the last round: the pods may have no NodeClaim now, so the batch is retried.
+    if (round === MAX_ROUNDS - 1) retry.push(...superseded);
   }
 
   for (const u of unschedulable) {
@@ -347,9 +375,68 @@ async function nominate(deps: ProvisionDeps, claim: NodeClaim, pod: string, requ
   }
 }
 
-/** Writes the Pending record (step 1 of the launch protocol). Returns undefined if the name was taken. */
-async function createNodeClaim(deps: ProvisionDeps, plan: NodeClaimPlan, now: number): Promise<NodeClaim | undefined> {
-  const name = `${plan.nodePool}-${deps.ids()}`;
+/**
+ * Writes the Pending record (step 1 of the launch protocol) under the decision's name ({@link nodeClaimName}).
+ * When the record exists already, an overlapping pass made the same decision: its record is returned and this pass
+ * joins its launch. A different NodeClaim under that name (a hash collision) gets a random name instead.
+ * @param claims every NodeClaim record, as the round read them
+ * @returns the record, or undefined when the decision's record is over (failed or deleted: the next round re-solves)
+ */
+async function createNodeClaim(deps: ProvisionDeps, plan: NodeClaimPlan, now: number, claims: readonly NodeClaim[]): Promise<NodeClaim | undefined> {
+  // Drawn every time so the generated names of a run do not depend on whether a collision happened.
+  const fallback = `${plan.nodePool}-${deps.ids()}`;
+  const name = nodeClaimName(plan.nodePool, plan.pods, claims);
+  const created = await createRecord(deps, plan, now, name);
+  if (created) return created;
+  const existing = await deps.store.get(name);
+  if (existing && existing.nodePool === plan.nodePool && sameMembers(existing.nominatedPods, plan.pods)) return isLive(existing) ? existing : undefined;
+  return createRecord(deps, plan, now, fallback);
+}
+
+/**
+ * The name of the NodeClaim a decision creates: `<nodePool>-<5 characters>` hashed from the NodePool, the pods
+ * (sorted) and the NodeClaims that held any of them before (sorted names, any state). Overlapping passes that take
+ * the same decision from the same records get the same name; a new decision for the same pods (after a failed launch,
+ * or after their NodeClaim went away) gets a new one, because the earlier NodeClaim is now in its history.
+ * @param nodePool the NodePool the NodeClaim belongs to
+ * @param pods `namespace/name` of the pods the decision nominates
+ * @param claims every NodeClaim record of the cluster, any state
+ * @returns e.g. `general-k4bxq`; a name can collide with an unrelated NodeClaim's (27^5 suffixes), which the
+ *   caller resolves by falling back to a random suffix
+ */
+export function nodeClaimName(nodePool: string, pods: readonly string[], claims: readonly NodeClaim[]): string {
+  const mine = new Set(pods);
+  const history = claims.filter((c) => c.nominatedPods.some((p) => mine.has(p))).map((c) => c.name);
+  const key = [nodePool, ...[...pods].sort(), '|', ...history.sort()].join('\n');
+  let h = fnv1a(key);
+  let suffix = '';
+  for (let i = 0; i < 5; i++) {
+    suffix += NAME_ALPHABET[h % NAME_ALPHABET.length];
+    h = Math.floor(h / NAME_ALPHABET.length);
+  }
+  return `${nodePool}-${suffix}`;
+}
+
+/** The characters of generated name suffixes (Kubernetes' generateName alphabet, as `ports/ids.ts`). */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/** 32-bit FNV-1a hash of a string. */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  const set = new Set(a);
+  return set.size === new Set(b).size && b.every((x) => set.has(x));
+}
+
+/** The conditional create; undefined when a record with that name exists. */
+async function createRecord(deps: ProvisionDeps, plan: NodeClaimPlan, now: number, name: string): Promise<NodeClaim | undefined> {
   try {
     return await deps.store.create({
       name,
@@ -371,9 +458,64 @@ async function createNodeClaim(deps: ProvisionDeps, plan: NodeClaimPlan, now: nu
   }
 }
 
-type LaunchOutcome = { kind: 'launched'; instanceType: string } | { kind: 'capacity'; error: string } | { kind: 'failed'; error: string } | { kind: 'throttled' } | { kind: 'gone' };
+type LaunchOutcome =
+  | { kind: 'launched'; instanceType: string }
+  | { kind: 'capacity'; error: string }
+  | { kind: 'failed'; error: string }
+  | { kind: 'throttled' }
+  | { kind: 'superseded' }
+  | { kind: 'gone' };
 
-/** Steps 2–3 of the launch protocol for one NodeClaim. */
+/**
+ * A Pending record that was committed to launch: its version was bumped once after the overlap check (created at 1,
+ * committed at 2; no other write touches a Pending record without an instance but the one that ends it).
+ */
+function isCommitted(claim: NodeClaim): boolean {
+  return claim.state === 'Pending' && !claim.instanceId && claim.version >= 2;
+}
+
+/**
+ * Launches a Pending NodeClaim (new, joined or resumed): unless it is committed already, check that no other
+ * in-flight NodeClaim holds one of its pods (else it gives way: `Superseded`) and commit it with a conditional
+ * write; then launch it. Safe to run for one record from several passes at once (see the module comment).
+ * @param nodes the round's nodes (which NodeClaims are still in flight)
+ */
+async function launchPending(deps: ProvisionDeps, claim: NodeClaim, types: readonly InstanceType[], nodes: readonly ClusterNode[], now: number): Promise<LaunchOutcome> {
+  let current = claim;
+  if (!isCommitted(current)) {
+    const pods = new Set(current.nominatedPods);
+    const rival = (await deps.store.list()).find((c) => c.name !== current.name && isLive(c) && isInFlight(c, nodes, now) && c.nominatedPods.some((p) => pods.has(p)));
+    if (rival) {
+      await supersede(deps, current, rival.name);
+      return { kind: 'superseded' };
+    }
+    try {
+      current = await deps.store.update(current);
+    } catch (e) {
+      if (!isConflictError(e)) throw e;
+      // Another pass committed it, launched it, or ended it since it was read.
+      const fresh = await deps.store.get(claim.name);
+      if (!fresh || !isLive(fresh)) return { kind: 'gone' };
+      if (fresh.instanceId) return { kind: 'launched', instanceType: fresh.instanceType ?? '' };
+      if (!isCommitted(fresh)) return { kind: 'gone' };
+      current = fresh;
+    }
+  }
+  return launch(deps, current, types);
+}
+
+/** Ends a NodeClaim that gave way to an overlapping one before launching (conditional; a conflict means it moved on). */
+async function supersede(deps: ProvisionDeps, claim: NodeClaim, by: string): Promise<void> {
+  try {
+    await deps.store.update({ ...claim, state: 'Failed', launchError: 'Superseded', deletionReason: 'LaunchFailed', deletedAt: new Date(deps.clock.now()).toISOString() });
+  } catch (e) {
+    if (!isConflictError(e)) throw e;
+    return;
+  }
+  await deps.cluster.recordEvent({ type: 'Normal', reason: 'Superseded', object: `NodeClaim/${claim.name}`, message: `NodeClaim ${claim.name} was not launched: NodeClaim ${by} is already coming up for some of its pods` });
+}
+
+/** Steps 2–3 of the launch protocol for one committed NodeClaim. */
 async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly InstanceType[]): Promise<LaunchOutcome> {
   const options = types.filter((t) => claim.instanceTypes.includes(t.name));
   const requirements = Requirements.from(claim.requirements as NodeSelectorRequirement[]);
@@ -382,8 +524,9 @@ async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly Ins
     await fail(deps, claim, 'InsufficientInstanceCapacity', true);
     return { kind: 'capacity', error: 'InsufficientInstanceCapacity' };
   }
+  let instance: LaunchedInstance;
   try {
-    const instance = await deps.cloud.create({
+    instance = await deps.cloud.create({
       nodeClaim: claim.name,
       nodePool: claim.nodePool,
       nodeClass: claim.nodeClass,
@@ -401,10 +544,35 @@ async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly Ins
       taints: claim.taints,
       startupTaints: claim.startupTaints,
     });
-    for (const o of instance.unavailableOfferings) await deps.unavailableOfferings.markUnavailable(o, deps.clock.now() + UNAVAILABLE_OFFERING_TTL_MS, 'InsufficientInstanceCapacity');
-    const type = types.find((t) => t.name === instance.instanceType);
-    const fresh = (await deps.store.get(claim.name)) ?? claim;
-    if (!isLive(fresh)) return { kind: 'gone' };
+  } catch (e) {
+    // Only CreateFleet's own outcomes are handled here; anything else ends the pass and the retry resumes.
+    if (isInsufficientCapacityError(e)) {
+      await markCapacityError(deps, e);
+      await fail(deps, claim, e.errorCode, true);
+      return { kind: 'capacity', error: e.errorCode };
+    }
+    if (isThrottledError(e)) return { kind: 'throttled' };
+    if (isCloudProviderError(e)) {
+      await fail(deps, claim, e.code);
+      return { kind: 'failed', error: e.code };
+    }
+    throw e;
+  }
+  for (const o of instance.unavailableOfferings) await deps.unavailableOfferings.markUnavailable(o, deps.clock.now() + UNAVAILABLE_OFFERING_TTL_MS, 'InsufficientInstanceCapacity');
+  return recordInstance(deps, claim.name, instance, types);
+}
+
+/**
+ * Step 3: records the instance on the NodeClaim (conditional on its version). When another pass recorded it first the
+ * launch still counts; when the NodeClaim ended meanwhile the instance is left to garbage collection.
+ */
+async function recordInstance(deps: ProvisionDeps, name: string, instance: LaunchedInstance, types: readonly InstanceType[]): Promise<LaunchOutcome> {
+  const launched: LaunchOutcome = { kind: 'launched', instanceType: instance.instanceType };
+  const fresh = await deps.store.get(name);
+  if (!fresh || !isLive(fresh)) return { kind: 'gone' };
+  if (fresh.instanceId) return fresh.instanceId === instance.instanceId ? launched : { kind: 'gone' };
+  const type = types.find((t) => t.name === instance.instanceType);
+  try {
     await deps.store.update({
       ...fresh,
       state: 'Launched',
@@ -418,18 +586,11 @@ async function launch(deps: ProvisionDeps, claim: NodeClaim, types: readonly Ins
       labels: { ...fresh.labels, ...(type?.labels ?? {}), [LABEL_ZONE]: instance.zone, [LABEL_CAPACITY_TYPE]: instance.capacityType, [LABEL_REGION]: deps.region },
       launchedAt: new Date(instance.launchedAt).toISOString(),
     });
-    return { kind: 'launched', instanceType: instance.instanceType };
+    return launched;
   } catch (e) {
-    if (isInsufficientCapacityError(e)) {
-      await markCapacityError(deps, e);
-      await fail(deps, claim, e.errorCode, true);
-      return { kind: 'capacity', error: e.errorCode };
-    }
-    if (isThrottledError(e)) return { kind: 'throttled' };
-    if (isConflictError(e)) return { kind: 'gone' };
-    const code = (e as { code?: string }).code ?? 'LaunchFailed';
-    await fail(deps, claim, code);
-    return { kind: 'failed', error: code };
+    if (!isConflictError(e)) throw e;
+    const again = await deps.store.get(name);
+    return again && isLive(again) && again.instanceId === instance.instanceId ? launched : { kind: 'gone' };
   }
 }
 
@@ -457,7 +618,8 @@ async function fail(deps: ProvisionDeps, claim: NodeClaim, error: string, capaci
   });
 }
 
-function record(outcome: LaunchOutcome, name: string, launched: string[], failed: { nodeClaim: string; error: string }[], retry: string[]): number {
+/** Adds an outcome to the report's lists; returns 1 when the pods need another solve round (capacity, gave way). */
+function record(outcome: LaunchOutcome, name: string, launched: string[], failed: { nodeClaim: string; error: string }[], retry: string[], superseded: string[]): number {
   switch (outcome.kind) {
     case 'launched':
       launched.push(name);
@@ -471,6 +633,9 @@ function record(outcome: LaunchOutcome, name: string, launched: string[], failed
     case 'throttled':
       retry.push(name);
       return 0;
+    case 'superseded':
+      superseded.push(name);
+      return 1;
     case 'gone':
       return 0;
     default:

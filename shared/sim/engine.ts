@@ -11,8 +11,14 @@
  * The lifecycle handler also runs every minute of virtual time (the EventBridge schedule): registration timeouts and
  * garbage collection. The store (NodeClaims, unavailable offerings) and the handlers are injected by the composition
  * root.
+ *
+ * Faults (`spec.faults`, seeded by the run's seed; see `faults.ts`): the handlers get ports wrapped by a
+ * {@link FaultInjector} (throttled EC2 calls, crashes right after side effects), every invocation runs as
+ * `concurrentInvocations` overlapping ones, and the queue delivers acknowledged messages again. The observer and the
+ * simulated world use the unwrapped objects.
  */
 import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
@@ -23,6 +29,7 @@ import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { CachedNodeClaimStore } from './cached-nodeclaim-store.js';
+import { FaultInjector, isSimulatedCrash, type FaultRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ViolationRecord } from './observer.js';
 import { buildResult, type SimulationResult } from './result.js';
@@ -59,11 +66,13 @@ export interface SimulationDeps {
   readonly onProgress?: (fraction: number) => void;
   /** Called with each violation the observer counts, as it happens (debugging and tests). */
   readonly onViolation?: (record: ViolationRecord) => void;
+  /** Called with each fault injected (`spec.faults`), as it happens (debugging and tests). */
+  readonly onFault?: (record: FaultRecord) => void;
 }
 
 /**
  * Runs a loaded scenario to its end and returns the Result. Deterministic for a given scenario and seed.
- * @param seed seeds generated names and (later) fault injection
+ * @param seed seeds generated names and fault injection (`spec.faults`)
  * @example
  * const result = await runSimulation(await loadScenario('examples/seed', { now: Date.now() }), 1, deps);
  */
@@ -74,6 +83,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const ids = seededIds(seed);
   const catalogByName = new Map(deps.catalog.map((t) => [t.name, t]));
   const observer = new Observer(catalogByName, () => clock.now(), deps.onViolation);
+  const faults = new FaultInjector(spec.faults, seed, () => clock.now(), deps.onFault);
   const cluster = new SimulatedCluster(clock, { region: spec.region, ids, registerWithUnregisteredTaint: true });
   const ec2 = new SimulatedEc2(clock, {
     region: spec.region,
@@ -92,24 +102,36 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     queueArn: `arn:aws:sqs:${spec.region}:000000000000:skiff-pod-events.fifo`,
     batchIdleMs: spec.settings.batchIdleDurationSeconds * 1000,
     batchMaxMs: spec.settings.batchMaxDurationSeconds * 1000,
+    ...(spec.faults.duplicateDelivery > 0 ? { redeliverAcknowledged: (id: string) => faults.redeliver(id) } : {}),
   });
 
   // Every controller of the run shares one store; its list() is cached between writes (see CachedNodeClaimStore).
   const store = new CachedNodeClaimStore(deps.store);
+  // What the handlers see: the same objects behind the fault injector (a pass-through without faults).
+  const handlerCluster = faults.cluster(cluster);
+  const handlerCloud = faults.cloud(observedCloud(ec2, observer, cluster, store, spec.region));
+  const handlerStore = faults.store(store);
   const provisionDeps: ProvisionDeps = {
-    cluster,
-    cloud: observedCloud(ec2, observer, cluster, store, spec.region),
-    store,
-    unavailableOfferings: deps.unavailableOfferings,
-    passes: deps.passes,
+    cluster: handlerCluster,
+    cloud: handlerCloud,
+    store: handlerStore,
+    unavailableOfferings: faults.unavailableOfferings(deps.unavailableOfferings),
+    passes: faults.passes(deps.passes),
     clock,
     ids,
     clusterName: SIMULATED_CLUSTER_NAME,
     region: spec.region,
   };
   const handler = deps.createProvisionerHandler(provisionDeps);
-  queue.subscribe((event) => handler(event));
-  const lifecycle = deps.createLifecycleHandler({ cluster, cloud: provisionDeps.cloud, store: store, clock });
+  queue.subscribe(async (event) => mergeBatchResponses(event, await faults.invoke('provisioner', () => handler(event))));
+  const lifecycleHandler = deps.createLifecycleHandler({ cluster: handlerCluster, cloud: handlerCloud, store: handlerStore, clock });
+  // A failed lifecycle run is over: the schedule (or the next node event) runs it again. Crashes and throttling are
+  // the injected faults; anything else is a bug and stops the run.
+  const lifecycle = async (event: SimLifecycleEvent): Promise<void> => {
+    for (const outcome of await faults.invoke('lifecycle', () => lifecycleHandler(event))) {
+      if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
+    }
+  };
 
   // EventBridge schedule: the lifecycle Lambda every minute.
   const scheduleLifecycle = (at: number): void => {
@@ -195,6 +217,19 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     instances: ec2.instances,
     violations: observer.counts,
   });
+}
+
+/**
+ * The SQS partial batch response of overlapping invocations of one batch: a record counts as processed only when
+ * every invocation processed it (an invocation that crashed or threw processed none of them).
+ */
+function mergeBatchResponses(event: SQSEvent, outcomes: readonly PromiseSettledResult<SQSBatchResponse>[]): SQSBatchResponse {
+  const failed = new Set<string>();
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') for (const r of event.Records) failed.add(r.messageId);
+    else for (const f of outcome.value.batchItemFailures) failed.add(f.itemIdentifier);
+  }
+  return { batchItemFailures: [...failed].map((itemIdentifier) => ({ itemIdentifier })) };
 }
 
 /**

@@ -18,6 +18,8 @@ interface Message {
   readonly sentAt: number;
   receiveCount: number;
   visibleAt: number;
+  /** Already delivered once more after an acknowledgement (a `duplicateDelivery` fault hits a message at most once). */
+  duplicated?: boolean;
 }
 
 /** Options of {@link MemoryFifoQueue}. Durations in ms. */
@@ -29,6 +31,14 @@ export interface MemoryFifoQueueOptions {
   readonly visibilityTimeoutMs?: number;
   /** Most messages per delivered batch (SQS FIFO → Lambda allows 10). @default 10 */
   readonly maxBatchSize?: number;
+  /**
+   * Fault injection (`duplicateDelivery`): asked for each message the consumer acknowledged; true keeps it, as if
+   * its deletion was lost, so it is delivered again after its visibility timeout (a redelivery: the deduplication
+   * window does not apply, the receive count goes up, and like any in-flight FIFO message it holds back its group
+   * until then). Asked at most once per message.
+   * @default never
+   */
+  readonly redeliverAcknowledged?: (messageId: string) => boolean;
 }
 
 /** Consumer of delivered batches; returns the ids of the records that failed (SQS partial batch response). */
@@ -113,7 +123,9 @@ export class MemoryFifoQueue implements Queue {
         const response = await this.consumer({ Records: records }).catch(() => ({ batchItemFailures: records.map((r) => ({ itemIdentifier: r.messageId })) }));
         const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
         for (const m of visible) {
-          if (failed.has(m.id)) {
+          const duplicate = !failed.has(m.id) && !m.duplicated && (this.options.redeliverAcknowledged?.(m.id) ?? false);
+          if (duplicate) m.duplicated = true;
+          if (failed.has(m.id) || duplicate) {
             this.clock.at(m.visibleAt, 'queue redelivery', () => this.deliver());
           } else {
             this.messages.splice(this.messages.indexOf(m), 1);

@@ -225,6 +225,43 @@ describe('MemoryFifoQueue', () => {
     });
   });
 
+  describe('redeliverAcknowledged (duplicateDelivery fault)', () => {
+    it('delivers an acknowledged message once more after its visibility timeout, past the deduplication window', async () => {
+      const asked: string[] = [];
+      const { clock, deliveries, sendAt, queue } = setup({ visibilityTimeoutMs: 30_000, redeliverAcknowledged: (id) => (asked.push(id), true) });
+      sendAt(0, 'm');
+      await clock.runUntil(T0 + 120_000);
+      expect(deliveries.map((d) => d.at)).toEqual([1_000, 31_000]);
+      const [first, second] = deliveries.map((d) => d.records[0]!);
+      expect(second!.messageId).toBe(first!.messageId);
+      expect(second!.attributes.ApproximateReceiveCount).toBe('2');
+      // Asked once per message: the duplicate itself is deleted when acknowledged.
+      expect(asked).toHaveLength(1);
+      expect(queue.depth).toBe(0);
+    });
+
+    it('holds back the message group while the duplicate waits, as any in-flight FIFO message does', async () => {
+      const { clock, deliveries, sendAt } = setup({ visibilityTimeoutMs: 30_000, redeliverAcknowledged: () => true });
+      sendAt(0, 'a');
+      sendAt(5_000, 'b');
+      await clock.runUntil(T0 + 120_000);
+      expect(deliveries.map((d) => [d.at, d.records.map((r) => r.body)])).toEqual([
+        [1_000, ['a']],
+        [31_000, ['a', 'b']],
+        [61_000, ['b']],
+      ]);
+    });
+
+    it('is not asked about records the consumer failed', async () => {
+      const asked: string[] = [];
+      const { clock, deliveries, sendAt } = setup({ visibilityTimeoutMs: 1_000, redeliverAcknowledged: (id) => (asked.push(id), false) }, (r) => r.attributes.ApproximateReceiveCount === '1');
+      sendAt(0, 'm');
+      await clock.runUntil(T0 + 60_000);
+      expect(deliveries).toHaveLength(2);
+      expect(asked).toHaveLength(1);
+    });
+  });
+
   describe('depth', () => {
     it('counts messages not yet deleted, in flight included', async () => {
       const { clock, queue, sendAt } = setup({ visibilityTimeoutMs: 30_000 }, (r) => r.body === 'bad');

@@ -8,6 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mulberry32 } from '../../shared/ports/ids.js';
+import type { ScenarioFaults } from '../../shared/sim/scenario.js';
 
 /** A generated scenario folder and what the generator knows about it. */
 export interface RandomScenario {
@@ -21,8 +22,17 @@ const CPU = ['100m', '250m', '500m', '1', '1500m', '2'];
 const MEMORY = ['128Mi', '256Mi', '512Mi', '1Gi', '2Gi', '4Gi'];
 const ZONES = ['us-west-2a', 'us-west-2b', 'us-west-2c', 'us-west-2d'];
 
-/** Writes a random scenario for `seed` to a new temporary folder. */
-export function randomScenario(seed: number): RandomScenario {
+/** Options of {@link randomScenario}. */
+export interface RandomScenarioOptions {
+  /** `spec.faults` to add to the Scenario document (probabilities 0–1). @default none */
+  readonly faults?: Partial<ScenarioFaults>;
+}
+
+/**
+ * Writes a random scenario for `seed` to a new temporary folder. The scenario drawn depends only on `seed`; faults
+ * are added to it unchanged.
+ */
+export function randomScenario(seed: number, options: RandomScenarioOptions = {}): RandomScenario {
   const rnd = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
@@ -100,8 +110,14 @@ metadata: {name: random-${seed}}
 spec:
   start: "2026-03-02T08:00:00Z"
   duration: 2h
-  region: us-west-2${events.length ? `\n  events:\n${events.join('\n')}` : ''}`);
+  region: us-west-2${events.length ? `\n  events:\n${events.join('\n')}` : ''}${faultsYaml(options.faults)}`);
   const dir = mkdtempSync(join(tmpdir(), `skiff-random-${seed}-`));
   writeFileSync(join(dir, 'scenario.yaml'), docs.join('\n---\n'));
   return { dir, orphans };
+}
+
+/** The `faults:` block of the Scenario spec, or nothing. */
+function faultsYaml(faults: Partial<ScenarioFaults> | undefined): string {
+  const entries = Object.entries(faults ?? {});
+  return entries.length ? `\n  faults: {${entries.map(([k, v]) => `${k}: ${v}`).join(', ')}}` : '';
 }
