@@ -4,22 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
-import { GENERAL_POOL } from '../support/provisioner-harness.js';
-
-function deployment(name: string, replicas: number, cpu = '500m', memory = '1Gi'): string {
-  return `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
-`;
-}
+import { deploymentYaml as deployment, GENERAL_POOL } from '../support/provisioner-harness.js';
 
 const scenario = (body: string, duration = '1h') => `
 apiVersion: skiff.dev/v1alpha1

@@ -23,24 +23,9 @@ import { FaultInjector, NO_FAULTS, SimulatedCrash, isSimulatedCrash, type FaultR
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { ResultSchema } from '../../shared/sim/result-schema.js';
 import { loadScenario } from '../../shared/sim/scenario-loader.js';
-import { GENERAL_POOL } from '../support/provisioner-harness.js';
+import { deploymentYaml as deployment, GENERAL_POOL } from '../support/provisioner-harness.js';
 
 const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 };
-
-function deployment(name: string, replicas: number, cpu = '500m', memory = '1Gi'): string {
-  return `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
-`;
-}
 
 /** Two waves of pods (a burst, then a scale-up) and a capacity error, under `faults` (a YAML flow mapping). */
 function scenario(faults: string): string {

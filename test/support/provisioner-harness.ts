@@ -134,3 +134,19 @@ spec:
       resources: {requests: {cpu: "${cpu}", memory: ${memory}}}
 `;
 }
+
+/** A Deployment manifest (YAML) with `replicas` pods requesting `cpu` and `memory`, labelled `app: <name>`. */
+export function deploymentYaml(name: string, replicas: number, cpu = '500m', memory = '1Gi'): string {
+  return `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
+`;
+}
