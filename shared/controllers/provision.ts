@@ -35,6 +35,7 @@ import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
 import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
 import { planLaunch } from '../core/provisioning/launch.js';
+import { limitsReason } from '../core/provisioning/diagnosis.js';
 import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../core/provisioning/nodepool-template.js';
 import { placedPod, podHostPorts, podRequests, toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
 import { solve, withinLimits, type ExistingCapacity, type NodeClaimPlan, type UnschedulablePod } from '../core/provisioning/scheduler.js';
@@ -189,7 +190,8 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       const allowed = limit ? types.filter((t) => withinLimits(add(t.capacity, { nodes: 1 }), limit)) : types;
       if (!plan.instanceTypes.some((o) => allowed.some((t) => t.name === o.name))) {
         // Karpenter checks limits again when it creates a NodeClaim and creates nothing when they are exceeded.
-        const why = `the NodePool's limits are reached (remaining ${formatResources(limit ?? {}) || 'nothing'}); raise spec.limits or free capacity in the NodePool`;
+        const planned = types.filter((t) => plan.instanceTypes.some((o) => o.name === t.name));
+        const why = limit ? limitsReason(planned, limit) : `the NodePool's limits are reached; raise spec.limits or free capacity in the NodePool`;
         for (const pod of plan.pods) overLimit.push({ pod, reason: `NodePool ${plan.nodePool}: ${why}`, nodePools: { [plan.nodePool]: why } });
         continue;
       }
