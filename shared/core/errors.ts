@@ -89,6 +89,25 @@ export class CloudProviderError extends SkiffError {
 }
 
 /** True when `e` is a {@link ValidationError}. */
+/**
+ * The Kubernetes API server answered 5xx (`InternalError`, `ServiceUnavailable`, `Timeout`): retry with backoff. A subclass of
+ * {@link ThrottledError}, so `isThrottledError` is true for it.
+ */
+export class ApiServerUnavailableError extends ThrottledError {
+  /**
+   * @param status the HTTP status code (500–599)
+   * @param reason the Status `reason`, or `''`
+   */
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 export const isValidationError = (e: unknown): e is ValidationError => e instanceof ValidationError;
 /** True when `e` is a {@link ConflictError}. */
 export const isConflictError = (e: unknown): e is ConflictError => e instanceof ConflictError;
@@ -98,6 +117,8 @@ export const isNotFoundError = (e: unknown): e is NotFoundError => e instanceof 
 export const isInsufficientCapacityError = (e: unknown): e is InsufficientCapacityError => e instanceof InsufficientCapacityError;
 /** True when `e` is a {@link ThrottledError}. */
 export const isThrottledError = (e: unknown): e is ThrottledError => e instanceof ThrottledError;
+/** True when `e` is an {@link ApiServerUnavailableError}. */
+export const isApiServerUnavailableError = (e: unknown): e is ApiServerUnavailableError => e instanceof ApiServerUnavailableError;
 /** True when `e` is a {@link CloudProviderError}. */
 export const isCloudProviderError = (e: unknown): e is CloudProviderError => e instanceof CloudProviderError;
 

@@ -17,6 +17,16 @@
  *   so it can be throttled too; CreateFleet, DescribeInstances, TerminateInstances) fails with
  *   `ThrottledError('RequestLimitExceeded')` with probability p, before it does anything.
  *
+ * - `dynamodbThrottle` p — every DynamoDB call the handlers make (NodeClaim store, unavailable offerings, provisioning
+ *   passes) fails with probability p, before it does anything, with the error the DynamoDB adapter raises when
+ *   `ProvisionedThroughputExceededException` outlived the SDK's retries (`ThrottledError`, see `table.ts storeError`).
+ * - `apiServerErrors` p — every Kubernetes API call the handlers make (lists, Events, Node patches and deletions,
+ *   evictions) fails with probability p, before it does anything, with the error the Kubernetes adapter raises for
+ *   a 5xx (`ApiServerUnavailableError`, see `kubernetes-errors.ts`).
+ *
+ * A throttled or failed call fails the invocation; the provisioner's batch comes back after the visibility timeout and
+ * the lifecycle runs again at the next minute — the retry path AWS gives the real handlers.
+ *
  * Faults are applied only to what the handlers see: the wrapped ports below. The observer, the simulated world's own
  * bookkeeping (kubelets registering, kube-scheduler binding, the engine reading the store for the Result) use the
  * unwrapped objects.
@@ -26,7 +36,7 @@
  * awaits resume in, which depends on the embedded DynamoDB's I/O timing.
  */
 import type { OfferingKey } from '../core/instancetypes/offering.js';
-import { SkiffError, ThrottledError } from '../core/errors.js';
+import { ApiServerUnavailableError, SkiffError, ThrottledError } from '../core/errors.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../ports/cloud-provider.js';
 import type { Cluster, ClusterEvent, EvictionOutcome, NodePatch } from '../ports/cluster.js';
@@ -37,7 +47,7 @@ import type { UnavailableOffering, UnavailableOfferings } from '../ports/unavail
 import type { ScenarioFaults } from './scenario.js';
 
 /** No faults: what a scenario without `spec.faults` gets. */
-export const NO_FAULTS: ScenarioFaults = { duplicateDelivery: 0, concurrentInvocations: 1, crashAfterSideEffect: 0, ec2Throttle: 0 };
+export const NO_FAULTS: ScenarioFaults = { duplicateDelivery: 0, concurrentInvocations: 1, crashAfterSideEffect: 0, ec2Throttle: 0, dynamodbThrottle: 0, apiServerErrors: 0 };
 
 /** Mixed into the run's seed so fault draws are independent of the generated names (which use the seed itself). */
 const FAULT_SEED_SALT = 0x5eedfa17;
@@ -57,7 +67,7 @@ export class SimulatedCrash extends SkiffError {
 export const isSimulatedCrash = (e: unknown): e is SimulatedCrash => e instanceof SimulatedCrash;
 
 /** Which fault fired. */
-export type FaultKind = 'duplicateDelivery' | 'concurrentInvocations' | 'crashAfterSideEffect' | 'ec2Throttle';
+export type FaultKind = 'duplicateDelivery' | 'concurrentInvocations' | 'crashAfterSideEffect' | 'ec2Throttle' | 'dynamodbThrottle' | 'apiServerErrors';
 
 /** One injected fault, for tests and debugging. */
 export interface FaultRecord {
@@ -81,7 +91,7 @@ export type FaultCounts = Record<FaultKind, number>;
  */
 export class FaultInjector {
   /** Faults injected so far, by kind. */
-  readonly counts: FaultCounts = { duplicateDelivery: 0, concurrentInvocations: 0, crashAfterSideEffect: 0, ec2Throttle: 0 };
+  readonly counts: FaultCounts = { duplicateDelivery: 0, concurrentInvocations: 0, crashAfterSideEffect: 0, ec2Throttle: 0, dynamodbThrottle: 0, apiServerErrors: 0 };
   private readonly random: () => number;
 
   /**
@@ -102,7 +112,7 @@ export class FaultInjector {
   /** True when any fault is configured. */
   get active(): boolean {
     const f = this.faults;
-    return f.duplicateDelivery > 0 || f.concurrentInvocations > 1 || f.crashAfterSideEffect > 0 || f.ec2Throttle > 0;
+    return f.duplicateDelivery > 0 || f.concurrentInvocations > 1 || f.crashAfterSideEffect > 0 || f.ec2Throttle > 0 || f.dynamodbThrottle > 0 || f.apiServerErrors > 0;
   }
 
   /**
@@ -147,48 +157,68 @@ export class FaultInjector {
     };
   }
 
-  /** The NodeClaimStore the handlers see: `crashAfterSideEffect` after create and update. */
+  /** The NodeClaimStore the handlers see: `dynamodbThrottle` before every call, `crashAfterSideEffect` after create and update. */
   store(store: NodeClaimStore): NodeClaimStore {
     return {
-      create: (claim: Omit<NodeClaim, 'version'>) => this.sideEffect(`store.create(${claim.name})`, () => store.create(claim)),
-      get: (name: string) => store.get(name),
-      update: (claim: NodeClaim) => this.sideEffect(`store.update(${claim.name})`, () => store.update(claim)),
-      list: () => store.list(),
-      findByInstanceId: (instanceId: string) => store.findByInstanceId(instanceId),
+      create: (claim: Omit<NodeClaim, 'version'>) => this.dynamodb('PutItem', () => this.sideEffect(`store.create(${claim.name})`, () => store.create(claim))),
+      get: (name: string) => this.dynamodb('GetItem', () => store.get(name)),
+      update: (claim: NodeClaim) => this.dynamodb('PutItem', () => this.sideEffect(`store.update(${claim.name})`, () => store.update(claim))),
+      list: () => this.dynamodb('Query', () => store.list()),
+      findByInstanceId: (instanceId: string) => this.dynamodb('Query', () => store.findByInstanceId(instanceId)),
     };
   }
 
-  /** The UnavailableOfferings the handlers see: `crashAfterSideEffect` after a mark. */
+  /** The UnavailableOfferings the handlers see: `dynamodbThrottle` before every call, `crashAfterSideEffect` after a mark. */
   unavailableOfferings(offerings: UnavailableOfferings): UnavailableOfferings {
     return {
       markUnavailable: (offering: OfferingKey, untilMs: number, reason: string) =>
-        this.sideEffect(`unavailableOfferings.markUnavailable(${offering.instanceType}/${offering.zone}/${offering.capacityType})`, () => offerings.markUnavailable(offering, untilMs, reason)),
-      listUnavailable: (nowMs: number): Promise<UnavailableOffering[]> => offerings.listUnavailable(nowMs),
+        this.dynamodb('PutItem', () =>
+          this.sideEffect(`unavailableOfferings.markUnavailable(${offering.instanceType}/${offering.zone}/${offering.capacityType})`, () => offerings.markUnavailable(offering, untilMs, reason)),
+        ),
+      listUnavailable: (nowMs: number): Promise<UnavailableOffering[]> => this.dynamodb('Query', () => offerings.listUnavailable(nowMs)),
     };
   }
 
-  /** The ProvisioningPasses the handler sees: `crashAfterSideEffect` after a pass is recorded. */
+  /** The ProvisioningPasses the handler sees: `dynamodbThrottle` before every call, `crashAfterSideEffect` after a pass is recorded. */
   passes(passes: ProvisioningPasses): ProvisioningPasses {
     return {
-      lastCompletedStart: () => passes.lastCompletedStart(),
-      recordCompleted: (startedAtMs: number) => this.sideEffect('passes.recordCompleted', () => passes.recordCompleted(startedAtMs)),
+      lastCompletedStart: () => this.dynamodb('GetItem', () => passes.lastCompletedStart()),
+      recordCompleted: (startedAtMs: number) => this.dynamodb('PutItem', () => this.sideEffect('passes.recordCompleted', () => passes.recordCompleted(startedAtMs))),
     };
   }
 
-  /** The Cluster the handlers see: `crashAfterSideEffect` after every write (Event, Node patch or deletion, eviction). */
+  /**
+   * The Cluster the handlers see: `apiServerErrors` before every call, `crashAfterSideEffect` after every write (Event,
+   * Node patch or deletion, eviction).
+   */
   cluster<N, C, D>(cluster: Cluster<N, C, D>): Cluster<N, C, D> {
-    return {
-      listNodePools: () => cluster.listNodePools(),
-      listNodeClasses: () => cluster.listNodeClasses(),
-      listDaemonSets: () => cluster.listDaemonSets(),
-      listPods: () => cluster.listPods(),
-      listNodes: () => cluster.listNodes(),
-      listPodDisruptionBudgets: () => cluster.listPodDisruptionBudgets(),
-      recordEvent: (event: ClusterEvent) => this.sideEffect(`cluster.recordEvent(${event.reason} ${event.object})`, () => cluster.recordEvent(event)),
-      patchNode: (name: string, patch: NodePatch) => this.sideEffect(`cluster.patchNode(${name})`, () => cluster.patchNode(name, patch)),
-      deleteNode: (name: string) => this.sideEffect(`cluster.deleteNode(${name})`, () => cluster.deleteNode(name)),
-      evictPod: (namespace: string, name: string): Promise<EvictionOutcome> => this.sideEffect(`cluster.evictPod(${namespace}/${name})`, () => cluster.evictPod(namespace, name)),
+    const api = <T>(call: string, run: () => Promise<T>): Promise<T> => {
+      if (this.draw('apiServerErrors', this.faults.apiServerErrors, call)) {
+        return Promise.reject(new ApiServerUnavailableError(`${call}: the server is currently unable to handle the request (simulated 503)`, 503, 'ServiceUnavailable'));
+      }
+      return run();
     };
+    return {
+      listNodePools: () => api('GET nodepools', () => cluster.listNodePools()),
+      listNodeClasses: () => api('GET ec2nodeclasses', () => cluster.listNodeClasses()),
+      listDaemonSets: () => api('GET daemonsets', () => cluster.listDaemonSets()),
+      listPods: () => api('GET pods', () => cluster.listPods()),
+      listNodes: () => api('GET nodes', () => cluster.listNodes()),
+      listPodDisruptionBudgets: () => api('GET poddisruptionbudgets', () => cluster.listPodDisruptionBudgets()),
+      recordEvent: (event: ClusterEvent) => api('POST events', () => this.sideEffect(`cluster.recordEvent(${event.reason} ${event.object})`, () => cluster.recordEvent(event))),
+      patchNode: (name: string, patch: NodePatch) => api(`PATCH nodes/${name}`, () => this.sideEffect(`cluster.patchNode(${name})`, () => cluster.patchNode(name, patch))),
+      deleteNode: (name: string) => api(`DELETE nodes/${name}`, () => this.sideEffect(`cluster.deleteNode(${name})`, () => cluster.deleteNode(name))),
+      evictPod: (namespace: string, name: string): Promise<EvictionOutcome> =>
+        api(`POST pods/${namespace}/${name}/eviction`, () => this.sideEffect(`cluster.evictPod(${namespace}/${name})`, () => cluster.evictPod(namespace, name))),
+    };
+  }
+
+  /** Runs a DynamoDB call; with probability `dynamodbThrottle` it fails first, as throttling that outlived the SDK's retries. */
+  private dynamodb<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    if (this.draw('dynamodbThrottle', this.faults.dynamodbThrottle, operation)) {
+      return Promise.reject(new ThrottledError(`DynamoDB ${operation} throttled: ProvisionedThroughputExceededException (simulated)`));
+    }
+    return run();
   }
 
   /** Runs a side effect; when it succeeded, the invocation dies with probability `crashAfterSideEffect`. */

@@ -119,6 +119,10 @@ export interface ScenarioFaults {
   readonly crashAfterSideEffect: number;
   /** Chance an EC2 call fails with RequestLimitExceeded. @default 0 */
   readonly ec2Throttle: number;
+  /** Chance a DynamoDB call fails with ProvisionedThroughputExceededException after the SDK's own retries. @default 0 */
+  readonly dynamodbThrottle: number;
+  /** Chance a Kubernetes API call fails with a 5xx (the API server overloaded or restarting). @default 0 */
+  readonly apiServerErrors: number;
 }
 
 /** `scale`: set a Deployment's or StatefulSet's replicas. */
@@ -441,6 +445,8 @@ export const scenarioSpecSchema = z
         concurrentInvocations: z.int().min(1).default(1),
         crashAfterSideEffect: probability.default(0),
         ec2Throttle: probability.default(0),
+        dynamodbThrottle: probability.default(0),
+        apiServerErrors: probability.default(0),
       })
       .prefault({}),
   })

@@ -10,7 +10,7 @@ import { DynamoDbUnavailableOfferingsStore } from '../../shared/adapters/aws/una
 import { startDynalite } from '../../shared/cli/local-dynamodb.js';
 import { reconcileLifecycle } from '../../shared/controllers/lifecycle.js';
 import { provision } from '../../shared/controllers/provision.js';
-import { isThrottledError } from '../../shared/core/errors.js';
+import { ApiServerUnavailableError, isApiServerUnavailableError, isThrottledError } from '../../shared/core/errors.js';
 import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
 import { silentLog } from '../../shared/lambda/log.js';
 import { parseManifests } from '../../shared/core/api/manifest.js';
@@ -122,6 +122,29 @@ describe('fault injection (spec.faults)', () => {
       expect(deleted).toEqual([]);
     });
 
+    it('fails a DynamoDB call with the adapter\'s throttling error before it writes anything', async () => {
+      const f = new FaultInjector({ ...NO_FAULTS, dynamodbThrottle: 1 }, 1, () => 0);
+      const recorded: number[] = [];
+      const passes = f.passes({ lastCompletedStart: async () => undefined, recordCompleted: async (ms) => void recorded.push(ms) });
+      const error = await passes.recordCompleted(5).catch((e: unknown) => e);
+      expect(isThrottledError(error)).toBe(true);
+      expect((error as Error).message).toContain('ProvisionedThroughputExceededException');
+      expect(recorded).toEqual([]);
+      expect(f.counts.dynamodbThrottle).toBe(1);
+    });
+
+    it('fails a Kubernetes API call with a 5xx before it does anything', async () => {
+      const f = new FaultInjector({ ...NO_FAULTS, apiServerErrors: 1 }, 1, () => 0);
+      const deleted: string[] = [];
+      const cluster = f.cluster({ deleteNode: async (name: string) => void deleted.push(name) } as unknown as Parameters<typeof f.cluster>[0]);
+      const error = await cluster.deleteNode('n1').catch((e: unknown) => e);
+      expect(isApiServerUnavailableError(error)).toBe(true);
+      expect((error as ApiServerUnavailableError).status).toBe(503);
+      // Callers retry it like throttling.
+      expect(isThrottledError(error)).toBe(true);
+      expect(deleted).toEqual([]);
+    });
+
     it('runs n overlapping invocations and settles them all', async () => {
       const f = new FaultInjector({ ...NO_FAULTS, concurrentInvocations: 3 }, 1, () => 0);
       let running = 0;
@@ -223,9 +246,25 @@ describe('fault injection (spec.faults)', () => {
       expectSurvived(result);
     });
 
+    it('dynamodbThrottle: throttled DynamoDB reads and writes are retried and nothing is lost', async () => {
+      const { result, faults } = await run('{dynamodbThrottle: 0.2}');
+      const throttled = kinds(faults, 'dynamodbThrottle');
+      expect(throttled.some((t) => t.subject === 'PutItem')).toBe(true);
+      expect(throttled.some((t) => t.subject === 'Query')).toBe(true);
+      expectSurvived(result);
+    });
+
+    it('apiServerErrors: Kubernetes 5xx on lists and writes are retried and nothing is lost', async () => {
+      const { result, faults } = await run('{apiServerErrors: 0.2}');
+      const failed = kinds(faults, 'apiServerErrors');
+      expect(failed.some((t) => t.subject === 'GET pods')).toBe(true);
+      expect(failed.some((t) => t.subject.startsWith('PATCH nodes/'))).toBe(true);
+      expectSurvived(result);
+    });
+
     it('survives every fault at once', async () => {
-      const { result, faults } = await run('{duplicateDelivery: 1, concurrentInvocations: 2, crashAfterSideEffect: 0.1, ec2Throttle: 0.1}');
-      expect(new Set(faults.map((f) => f.kind))).toEqual(new Set(['duplicateDelivery', 'concurrentInvocations', 'crashAfterSideEffect', 'ec2Throttle']));
+      const { result, faults } = await run('{duplicateDelivery: 1, concurrentInvocations: 2, crashAfterSideEffect: 0.1, ec2Throttle: 0.1, dynamodbThrottle: 0.1, apiServerErrors: 0.1}');
+      expect(new Set(faults.map((f) => f.kind))).toEqual(new Set(['duplicateDelivery', 'concurrentInvocations', 'crashAfterSideEffect', 'ec2Throttle', 'dynamodbThrottle', 'apiServerErrors']));
       expectSurvived(result);
     });
   });

@@ -103,7 +103,7 @@ describe('scenario', () => {
         spotPrices: [],
         nodes: [],
         events: [],
-        faults: { duplicateDelivery: 0, concurrentInvocations: 1, crashAfterSideEffect: 0, ec2Throttle: 0 },
+        faults: { duplicateDelivery: 0, concurrentInvocations: 1, crashAfterSideEffect: 0, ec2Throttle: 0, dynamodbThrottle: 0, apiServerErrors: 0 },
       });
     });
 
@@ -132,7 +132,7 @@ describe('scenario', () => {
       expect(spec.nodes).toEqual([
         { name: 'n1', instanceType: 'm5.xlarge', zone: 'us-west-2a', capacityType: 'on-demand', nodePool: 'general', labels: {}, taints: [], annotations: {}, createdAtSeconds: -7200 },
       ]);
-      expect(spec.faults).toEqual({ duplicateDelivery: 0.5, concurrentInvocations: 2, crashAfterSideEffect: 0.1, ec2Throttle: 0.2 });
+      expect(spec.faults).toEqual({ duplicateDelivery: 0.5, concurrentInvocations: 2, crashAfterSideEffect: 0.1, ec2Throttle: 0.2, dynamodbThrottle: 0, apiServerErrors: 0 });
     });
 
     it('sorts events stably by time and keeps their written index and line', () => {

@@ -11,7 +11,7 @@ import { randomScenario } from './random-scenario.js';
  * The faults the fault property test and soak run every random scenario under: every message delivered twice, every
  * invocation doubled, a crash after 5 % of side effects, and 10 % of EC2 calls throttled.
  */
-export const SOAK_FAULTS: Partial<ScenarioFaults> = { duplicateDelivery: 1, concurrentInvocations: 2, crashAfterSideEffect: 0.05, ec2Throttle: 0.1 };
+export const SOAK_FAULTS: Partial<ScenarioFaults> = { duplicateDelivery: 1, concurrentInvocations: 2, crashAfterSideEffect: 0.05, ec2Throttle: 0.1, dynamodbThrottle: 0.05, apiServerErrors: 0.05 };
 
 /**
  * Runs the scenario for `seed` (under `faults`, if given) and checks the invariants: the Result validates, no

@@ -18,7 +18,10 @@
  * exactly that; `isApiServerUnavailableError` tells the two apart for logs and metrics. Eviction's 429 is not an
  * error at all: `evictPod` turns it into the value `'blocked'` before this module sees it.
  */
-import { ConflictError, NotFoundError, SkiffError, ThrottledError } from '../../core/errors.js';
+import { ApiServerUnavailableError, ConflictError, NotFoundError, SkiffError, ThrottledError } from '../../core/errors.js';
+
+// The 5xx error lives in the core (the simulation injects it too); re-exported here where the translation table is.
+export { ApiServerUnavailableError, isApiServerUnavailableError } from '../../core/errors.js';
 
 /** The parts of a `meta/v1` Status object Skiff reads. */
 export interface KubernetesStatus {
@@ -46,29 +49,9 @@ export class KubernetesApiError extends SkiffError {
   }
 }
 
-/**
- * The API server answered 5xx (`InternalError`, `ServiceUnavailable`, `Timeout`): retry with backoff. A subclass of
- * {@link ThrottledError}, so `isThrottledError` is true for it.
- */
-export class ApiServerUnavailableError extends ThrottledError {
-  /**
-   * @param status the HTTP status code (500–599)
-   * @param reason the Status `reason`, or `''`
-   */
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
 
 /** True when `e` is a {@link KubernetesApiError}. */
 export const isKubernetesApiError = (e: unknown): e is KubernetesApiError => e instanceof KubernetesApiError;
-/** True when `e` is an {@link ApiServerUnavailableError}. */
-export const isApiServerUnavailableError = (e: unknown): e is ApiServerUnavailableError => e instanceof ApiServerUnavailableError;
 
 /**
  * The HTTP status of a failed client-node call: `ApiException.code`, or undefined when `e` carries none (a network
