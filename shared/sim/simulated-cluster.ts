@@ -25,11 +25,13 @@ import type { Pod, PodTemplateSpec } from '../core/api/pod.js';
 import { runForSeconds, type DaemonSet, type Deployment, type Job, type StatefulSet } from '../core/api/workloads.js';
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import { add, subtract, type ResourceList } from '../core/resources/resource-list.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodePatch } from '../ports/cluster.js';
+import type { NodeClaim } from '../core/api/nodeclaim.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import { SchedulingCycle } from './kube-scheduler.js';
 import { nodeAffinityProblem, podEffectiveRequests, untoleratedTaint } from './placement-check.js';
-import { fnv1a, type SimInstance } from './simulated-ec2.js';
+import type { SimInstance } from './simulated-ec2.js';
+import { fnv1a } from '../core/hash.js';
 import type { VirtualClock } from './virtual-clock.js';
 
 /** kube-scheduler retries unschedulable pods after at most 5 minutes (`podMaxInUnschedulablePodsDuration`). */
@@ -127,6 +129,11 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   /** Every node ever registered. */
   readonly nodeHistory: SimNode[] = [];
   readonly events: SimEvent[] = [];
+  /**
+   * The `karpenter.sh/v1` NodeClaim objects mirrored into the cluster, by name: the record each was last written
+   * from (what `kubectl get nodeclaims` would show). Only a caller that sees the mirror methods writes them.
+   */
+  readonly nodeClaimMirrors = new Map<string, NodeClaim>();
   hooks: SimulatedClusterHooks = {};
   private rv = 1;
   private uid = 1;
@@ -190,6 +197,19 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   }
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
     return [...this.pdbs.values()];
+  }
+  /** Every NodeClaim mirror, with the record version it was written from. */
+  async listNodeClaimMirrors(): Promise<NodeClaimMirrorRef[]> {
+    return [...this.nodeClaimMirrors.values()].map((c) => ({ name: c.name, version: c.version }));
+  }
+  /** Records the mirror of `claim`; a `Deleted` claim deletes its mirror instead (as the Kubernetes adapter does). */
+  async mirrorNodeClaim(claim: NodeClaim): Promise<void> {
+    if (claim.state === 'Deleted') this.nodeClaimMirrors.delete(claim.name);
+    else this.nodeClaimMirrors.set(claim.name, claim);
+  }
+  /** Deletes the mirror named `name`; a missing one is not an error. */
+  async deleteNodeClaimMirror(name: string): Promise<void> {
+    this.nodeClaimMirrors.delete(name);
   }
   async recordEvent(event: ClusterEvent): Promise<void> {
     // Kubernetes' event recorder aggregates identical events; keep one per object/reason/message per 5 minutes.

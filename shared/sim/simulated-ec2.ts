@@ -16,6 +16,7 @@ import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import { buildInstanceType, offeringKey, type InstanceType, type Offering, type OfferingKey } from '../core/instancetypes/offering.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../ports/cloud-provider.js';
 import type { VirtualClock } from './virtual-clock.js';
+import { fnv1a } from '../core/hash.js';
 
 /** Availability zones the simulation offers per region (others get a, b, c). */
 export const REGION_ZONES: Readonly<Record<string, readonly string[]>> = {
@@ -38,15 +39,6 @@ export function simulatedSpotPrice(instanceType: string, zone: string, onDemand:
   return Math.round(onDemand * (0.25 + 0.3 * u) * 10_000) / 10_000;
 }
 
-/** 32-bit FNV-1a hash of a string. */
-export function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
 
 type Override = LaunchRequest['overrides'][number];
 

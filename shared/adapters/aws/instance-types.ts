@@ -21,6 +21,7 @@ import type { CloudProvider, InstanceTypeQuery } from '../../ports/cloud-provide
 import { awsError } from './sdk-errors.js';
 import { TtlCache } from './ttl-cache.js';
 import type { PriceSnapshot, PriceSnapshotSource } from './price-store.js';
+import { canonicalJson } from '../../core/hash.js';
 
 /**
  * How long fetched instance types, zones, prices and the instance types built from them are reused: 5 minutes
@@ -357,10 +358,4 @@ function lowerKebabCase(s: string): string {
   return s.replaceAll(' ', '-').toLowerCase();
 }
 
-/** JSON with object keys sorted, so equal queries give equal cache keys whatever their key order. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
-  );
-}
 

@@ -32,6 +32,7 @@ import { InstanceProfiles } from './instance-profile.js';
 import type { LaunchTemplateInput, LaunchTemplateSource, ResolvedLaunchTemplate } from './launch-contracts.js';
 import { awsError, awsErrorCode } from './sdk-errors.js';
 import { registrationTaints, userDataFor, type ClusterFacts } from './userdata.js';
+import { canonicalJson } from '../../core/hash.js';
 
 /** EC2's limit on user data, bytes before base64. */
 export const USER_DATA_MAX_BYTES = 16 * 1024;
@@ -175,14 +176,6 @@ export function launchTemplateName(cluster: string, data: RequestLaunchTemplateD
   return `skiff/${cluster}/${createHash('sha256').update(canonicalJson({ data, tags })).digest('hex').slice(0, 16)}`;
 }
 
-/** JSON with object keys sorted at every level (arrays keep their order). */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
-}
 
 /** Dependencies of {@link Ec2LaunchTemplates}. */
 export interface Ec2LaunchTemplatesProps {

@@ -24,6 +24,37 @@ export type DeletionReason =
   | 'LaunchFailed'
   | 'InstanceTerminated';
 
+/** A disruption method's reason, as budgets and the Result name it. */
+export type DisruptionReason = 'Empty' | 'Underutilized' | 'Drifted' | 'Expired' | 'Interrupted';
+
+/**
+ * Where a NodeClaim's disruption stands: `Proposed` (chosen; re-validated at least 15 s later before anything
+ * happens), `Replacing` (node tainted `karpenter.sh/disrupted:NoSchedule`, replacements launching), `Draining`
+ * (replacements initialized or none needed: pods are being evicted, then the instance is terminated).
+ */
+export type DisruptionPhase = 'Proposed' | 'Replacing' | 'Draining';
+
+/** The disruption of one NodeClaim (one of a command's candidates). */
+export interface NodeClaimDisruption {
+  /** The command's id; the candidates of one command share it. */
+  readonly command: string;
+  readonly reason: DisruptionReason;
+  readonly decision: 'delete' | 'replace';
+  readonly phase: DisruptionPhase;
+  /** Names of the NodeClaims launched to replace the command's candidates (empty for a delete). */
+  readonly replacements: readonly string[];
+  /** The command's other candidates (NodeClaim names), this one included. */
+  readonly candidates: readonly string[];
+  /** Why, in words (e.g. the drift reason, or the replacement's saving). */
+  readonly message: string;
+  /** When it was proposed (ISO). */
+  readonly proposedAt: string;
+  /** When it was validated and started: the node tainted (ISO). */
+  readonly startedAt?: string;
+  /** When eviction started (ISO). */
+  readonly drainStartedAt?: string;
+}
+
 /** One instance-type choice a NodeClaim may launch as; the list on a NodeClaim is cheapest first. */
 export interface InstanceTypeOption {
   readonly instanceType: string;
@@ -65,6 +96,22 @@ export interface NodeClaim {
   readonly deletionReason?: DeletionReason;
   /** EC2 error code of the failed launch, e.g. `InsufficientInstanceCapacity`. */
   readonly launchError?: string;
+  /** Hash of the NodePool's template at launch (Karpenter's `karpenter.sh/nodepool-hash`), for drift. */
+  readonly nodePoolHash?: string;
+  /** Hash of the EC2NodeClass's spec at launch, for drift. */
+  readonly nodeClassHash?: string;
+  /** The NodePool's `expireAfter` at launch, seconds; null for `Never` (Karpenter copies it onto the NodeClaim). */
+  readonly expireAfterSeconds?: number | null;
+  /** The NodePool's `terminationGracePeriod` at launch, seconds; absent means drains wait indefinitely. */
+  readonly terminationGracePeriodSeconds?: number;
+  /** The NodeClaim(s) this one was launched to replace (a disruption replacement). */
+  readonly replacementFor?: readonly string[];
+  /** Last time a pod was bound to or left its node (Karpenter `status.lastPodEventTime`); consolidateAfter counts from it. */
+  readonly lastPodEventAt?: string;
+  /** Fingerprint of the pods on the node when {@link lastPodEventAt} was taken (how the next change is noticed). */
+  readonly podsFingerprint?: string;
+  /** Set once a disruption chose this NodeClaim; kept after deletion as its history. */
+  readonly disruption?: NodeClaimDisruption;
   readonly version: number;
 }
 

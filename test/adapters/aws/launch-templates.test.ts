@@ -13,10 +13,10 @@ import 'aws-sdk-client-mock-vitest/extend';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { LaunchTemplateInput } from '../../../shared/adapters/aws/launch-contracts.js';
+import { canonicalJson } from '../../../shared/core/hash.js';
 import {
   Ec2LaunchTemplates,
   blockDeviceMappings,
-  canonicalJson,
   launchTemplateData,
   launchTemplateName,
   launchTemplateTags,

@@ -1,0 +1,389 @@
+/**
+ * The launch protocol shared by provisioning and disruption replacements (DESIGN.md "State and idempotency"):
+ * (1) conditionally create the Pending record under a decision-derived name, (2) commit it (give way to an overlapping
+ * in-flight NodeClaim holding the same pods, else a conditional version bump), (3) CreateFleet with the NodeClaim name
+ * as `ClientToken`, (4) record the instance conditionally. Also the view of existing capacity (nodes and in-flight
+ * NodeClaims with their free room) that both controllers solve against. See `provision.ts` for why each step is safe
+ * under duplicates, overlaps and crashes.
+ */
+import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
+import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
+import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
+import { fnv1a } from '../core/hash.js';
+import type { InstanceType } from '../core/instancetypes/offering.js';
+import { planLaunch } from '../core/provisioning/launch.js';
+import { placedPod, podHostPorts, podRequests } from '../core/provisioning/pod.js';
+import type { ExistingCapacity, NodeClaimPlan } from '../core/provisioning/scheduler.js';
+import { add, formatResources, subtract, type ResourceList } from '../core/resources/resource-list.js';
+import { mebibytes } from '../core/resources/quantity.js';
+import { Requirements } from '../core/scheduling/requirements.js';
+import type { CloudProvider, InstanceTypeQuery, LaunchedInstance } from '../ports/cloud-provider.js';
+import type { Clock } from '../ports/clock.js';
+import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { IdGenerator } from '../ports/ids.js';
+import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
+import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
+import type { EC2NodeClassLike } from './provision.js';
+
+/** What launching needs, as ports (a subset of the provision controller's). */
+export interface LaunchDeps {
+  readonly cluster: Pick<Cluster, 'recordEvent'>;
+  readonly cloud: CloudProvider;
+  readonly store: NodeClaimStore;
+  readonly unavailableOfferings: UnavailableOfferings;
+  readonly clock: Clock;
+  /** Random name suffixes (for the rare hash collision of decision-derived names). */
+  readonly ids: IdGenerator;
+  /** EKS cluster name, used in instance tags. */
+  readonly clusterName: string;
+  /** AWS region, e.g. `us-west-2` (the node's `topology.kubernetes.io/region` label). */
+  readonly region: string;
+}
+
+/** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
+export const UNAVAILABLE_OFFERING_TTL_MS = 3 * 60 * 1000;
+/** The instance-type query an EC2NodeClass implies (kubelet settings and root volume size change allocatable). */
+export function instanceTypeQuery(nodeClass: EC2NodeClassLike): InstanceTypeQuery {
+  const root = nodeClass.spec.blockDeviceMappings?.find((m) => m.rootVolume) ?? nodeClass.spec.blockDeviceMappings?.find((m) => m.deviceName === '/dev/xvda');
+  const size = root?.ebs?.volumeSize;
+  return {
+    nodeClass: nodeClass.metadata.name,
+    ...(nodeClass.spec.kubelet ? { kubelet: nodeClass.spec.kubelet } : {}),
+    ...(size !== undefined ? { rootVolumeGiB: gibOf(size) } : {}),
+  };
+}
+
+/** A volume size quantity (`50Gi`, `100G`, bytes as a number) in GiB. @throws {QuantityError} when malformed (schemas reject this earlier). */
+function gibOf(size: string | number): number {
+  return mebibytes(size) / 1024;
+}
+
+/** Karpenter's registration timeout: a NodeClaim whose node has not registered 15 minutes after launch is not coming. */
+export const REGISTRATION_TTL_MS = 15 * 60 * 1000;
+
+/**
+ * A NodeClaim whose capacity is still coming: live, not yet initialized, launched (or created, while the launch is
+ * pending) less than {@link REGISTRATION_TTL_MS} ago, and whose node is not Ready yet (a registered node turns
+ * Ready after the lifecycle controller registers it). Pods nominated to it are not solved again; a NodeClaim whose
+ * node came and went is not capacity.
+ */
+export function isInFlight(claim: NodeClaim, nodes: readonly ClusterNode[], now: number): boolean {
+  if (claim.state === 'Initialized' || claim.initializedAt) return false;
+  if (claim.registeredAt && !nodeOf(claim, nodes)) return false;
+  const since = Date.parse(claim.launchedAt ?? claim.createdAt);
+  if (now - since > REGISTRATION_TTL_MS) return false;
+  return !nodeOf(claim, nodes)?.ready;
+}
+
+/** The node a NodeClaim became, matched by providerID. */
+export function nodeOf(claim: NodeClaim, nodes: readonly ClusterNode[]): ClusterNode | undefined {
+  return claim.providerId ? nodes.find((n) => n.providerId === claim.providerId) : undefined;
+}
+
+/** Capacity of a NodePool's live NodeClaims (for limits): the launched type's capacity, or the first option's. */
+export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByClass: ReadonlyMap<string, InstanceType[]>): ResourceList {
+  let usage: ResourceList = {};
+  for (const c of claims) {
+    if (c.nodePool !== nodePool) continue;
+    const name = c.instanceType ?? c.instanceTypes[0];
+    const type = typesByClass.get(c.nodeClass)?.find((t) => t.name === name);
+    usage = add(usage, type?.capacity ?? {}, { nodes: 1 });
+  }
+  return usage;
+}
+
+/** Taints that never block scheduling on capacity that is still coming up. */
+export const EPHEMERAL_TAINTS = new Set([UNREGISTERED_TAINT_KEY, 'node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable', 'node.cloudprovider.kubernetes.io/uninitialized']);
+
+/**
+ * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
+ */
+export function existingCapacity(
+  nodes: readonly ClusterNode[],
+  pods: readonly ClusterPod[],
+  claims: readonly NodeClaim[],
+  inFlight: readonly NodeClaim[],
+  podsByKey: ReadonlyMap<string, ClusterPod>,
+  typesByClass: ReadonlyMap<string, InstanceType[]>,
+  daemonByPool: ReadonlyMap<string, ResourceList>,
+): ExistingCapacity[] {
+  const out: ExistingCapacity[] = [];
+  const claimByProvider = new Map(claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
+  const bound = new Map<string, ClusterPod[]>();
+  for (const p of pods) if (p.nodeName && (p.phase === 'Pending' || p.phase === 'Running')) bound.set(p.nodeName, [...(bound.get(p.nodeName) ?? []), p]);
+  for (const node of nodes) {
+    if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) continue;
+    const claim = claimByProvider.get(node.providerId);
+    const onNode = bound.get(node.name) ?? [];
+    const nominatedPending = (claim?.nominatedPods ?? []).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
+    const used = add(...onNode.map((p) => podRequests(p.spec)), ...nominatedPending.map((p) => podRequests(p.spec)));
+    const startup = new Set((claim?.startupTaints ?? []).map((t) => t.key));
+    out.push({
+      name: node.name,
+      kind: 'node',
+      ...(claim ? { nodePool: claim.nodePool } : node.labels[LABEL_NODEPOOL] ? { nodePool: node.labels[LABEL_NODEPOOL] } : {}),
+      labels: node.labels,
+      taints: node.taints.filter((t) => !EPHEMERAL_TAINTS.has(t.key) && !startup.has(t.key)),
+      available: subtract(node.allocatable, used),
+      hostPorts: onNode.flatMap((p) => podHostPorts(p.spec)),
+      pods: [...onNode, ...nominatedPending].map(placedPod),
+    });
+  }
+  for (const claim of inFlight) {
+    if (!claim.instanceType || !claim.zone || !claim.capacityType || !claim.allocatable) continue;
+    if (nodeOf(claim, nodes)) continue;
+    const type = typesByClass.get(claim.nodeClass)?.find((t) => t.name === claim.instanceType);
+    const nominatedPods = claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
+    out.push({
+      name: claim.name,
+      kind: 'nodeClaim',
+      nodePool: claim.nodePool,
+      labels: { ...(type?.labels ?? {}), ...claim.labels, [LABEL_ZONE]: claim.zone, [LABEL_CAPACITY_TYPE]: claim.capacityType },
+      taints: claim.taints,
+      available: subtract(claim.allocatable, add(daemonByPool.get(claim.nodePool) ?? {}, ...nominatedPods.map((p) => podRequests(p.spec)))),
+      hostPorts: nominatedPods.flatMap((p) => podHostPorts(p.spec)),
+      pods: nominatedPods.map(placedPod),
+    });
+  }
+  return out;
+}
+
+/**
+ * Writes the Pending record (step 1 of the launch protocol) under the decision's name ({@link nodeClaimName}).
+ * When the record exists already, an overlapping pass made the same decision: its record is returned and this pass
+ * joins its launch. A different NodeClaim under that name (a hash collision) gets a random name instead.
+ * @param claims every NodeClaim record, as the round read them
+ * @returns the record, or undefined when the decision's record is over (failed or deleted: the next round re-solves)
+ */
+export async function createNodeClaim(deps: LaunchDeps, plan: NodeClaimPlan, now: number, claims: readonly NodeClaim[], extras: NodeClaimExtras): Promise<NodeClaim | undefined> {
+  // Drawn every time so the generated names of a run do not depend on whether a collision happened.
+  const fallback = `${plan.nodePool}-${deps.ids()}`;
+  const name = nodeClaimName(plan.nodePool, plan.pods, claims);
+  const created = await createRecord(deps, plan, now, name, extras);
+  if (created) return created;
+  const existing = await deps.store.get(name);
+  if (existing && existing.nodePool === plan.nodePool && sameMembers(existing.nominatedPods, plan.pods)) return isLive(existing) ? existing : undefined;
+  return createRecord(deps, plan, now, fallback, extras);
+}
+
+/** What a new record carries beside the plan: what drift and expiration compare against later. */
+export type NodeClaimExtras = Pick<NodeClaim, 'nodePoolHash' | 'nodeClassHash' | 'expireAfterSeconds' | 'terminationGracePeriodSeconds' | 'replacementFor'>;
+
+/**
+ * The name of the NodeClaim a decision creates: `<nodePool>-<5 characters>` hashed from the NodePool, the pods
+ * (sorted) and the NodeClaims that held any of them before (sorted names, any state). Overlapping passes that take
+ * the same decision from the same records get the same name; a new decision for the same pods (after a failed launch,
+ * or after their NodeClaim went away) gets a new one, because the earlier NodeClaim is now in its history.
+ * @param nodePool the NodePool the NodeClaim belongs to
+ * @param pods `namespace/name` of the pods the decision nominates
+ * @param claims every NodeClaim record of the cluster, any state
+ * @returns e.g. `general-k4bxq`; a name can collide with an unrelated NodeClaim's (27^5 suffixes), which the
+ *   caller resolves by falling back to a random suffix
+ */
+export function nodeClaimName(nodePool: string, pods: readonly string[], claims: readonly NodeClaim[]): string {
+  const mine = new Set(pods);
+  const history = claims.filter((c) => c.nominatedPods.some((p) => mine.has(p))).map((c) => c.name);
+  const key = [nodePool, ...[...pods].sort(), '|', ...history.sort()].join('\n');
+  let h = fnv1a(key);
+  let suffix = '';
+  for (let i = 0; i < 5; i++) {
+    suffix += NAME_ALPHABET[h % NAME_ALPHABET.length];
+    h = Math.floor(h / NAME_ALPHABET.length);
+  }
+  return `${nodePool}-${suffix}`;
+}
+
+/** The characters of generated name suffixes (Kubernetes' generateName alphabet, as `ports/ids.ts`). */
+const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+
+function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  const set = new Set(a);
+  return set.size === new Set(b).size && b.every((x) => set.has(x));
+}
+
+/** The conditional create; undefined when a record with that name exists. */
+async function createRecord(deps: LaunchDeps, plan: NodeClaimPlan, now: number, name: string, extras: NodeClaimExtras): Promise<NodeClaim | undefined> {
+  try {
+    return await deps.store.create({
+      ...extras,
+      name,
+      nodePool: plan.nodePool,
+      nodeClass: plan.nodeClass,
+      state: 'Pending',
+      requirements: plan.requirements.toNodeSelectorRequirements(),
+      instanceTypes: plan.instanceTypes.map((t) => t.name),
+      resources: plan.requests,
+      labels: plan.labels,
+      taints: plan.taints,
+      startupTaints: plan.startupTaints,
+      nominatedPods: plan.pods,
+      createdAt: new Date(now).toISOString(),
+    });
+  } catch (e) {
+    if (isConflictError(e)) return undefined;
+    throw e;
+  }
+}
+
+export type LaunchOutcome =
+  | { kind: 'launched'; instanceType: string }
+  | { kind: 'capacity'; error: string }
+  | { kind: 'failed'; error: string }
+  | { kind: 'throttled' }
+  | { kind: 'superseded' }
+  | { kind: 'gone' };
+
+/**
+ * A Pending record that was committed to launch: its version was bumped once after the overlap check (created at 1,
+ * committed at 2; no other write touches a Pending record without an instance but the one that ends it).
+ */
+function isCommitted(claim: NodeClaim): boolean {
+  return claim.state === 'Pending' && !claim.instanceId && claim.version >= 2;
+}
+
+/**
+ * Launches a Pending NodeClaim (new, joined or resumed): unless it is committed already, check that no other
+ * in-flight NodeClaim holds one of its pods (else it gives way: `Superseded`) and commit it with a conditional
+ * write; then launch it. Safe to run for one record from several passes at once (see the module comment).
+ * @param nodes the round's nodes (which NodeClaims are still in flight)
+ */
+export async function launchPending(deps: LaunchDeps, claim: NodeClaim, types: readonly InstanceType[], nodes: readonly ClusterNode[], now: number): Promise<LaunchOutcome> {
+  let current = claim;
+  if (!isCommitted(current)) {
+    const pods = new Set(current.nominatedPods);
+    const rival = (await deps.store.list()).find((c) => c.name !== current.name && isLive(c) && isInFlight(c, nodes, now) && c.nominatedPods.some((p) => pods.has(p)));
+    if (rival) {
+      await supersede(deps, current, rival.name);
+      return { kind: 'superseded' };
+    }
+    try {
+      current = await deps.store.update(current);
+    } catch (e) {
+      if (!isConflictError(e)) throw e;
+      // Another pass committed it, launched it, or ended it since it was read.
+      const fresh = await deps.store.get(claim.name);
+      if (!fresh || !isLive(fresh)) return { kind: 'gone' };
+      if (fresh.instanceId) return { kind: 'launched', instanceType: fresh.instanceType ?? '' };
+      if (!isCommitted(fresh)) return { kind: 'gone' };
+      current = fresh;
+    }
+  }
+  return launch(deps, current, types);
+}
+
+/** Ends a NodeClaim that gave way to an overlapping one before launching (conditional; a conflict means it moved on). */
+async function supersede(deps: LaunchDeps, claim: NodeClaim, by: string): Promise<void> {
+  try {
+    await deps.store.update({ ...claim, state: 'Failed', launchError: 'Superseded', deletionReason: 'LaunchFailed', deletedAt: new Date(deps.clock.now()).toISOString() });
+  } catch (e) {
+    if (!isConflictError(e)) throw e;
+    return;
+  }
+  await deps.cluster.recordEvent({ type: 'Normal', reason: 'Superseded', object: `NodeClaim/${claim.name}`, message: `NodeClaim ${claim.name} was not launched: NodeClaim ${by} is already coming up for some of its pods` });
+}
+
+/** Steps 2–3 of the launch protocol for one committed NodeClaim. */
+async function launch(deps: LaunchDeps, claim: NodeClaim, types: readonly InstanceType[]): Promise<LaunchOutcome> {
+  const options = types.filter((t) => claim.instanceTypes.includes(t.name));
+  const requirements = Requirements.from(claim.requirements as NodeSelectorRequirement[]);
+  const plan = planLaunch(requirements, options);
+  if (!plan) {
+    await fail(deps, claim, 'InsufficientInstanceCapacity', true);
+    return { kind: 'capacity', error: 'InsufficientInstanceCapacity' };
+  }
+  let instance: LaunchedInstance;
+  try {
+    instance = await deps.cloud.create({
+      nodeClaim: claim.name,
+      nodePool: claim.nodePool,
+      nodeClass: claim.nodeClass,
+      capacityType: plan.capacityType,
+      overrides: plan.overrides,
+      tags: {
+        [`kubernetes.io/cluster/${deps.clusterName}`]: 'owned',
+        'eks:eks-cluster-name': deps.clusterName,
+        [LABEL_NODEPOOL]: claim.nodePool,
+        'karpenter.k8s.aws/ec2nodeclass': claim.nodeClass,
+        'karpenter.sh/nodeclaim': claim.name,
+        Name: claim.name,
+      },
+      labels: { ...claim.labels, [LABEL_REGION]: deps.region },
+      taints: claim.taints,
+      startupTaints: claim.startupTaints,
+    });
+  } catch (e) {
+    // Only CreateFleet's own outcomes are handled here; anything else ends the pass and the retry resumes.
+    if (isInsufficientCapacityError(e)) {
+      await markCapacityError(deps, e);
+      await fail(deps, claim, e.errorCode, true);
+      return { kind: 'capacity', error: e.errorCode };
+    }
+    if (isThrottledError(e)) return { kind: 'throttled' };
+    if (isCloudProviderError(e)) {
+      await fail(deps, claim, e.code);
+      return { kind: 'failed', error: e.code };
+    }
+    throw e;
+  }
+  for (const o of instance.unavailableOfferings) await deps.unavailableOfferings.markUnavailable(o, deps.clock.now() + UNAVAILABLE_OFFERING_TTL_MS, 'InsufficientInstanceCapacity');
+  return recordInstance(deps, claim.name, instance, types);
+}
+
+/**
+ * Step 3: records the instance on the NodeClaim (conditional on its version). When another pass recorded it first the
+ * launch still counts; when the NodeClaim ended meanwhile the instance is left to garbage collection.
+ */
+async function recordInstance(deps: LaunchDeps, name: string, instance: LaunchedInstance, types: readonly InstanceType[]): Promise<LaunchOutcome> {
+  const launched: LaunchOutcome = { kind: 'launched', instanceType: instance.instanceType };
+  const fresh = await deps.store.get(name);
+  if (!fresh || !isLive(fresh)) return { kind: 'gone' };
+  if (fresh.instanceId) return fresh.instanceId === instance.instanceId ? launched : { kind: 'gone' };
+  const type = types.find((t) => t.name === instance.instanceType);
+  try {
+    await deps.store.update({
+      ...fresh,
+      state: 'Launched',
+      instanceId: instance.instanceId,
+      providerId: instance.providerId,
+      instanceType: instance.instanceType,
+      zone: instance.zone,
+      capacityType: instance.capacityType,
+      price: instance.price,
+      ...(type ? { allocatable: type.allocatable } : {}),
+      labels: { ...fresh.labels, ...(type?.labels ?? {}), [LABEL_ZONE]: instance.zone, [LABEL_CAPACITY_TYPE]: instance.capacityType, [LABEL_REGION]: deps.region },
+      launchedAt: new Date(instance.launchedAt).toISOString(),
+    });
+    return launched;
+  } catch (e) {
+    if (!isConflictError(e)) throw e;
+    const again = await deps.store.get(name);
+    return again && isLive(again) && again.instanceId === instance.instanceId ? launched : { kind: 'gone' };
+  }
+}
+
+async function markCapacityError(deps: LaunchDeps, e: InsufficientCapacityError): Promise<void> {
+  const until = deps.clock.now() + UNAVAILABLE_OFFERING_TTL_MS;
+  for (const o of e.offerings) {
+    await deps.unavailableOfferings.markUnavailable(o, until, e.errorCode);
+  }
+}
+
+/** Marks the NodeClaim failed (its pods are solved again: a failed claim is not live). */
+export async function fail(deps: LaunchDeps, claim: NodeClaim, error: string, capacity = false): Promise<void> {
+  const fresh = (await deps.store.get(claim.name)) ?? claim;
+  if (!isLive(fresh)) return;
+  try {
+    await deps.store.update({ ...fresh, state: 'Failed', launchError: error, deletionReason: 'LaunchFailed', deletedAt: new Date(deps.clock.now()).toISOString() });
+  } catch (e) {
+    if (!isConflictError(e)) throw e;
+  }
+  await deps.cluster.recordEvent({
+    type: 'Warning',
+    reason: capacity ? 'InsufficientCapacityError' : 'LaunchFailed',
+    object: `NodeClaim/${claim.name}`,
+    message: `NodeClaim ${claim.name} failed to launch (${error}) for requests ${formatResources(claim.resources)}`,
+  });
+}
+
