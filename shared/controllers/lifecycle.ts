@@ -21,6 +21,11 @@
  *    a NodePool (or still carrying `karpenter.sh/unregistered`) whose instance is no longer running and that no live
  *    NodeClaim claims → deleted (a pass that crashed between terminating an orphan instance and deleting its Node
  *    leaves one behind, and no other step would find it: the instance is gone and no NodeClaim names the Node).
+ * 5. mirroring (when the cluster offers the optional NodeClaim-mirror methods of the Cluster port): every live
+ *    NodeClaim, as this pass left it, is written as a `karpenter.sh/v1` NodeClaim object with its status conditions
+ *    (Launched, Registered, Initialized, Ready) unless the object already mirrors that record version; the mirror of
+ *    a NodeClaim that is over (`Deleted`, `Failed`) or whose record is gone is deleted. A mirror failure never fails
+ *    the pass: it is reported in `mirrorFailures` (the handler logs it) and the next pass tries again.
  *
  * Concurrency: NodeClaims are read before Nodes and instances, so a NodeClaim registered by an overlapping pass
  * always finds its Node in this pass's list, and an instance launched after the read is younger than the GC age.
@@ -34,7 +39,7 @@ import { isLive, type DeletionReason, type NodeClaim } from '../core/api/nodecla
 import { isConflictError, isNotFoundError } from '../core/errors.js';
 import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
-import type { Cluster, ClusterNode } from '../ports/cluster.js';
+import type { Cluster, ClusterNode, NodeClaimMirrorRef } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { REGISTRATION_TTL_MS } from './provision.js';
 
@@ -77,6 +82,16 @@ export interface LifecycleDeps {
   readonly clock: Clock;
 }
 
+/** A NodeClaim mirror operation that failed; the pass went on without it. */
+export interface MirrorFailure {
+  /** What failed: listing the mirrors (nothing was mirrored), writing one, or deleting one. */
+  readonly operation: 'list' | 'apply' | 'delete';
+  /** The NodeClaim concerned (absent for `list`). */
+  readonly name?: string;
+  /** The error's message. */
+  readonly error: string;
+}
+
 /** What one pass did (names of NodeClaims, Nodes and instance ids), for logs. Only the pass that won a write lists it. */
 export interface LifecycleReport {
   /** NodeClaims that became `Registered`. */
@@ -95,6 +110,12 @@ export interface LifecycleReport {
   readonly deletedNodes: readonly string[];
   /** Conditional writes another pass won (the step was skipped). */
   readonly conflicts: number;
+  /** NodeClaims whose `karpenter.sh/v1` mirror this pass created or updated. */
+  readonly mirrored: readonly string[];
+  /** NodeClaim mirrors this pass deleted (their NodeClaim is over or gone). */
+  readonly mirrorsDeleted: readonly string[];
+  /** Mirror operations that failed (the pass itself did not fail; the next one retries). */
+  readonly mirrorFailures: readonly MirrorFailure[];
 }
 
 /**
@@ -106,7 +127,19 @@ export interface LifecycleReport {
  * log.info('lifecycle', { registered: report.registered.length });
  */
 export async function reconcileLifecycle(deps: LifecycleDeps): Promise<LifecycleReport> {
-  const report = { registered: [] as string[], initialized: [] as string[], registrationTimeouts: [] as string[], instanceTerminated: [] as string[], nodeDeleted: [] as string[], orphanInstances: [] as string[], deletedNodes: [] as string[], conflicts: 0 };
+  const report = {
+    registered: [] as string[],
+    initialized: [] as string[],
+    registrationTimeouts: [] as string[],
+    instanceTerminated: [] as string[],
+    nodeDeleted: [] as string[],
+    orphanInstances: [] as string[],
+    deletedNodes: [] as string[],
+    conflicts: 0,
+    mirrored: [] as string[],
+    mirrorsDeleted: [] as string[],
+    mirrorFailures: [] as MirrorFailure[],
+  };
   // Order matters: NodeClaims first (see the module comment).
   const claims = await deps.store.list();
   const [nodes, instances, nodePools] = await Promise.all([deps.cluster.listNodes(), deps.cloud.list(), deps.cluster.listNodePools()]);
@@ -115,7 +148,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   const nodeByName = new Map(nodes.map((n) => [n.name, n]));
   const running = new Map(instances.filter((i) => i.state !== 'terminated').map((i) => [i.instanceId, i]));
   const templateLabels = new Map(nodePools.map((np) => [np.metadata.name, np.spec.template.metadata?.labels ?? {}]));
-  const ctx: Pass = { deps, report, now };
+  const ctx: Pass = { deps, report, now, latest: new Map(claims.map((c) => [c.name, c])), stale: new Set() };
   const deletedNodes = new Set<string>();
   const deleteNode = async (name: string) => {
     if (deletedNodes.has(name)) return;
@@ -197,6 +230,8 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     const instanceId = node.providerId.split('/').pop() ?? '';
     if (instanceId.startsWith('i-') && !running.has(instanceId)) await deleteNode(node.name);
   }
+
+  await mirrorNodeClaims(ctx, report);
   return report;
 }
 
@@ -204,6 +239,70 @@ interface Pass {
   readonly deps: LifecycleDeps;
   readonly report: { registered: string[]; initialized: string[]; conflicts: number };
   readonly now: number;
+  /** Every NodeClaim read at the start, as this pass last wrote it. */
+  readonly latest: Map<string, NodeClaim>;
+  /** NodeClaims another pass changed meanwhile: their record is newer than {@link latest}, so they are not mirrored. */
+  readonly stale: Set<string>;
+}
+
+/** The optional mirror methods of the Cluster port, when the cluster has all three. */
+type Mirrors = Required<Pick<Cluster, 'listNodeClaimMirrors' | 'mirrorNodeClaim' | 'deleteNodeClaimMirror'>>;
+
+function mirrorsOf(cluster: Cluster<unknown, unknown, unknown>): Mirrors | undefined {
+  const { listNodeClaimMirrors, mirrorNodeClaim, deleteNodeClaimMirror } = cluster;
+  if (!listNodeClaimMirrors || !mirrorNodeClaim || !deleteNodeClaimMirror) return undefined;
+  return {
+    listNodeClaimMirrors: () => listNodeClaimMirrors.call(cluster),
+    mirrorNodeClaim: (claim) => mirrorNodeClaim.call(cluster, claim),
+    deleteNodeClaimMirror: (name) => deleteNodeClaimMirror.call(cluster, name),
+  };
+}
+
+/**
+ * Step 5: writes the mirror of every live NodeClaim whose mirror does not show its current version, and deletes the
+ * mirrors of NodeClaims that are over or gone. Sequential (one object at a time). Never throws: failures go to
+ * `report.mirrorFailures`.
+ */
+async function mirrorNodeClaims(ctx: Pass, report: { mirrored: string[]; mirrorsDeleted: string[]; mirrorFailures: MirrorFailure[] }): Promise<void> {
+  const mirrors = mirrorsOf(ctx.deps.cluster);
+  if (!mirrors) return;
+  let existing: NodeClaimMirrorRef[];
+  try {
+    existing = await mirrors.listNodeClaimMirrors();
+  } catch (e) {
+    report.mirrorFailures.push({ operation: 'list', error: messageOf(e) });
+    return;
+  }
+  const mirroredVersion = new Map(existing.map((m) => [m.name, m.version]));
+  for (const claim of ctx.latest.values()) {
+    if (!isLive(claim) || ctx.stale.has(claim.name)) continue;
+    if (mirroredVersion.has(claim.name) && mirroredVersion.get(claim.name) === claim.version) continue;
+    try {
+      await mirrors.mirrorNodeClaim(claim);
+      report.mirrored.push(claim.name);
+    } catch (e) {
+      report.mirrorFailures.push({ operation: 'apply', name: claim.name, error: messageOf(e) });
+    }
+  }
+  for (const { name } of existing) {
+    const known = ctx.latest.get(name);
+    if (known && (isLive(known) || ctx.stale.has(name))) continue;
+    try {
+      // Not read at the start: created since (by the provisioner)? Only a record that is gone or over loses its mirror.
+      if (!known) {
+        const record = await ctx.deps.store.get(name);
+        if (record && isLive(record)) continue;
+      }
+      await mirrors.deleteNodeClaimMirror(name);
+      report.mirrorsDeleted.push(name);
+    } catch (e) {
+      report.mirrorFailures.push({ operation: 'delete', name, error: messageOf(e) });
+    }
+  }
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 /** An instance Karpenter would garbage-collect: launched for a NodePool (Karpenter requires the `karpenter.sh/nodepool` tag). */
@@ -289,6 +388,7 @@ async function terminate(
   const fresh = await ctx.deps.store.get(claim.name);
   if (!fresh || fresh.version !== claim.version) {
     ctx.report.conflicts++;
+    ctx.stale.add(claim.name);
     return 'skipped';
   }
   if (claim.instanceId) await ctx.deps.cloud.delete(claim.instanceId);
@@ -302,10 +402,13 @@ async function terminate(
 /** A conditional NodeClaim update; undefined (and a counted conflict) when the record changed since it was read. */
 async function write(ctx: Pass, claim: NodeClaim): Promise<NodeClaim | undefined> {
   try {
-    return await ctx.deps.store.update(claim);
+    const updated = await ctx.deps.store.update(claim);
+    ctx.latest.set(updated.name, updated);
+    return updated;
   } catch (e) {
     if (!isConflictError(e)) throw e;
     ctx.report.conflicts++;
+    ctx.stale.add(claim.name);
     return undefined;
   }
 }

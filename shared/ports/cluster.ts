@@ -4,6 +4,7 @@
  * (`shared/adapters/kubernetes/`). Skiff never binds pods: kube-scheduler does.
  */
 import type { Taint } from '../core/api/kubernetes.js';
+import type { NodeClaim } from '../core/api/nodeclaim.js';
 import type { PodDisruptionBudget } from '../core/api/pdb.js';
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import type { ResourceList } from '../core/resources/resource-list.js';
@@ -67,7 +68,27 @@ export interface NodePatch {
  */
 export type EvictionOutcome = 'evicted' | 'blocked' | 'gone';
 
-/** The Kubernetes API as Skiff uses it. NodePools and EC2NodeClasses are the parsed, defaulted objects. */
+/**
+ * A `karpenter.sh/v1` NodeClaim object in the cluster that mirrors a Skiff NodeClaim record, as
+ * {@link Cluster.listNodeClaimMirrors} reads it.
+ */
+export interface NodeClaimMirrorRef {
+  /** The NodeClaim's name (the record's). */
+  readonly name: string;
+  /**
+   * The record `version` the mirror was last completely written from, or undefined when unknown (the write was
+   * interrupted, or an older Skiff wrote it): an unknown version is always rewritten.
+   */
+  readonly version?: number;
+}
+
+/**
+ * The Kubernetes API as Skiff uses it. NodePools and EC2NodeClasses are the parsed, defaulted objects.
+ *
+ * The three NodeClaim-mirror methods are optional and go together: a cluster that has all three gets each
+ * NodeClaim record mirrored as a `karpenter.sh/v1` NodeClaim object by the lifecycle controller (so
+ * `kubectl get nodeclaims` works); one without them (the simulation, as the handlers see it) is left alone.
+ */
 export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet = unknown> {
   listNodePools(): Promise<NodePool[]>;
   listNodeClasses(): Promise<EC2NodeClass[]>;
@@ -91,4 +112,16 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
   evictPod(namespace: string, name: string): Promise<EvictionOutcome>;
   /** Every PodDisruptionBudget (policy/v1), parsed. */
   listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]>;
+  /**
+   * Every NodeClaim object Skiff mirrors (those carrying Skiff's state annotation; NodeClaims another controller
+   * owns, e.g. a Karpenter installed beside Skiff, are not listed, so they are never deleted), in any order.
+   */
+  listNodeClaimMirrors?(): Promise<NodeClaimMirrorRef[]>;
+  /**
+   * Creates or updates the NodeClaim object mirroring `claim` (metadata, spec, and status conditions Launched,
+   * Registered, Initialized, Ready), then records `claim.version` on it. Idempotent.
+   */
+  mirrorNodeClaim?(claim: NodeClaim): Promise<void>;
+  /** Deletes the NodeClaim object named `name`; one already gone is not an error. */
+  deleteNodeClaimMirror?(name: string): Promise<void>;
 }

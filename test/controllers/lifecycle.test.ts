@@ -310,6 +310,92 @@ describe('reconcileLifecycle', () => {
     });
   });
 
+  describe('NodeClaim mirrors', () => {
+    it('mirrors each live NodeClaim as this pass left it, and rewrites a mirror only when its record changed', async () => {
+      await h.launch('general-a');
+      const first = await h.reconcile();
+      expect(first.mirrored).toEqual(['general-a']);
+      expect(h.cluster.nodeClaimMirrors.get('general-a')).toMatchObject({ state: 'Launched', version: 1 });
+
+      expect((await h.reconcile()).mirrored).toEqual([]);
+
+      await h.advance(JOIN_MS + READY_MS);
+      const registered = await h.reconcile();
+      expect(registered.mirrored).toEqual(['general-a']);
+      // Registered then Initialized in the same pass: the mirror shows the last write.
+      expect(h.cluster.nodeClaimMirrors.get('general-a')).toEqual(await h.claim('general-a'));
+      expect(h.cluster.nodeClaimMirrors.get('general-a')).toMatchObject({ state: 'Initialized', version: 3 });
+    });
+
+    it('mirrors Pending NodeClaims too, and deletes the mirror once the NodeClaim is Deleted', async () => {
+      await h.store.create({ name: 'general-p', nodePool: 'general', nodeClass: 'default', state: 'Pending', requirements: [], instanceTypes: ['m5.large'], resources: {}, labels: {}, taints: [], startupTaints: [], nominatedPods: [], createdAt: new Date(START).toISOString() });
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      await h.reconcile();
+      expect([...h.cluster.nodeClaimMirrors.keys()].sort()).toEqual(['general-a', 'general-p']);
+
+      await h.cluster.deleteNode(h.nodeOf(instance)!.name);
+      const report = await h.reconcile();
+
+      expect(report.nodeDeleted).toEqual(['general-a']);
+      expect(report.mirrorsDeleted).toEqual(['general-a']);
+      expect([...h.cluster.nodeClaimMirrors.keys()]).toEqual(['general-p']);
+    });
+
+    it('deletes a mirror whose record is gone or Failed, and keeps one whose NodeClaim was created after the pass read them', async () => {
+      const failed = await h.store.create({ name: 'general-f', nodePool: 'general', nodeClass: 'default', state: 'Failed', requirements: [], instanceTypes: ['m5.large'], resources: {}, labels: {}, taints: [], startupTaints: [], nominatedPods: [], createdAt: new Date(START).toISOString(), launchError: 'InsufficientInstanceCapacity' });
+      h.cluster.nodeClaimMirrors.set('general-f', { ...failed, state: 'Pending' });
+      h.cluster.nodeClaimMirrors.set('general-gone', { ...failed, name: 'general-gone', state: 'Launched' });
+      // A NodeClaim the provisioner records while the pass runs: the pass never read it, but its record is live.
+      const { claim: late } = await h.launch('general-late');
+      h.cluster.nodeClaimMirrors.set('general-late', late);
+      const listed = h.store.list.bind(h.store);
+      h.store.list = async () => (await listed()).filter((c) => c.name !== 'general-late');
+
+      const report = await h.reconcile();
+
+      expect([...report.mirrorsDeleted].sort()).toEqual(['general-f', 'general-gone']);
+      expect([...h.cluster.nodeClaimMirrors.keys()]).toEqual(['general-late']);
+    });
+
+    it('reports a failed mirror write without failing the pass, and retries it in the next pass', async () => {
+      await h.launch('general-a');
+      await h.launch('general-b');
+      const write = h.cluster.mirrorNodeClaim.bind(h.cluster);
+      h.cluster.mirrorNodeClaim = async (claim) => {
+        if (claim.name === 'general-a') throw new Error('apiserver unavailable');
+        return write(claim);
+      };
+      await h.advance(JOIN_MS);
+
+      const report = await h.reconcile();
+
+      expect([...report.registered].sort()).toEqual(['general-a', 'general-b']);
+      expect(report.mirrored).toEqual(['general-b']);
+      expect(report.mirrorFailures).toEqual([{ operation: 'apply', name: 'general-a', error: 'apiserver unavailable' }]);
+      h.cluster.mirrorNodeClaim = write;
+      expect((await h.reconcile()).mirrored).toEqual(['general-a']);
+    });
+
+    it('reports a failed mirror list and mirrors nothing else in that pass', async () => {
+      await h.launch('general-a');
+      h.cluster.listNodeClaimMirrors = () => Promise.reject(new Error('the server could not find the requested resource'));
+      const report = await h.reconcile();
+      expect(report.mirrorFailures).toEqual([{ operation: 'list', error: 'the server could not find the requested resource' }]);
+      expect(h.cluster.nodeClaimMirrors.size).toBe(0);
+    });
+
+    it('leaves mirroring out when the cluster has no mirror methods', async () => {
+      await h.launch('general-a');
+      const { listNodeClaimMirrors: _l, mirrorNodeClaim: _m, deleteNodeClaimMirror: _d, ...rest } = Object.fromEntries(
+        ['listNodePools', 'listNodeClasses', 'listDaemonSets', 'listPods', 'listNodes', 'recordEvent', 'patchNode', 'deleteNode', 'evictPod', 'listPodDisruptionBudgets', 'listNodeClaimMirrors', 'mirrorNodeClaim', 'deleteNodeClaimMirror'].map((k) => [k, (h.cluster as unknown as Record<string, (...a: unknown[]) => unknown>)[k]!.bind(h.cluster)]),
+      );
+      const report = await reconcileLifecycle({ ...h.deps, cluster: rest as unknown as LifecycleDeps['cluster'] });
+      expect(report).toMatchObject({ mirrored: [], mirrorsDeleted: [], mirrorFailures: [] });
+      expect(h.cluster.nodeClaimMirrors.size).toBe(0);
+    });
+  });
+
   describe('two overlapping passes', () => {
     it('register, initialize and time out each NodeClaim once', async () => {
       await db.close();
@@ -343,7 +429,7 @@ describe('reconcileLifecycle', () => {
       await h.launch('general-a');
       await h.advance(JOIN_MS + READY_MS);
       await h.reconcile();
-      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0 });
+      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] });
     });
   });
 });

@@ -14,7 +14,7 @@
  * | `NODECLAIM#<name>`                             | a NodeClaim                    | `DynamoDbNodeClaimStore`            |
  * | `OFFERING#<instanceType>#<zone>#<capacityType>`| an unavailable offering        | `DynamoDbUnavailableOfferingsStore` |
  * | `DISRUPTION#<id>`                              | a disruption command (reserved)| later                               |
- * | `LEASE#<controller>`                           | a controller lease (reserved)  | later                               |
+ * | `LEASE#<controller>`                           | a controller lease             | `DynamoDbLeaseStore`                |
  * | `PASS#<controller>`                            | a controller's last pass       | `DynamoDbProvisioningPassStore`     |
  * | `PRICES#CURRENT`                               | the price snapshot pointer     | `DynamoDbPriceStore`                |
  * | `PRICES#<version>#<chunk>`                     | one chunk of a price snapshot  | `DynamoDbPriceStore`                |
@@ -23,7 +23,8 @@
  * `pk`, `sk` and `instanceKey` are reserved attribute names. Unavailable-offering items hold `instanceType`,
  * `zone`, `capacityType`, `reason`, `expiresAt` (epoch ms) and `ttl` (epoch seconds). A price snapshot is written as
  * immutable chunk items under a new version, then made current by a conditional put of the pointer item (see
- * `price-store.ts`); versions are `<fetchedAt, 13 digits>-<nonce>`, so they sort by fetch time.
+ * `price-store.ts`); versions are `<fetchedAt, 13 digits>-<nonce>`, so they sort by fetch time. Lease items hold
+ * `holder`, `expiresAt` and `acquiredAt` (epoch ms) and `ttl` (epoch seconds); see `lease-store.ts`.
  *
  * ## Index `byInstanceId`
  * Partition key `instanceKey = INSTANCE#<cluster>#<instanceId>`, written only on NodeClaim items that have an
@@ -58,7 +59,7 @@ export const INSTANCE_KEY = 'instanceKey';
 /** Attribute DynamoDB TTL is configured on: expiry in epoch **seconds**, for cleanup only (see module doc). */
 export const TTL_ATTRIBUTE = 'ttl';
 
-/** Sort-key prefixes, one per item kind. `DISRUPTION#` and `LEASE#` are reserved for later stores. */
+/** Sort-key prefixes, one per item kind. `DISRUPTION#` is reserved for a later store. */
 export const SK_PREFIX = {
   nodeClaim: 'NODECLAIM#',
   offering: 'OFFERING#',
@@ -94,7 +95,7 @@ export function disruptionKey(cluster: string, id: string): TableKey {
   return { pk: clusterPk(cluster), sk: `${SK_PREFIX.disruption}${id}` };
 }
 
-/** Key of the lease item of a periodic controller (reserved for the lease store). */
+/** Key of the lease item of a periodic controller: `LEASE#<controller>` (`lease-store.ts`). */
 export function leaseKey(cluster: string, controller: string): TableKey {
   return { pk: clusterPk(cluster), sk: `${SK_PREFIX.lease}${controller}` };
 }

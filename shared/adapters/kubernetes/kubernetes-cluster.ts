@@ -26,7 +26,10 @@
  *   `EventCorrelator` does this in memory; a Lambda has no memory between invocations, so the name carries it).
  * - `mirrorNodeClaim`: server-side apply (`application/apply-patch+yaml`, `fieldManager=skiff`, `force=true`) of the
  *   NodeClaim and then of its `/status` subresource: create-or-update in one request each, no resourceVersion
- *   needed, and re-applying the same record is a no-op.
+ *   needed, and re-applying the same record is a no-op. Then a JSON merge patch stamps the record version on it
+ *   (annotation `skiff.dev/nodeclaim-version`), last, so the stamp says the object *and* its status were written:
+ *   `listNodeClaimMirrors` reads it back, and the lifecycle controller rewrites only mirrors whose record changed.
+ *   (The stamp is not part of the applied configuration, so the next apply leaves it alone.)
  */
 import { createHash } from 'node:crypto';
 import {
@@ -47,15 +50,20 @@ import { pdbSchema, type PodDisruptionBudget } from '../../core/api/pdb.js';
 import { daemonSetSchema, type DaemonSet } from '../../core/api/workloads.js';
 import { isConflictError, isNotFoundError } from '../../core/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodePatch } from '../../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch } from '../../ports/cluster.js';
 import { httpStatusOf, kubernetesError } from './kubernetes-errors.js';
 import { parseApiObject, toClusterNode, toClusterPod, type ParseOutcome, type WireObject } from './kubernetes-objects.js';
-import { NODECLAIM_RESOURCE, nodeClaimMirror } from './nodeclaim-mirror.js';
+import { NODECLAIM_RESOURCE, NODECLAIM_STATE_ANNOTATION, nodeClaimMirror } from './nodeclaim-mirror.js';
 
 /** Items per list page (`limit`). 500 is client-go's pager default (`k8s.io/client-go/tools/pager` `defaultPageSize`). */
 export const PAGE_SIZE = 500;
 /** Field selector of {@link KubernetesCluster.listPods}: every pod that is not terminal. */
 export const NON_TERMINAL_POD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed';
+/**
+ * Annotation on a NodeClaim mirror: the record `version` it was completely written from (object, then status), as
+ * a decimal string. Written by a merge patch after both applies.
+ */
+export const NODECLAIM_VERSION_ANNOTATION = 'skiff.dev/nodeclaim-version';
 /** Field manager of Skiff's writes (server-side apply ownership, `managedFields`). */
 export const FIELD_MANAGER = 'skiff';
 /** `source.component` / `reportingComponent` of the Events Skiff writes. */
@@ -360,6 +368,33 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     } catch (e) {
       throw kubernetesError(e, `apply ${key} status`, key);
     }
+    try {
+      const stamp = { metadata: { annotations: { [NODECLAIM_VERSION_ANNOTATION]: String(claim.version) } } };
+      await this.#custom.patchClusterCustomObject({ ...NODECLAIM_RESOURCE, name: claim.name, fieldManager: FIELD_MANAGER, body: stamp }, mergePatch());
+    } catch (e) {
+      throw kubernetesError(e, `stamp ${key} version`, key);
+    }
+  }
+
+  /**
+   * Every `karpenter.sh/v1` NodeClaim Skiff mirrors: those carrying the `skiff.dev/nodeclaim-state` annotation
+   * (NodeClaims of another controller, e.g. Karpenter itself, are left out), with the record version stamped on
+   * each (undefined when missing or not a non-negative integer: the mirror is rewritten).
+   * @throws {NotFoundError} when the NodeClaim CRD is not installed (404) · {ThrottledError} on 429/5xx ·
+   *   {KubernetesApiError} on other 4xx
+   */
+  async listNodeClaimMirrors(): Promise<NodeClaimMirrorRef[]> {
+    const items = await this.#listCustom(NODECLAIM_RESOURCE.group, NODECLAIM_RESOURCE.version, NODECLAIM_RESOURCE.plural, 'NodeClaims');
+    const out: NodeClaimMirrorRef[] = [];
+    for (const item of items) {
+      const metadata = item['metadata'] as { name?: unknown; annotations?: Record<string, unknown> } | undefined;
+      const annotations = metadata?.annotations ?? {};
+      if (typeof metadata?.name !== 'string' || annotations[NODECLAIM_STATE_ANNOTATION] === undefined) continue;
+      const stamp = annotations[NODECLAIM_VERSION_ANNOTATION];
+      const version = typeof stamp === 'string' && /^\d{1,15}$/.test(stamp) ? Number(stamp) : undefined;
+      out.push({ name: metadata.name, ...(version !== undefined ? { version } : {}) });
+    }
+    return out;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiServerUnavailableError, KubernetesApiError } from '../../../shared/adapters/kubernetes/kubernetes-errors.js';
-import { EVENT_DETAILS_ANNOTATION, KubernetesCluster, NON_TERMINAL_POD_SELECTOR } from '../../../shared/adapters/kubernetes/kubernetes-cluster.js';
+import { EVENT_DETAILS_ANNOTATION, KubernetesCluster, NODECLAIM_VERSION_ANNOTATION, NON_TERMINAL_POD_SELECTOR } from '../../../shared/adapters/kubernetes/kubernetes-cluster.js';
 import type { NodeClaim } from '../../../shared/core/api/nodeclaim.js';
 import { ConflictError, NotFoundError, ThrottledError, isThrottledError } from '../../../shared/core/errors.js';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type Json } from '../../support/fake-kube-apiserver.js';
@@ -494,11 +494,48 @@ describe('KubernetesCluster', () => {
       expect(api.get('nodeclaims', 'general-abc12')).toBeUndefined();
     });
 
+    it('stamps the record version last, with a merge patch outside the applied configuration', async () => {
+      await cluster.mirrorNodeClaim(claim({ version: 7 }));
+      const patches = api.requestsTo('PATCH', /^\/apis\/karpenter\.sh\/v1\/nodeclaims\//);
+      expect(patches.map((p) => `${p.path} ${String(p.headers['content-type'])}`)).toEqual([
+        '/apis/karpenter.sh/v1/nodeclaims/general-abc12 application/apply-patch+yaml',
+        '/apis/karpenter.sh/v1/nodeclaims/general-abc12/status application/apply-patch+yaml',
+        '/apis/karpenter.sh/v1/nodeclaims/general-abc12 application/merge-patch+json',
+      ]);
+      expect(patches[0]!.body).not.toHaveProperty(['metadata', 'annotations', NODECLAIM_VERSION_ANNOTATION]);
+      expect(patches[2]!.body).toEqual({ metadata: { annotations: { [NODECLAIM_VERSION_ANNOTATION]: '7' } } });
+      expect((api.get('nodeclaims', 'general-abc12')!.metadata as Json).annotations).toEqual({ 'skiff.dev/nodeclaim-state': 'Initialized', [NODECLAIM_VERSION_ANNOTATION]: '7' });
+    });
+
+    it('does not stamp the version when the status apply fails, so the mirror reads as out of date', async () => {
+      api.failNext({ method: 'PATCH', path: '/apis/karpenter.sh/v1/nodeclaims/general-abc12/status', status: 500, reason: 'InternalError' });
+      await expect(cluster.mirrorNodeClaim(claim({ version: 7 }))).rejects.toBeInstanceOf(ThrottledError);
+      expect(await cluster.listNodeClaimMirrors()).toEqual([{ name: 'general-abc12' }]);
+    });
+
     it('deleteNodeClaimMirror deletes, and deleting a missing mirror is not an error', async () => {
       await cluster.mirrorNodeClaim(claim());
       await cluster.deleteNodeClaimMirror('general-abc12');
       expect(api.get('nodeclaims', 'general-abc12')).toBeUndefined();
       await expect(cluster.deleteNodeClaimMirror('general-abc12')).resolves.toBeUndefined();
+    });
+  });
+
+  describe('listNodeClaimMirrors', () => {
+    it("lists Skiff's mirrors with their stamped version, across pages, and leaves out NodeClaims of another controller", async () => {
+      const c = new KubernetesCluster({ server: api.url, token: async () => TOKEN, clock: { now: () => NOW }, allowInsecureHttp: true, pageSize: 2 });
+      await c.mirrorNodeClaim(claim({ name: 'general-a', version: 3 }));
+      await c.mirrorNodeClaim(claim({ name: 'general-b', version: 12 }));
+      api.put('nodeclaims', { metadata: { name: 'general-c', annotations: { 'skiff.dev/nodeclaim-state': 'Launched', [NODECLAIM_VERSION_ANNOTATION]: 'garbage' } }, spec: {} });
+      api.put('nodeclaims', { metadata: { name: 'karpenter-xyz', labels: { 'karpenter.sh/nodepool': 'default' } }, spec: {} });
+      const mirrors = await c.listNodeClaimMirrors();
+      expect(mirrors.sort((x, y) => x.name.localeCompare(y.name))).toEqual([{ name: 'general-a', version: 3 }, { name: 'general-b', version: 12 }, { name: 'general-c' }]);
+      expect(api.requestsTo('GET', '/apis/karpenter.sh/v1/nodeclaims').length).toBeGreaterThan(1);
+    });
+
+    it('fails with a NotFoundError when the NodeClaim CRD is not installed (404)', async () => {
+      api.failNext({ method: 'GET', path: '/apis/karpenter.sh/v1/nodeclaims', status: 404, reason: 'NotFound' });
+      await expect(cluster.listNodeClaimMirrors()).rejects.toBeInstanceOf(NotFoundError);
     });
   });
 });

@@ -1,10 +1,15 @@
 import type { ScheduledEvent } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
-import { createHandler, type LifecycleEvent, type NodeEvent } from '../../../functions/lifecycle/handler.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIFECYCLE_LEASE_NAME, createHandler, type LifecycleEvent, type NodeEvent } from '../../../functions/lifecycle/handler.js';
+import { DynamoDbLeaseStore } from '../../../shared/adapters/aws/lease-store.js';
+import { leaseKey } from '../../../shared/adapters/aws/table.js';
+import { startDynalite, type LocalDynamoDb } from '../../../shared/cli/local-dynamodb.js';
+import { LEASE_MARGIN_SECONDS } from '../../../shared/lambda/periodic-lease.js';
 import type { LifecycleReport } from '../../../shared/controllers/lifecycle.js';
 import type { Log } from '../../../shared/lambda/log.js';
 
-const EMPTY: LifecycleReport = { registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0 };
+const EMPTY: LifecycleReport = { registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
 
 const scheduled: ScheduledEvent = {
   version: '0',
@@ -78,6 +83,95 @@ describe('lifecycle handler', () => {
       expect(await handler(event as unknown as LifecycleEvent)).toEqual({ trigger: 'ignored' });
       expect(passes()).toBe(0);
       expect(log.lines.map((l) => l.level)).toEqual(['error']);
+    });
+  });
+
+  describe('mirror failures', () => {
+    it('logs them at warn and still returns the report (the pass did not fail)', async () => {
+      const failures = [{ operation: 'apply' as const, name: 'general-a', error: 'apiserver unavailable' }];
+      const { handler, log } = setup({ ...EMPTY, mirrorFailures: failures });
+      expect(await handler(scheduled)).toEqual({ trigger: 'schedule', report: { ...EMPTY, mirrorFailures: failures } });
+      expect(log.lines.map((l) => [l.level, l.attributes?.['mirrorFailures']])).toEqual([
+        ['warn', failures],
+        ['debug', undefined],
+      ]);
+    });
+  });
+
+  describe('with the lifecycle lease (DynamoDB on dynalite)', () => {
+    let db: LocalDynamoDb;
+    let clusterSeq = 0;
+    const T0 = Date.parse('2026-03-02T08:01:00Z');
+    const clock = { now: () => T0 };
+    beforeAll(async () => {
+      db = await startDynalite();
+    });
+    afterAll(async () => {
+      await db.close();
+    });
+    const leasesFor = (cluster: string) => new DynamoDbLeaseStore({ client: db.client, tableName: db.tableName, cluster });
+
+    it('lets one of two overlapping invocations run and the other back off, then frees the lease', async () => {
+      const leases = leasesFor(`hl${++clusterSeq}`);
+      const log = collectingLog();
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let passes = 0;
+      const handler = createHandler({ reconcile: async () => (passes++, await gate, EMPTY), log, lease: { leases, clock } });
+      const invocations = [handler(scheduled, { awsRequestId: 'req-1' }), handler(nodeEvent, { awsRequestId: 'req-2' })];
+      const loser = await Promise.race(invocations);
+      expect(loser).toMatchObject({ backedOff: true });
+      expect(loser.report).toBeUndefined();
+      release();
+      const results = await Promise.all(invocations);
+      expect(passes).toBe(1);
+      expect(results.filter((r) => r.backedOff)).toHaveLength(1);
+      expect(results.filter((r) => r.report)).toHaveLength(1);
+      expect(log.lines.filter((l) => l.message.startsWith('lifecycle pass skipped'))).toHaveLength(1);
+      // Released: the next invocation runs at once.
+      expect(await handler(scheduled, { awsRequestId: 'req-3' })).toEqual({ trigger: 'schedule', report: EMPTY });
+      expect(passes).toBe(2);
+    });
+
+    it('holds the lease for the invocation\'s remaining time plus the margin, as the Lambda request id', async () => {
+      const cluster = `hl${++clusterSeq}`;
+      let item: Record<string, unknown> | undefined;
+      const handler = createHandler({
+        reconcile: async () => {
+          item = (await db.client.send(new GetCommand({ TableName: db.tableName, Key: leaseKey(cluster, LIFECYCLE_LEASE_NAME), ConsistentRead: true }))).Item;
+          return EMPTY;
+        },
+        log: collectingLog(),
+        lease: { leases: leasesFor(cluster), clock },
+      });
+      await handler(scheduled, { awsRequestId: 'req-9', getRemainingTimeInMillis: () => 59_500 });
+      expect(item).toMatchObject({ holder: 'req-9', expiresAt: T0 + (60 + LEASE_MARGIN_SECONDS) * 1000 });
+    });
+
+    it('backs off while another holder\'s lease has not expired, and runs once it has', async () => {
+      const cluster = `hl${++clusterSeq}`;
+      const leases = leasesFor(cluster);
+      await leases.acquire(LIFECYCLE_LEASE_NAME, 'crashed-invocation', 60, T0 - 30_000);
+      let now = T0;
+      let runs = 0;
+      const handler = createHandler({ reconcile: async () => (runs++, EMPTY), log: collectingLog(), lease: { leases, clock: { now: () => now }, ttlSeconds: 120, holder: () => 'sim' } });
+      expect(await handler(scheduled)).toEqual({ trigger: 'schedule', backedOff: true });
+      now = T0 + 30_000;
+      expect(await handler(scheduled)).toEqual({ trigger: 'schedule', report: EMPTY });
+      expect(runs).toBe(1);
+    });
+
+    it('releases the lease when the pass throws, so the retry runs', async () => {
+      const leases = leasesFor(`hl${++clusterSeq}`);
+      let fail = true;
+      const reconcile = async () => {
+        if (fail) throw new Error('DynamoDB is down');
+        return EMPTY;
+      };
+      const handler = createHandler({ reconcile, log: collectingLog(), lease: { leases, clock } });
+      await expect(handler(scheduled, { awsRequestId: 'req-1' })).rejects.toThrow('DynamoDB is down');
+      fail = false;
+      expect(await handler(scheduled, { awsRequestId: 'req-2' })).toEqual({ trigger: 'schedule', report: EMPTY });
     });
   });
 
