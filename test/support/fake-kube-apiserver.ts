@@ -16,6 +16,14 @@
  *   `TooManyRequests` and a DisruptionBudget cause when the pod is in {@link FakeKubeApiServer.pdbBlocked}; 404.
  * - Every request must carry `Authorization: Bearer k8s-aws-v1.…` (401 `Unauthorized` otherwise).
  *
+ * - Watches (`GET /api/v1/pods?watch=true`, `/api/v1/nodes?watch=true`, with `resourceVersion` and `fieldSelector`)
+ *   stream chunked JSON lines `{"type":"ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR","object":{…}}` as the
+ *   watch cache does: events after the requested resourceVersion are replayed first; a resourceVersion older than
+ *   the last {@link FakeKubeApiServer.compact} gets an `ERROR` event carrying a `410 Expired` Status and the stream
+ *   ends; an object that stops matching the field selector arrives as `DELETED` (and one that starts, as `ADDED`).
+ *   {@link FakeKubeApiServer.bookmark} sends a BOOKMARK, {@link FakeKubeApiServer.endWatches} ends the streams (the
+ *   server-side watch timeout). Every `put`, `remove`, DELETE and eviction is an event.
+ *
  * Faults are injected with {@link FakeKubeApiServer.failNext}; every request is recorded.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -88,6 +96,18 @@ export interface FakeKubeApiServer {
   failNext(fault: Fault): void;
   /** Requests whose path matches. */
   requestsTo(method: string, path: string | RegExp): RecordedRequest[];
+  /** Deletes an object (a `DELETED` watch event), if it exists. */
+  remove(plural: string, key: string): void;
+  /** Open watch streams of `plural`. */
+  watchers(plural: string): number;
+  /** Sends a BOOKMARK with the current resourceVersion to every open watch of `plural`. */
+  bookmark(plural: string): void;
+  /** Ends every open watch stream (of `plural`, or all), as the API server's watch timeout does. */
+  endWatches(plural?: string): void;
+  /** Forgets the event history: a watch from an older resourceVersion gets `410 Expired` and must relist. */
+  compact(): void;
+  /** The latest resourceVersion handed out. */
+  resourceVersion(): string;
   close(): Promise<void>;
 }
 
@@ -152,9 +172,72 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
     return { ...object, apiVersion: r.apiVersion, kind: r.kind, metadata: meta };
   };
 
-  const put = (plural: string, object: Json): void => {
-    objects[plural]!.set(keyOf(object), stamp(plural, object, objects[plural]!.get(keyOf(object))));
+  /** Every change, in resourceVersion order, for watch replay. */
+  let history: { readonly plural: string; readonly rv: number; readonly before: Json | undefined; readonly after: Json | undefined }[] = [];
+  /** Watches from a resourceVersion below this get 410 Expired. */
+  let compactedBelow = 0;
+  const watches = new Set<{ readonly plural: string; readonly selector: string | null; readonly res: ServerResponse }>();
+
+  const notify = (plural: string, before: Json | undefined, after: Json | undefined): void => {
+    const rvOf = (o: Json) => Number((o.metadata as Json).resourceVersion);
+    const entry = { plural, rv: after ? rvOf(after) : rv++, before, after };
+    // a deletion gets its own resourceVersion, as in etcd
+    const deleted = after === undefined && before ? { ...before, metadata: { ...(before.metadata as Json), resourceVersion: String(entry.rv) } } : undefined;
+    const stored = deleted ? { ...entry, before: deleted } : entry;
+    history.push(stored);
+    for (const w of watches) if (w.plural === plural) writeEvent(w, stored.before, stored.after);
   };
+
+  const put = (plural: string, object: Json): void => {
+    const before = objects[plural]!.get(keyOf(object));
+    objects[plural]!.set(keyOf(object), stamp(plural, object, before));
+    notify(plural, before, objects[plural]!.get(keyOf(object)));
+  };
+
+  /** The field-selector terms the fake understands: `status.phase` and `spec.nodeName`, `=`, `==` or `!=`. */
+  const parseSelector = (selector: string | null): ((o: Json) => boolean) | string => {
+    if (!selector) return () => true;
+    const tests: ((o: Json) => boolean)[] = [];
+    for (const term of selector.split(',')) {
+      const m = /^(status\.phase|spec\.nodeName)(!=|==?)([\w.-]*)$/.exec(term);
+      if (!m) return `"${term}" is not a known field selector: only "status.phase" and "spec.nodeName"`;
+      const field = m[1] === 'status.phase' ? (o: Json) => String((o.status as Json | undefined)?.phase ?? '') : (o: Json) => String((o.spec as Json | undefined)?.nodeName ?? '');
+      tests.push((o) => (field(o) === m[3]) === (m[2] !== '!='));
+    }
+    return (o) => tests.every((t) => t(o));
+  };
+
+  /** One watch event line for a change seen through the watch's field selector. */
+  function writeEvent(w: { readonly selector: string | null; readonly res: ServerResponse }, before: Json | undefined, after: Json | undefined): void {
+    const matches = parseSelector(w.selector) as (o: Json) => boolean;
+    const was = before !== undefined && matches(before);
+    const is = after !== undefined && matches(after);
+    const type = was && is ? 'MODIFIED' : is ? 'ADDED' : was ? 'DELETED' : undefined;
+    if (!type) return;
+    // an object leaving the selector is DELETED in its new state
+    const object = type === 'DELETED' && after ? after : (after ?? before);
+    w.res.write(`${JSON.stringify({ type, object })}\n`);
+  }
+
+  function watch(r: RecordedRequest, res: ServerResponse, plural: string): void {
+    const matches = parseSelector(r.query.get('fieldSelector'));
+    if (typeof matches === 'string') return fail(res, 400, 'BadRequest', matches);
+    const from = r.query.get('resourceVersion') ?? '';
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    res.flushHeaders(); // the API server answers a watch at once, before the first event
+    const w = { plural, selector: r.query.get('fieldSelector'), res };
+    if (from === '' || from === '0') {
+      for (const o of objects[plural]!.values()) if (matches(o)) res.write(`${JSON.stringify({ type: 'ADDED', object: o })}\n`);
+    } else if (Number(from) < compactedBelow) {
+      const status = statusBody(410, 'Expired', `too old resource version: ${from} (${compactedBelow})`);
+      res.end(`${JSON.stringify({ type: 'ERROR', object: status })}\n`);
+      return;
+    } else {
+      for (const h of history) if (h.plural === plural && h.rv > Number(from)) writeEvent(w, h.before, h.after);
+    }
+    watches.add(w);
+    res.on('close', () => watches.delete(w));
+  }
 
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -195,6 +278,8 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
       if (fault.left <= 0) faults.splice(faults.indexOf(fault), 1);
       return fail(res, fault.fault.status, fault.fault.reason, fault.fault.message ?? fault.fault.reason);
     }
+    const watchPlural = r.path === '/api/v1/pods' ? 'pods' : r.path === '/api/v1/nodes' ? 'nodes' : undefined;
+    if (r.method === 'GET' && watchPlural && ['true', '1'].includes(r.query.get('watch') ?? '')) return watch(r, res, watchPlural);
     for (const route of ROUTES) {
       const m = route.pattern.exec(r.path);
       if (!m) continue;
@@ -234,6 +319,7 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
       const o = store.get(key!);
       if (!o) return notFound();
       store.delete(key!);
+      notify(plural, o, undefined);
       return send(res, 200, resource.custom ? o : statusBody(200, '', '', { name, kind: plural }));
     }
     if (r.method === 'PATCH' && name !== undefined) return patch(r, res, plural, key!, name, subresource);
@@ -271,14 +357,9 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
   function list(r: RecordedRequest, res: ServerResponse, plural: string, namespace: string | undefined): void {
     const resource = RESOURCES[plural]!;
     let items = [...objects[plural]!.values()].filter((o) => namespace === undefined || (o.metadata as Json).namespace === namespace);
-    const selector = r.query.get('fieldSelector');
-    if (selector) {
-      for (const term of selector.split(',')) {
-        const m = /^status\.phase(!=|==?)(\w+)$/.exec(term);
-        if (!m) return fail(res, 400, 'BadRequest', `"${term}" is not a known field selector: only "status.phase"`);
-        items = items.filter((o) => (((o.status as Json | undefined)?.phase ?? '') === m[2]) === (m[1] !== '!='));
-      }
-    }
+    const selector = parseSelector(r.query.get('fieldSelector'));
+    if (typeof selector === 'string') return fail(res, 400, 'BadRequest', selector);
+    items = items.filter(selector);
     const limit = Number(r.query.get('limit') ?? '0');
     const cont = r.query.get('continue');
     let start = 0;
@@ -290,7 +371,8 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
     const end = limit > 0 ? Math.min(items.length, start + limit) : items.length;
     const page = items.slice(start, end).map((o) => (resource.custom ? o : Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'apiVersion' && k !== 'kind'))));
     const more = end < items.length;
-    const metadata: Json = { resourceVersion: String(rv) };
+    // the list's resourceVersion is the latest write's (etcd's current revision), so a watch from it misses nothing
+    const metadata: Json = { resourceVersion: String(rv - 1) };
     if (more) {
       metadata.continue = Buffer.from(JSON.stringify({ start: end, plural })).toString('base64');
       metadata.remainingItemCount = items.length - end;
@@ -313,7 +395,9 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
         causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 2 healthy pods and has 2 currently' }],
       });
     }
+    const evicted = objects.pods!.get(key);
     objects.pods!.delete(key);
+    notify('pods', evicted, undefined);
     send(res, 201, statusBody(201, '', ''));
   }
 
@@ -328,10 +412,55 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
     get: (plural, key) => objects[plural]?.get(key),
     failNext: (fault) => faults.push({ fault, left: fault.times ?? 1 }),
     requestsTo: (method, path) => requests.filter((q) => q.method === method && (typeof path === 'string' ? q.path === path : path.test(q.path))),
+    remove: (plural, key) => {
+      const before = objects[plural]?.get(key);
+      if (!before) return;
+      objects[plural]!.delete(key);
+      notify(plural, before, undefined);
+    },
+    watchers: (plural) => [...watches].filter((w) => w.plural === plural).length,
+    bookmark: (plural) => {
+      const kind = RESOURCES[plural]!;
+      for (const w of watches) {
+        if (w.plural === plural) w.res.write(`${JSON.stringify({ type: 'BOOKMARK', object: { kind: kind.kind, apiVersion: kind.apiVersion, metadata: { resourceVersion: String(rv - 1) } } })}\n`);
+      }
+    },
+    endWatches: (plural) => {
+      for (const w of [...watches]) {
+        if (plural !== undefined && w.plural !== plural) continue;
+        watches.delete(w);
+        w.res.end();
+      }
+    },
+    compact: () => {
+      history = [];
+      compactedBelow = rv;
+    },
+    resourceVersion: () => String(rv - 1),
     close: () =>
       new Promise<void>((resolve, reject) => {
+        for (const w of watches) w.res.end();
+        watches.clear();
         server.close((e) => (e ? reject(e) : resolve()));
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * Waits for an asynchronous outcome of a watch (an event delivered over the socket, a re-watch) without asserting
+ * anything about how long it takes: `check` is retried until it stops throwing, and its last error is thrown if it
+ * never does within `timeoutMs` (a bound against hangs, not a timing assertion).
+ * @example await eventually(() => expect(api.watchers('pods')).toBe(1));
+ */
+export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
 }
