@@ -1,5 +1,5 @@
 /**
- * The `skiff` command line. Subcommands: `simulate` and `explain`.
+ * The `skiff` command line. Subcommands: `simulate`, `explain` and `get` (`get.ts`).
  * Exit status: 0 on success, 2 when an input (manifest, scenario, argument) is invalid, 1 on any other failure —
  * including `explain` asked about a pod that does not exist or is not pending at the end of the run.
  */
@@ -8,6 +8,9 @@ import { formatIssue, isValidationError } from '../core/errors.js';
 import type { LoadedScenario } from '../sim/scenario-loader.js';
 import type { SimulationResult } from '../sim/result.js';
 import { explainResult, formatExplanation, parsePodRef, type PodRef } from './explain.js';
+import { registerGetCommand } from './get.js';
+import { createProgressReporter } from './report/progress-reporter.js';
+import { writeReport } from './report/write-report.js';
 import { simulateScenario } from './simulate.js';
 import { formatSummary } from './summary.js';
 
@@ -15,18 +18,23 @@ import { formatSummary } from './summary.js';
 export interface CliIo {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
+  /** Whether `err` writes to a terminal: only then is a progress bar drawn (never on `out`). */
   readonly isTTY: boolean;
+  /** Width of the `err` terminal in columns (for the progress bar). @default 80 */
+  readonly columns?: number;
 }
 
 const defaultIo: CliIo = {
   out: (t) => process.stdout.write(t),
   err: (t) => process.stderr.write(t),
   isTTY: Boolean(process.stderr.isTTY),
+  ...(process.stderr.columns ? { columns: process.stderr.columns } : {}),
 };
 
 /**
  * Runs the CLI with `argv` (without the node and script paths) and returns the exit status.
  * @example process.exitCode = await main(['simulate', 'examples/seed', '--json']);
+ * @example process.exitCode = await main(['simulate', 'examples/seed', '--report', 'report.html']);
  * @example process.exitCode = await main(['explain', 'examples/seed', 'default/high-memory-report']);
  */
 export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
@@ -42,13 +50,23 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     .argument('<path>', 'scenario folder or YAML file')
     .option('--json', 'print the whole Result as JSON on stdout')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
-    .action(async (path: string, opts: { json?: boolean; seed: number }) => {
-      const run = await runScenario('simulate', path, opts.seed, io);
+    .option('--report <file>', 'also write a self-contained HTML report (charts of nodes, cost, pending pods and disruptions; tables of NodeClaims and pending pods) to <file>')
+    .action(async (path: string, opts: { json?: boolean; seed: number; report?: string }) => {
+      const run = await runScenario('simulate', path, opts.seed, io, !opts.json);
       if (!run) {
         status = 2;
         return;
       }
       io.out(opts.json ? `${JSON.stringify(run.result, null, 2)}\n` : `${formatSummary(run.result)}\n`);
+      if (opts.report === undefined) return;
+      try {
+        await writeReport(opts.report, run);
+      } catch (e) {
+        io.err(`skiff simulate: cannot write the report to ${withoutControlCharacters(opts.report)}: ${e instanceof Error ? e.message : String(e)}\n`);
+        status = 1;
+        return;
+      }
+      if (!opts.json) io.err(`Report written to ${withoutControlCharacters(opts.report)}\n`);
     });
 
   program
@@ -59,7 +77,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     .option('--json', 'print the explanation as JSON on stdout (see Explanation in shared/cli/explain.ts)')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
     .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number }) => {
-      const run = await runScenario('explain', path, opts.seed, io);
+      const run = await runScenario('explain', path, opts.seed, io, !opts.json);
       if (!run) {
         status = 2;
         return;
@@ -73,6 +91,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       }
       io.out(opts.json ? `${JSON.stringify(outcome.explanation, null, 2)}\n` : `${formatExplanation(outcome.explanation)}\n`);
     });
+
+  registerGetCommand(program, io, (s) => (status = s));
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -93,11 +113,16 @@ function parseSeed(value: string): number {
 /**
  * Loads and simulates a scenario for `command`, printing load warnings on stderr. On an invalid scenario it prints
  * the issues (file:line:column: path: message) on stderr and returns undefined: the caller exits with status 2.
+ * @param progress whether a progress bar may be drawn on stderr (when it is a terminal and the run takes over 2 s);
+ *   false for `--json`, which adds nothing to any stream
  * @throws whatever else the simulation throws (exit status 1)
  */
-async function runScenario(command: string, path: string, seed: number, io: CliIo): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
+async function runScenario(command: string, path: string, seed: number, io: CliIo, progress: boolean): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
+  const enabled = progress && io.isTTY;
+  const bar = createProgressReporter({ enabled, write: io.err, ...(io.columns ? { columns: io.columns } : {}) });
   try {
-    const run = await simulateScenario(path, { seed });
+    // The engine's progress hook is only wired when a bar may be drawn: piped and `--json` runs stay exactly as before.
+    const run = await simulateScenario(path, { seed, ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
     for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
     return run;
   } catch (e) {
