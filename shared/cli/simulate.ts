@@ -3,11 +3,14 @@
  * real DynamoDB adapters, wires the real provisioner and lifecycle handlers and controllers to the simulated cloud
  * and cluster, runs the simulation and validates the Result against the contract schema.
  */
+import { createHandler as createDisruptionHandler } from '../../functions/disruption/handler.js';
 import { createHandler as createLifecycleHandler } from '../../functions/lifecycle/handler.js';
 import { createHandler } from '../../functions/provisioner/handler.js';
 import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
+import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
 import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
+import { disrupt } from '../controllers/disruption.js';
 import { reconcileLifecycle } from '../controllers/lifecycle.js';
 import { provision } from '../controllers/provision.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
@@ -24,6 +27,11 @@ export interface SimulateOptions {
   readonly seed?: number;
   /** Wall-clock now, epoch ms: the start of a scenario without `spec.start`. @default Date.now() */
   readonly now?: number;
+  /**
+   * Called as virtual time advances with the fraction of the scenario's duration simulated so far (0–1), at most
+   * about 200 times a run and at least one virtual minute apart, then once with 1 at the end.
+   * @default none (the engine schedules no progress events)
+   */
   readonly onProgress?: (fraction: number) => void;
   /** Where the handlers log. @default silent */
   readonly log?: Log;
@@ -40,13 +48,31 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
   const db = await startDynalite();
   try {
     const props = { client: db.client, tableName: db.tableName, cluster: SIMULATED_CLUSTER_NAME };
+    // The periodic handlers take their DynamoDB lease when invocations can overlap (spec.faults.concurrentInvocations
+    // > 1); one invocation at a time never finds it held, and the two writes per pass would dominate long runs.
+    const overlapping = scenario.spec.faults.concurrentInvocations > 1;
     const result = await runSimulation(scenario, options.seed ?? 1, {
       store: new DynamoDbNodeClaimStore(props),
       unavailableOfferings: new DynamoDbUnavailableOfferingsStore(props),
       passes: new DynamoDbProvisioningPassStore(props),
       catalog: loadCatalog(),
       createProvisionerHandler: (deps) => createHandler({ provision: (trigger) => provision(deps, trigger), log: options.log ?? silentLog }),
-      createLifecycleHandler: (deps) => createLifecycleHandler({ reconcile: () => reconcileLifecycle(deps), log: options.log ?? silentLog }),
+      createLifecycleHandler: (deps) => {
+        let invocation = 0;
+        return createLifecycleHandler({
+          reconcile: () => reconcileLifecycle(deps),
+          log: options.log ?? silentLog,
+          ...(overlapping ? { lease: { leases: new DynamoDbLeaseStore(props), clock: deps.clock, ttlSeconds: 5 * 60, holder: () => `sim-lifecycle-${++invocation}` } } : {}),
+        });
+      },
+      createDisruptionHandler: (deps) => {
+        let invocation = 0;
+        return createDisruptionHandler({
+          disrupt: () => disrupt(deps),
+          log: options.log ?? silentLog,
+          ...(overlapping ? { lease: { leases: new DynamoDbLeaseStore(props), clock: deps.clock, ttlSeconds: 15 * 60, holder: () => `sim-disruption-${++invocation}` } } : {}),
+        });
+      },
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
     });
     ResultSchema.parse(result);

@@ -160,11 +160,11 @@ export async function createNodeClaim(deps: LaunchDeps, plan: NodeClaimPlan, now
   // Drawn every time so the generated names of a run do not depend on whether a collision happened.
   const fallback = `${plan.nodePool}-${deps.ids()}`;
   const name = nodeClaimName(plan.nodePool, plan.pods, claims);
-  const created = await createRecord(deps, plan, now, name, extras);
+  const created = await createNodeClaimRecord(deps, plan, now, name, extras);
   if (created) return created;
   const existing = await deps.store.get(name);
   if (existing && existing.nodePool === plan.nodePool && sameMembers(existing.nominatedPods, plan.pods)) return isLive(existing) ? existing : undefined;
-  return createRecord(deps, plan, now, fallback, extras);
+  return createNodeClaimRecord(deps, plan, now, fallback, extras);
 }
 
 /** What a new record carries beside the plan: what drift and expiration compare against later. */
@@ -203,8 +203,12 @@ function sameMembers(a: readonly string[], b: readonly string[]): boolean {
   return set.size === new Set(b).size && b.every((x) => set.has(x));
 }
 
-/** The conditional create; undefined when a record with that name exists. */
-async function createRecord(deps: LaunchDeps, plan: NodeClaimPlan, now: number, name: string, extras: NodeClaimExtras): Promise<NodeClaim | undefined> {
+/**
+ * Step 1 alone, under a name the caller chose (a disruption replacement's name derives from its command): the
+ * conditional create of the Pending record.
+ * @returns the record, or undefined when a record with that name exists
+ */
+export async function createNodeClaimRecord(deps: LaunchDeps, plan: NodeClaimPlan, now: number, name: string, extras: NodeClaimExtras): Promise<NodeClaim | undefined> {
   try {
     return await deps.store.create({
       ...extras,

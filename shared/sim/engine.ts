@@ -22,7 +22,9 @@ import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
+import type { DisruptionDeps } from '../controllers/disruption.js';
 import type { LifecycleDeps } from '../controllers/lifecycle.js';
+import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
 import { instanceTypeQuery, type ProvisionDeps } from '../controllers/provision.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
@@ -31,11 +33,11 @@ import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { CachedNodeClaimStore } from './cached-nodeclaim-store.js';
 import { FaultInjector, isSimulatedCrash, type FaultRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
-import { Observer, type ViolationRecord } from './observer.js';
+import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } from './observer.js';
 import { buildResult, type SimulationResult } from './result.js';
 import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
-import { SimulatedCluster, nodeNameOf, type SimNode } from './simulated-cluster.js';
+import { SimulatedCluster, nodeNameOf, type SimNode, type SimPod } from './simulated-cluster.js';
 import { SimulatedEc2 } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -43,6 +45,10 @@ import { VirtualClock } from './virtual-clock.js';
 export const SIMULATED_CLUSTER_NAME = 'skiff-sim';
 /** The lifecycle Lambda's EventBridge schedule: every minute. */
 export const LIFECYCLE_SCHEDULE_MS = 60 * 1000;
+/** The disruption Lambda's EventBridge schedule: every minute, half a minute after the lifecycle's. */
+export const DISRUPTION_SCHEDULE_MS = 60 * 1000;
+/** Offset of the disruption schedule from the start, so the two periodic controllers do not run at the same instant. */
+export const DISRUPTION_SCHEDULE_OFFSET_MS = 30 * 1000;
 /**
  * A stopped or terminated instance's kubelet stops posting status; the node lifecycle controller marks the Node
  * NotReady after `node-monitor-grace-period`, 40 s (kube-controller-manager default).
@@ -62,6 +68,11 @@ export interface SimulationDeps {
   readonly createProvisionerHandler: (deps: ProvisionDeps) => (event: SQSEvent) => Promise<SQSBatchResponse>;
   /** Builds the lifecycle Lambda handler around a bound controller (the same factory the Lambda uses). */
   readonly createLifecycleHandler: (deps: LifecycleDeps) => (event: SimLifecycleEvent) => Promise<unknown>;
+  /**
+   * Builds the disruption Lambda handler around a bound controller (the same factory the Lambda uses, with its
+   * lease). Without it nothing is disrupted (nodes live to the end of the run).
+   */
+  readonly createDisruptionHandler?: (deps: DisruptionDeps) => (event: ScheduledEvent) => Promise<unknown>;
   /** Called as virtual time advances with the fraction done (0–1). */
   readonly onProgress?: (fraction: number) => void;
   /** Called with each violation the observer counts, as it happens (debugging and tests). */
@@ -107,6 +118,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
 
   // Every controller of the run shares one store; its list() is cached between writes (see CachedNodeClaimStore).
   const store = new CachedNodeClaimStore(deps.store);
+  observeDisruption(cluster, ec2, observer, store, clock);
   // What the handlers see: the same objects behind the fault injector (a pass-through without faults).
   const handlerCluster = faults.cluster(cluster);
   const handlerCloud = faults.cloud(observedCloud(ec2, observer, cluster, store, spec.region));
@@ -132,6 +144,24 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
     }
   };
+
+  // EventBridge schedule: the disruption Lambda every minute (a failed pass is over; the next one resumes it).
+  if (deps.createDisruptionHandler) {
+    const disruptionHandler = deps.createDisruptionHandler({
+      ...provisionDeps,
+      cluster: handlerCluster,
+      spotToSpotConsolidation: spec.settings.featureGates.SpotToSpotConsolidation,
+    });
+    const scheduleDisruption = (at: number): void => {
+      clock.at(at, 'disruption schedule', async () => {
+        for (const outcome of await faults.invoke('disruption', () => disruptionHandler(scheduledEvent(at, spec.region, 'disruption')))) {
+          if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
+        }
+        if (at + DISRUPTION_SCHEDULE_MS <= endMs) scheduleDisruption(at + DISRUPTION_SCHEDULE_MS);
+      });
+    };
+    scheduleDisruption(spec.startMs + DISRUPTION_SCHEDULE_OFFSET_MS);
+  }
 
   // EventBridge schedule: the lifecycle Lambda every minute.
   const scheduleLifecycle = (at: number): void => {
@@ -270,6 +300,67 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
   return ec2;
 }
 
+/**
+ * Lets the observer watch what the handlers do to disrupt nodes (it does not change behaviour): each eviction, each
+ * `karpenter.sh/disrupted` taint added (the start of a disruption: budgets) and each instance a disruption terminates.
+ */
+function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observer: Observer, store: NodeClaimStore, clock: VirtualClock): void {
+  const world = (): ObservedWorld => ({
+    pods: [...cluster.pods.values()].map(observedPod),
+    readyNodes: new Set([...cluster.nodes.values()].filter((n) => n.ready).map((n) => n.name)),
+    pdbs: [...cluster.pdbs.values()],
+  });
+  const claimOfNode = async (node: SimNode | undefined) => (node ? (await store.list()).find((c) => c.providerId === node.providerId && c.state !== 'Failed') : undefined);
+  const evictPod = cluster.evictPod.bind(cluster);
+  cluster.evictPod = async (namespace, name) => {
+    const pod = cluster.pods.get(`${namespace}/${name}`);
+    const before = world();
+    const claim = await claimOfNode(pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined);
+    const outcome = await evictPod(namespace, name);
+    if (outcome === 'evicted' && pod) observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
+    return outcome;
+  };
+  const patchNode = cluster.patchNode.bind(cluster);
+  cluster.patchNode = async (name, patch) => {
+    const node = cluster.nodes.get(name);
+    const tainting = !!node && !isDisrupted(node) && (patch.taints ?? []).some((t) => t.key === DISRUPTED_TAINT_KEY);
+    if (tainting) {
+      const claim = await claimOfNode(node);
+      const pool = claim ? cluster.nodePools.get(claim.nodePool) : undefined;
+      if (claim?.disruption && pool) {
+        const poolNodes = [...cluster.nodes.values()]
+          .filter((n) => n.labels[LABEL_NODEPOOL] === pool.metadata.name && n.labels[LABEL_INITIALIZED] === 'true')
+          .map((n) => ({ name: n.name, ready: n.ready, disrupted: isDisrupted(n) }));
+        observer.onDisruptionStart(name, claim.disruption.reason, { name: pool.metadata.name, budgets: pool.spec.disruption.budgets }, poolNodes);
+      }
+    }
+    return patchNode(name, patch);
+  };
+  const del = ec2.delete.bind(ec2);
+  ec2.delete = async (instanceId) => {
+    const node = [...cluster.nodes.values()].find((n) => n.instanceId === instanceId);
+    const claim = node ? await claimOfNode(node) : undefined;
+    if (node && claim?.disruption && ec2.instances.some((i) => i.instanceId === instanceId && i.state !== 'terminated')) {
+      const pods = [...cluster.pods.values()].filter((p) => p.nodeName === node.name && !p.owner?.startsWith('DaemonSet/')).map(observedPod);
+      const drainStarted = Date.parse(claim.disruption.drainStartedAt ?? claim.disruption.startedAt ?? claim.disruption.proposedAt);
+      const graceExpired = claim.terminationGracePeriodSeconds !== undefined && clock.now() >= drainStarted + claim.terminationGracePeriodSeconds * 1000;
+      observer.onDisruptionTermination(claim.name, claim.disruption.reason, pods, world(), graceExpired);
+    }
+    return del(instanceId);
+  };
+}
+
+/** The taint a disruption puts on its node (Karpenter `karpenter.sh/disrupted:NoSchedule`). */
+const DISRUPTED_TAINT_KEY = 'karpenter.sh/disrupted';
+
+function isDisrupted(node: SimNode): boolean {
+  return node.taints.some((t) => t.key === DISRUPTED_TAINT_KEY);
+}
+
+function observedPod(p: { namespace: string; name: string; labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>>; createdAt: number; phase: string; nodeName?: string }): ObservedPod {
+  return { namespace: p.namespace, name: p.name, labels: p.labels, annotations: p.annotations, createdAt: p.createdAt, phase: p.phase, ...(p.nodeName ? { nodeName: p.nodeName } : {}) };
+}
+
 /** Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes. */
 async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec2: SimulatedEc2, store: NodeClaimStore, ids: () => string): Promise<void> {
   const start = scenario.spec.startMs;
@@ -321,22 +412,23 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
         launchedAt: iso,
         registeredAt: iso,
         initializedAt: iso,
+        ...nodeClaimExtras(nodePool, cluster.nodeClasses.get(nodeClass)),
       });
     }
   }
 }
 
-/** The EventBridge scheduled event of the lifecycle rule at `atMs`. */
-function scheduledEvent(atMs: number, region: string): ScheduledEvent {
+/** The EventBridge scheduled event of a schedule rule (`skiff-lifecycle`, `skiff-disruption`) at `atMs`. */
+function scheduledEvent(atMs: number, region: string, rule = 'lifecycle'): ScheduledEvent {
   return {
     version: '0',
-    id: `lifecycle-${atMs}`,
+    id: `${rule}-${atMs}`,
     'detail-type': 'Scheduled Event',
     source: 'aws.events',
     account: '000000000000',
     time: new Date(atMs).toISOString(),
     region,
-    resources: [`arn:aws:events:${region}:000000000000:rule/skiff-lifecycle`],
+    resources: [`arn:aws:events:${region}:000000000000:rule/skiff-${rule}`],
     detail: {},
   };
 }
@@ -414,11 +506,31 @@ function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: Simula
       ec2.injectCapacityError({ instanceType: ice.instanceType, zone: ice.zone, capacityType: ice.capacityType }, now, now + ice.forSeconds * 1000, ice.errorCode);
       return;
     }
+    case 'annotate': {
+      const a = event.annotate;
+      const limit = a.count ?? Number.POSITIVE_INFINITY;
+      const targets: (SimNode | SimPod)[] =
+        a.kind === 'Node'
+          ? a.name !== undefined
+            ? [cluster.nodes.get(a.name)].filter((n): n is SimNode => n !== undefined)
+            : selectNodes(cluster, a.nodeSelector ?? {}, limit)
+          : [...cluster.pods.values()]
+              .filter((p) => p.namespace === (a.namespace ?? 'default') && (a.name !== undefined ? p.name === a.name : Object.entries(a.selector ?? {}).every(([k, v]) => p.labels[k] === v)))
+              .sort((x, y) => x.createdAt - y.createdAt || x.name.localeCompare(y.name))
+              .slice(0, limit);
+      if (targets.length === 0) return noTarget(cluster, event, `no ${a.kind}${a.name !== undefined ? ` named ${a.name}` : ' matching its selector'}`);
+      for (const t of targets) cluster.annotate(t, a.annotations);
+      return;
+    }
+    case 'taint': {
+      const nodes = selectNodes(cluster, event.taint.nodeSelector, event.taint.count ?? Number.POSITIVE_INFINITY);
+      if (nodes.length === 0) return noTarget(cluster, event, `no node with labels ${JSON.stringify(event.taint.nodeSelector)}`);
+      for (const n of nodes) cluster.taintNode(n, event.taint.taints);
+      return;
+    }
     case 'spotInterruption':
     case 'rebalanceRecommendation':
     case 'scheduledMaintenance':
-    case 'annotate':
-    case 'taint':
       void cluster.recordEvent({
         type: 'Warning',
         reason: 'NotSimulated',

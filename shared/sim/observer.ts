@@ -9,9 +9,19 @@
  * instance the solver launched for them ({@link Observer.onNodeClaimLaunched}); `limits` (a NodePool's running
  * instances exceeding its cpu/memory/nodes limits at a launch), `duplicateLaunches` (a second instance for one
  * NodeClaim, or an instance launched for a pod that another live launch already covered), `leakedInstances`
- * (running at the end with no live NodeClaim record). Budget, PDB and do-not-disrupt counters stay 0 until
- * disruption exists.
+ * (running at the end with no live NodeClaim record), and for disruption — watching the calls the handlers make to
+ * the Kubernetes API and EC2, with its own reading of the rules — `budget` (a node of a NodePool tainted
+ * `karpenter.sh/disrupted` for a budgeted reason while the NodePool's disrupting and NotReady nodes, this one
+ * included, exceed what its active budgets allow), `pdb` (an eviction of a healthy pod that takes a PDB below its
+ * desired healthy count, or an instance terminated by a disruption while pods a PDB still protects run on it, before
+ * its terminationGracePeriod ran out) and `doNotDisrupt` (a pod with an active `karpenter.sh/do-not-disrupt` evicted,
+ * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted).
  */
+import { parseDuration } from '../core/api/duration.js';
+import { labelSelectorMatches } from '../core/api/object-meta.js';
+import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
+import type { Budget } from '../core/api/nodepool.js';
+import { budgetAllowance } from '../core/disruption/budgets.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import { parseQuantity } from '../core/resources/quantity.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
@@ -171,6 +181,62 @@ export class Observer {
     }
   }
 
+  /**
+   * A handler evicted a pod (the Eviction API answered `evicted`); `world` is the cluster just before the eviction.
+   * @param reason the disruption reason on the NodeClaim of the pod's node, if it is being disrupted
+   */
+  onEviction(pod: ObservedPod, reason: string | undefined, world: ObservedWorld): void {
+    if (VOLUNTARY.has(reason ?? '') && doNotDisruptActive(pod, this.now())) {
+      this.violate('doNotDisrupt', `pod ${pod.namespace}/${pod.name} (karpenter.sh/do-not-disrupt: ${pod.annotations[DO_NOT_DISRUPT]}) was evicted by a ${reason} disruption`);
+    }
+    if (!isHealthy(pod, world)) return;
+    for (const pdb of world.pdbs) {
+      const { healthy, desired } = pdbHealth(pdb, world);
+      if (selects(pdb, pod) && healthy - 1 < desired) {
+        this.violate('pdb', `evicting ${pod.namespace}/${pod.name} took PodDisruptionBudget ${pdb.metadata.namespace ?? 'default'}/${pdb.metadata.name} to ${healthy - 1} healthy pods, below ${desired}`);
+      }
+    }
+  }
+
+  /**
+   * A disruption terminated its NodeClaim's instance; `pods` are the pods still bound to its node (DaemonSet pods
+   * excluded) just before.
+   * @param graceExpired true when the NodeClaim's terminationGracePeriod had run out (PDBs and do-not-disrupt yield)
+   */
+  onDisruptionTermination(nodeClaim: string, reason: string, pods: readonly ObservedPod[], world: ObservedWorld, graceExpired: boolean): void {
+    if (graceExpired) return;
+    for (const pod of pods) {
+      if (VOLUNTARY.has(reason) && doNotDisruptActive(pod, this.now())) {
+        this.violate('doNotDisrupt', `NodeClaim ${nodeClaim} (${reason}) was terminated with pod ${pod.namespace}/${pod.name} (karpenter.sh/do-not-disrupt) on it`);
+      }
+    }
+    for (const pdb of world.pdbs) {
+      const mine = pods.filter((p) => selects(pdb, p) && isHealthy(p, world));
+      if (mine.length === 0) continue;
+      const { healthy, desired } = pdbHealth(pdb, world);
+      if (healthy - mine.length < desired) {
+        this.violate('pdb', `NodeClaim ${nodeClaim} (${reason}) was terminated with ${mine.length} pod(s) of PodDisruptionBudget ${pdb.metadata.namespace ?? 'default'}/${pdb.metadata.name} on it (${healthy} healthy, ${desired} required)`);
+      }
+    }
+  }
+
+  /**
+   * A handler tainted a node `karpenter.sh/disrupted`: the start of its disruption. For a budgeted reason, the
+   * NodePool's nodes already tainted, plus its other NotReady nodes, plus this one must stay within the smallest
+   * active budget for the reason.
+   * @param nodePool the node's NodePool with its budgets
+   * @param poolNodes the NodePool's initialized nodes before the taint (this one included)
+   */
+  onDisruptionStart(node: string, reason: string, nodePool: { readonly name: string; readonly budgets: readonly Budget[] }, poolNodes: readonly ObservedNode[]): void {
+    if (!BUDGETED.has(reason)) return;
+    const others = poolNodes.filter((n) => n.name !== node);
+    const busy = others.filter((n) => n.disrupted || !n.ready).length + 1;
+    const { allowed } = budgetAllowance(nodePool.budgets, reason as 'Empty' | 'Underutilized' | 'Drifted', new Date(this.now()), poolNodes.length, 0);
+    if (busy > allowed) {
+      this.violate('budget', `NodePool ${nodePool.name}: starting a ${reason} disruption of ${node} makes ${busy} nodes disrupted or NotReady out of ${poolNodes.length}, over the ${allowed} its budgets allow now`);
+    }
+  }
+
   private violate(kind: keyof ViolationCounts, message: string): void {
     this.counts[kind]++;
     const record = { kind, at: this.now(), message };
@@ -187,4 +253,66 @@ function withoutPodAffinity<P extends PlacementPod>(pod: P): P {
   if (!pod.spec.affinity?.podAffinity) return pod;
   const { podAffinity: _dropped, ...affinity } = pod.spec.affinity;
   return { ...pod, spec: { ...pod.spec, affinity } };
+}
+
+/** The annotation the observer reads (Karpenter's). */
+const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
+/** Voluntary disruption reasons: they must never evict a do-not-disrupt pod. */
+const VOLUNTARY = new Set(['Empty', 'Underutilized', 'Drifted']);
+/** Reasons budgets limit. */
+const BUDGETED = VOLUNTARY;
+
+/** A pod as the disruption checks read it. */
+export interface ObservedPod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** Epoch ms. */
+  readonly createdAt: number;
+  readonly phase: string;
+  readonly nodeName?: string;
+}
+
+/** A node as the disruption checks read it. */
+export interface ObservedNode {
+  readonly name: string;
+  readonly ready: boolean;
+  /** Carries `karpenter.sh/disrupted`. */
+  readonly disrupted: boolean;
+}
+
+/** The cluster as the PDB checks read it. */
+export interface ObservedWorld {
+  readonly pods: readonly ObservedPod[];
+  readonly readyNodes: ReadonlySet<string>;
+  readonly pdbs: readonly PodDisruptionBudget[];
+}
+
+function doNotDisruptActive(pod: ObservedPod, now: number): boolean {
+  const value = pod.annotations[DO_NOT_DISRUPT];
+  if (value === undefined) return false;
+  if (value === 'true') return true;
+  try {
+    return now < pod.createdAt + parseDuration(value) * 1000;
+  } catch {
+    return false;
+  }
+}
+
+function isHealthy(pod: ObservedPod, world: ObservedWorld): boolean {
+  return pod.phase === 'Running' && pod.nodeName !== undefined && world.readyNodes.has(pod.nodeName);
+}
+
+function selects(pdb: PodDisruptionBudget, pod: ObservedPod): boolean {
+  return (pdb.metadata.namespace ?? 'default') === pod.namespace && labelSelectorMatches(pdb.spec.selector, pod.labels);
+}
+
+/** Healthy selected pods and the desired healthy count (kube-controller-manager's disruption controller). */
+function pdbHealth(pdb: PodDisruptionBudget, world: ObservedWorld): { healthy: number; desired: number } {
+  const selected = world.pods.filter((p) => selects(pdb, p));
+  const expected = selected.length;
+  const healthy = selected.filter((p) => isHealthy(p, world)).length;
+  const desired = pdb.spec.minAvailable !== undefined ? scaledValue(pdb.spec.minAvailable, expected) : Math.max(0, expected - scaledValue(pdb.spec.maxUnavailable ?? 0, expected));
+  return { healthy, desired };
 }

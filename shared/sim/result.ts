@@ -103,11 +103,38 @@ export function buildResult(input: ResultInputs): SimulationResult {
       };
     }),
     unschedulable: unschedulable(input),
-    disruptions: [],
+    disruptions: disruptions(input.nodeClaims),
     events: input.events.map((e) => ({ at: iso(e.at), type: e.type, reason: e.reason, object: e.object, message: e.message })),
     violations: { ...input.violations },
     cost: cost(input.instances, input.startMs, input.endMs),
   };
+}
+
+/**
+ * Every disruption that started (proposals dropped at validation are not disruptions), in start order: one entry per
+ * candidate NodeClaim, with its command, reason, decision, first replacement, and when its drain started and it was
+ * deleted.
+ */
+function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
+  return claims
+    .filter((c) => c.disruption?.startedAt !== undefined)
+    .map((c) => {
+      const d = c.disruption!;
+      return {
+        at: d.startedAt!,
+        command: d.command,
+        nodeClaim: c.name,
+        nodePool: c.nodePool,
+        reason: d.reason,
+        decision: d.decision,
+        replacement: d.replacements[0] ?? null,
+        ...(d.replacements.length > 1 ? { replacements: [...d.replacements] } : {}),
+        message: d.message,
+        drainStartedAt: d.drainStartedAt ?? null,
+        completedAt: c.state === 'Deleted' ? (c.deletedAt ?? null) : null,
+      };
+    })
+    .sort((a, b) => a.at.localeCompare(b.at) || a.nodeClaim.localeCompare(b.nodeClaim));
 }
 
 /** Pods still pending at the end, with the latest FailedScheduling diagnosis Skiff recorded for each. */

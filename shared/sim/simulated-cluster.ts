@@ -33,6 +33,7 @@ import { nodeAffinityProblem, podEffectiveRequests, untoleratedTaint } from './p
 import type { SimInstance } from './simulated-ec2.js';
 import { fnv1a } from '../core/hash.js';
 import type { VirtualClock } from './virtual-clock.js';
+import { firstUntolerated } from '../core/scheduling/taints.js';
 
 /** kube-scheduler retries unschedulable pods after at most 5 minutes (`podMaxInUnschedulablePodsDuration`). */
 export const UNSCHEDULABLE_RETRY_MS = 5 * 60 * 1000;
@@ -272,6 +273,30 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   }
 
   private readonly notReadySince = new Map<string, number>();
+
+  /** Merges annotations into a node's or a pod's (a user's `kubectl annotate`). */
+  annotate(target: SimNode | SimPod, annotations: Readonly<Record<string, string>>): void {
+    Object.assign(target, { annotations: { ...target.annotations, ...annotations } });
+  }
+
+  /**
+   * Adds taints to a node (a user's `kubectl taint`; a taint with the same key and effect is replaced). A NoExecute
+   * taint evicts at once the pods that do not tolerate it (the taint manager; their controllers recreate them).
+   */
+  taintNode(node: SimNode, taints: readonly Taint[]): void {
+    if (!this.nodes.has(node.name)) return;
+    const replaced = node.taints.filter((t) => !taints.some((n) => n.key === t.key && n.effect === t.effect));
+    node.taints = [...replaced, ...taints];
+    const noExecute = taints.filter((t) => t.effect === 'NoExecute');
+    if (noExecute.length > 0) {
+      for (const p of [...this.pods.values()]) {
+        if (p.nodeName !== node.name || !firstUntolerated(noExecute, p.spec.tolerations ?? [])) continue;
+        p.evictions++;
+        this.deletePod(p);
+      }
+    }
+    this.requestSchedulingPass();
+  }
 
   // ---- objects -----------------------------------------------------------------------------------------------
   /** Creates or replaces an object, as `kubectl apply` would, and reconciles its controller. */

@@ -186,6 +186,8 @@ function poolDoc(p: PoolSpec): unknown {
     spec: {
       ...(p.weight !== undefined ? { weight: p.weight } : {}),
       ...(p.limits ? { limits: p.limits } : {}),
+      // The cases check provisioning decisions: consolidation would legitimately rearrange their fleets afterwards.
+      disruption: { consolidateAfter: 'Never' },
       template: {
         ...(p.labels ? { metadata: { labels: p.labels } } : {}),
         spec: {

@@ -6,7 +6,8 @@ import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { deploymentYaml as deployment, GENERAL_POOL } from '../support/provisioner-harness.js';
 
-const POOL = GENERAL_POOL;
+// These cases check provisioning and the simulated world; consolidation would rearrange their fleets afterwards.
+const POOL = `${GENERAL_POOL.trimEnd()}\n  disruption: {consolidateAfter: Never}\n`;
 
 async function run(...docs: string[]): Promise<SimulationResult> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-engine-'));

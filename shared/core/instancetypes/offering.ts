@@ -74,12 +74,24 @@ export function cheapestOffering(type: InstanceType, requirements: Requirements)
 
 /** Marks the offerings in `unavailable` (keys from {@link offeringKey}) as not available. Returns new objects. */
 export function withUnavailable(types: readonly InstanceType[], unavailable: ReadonlySet<string>): InstanceType[] {
-  if (unavailable.size === 0) return [...types];
-  return types.map((t) => {
+  // Memoized per input list and set of keys: passes that see the same unavailability get the same array, so what is
+  // derived from it (compatible types per NodePool) can be memoized by identity too. Callers must not mutate it.
+  const key = [...unavailable].sort().join('|');
+  let byKey = UNAVAILABLE_MEMO.get(types);
+  if (!byKey) UNAVAILABLE_MEMO.set(types, (byKey = new Map()));
+  const hit = byKey.get(key);
+  if (hit) return hit;
+  const result = unavailable.size === 0 ? [...types] : types.map((t) => {
     if (!t.offerings.some((o) => unavailable.has(offeringKey({ instanceType: t.name, zone: o.zone, capacityType: o.capacityType })))) return t;
     const offerings = t.offerings.map((o) =>
       unavailable.has(offeringKey({ instanceType: t.name, zone: o.zone, capacityType: o.capacityType })) ? { ...o, available: false } : o,
     );
     return { ...t, offerings };
   });
+  if (byKey.size >= 64) byKey.clear();
+  byKey.set(key, result);
+  return result;
 }
+
+/** {@link withUnavailable}'s results by input list, then by the sorted unavailable keys. */
+const UNAVAILABLE_MEMO = new WeakMap<readonly InstanceType[], Map<string, InstanceType[]>>();

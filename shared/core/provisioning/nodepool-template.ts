@@ -99,12 +99,28 @@ export function buildNodePoolTemplate(
     labels: { ...(nodePool.spec.template.metadata?.labels ?? {}), [LABEL_NODEPOOL]: nodePool.metadata.name },
     taints: nodePool.spec.template.spec.taints ?? [],
     startupTaints: nodePool.spec.template.spec.startupTaints ?? [],
-    instanceTypes: instanceTypes.filter((t) => requirements.intersects(t.requirements) === undefined),
+    instanceTypes: compatibleTypes(requirements, instanceTypes),
     daemonOverhead: daemonOverhead(nodePool, daemonSets),
     daemonHostPorts: daemonHostPorts(nodePool, daemonSets),
     ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))) } : {}),
   };
 }
+
+/** The instance types compatible with a NodePool's requirements, memoized by the list's identity and the requirements. */
+function compatibleTypes(requirements: Requirements, instanceTypes: readonly InstanceType[]): InstanceType[] {
+  const key = requirements.toString();
+  let byRequirements = COMPATIBLE_MEMO.get(instanceTypes);
+  if (!byRequirements) COMPATIBLE_MEMO.set(instanceTypes, (byRequirements = new Map()));
+  let hit = byRequirements.get(key);
+  if (!hit) {
+    hit = instanceTypes.filter((t) => requirements.intersects(t.requirements) === undefined);
+    if (byRequirements.size >= 64) byRequirements.clear();
+    byRequirements.set(key, hit);
+  }
+  return hit;
+}
+
+const COMPATIBLE_MEMO = new WeakMap<readonly InstanceType[], Map<string, InstanceType[]>>();
 
 /** NodePool limits in canonical units; `nodes` is a count. */
 function limitList(limits: Readonly<Record<string, string | number>>): ResourceList {

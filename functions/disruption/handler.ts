@@ -1,0 +1,56 @@
+/**
+ * The disruption Lambda: an EventBridge schedule (every minute, reserved concurrency 1) runs one disruption pass —
+ * consolidation, drift and expiration within budgets, PDBs and do-not-disrupt — under the `disruption` lease, so a
+ * late or retried invocation that overlaps a running pass backs off. The pass keeps its state on the NodeClaim
+ * records, so a crashed pass is simply resumed by the next one. A failing pass throws (Lambda's retry and the next
+ * schedule try again). Any event other than the schedule is logged and dropped.
+ */
+import middy from '@middy/core';
+import type { ScheduledEvent } from 'aws-lambda';
+import { z } from 'zod';
+import type { DisruptionReport } from '../../shared/controllers/disruption.js';
+import type { Log } from '../../shared/lambda/log.js';
+import { runUnderLease, type InvocationContext, type PeriodicLease } from '../../shared/lambda/periodic-lease.js';
+
+/** Name of the disruption controller's lease (the table item `LEASE#disruption`). */
+export const DISRUPTION_LEASE_NAME = 'disruption';
+
+/** What the handler needs: one disruption pass, a log and, optionally, the lease that serialises passes. */
+export interface DisruptionHandlerDeps {
+  /** Runs the disruption controller once (the composition root binds its ports). */
+  readonly disrupt: () => Promise<DisruptionReport>;
+  readonly log: Log;
+  /** Without it, overlapping passes could both start disruptions: production always passes one. */
+  readonly lease?: PeriodicLease;
+}
+
+/** What one invocation did: the pass's report, `backedOff`, or `ignored` for an event that is not the schedule. */
+export type DisruptionHandlerResult = { readonly report: DisruptionReport } | { readonly backedOff: true } | { readonly ignored: true };
+
+const ScheduledEventSchema = z.looseObject({ source: z.literal('aws.events'), 'detail-type': z.literal('Scheduled Event') });
+
+/**
+ * Builds the handler.
+ * @throws whatever the pass throws (so Lambda retries), and DynamoDB failures taking the lease
+ * @example
+ * export const handler = createHandler({ disrupt: () => disrupt(deps), log, lease: { leases, clock } });
+ */
+export function createHandler(deps: DisruptionHandlerDeps): (event: ScheduledEvent, context?: unknown) => Promise<DisruptionHandlerResult> {
+  const run = async (event: unknown, context: InvocationContext): Promise<DisruptionHandlerResult> => {
+    if (!ScheduledEventSchema.safeParse(event).success) {
+      deps.log.error('dropping disruption invocation: not an EventBridge scheduled event', { keys: event && typeof event === 'object' ? Object.keys(event) : typeof event });
+      return { ignored: true };
+    }
+    const outcome = await runUnderLease(DISRUPTION_LEASE_NAME, deps.lease, context, deps.disrupt, deps.log);
+    if ('backedOff' in outcome) return outcome;
+    const r = outcome.report;
+    for (const p of r.proposed) deps.log.info('disruption proposed', { ...p });
+    for (const d of r.deleted) deps.log.info('disrupted node deleted', { ...d });
+    for (const x of r.rejected) deps.log.info('disruption abandoned', { ...x });
+    if (r.waiting.length > 0) deps.log.info('drain waiting', { waiting: r.waiting });
+    if (r.skipped.length > 0) deps.log.debug('candidates skipped', { skipped: r.skipped });
+    return outcome;
+  };
+  const handler = middy<ScheduledEvent, DisruptionHandlerResult>().handler(run);
+  return (event, context) => handler(event, (context ?? {}) as never);
+}

@@ -1,0 +1,812 @@
+/**
+ * The disruption controller: Karpenter's second half, one pass per minute (EventBridge schedule, under a lease so
+ * passes never overlap). Each NodeClaim's disruption is a small state machine kept on its DynamoDB record, so a pass
+ * that dies anywhere is resumed by the next one:
+ *
+ *   (none) ─propose→ Proposed ─≥15 s later, re-validated→ Replacing ─replacements Initialized→ Draining ─drained→ Deleted
+ *                        └─ no longer valid → (none)        └─ replacement failed → (none), node untainted
+ *
+ * Each pass:
+ * 1. notes pod changes per node (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`; consolidateAfter counts
+ *    from it);
+ * 2. advances every disruption in flight: validates proposals at least {@link VALIDATION_DELAY_MS} old (Karpenter's
+ *    `commandValidationDelay`), launches replacements through the provisioner's launch protocol, waits for them to
+ *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
+ *    try again next pass), then deletes the record, terminates the instance and deletes the Node;
+ * 3. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
+ *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out;
+ * 4. unless a proposal is waiting, proposes one new command from the first method that finds one, in Karpenter's
+ *    order: Emptiness → Drift → multi-node consolidation → single-node consolidation (core
+ *    `disruption/controller.go`), within each NodePool's budget for that reason (`core/disruption/budgets.ts`).
+ *
+ * Candidates (Karpenter `disruption/types.go NewCandidate`): initialized, managed, not already disrupted, no node
+ * annotation `karpenter.sh/do-not-disrupt: "true"`, no pod with an active do-not-disrupt, no pod a PDB keeps from
+ * being evicted (a drifted node with a `terminationGracePeriod` is exempt from the PDB check, as in Karpenter).
+ * Consolidation also needs `consolidateAfter` to have passed since the last pod event, and — Skiff's churn guard —
+ * spares nodes expiring within {@link CHURN_GUARD_MS} (or `consolidateAfter` if longer) and replacements younger
+ * than that. Every candidate turned down is reported with the reason.
+ */
+import { NEVER, parseDuration } from '../core/api/duration.js';
+import type { Taint } from '../core/api/kubernetes.js';
+import { LABEL_NODEPOOL } from '../core/api/labels.js';
+import { isLive, type DisruptionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
+import type { NodePool } from '../core/api/nodepool.js';
+import type { PodDisruptionBudget } from '../core/api/pdb.js';
+import { budgetAllowance } from '../core/disruption/budgets.js';
+import {
+  multiNodeConsolidation,
+  singleNodeConsolidation,
+  evictionCost,
+  type ConsolidationCandidate,
+  type ConsolidationContext,
+  type ConsolidationDecision,
+} from '../core/disruption/consolidation.js';
+import { nodeDoNotDisrupt, podDoNotDisrupt } from '../core/disruption/do-not-disrupt.js';
+import { driftReason, nodeClassHash, nodePoolHash } from '../core/disruption/drift.js';
+import { pdbAllowances, pdbBlocks, type PdbAllowance } from '../core/disruption/pdb.js';
+import { isConflictError } from '../core/errors.js';
+import { fnv1a } from '../core/hash.js';
+import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
+import { buildNodePoolTemplate, nodePoolRequirements, type DaemonSetLike } from '../core/provisioning/nodepool-template.js';
+import { toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
+import { solve, type NodeClaimPlan, type NodePoolTemplate } from '../core/provisioning/scheduler.js';
+import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import {
+  REGISTRATION_TTL_MS,
+  createNodeClaimRecord,
+  existingCapacity,
+  instanceTypeQuery,
+  isInFlight,
+  launchPending,
+  usageOf,
+  type LaunchDeps,
+} from './launch.js';
+import { nodeClaimExtras } from './nodeclaim-extras.js';
+import type { EC2NodeClassLike } from './provision.js';
+
+/** Karpenter's `commandValidationDelay`: a command is re-validated this long after it was computed. */
+export const VALIDATION_DELAY_MS = 15 * 1000;
+/** Skiff's churn guard: no consolidation of a node expiring this soon, nor of a replacement this young. */
+export const CHURN_GUARD_MS = 10 * 60 * 1000;
+/** A replacement that has not initialized this long after its command started is given up (launch + registration). */
+export const REPLACEMENT_TIMEOUT_MS = REGISTRATION_TTL_MS + 5 * 60 * 1000;
+/** The taint a node carries from the moment its disruption starts (Karpenter `v1.DisruptedNoScheduleTaint`). */
+export const DISRUPTED_TAINT: Taint = { key: 'karpenter.sh/disrupted', effect: 'NoSchedule' };
+
+/** The EC2NodeClass fields disruption reads: provisioning's, plus the whole spec for its hash. */
+export type DisruptionNodeClass = EC2NodeClassLike & { readonly spec: unknown };
+
+/** Everything the controller needs, as ports. */
+export interface DisruptionDeps extends LaunchDeps {
+  readonly cluster: Cluster<NodePool, DisruptionNodeClass, DaemonSetLike>;
+  /** `settings.featureGates.SpotToSpotConsolidation` (default off). */
+  readonly spotToSpotConsolidation: boolean;
+}
+
+/** What one pass did. */
+export interface DisruptionReport {
+  /** Commands proposed this pass (validated next pass). */
+  readonly proposed: readonly { readonly command: string; readonly reason: DisruptionReason; readonly decision: 'delete' | 'replace'; readonly candidates: readonly string[] }[];
+  /** Commands validated and started: nodes tainted, replacements launching. */
+  readonly started: readonly string[];
+  /** Proposals dropped at validation, or commands abandoned (a replacement failed), with why. */
+  readonly rejected: readonly { readonly command: string; readonly reason: string }[];
+  /** NodeClaims that expired and started draining. */
+  readonly expired: readonly string[];
+  /** Pods evicted (`ns/name`). */
+  readonly evicted: readonly string[];
+  /** Pods whose eviction must wait, with why (a PDB's 429, do-not-disrupt). */
+  readonly waiting: readonly { readonly pod: string; readonly reason: string }[];
+  /** NodeClaims deleted (instance terminated), with the reason. */
+  readonly deleted: readonly { readonly nodeClaim: string; readonly reason: DisruptionReason }[];
+  /** Nodes the methods looked at and turned down, with why (Karpenter logs these at debug). */
+  readonly skipped: readonly { readonly nodeClaim: string; readonly reason: string }[];
+}
+
+/** The state one pass reads once. */
+interface World {
+  readonly now: number;
+  readonly pools: ReadonlyMap<string, NodePool>;
+  readonly classes: ReadonlyMap<string, DisruptionNodeClass>;
+  readonly daemonSets: readonly DaemonSetLike[];
+  readonly pods: readonly ClusterPod[];
+  readonly nodes: readonly ClusterNode[];
+  readonly nodeByProvider: ReadonlyMap<string, ClusterNode>;
+  readonly podsByNode: ReadonlyMap<string, readonly ClusterPod[]>;
+  readonly claims: readonly NodeClaim[];
+  readonly pdbs: readonly PdbAllowance[];
+  readonly types: ReadonlyMap<string, readonly InstanceType[]>;
+}
+
+interface Pass {
+  readonly deps: DisruptionDeps;
+  /** Writes so far (a fresh read is needed only after one). */
+  writes: number;
+  readonly report: {
+    proposed: DisruptionReport['proposed'][number][];
+    started: string[];
+    rejected: { command: string; reason: string }[];
+    expired: string[];
+    evicted: string[];
+    waiting: { pod: string; reason: string }[];
+    deleted: { nodeClaim: string; reason: DisruptionReason }[];
+    skipped: { nodeClaim: string; reason: string }[];
+  };
+}
+
+/**
+ * Runs one disruption pass (see the module comment). Safe to repeat and to resume after a crash; not safe to overlap
+ * with itself — the handler runs it under a lease.
+ * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
+ */
+export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [] } };
+  let world = await readWorld(deps);
+  let seen = 0;
+  /** The world again if anything was written since it was read. */
+  const refresh = async (): Promise<World> => {
+    if (pass.writes === seen) return world;
+    seen = pass.writes;
+    world = await readWorld(deps, world);
+    return world;
+  };
+  await notePodEvents(pass, world);
+  await refresh();
+
+  // Disruptions in flight, one command at a time (a command's candidates move together).
+  const commands = new Map<string, NodeClaim[]>();
+  for (const c of world.claims) if (isLive(c) && c.disruption) commands.set(c.disruption.command, [...(commands.get(c.disruption.command) ?? []), c]);
+  let proposalWaiting = false;
+  for (const [command, candidates] of commands) {
+    const phase = candidates[0]!.disruption!.phase;
+    if (phase === 'Proposed') {
+      if (world.now - Date.parse(candidates[0]!.disruption!.proposedAt) < VALIDATION_DELAY_MS) proposalWaiting = true;
+      else await validateAndStart(pass, world, command, candidates);
+    } else if (phase === 'Replacing') {
+      await awaitReplacements(pass, world, command, candidates);
+    }
+  }
+  await expire(pass, await refresh());
+  await refresh();
+  for (const claim of world.claims) if (isLive(claim) && claim.disruption?.phase === 'Draining') await drain(pass, world, claim);
+
+  if (!proposalWaiting) {
+    const latest = await refresh();
+    // Karpenter's "consolidated" state: when nothing changed since a pass found nothing to do, skip the search (it
+    // only repeats itself) — at most for CONSOLIDATED_TTL_MS, after which prices or budget windows may differ.
+    const fingerprint = worldFingerprint(latest);
+    const last = CONSOLIDATED.get(deps.store);
+    if (!last || last.fingerprint !== fingerprint || latest.now - last.at >= CONSOLIDATED_TTL_MS) {
+      const before = pass.report.proposed.length;
+      await propose(pass, latest);
+      if (pass.report.proposed.length === before) CONSOLIDATED.set(deps.store, { fingerprint, at: latest.now });
+      else CONSOLIDATED.delete(deps.store);
+    }
+  }
+  return pass.report;
+}
+
+/** How long a "nothing to do" verdict stands while nothing changes (Karpenter re-evaluates consolidated state every 5 min). */
+export const CONSOLIDATED_TTL_MS = 5 * 60 * 1000;
+
+/** The last verdict per NodeClaim store (one per cluster): in memory, so a cold Lambda simply searches again. */
+const CONSOLIDATED = new WeakMap<object, { fingerprint: string; at: number }>();
+
+/** A digest of everything a proposal depends on: pods and where they run, nodes, NodeClaim versions, NodePools, availability. */
+function worldFingerprint(world: World): string {
+  const parts: string[] = [];
+  for (const p of world.pods) parts.push(`p${p.namespace}/${p.name}@${p.nodeName ?? ''}:${p.phase}`);
+  for (const n of world.nodes) parts.push(`n${n.name}:${n.ready ? 1 : 0}:${n.taints.length}:${Object.keys(n.annotations).length}`);
+  for (const c of world.claims) {
+    if (!isLive(c)) continue;
+    // Time alone makes a node consolidatable (consolidateAfter passing): part of the digest too.
+    const pool = world.pools.get(c.nodePool);
+    const ripe = pool ? consolidationProblem(world, c, pool) === undefined : false;
+    parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}`);
+  }
+  for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${nodePoolHash(np)}:${JSON.stringify(np.spec.disruption)}`);
+  for (const [k, v] of world.types) parts.push(`t${k}:${v.reduce((sum, t) => sum + t.offerings.filter((o) => o.available).length, 0)}`);
+  parts.sort();
+  return `${parts.length}:${fnv1a(parts.join('|')).toString(36)}`;
+}
+
+/** Reads the cluster and the records; `previous` keeps the slow-changing parts (NodePools, types) of an earlier read. */
+async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World> {
+  const now = deps.clock.now();
+  // Within one pass the slow-changing parts (NodePools, classes, DaemonSets, PDBs, instance types and their
+  // availability) are read once; pods, nodes and records again after each write.
+  const [pods, nodes, claims, pdbList, types] = await Promise.all([
+    deps.cluster.listPods(),
+    deps.cluster.listNodes(),
+    deps.store.list(),
+    previous ? previous.pdbs.map((a) => a.pdb) : deps.cluster.listPodDisruptionBudgets(),
+    previous ? previous.types : deps.unavailableOfferings.listUnavailable(now).then((u) => u),
+  ]);
+  let pools = previous?.pools;
+  let classes = previous?.classes;
+  let daemonSets = previous?.daemonSets;
+  let baseTypes: Map<string, readonly InstanceType[]> | undefined;
+  if (!pools || !classes || !daemonSets) {
+    const [poolList, classList, dsList] = await Promise.all([deps.cluster.listNodePools(), deps.cluster.listNodeClasses(), deps.cluster.listDaemonSets()]);
+    pools = new Map(poolList.map((p) => [p.metadata.name, p]));
+    classes = new Map(classList.map((c) => [c.metadata.name, c]));
+    daemonSets = dsList;
+    baseTypes = new Map();
+    for (const nc of classList) baseTypes.set(nc.metadata.name, await deps.cloud.getInstanceTypes(instanceTypeQuery(nc)));
+  }
+  const available: ReadonlyMap<string, readonly InstanceType[]> = Array.isArray(types)
+    ? new Map([...baseTypes!].map(([k, v]) => [k, withUnavailable(v, new Set(types.map(offeringKey)))] as const))
+    : (types as ReadonlyMap<string, readonly InstanceType[]>);
+  const podsByNode = new Map<string, ClusterPod[]>();
+  for (const p of pods) if (p.nodeName) podsByNode.set(p.nodeName, [...(podsByNode.get(p.nodeName) ?? []), p]);
+  const readyNodes = new Set(nodes.filter((n) => n.ready).map((n) => n.name));
+  const pdbs = pdbAllowances(
+    pdbList as PodDisruptionBudget[],
+    pods.map((p) => ({ namespace: p.namespace, name: p.name, labels: p.labels, healthy: p.phase === 'Running' && !!p.nodeName && readyNodes.has(p.nodeName) })),
+  );
+  const world: World = {
+    now,
+    pools,
+    classes,
+    daemonSets,
+    pods,
+    nodes,
+    nodeByProvider: new Map(nodes.map((n) => [n.providerId, n])),
+    podsByNode,
+    claims,
+    pdbs,
+    types: available,
+  };
+  return world;
+}
+
+/** The pods a drain moves: bound, not terminal, not DaemonSet pods (Karpenter leaves those to the node's end). */
+function reschedulable(pods: readonly ClusterPod[]): ClusterPod[] {
+  return pods.filter((p) => (p.phase === 'Running' || p.phase === 'Pending') && !p.owner?.startsWith('DaemonSet/'));
+}
+
+function nodeOfClaim(world: World, claim: NodeClaim): ClusterNode | undefined {
+  return claim.providerId ? world.nodeByProvider.get(claim.providerId) : undefined;
+}
+
+function podsOn(world: World, node: ClusterNode | undefined): ClusterPod[] {
+  return node ? reschedulable(world.podsByNode.get(node.name) ?? []) : [];
+}
+
+/** Step 1: a changed set of pods on a node moves its `lastPodEventAt` to now. */
+async function notePodEvents(pass: Pass, world: World): Promise<void> {
+  for (const claim of world.claims) {
+    if (claim.state !== 'Initialized' || claim.disruption) continue;
+    const node = nodeOfClaim(world, claim);
+    if (!node) continue;
+    const pool = world.pools.get(claim.nodePool);
+    // Only consolidation reads lastPodEventAt: none under consolidateAfter Never, and under WhenEmpty only an empty
+    // node's (becoming empty is itself a pod event, noted then).
+    if (!pool || pool.spec.disruption.consolidateAfter === NEVER) continue;
+    if (pool.spec.disruption.consolidationPolicy === 'WhenEmpty' && podsOn(world, node).length > 0 && claim.podsFingerprint !== undefined) continue;
+    const fingerprint = fnv1a(
+      podsOn(world, node)
+        .map((p) => `${p.namespace}/${p.name}`)
+        .sort()
+        .join('\n'),
+    ).toString(36);
+    if (claim.podsFingerprint === fingerprint) continue;
+    // First sight: count from initialization when the node has had no pods, else from now.
+    const since = claim.podsFingerprint === undefined && podsOn(world, node).length === 0 && claim.initializedAt ? claim.initializedAt : new Date(world.now).toISOString();
+    await writeIgnoringConflict(pass, { ...claim, podsFingerprint: fingerprint, lastPodEventAt: since });
+  }
+}
+
+/** A conditional write; a conflict (someone else moved the record on) is not an error: the next pass reads it again. */
+async function writeIgnoringConflict(pass: Pass, claim: NodeClaim): Promise<NodeClaim | undefined> {
+  pass.writes++;
+  try {
+    return await pass.deps.store.update(claim);
+  } catch (e) {
+    if (isConflictError(e)) return undefined;
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Candidates and budgets
+
+/** Why a NodeClaim cannot be voluntarily disrupted now, or undefined. */
+function candidateProblem(world: World, claim: NodeClaim, reason: DisruptionReason): string | undefined {
+  if (claim.state !== 'Initialized') return `it is ${claim.state}, not initialized`;
+  if (claim.disruption) return 'it is already being disrupted';
+  const pool = world.pools.get(claim.nodePool);
+  if (!pool) return `its NodePool ${claim.nodePool} does not exist`;
+  const node = nodeOfClaim(world, claim);
+  if (!node) return 'it has no node';
+  if (node.labels[LABEL_NODEPOOL] === undefined) return `its node has no ${LABEL_NODEPOOL} label`;
+  if (nodeDoNotDisrupt(node.annotations)) return `node ${node.name} is annotated karpenter.sh/do-not-disrupt: "true"`;
+  const eventual = reason === 'Drifted' && claim.terminationGracePeriodSeconds !== undefined;
+  for (const pod of podsOn(world, node)) {
+    const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
+    if (dnd.active) return `pod ${pod.namespace}/${pod.name} is annotated karpenter.sh/do-not-disrupt${dnd.untilMs !== undefined ? ` until ${new Date(dnd.untilMs).toISOString()}` : ''}`;
+    if (!eventual) {
+      const blocked = pdbBlocks(pod, world.pdbs);
+      if (blocked) return `pod ${pod.namespace}/${pod.name}: ${blocked}`;
+    }
+  }
+  return undefined;
+}
+
+/** Whether consolidation may look at this NodeClaim yet (consolidateAfter, churn guard), or why not. */
+function consolidationProblem(world: World, claim: NodeClaim, pool: NodePool): string | undefined {
+  const after = pool.spec.disruption.consolidateAfter;
+  if (after === NEVER) return 'its NodePool has consolidateAfter: Never';
+  const afterMs = parseDuration(after) * 1000;
+  const since = Date.parse(claim.lastPodEventAt ?? claim.initializedAt ?? claim.createdAt);
+  if (!claim.lastPodEventAt || world.now - since < afterMs) return `consolidateAfter (${after}) has not passed since the last pod event on it`;
+  const guard = Math.max(afterMs, CHURN_GUARD_MS);
+  if (claim.expireAfterSeconds != null && Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000 - world.now < guard) {
+    return `it expires within ${Math.round(guard / 60_000)} minutes (churn guard)`;
+  }
+  if (claim.replacementFor && world.now - Date.parse(claim.initializedAt ?? claim.createdAt) < guard) {
+    return `it replaced ${claim.replacementFor.join(', ')} less than ${Math.round(guard / 60_000)} minutes ago (churn guard)`;
+  }
+  return undefined;
+}
+
+/** Budget bookkeeping of one pass: what each NodePool may still start, per reason. */
+class BudgetLedger {
+  private readonly taken = new Map<string, number>();
+
+  constructor(private readonly world: World) {}
+
+  /** NodePool's initialized, managed NodeClaims that have a node (the base of percentages). */
+  private total(pool: string): number {
+    return this.world.claims.filter((c) => c.nodePool === pool && isLive(c) && (c.state === 'Initialized' || c.state === 'Deleting') && nodeOfClaim(this.world, c)).length;
+  }
+
+  /** Nodes of the pool being disrupted (started, not proposed) or NotReady. */
+  private busy(pool: string): number {
+    const disrupting = this.world.claims.filter((c) => c.nodePool === pool && isLive(c) && (c.state === 'Deleting' || (c.disruption && c.disruption.phase !== 'Proposed')));
+    const disruptingNodes = new Set(disrupting.map((c) => c.providerId));
+    const notReady = this.world.nodes.filter((n) => n.labels[LABEL_NODEPOOL] === pool && !n.ready && !disruptingNodes.has(n.providerId)).length;
+    return disrupting.length + notReady;
+  }
+
+  /** How many more of the pool's nodes may start a disruption for `reason` now. */
+  remaining(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted'): number {
+    const np = this.world.pools.get(pool);
+    if (!np) return 0;
+    const allowance = budgetAllowance(np.spec.disruption.budgets, reason, new Date(this.world.now), this.total(pool), this.busy(pool));
+    return Math.max(0, allowance.remaining - (this.taken.get(pool) ?? 0));
+  }
+
+  take(pool: string, n = 1): void {
+    this.taken.set(pool, (this.taken.get(pool) ?? 0) + n);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Step 4: proposing
+
+interface Proposal {
+  readonly reason: 'Empty' | 'Underutilized' | 'Drifted';
+  readonly decision: 'delete' | 'replace';
+  readonly candidates: readonly NodeClaim[];
+  readonly message: string;
+}
+
+async function propose(pass: Pass, world: World): Promise<void> {
+  const proposal = findProposal(pass, world);
+  if (!proposal) return;
+  const names = proposal.candidates.map((c) => c.name).sort();
+  const command = `${proposal.reason.toLowerCase()}-${fnv1a(`${world.now}|${names.join(',')}`).toString(36)}`;
+  const disruption: NodeClaimDisruption = {
+    command,
+    reason: proposal.reason,
+    decision: proposal.decision,
+    phase: 'Proposed',
+    replacements: [],
+    candidates: names,
+    message: proposal.message,
+    proposedAt: new Date(world.now).toISOString(),
+  };
+  const written: NodeClaim[] = [];
+  for (const claim of proposal.candidates) {
+    const saved = await writeIgnoringConflict(pass, { ...claim, disruption });
+    if (!saved) {
+      // Someone moved a candidate on: withdraw the proposal.
+      for (const w of written) await writeIgnoringConflict(pass, withoutDisruption(w));
+      return;
+    }
+    written.push(saved);
+  }
+  pass.report.proposed.push({ command, reason: proposal.reason, decision: proposal.decision, candidates: names });
+}
+
+function withoutDisruption(claim: NodeClaim): NodeClaim {
+  const { disruption: _dropped, ...rest } = claim;
+  return rest;
+}
+
+/** The first method that finds a command: Emptiness → Drift → multi-node → single-node consolidation. */
+function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Proposal | undefined {
+  const ledger = new BudgetLedger(world);
+  const claims = only ?? world.claims.filter((c) => isLive(c) && c.state === 'Initialized' && !c.disruption);
+  const skip = (claim: NodeClaim, reason: string) => {
+    if (!only) pass.report.skipped.push({ nodeClaim: claim.name, reason });
+  };
+
+  // Emptiness: every empty, consolidatable candidate, within the budgets, in one command.
+  const empty: NodeClaim[] = [];
+  for (const claim of claims) {
+    const pool = world.pools.get(claim.nodePool);
+    if (!pool || podsOn(world, nodeOfClaim(world, claim)).length > 0) continue;
+    const problem = candidateProblem(world, claim, 'Empty') ?? consolidationProblem(world, claim, pool);
+    if (problem) {
+      skip(claim, `Empty: ${problem}`);
+      continue;
+    }
+    if (ledger.remaining(claim.nodePool, 'Empty') < 1) {
+      skip(claim, `Empty: the NodePool's disruption budgets allow no more disruptions for reason Empty now`);
+      continue;
+    }
+    ledger.take(claim.nodePool);
+    empty.push(claim);
+  }
+  if (empty.length > 0) return { reason: 'Empty', decision: 'delete', candidates: empty, message: `${empty.length === 1 ? 'node is' : `${empty.length} nodes are`} empty` };
+
+  // Drift: one at a time, empty ones first, then the oldest.
+  const drifted = claims
+    .map((claim) => ({ claim, why: driftOf(world, claim) }))
+    .filter((d): d is { claim: NodeClaim; why: string } => d.why !== undefined)
+    .sort((a, b) => podsOn(world, nodeOfClaim(world, a.claim)).length - podsOn(world, nodeOfClaim(world, b.claim)).length || a.claim.createdAt.localeCompare(b.claim.createdAt));
+  for (const { claim, why } of drifted) {
+    const problem = candidateProblem(world, claim, 'Drifted');
+    if (problem) {
+      skip(claim, `Drifted (${why}): ${problem}`);
+      continue;
+    }
+    if (ledger.remaining(claim.nodePool, 'Drifted') < 1) {
+      skip(claim, `Drifted (${why}): the NodePool's disruption budgets allow no more disruptions for reason Drifted now`);
+      continue;
+    }
+    const plan = replacementPlans(world, [claim]);
+    if (plan.unschedulable) {
+      skip(claim, `Drifted (${why}): ${plan.unschedulable}`);
+      continue;
+    }
+    return { reason: 'Drifted', decision: plan.plans.length > 0 ? 'replace' : 'delete', candidates: [claim], message: why };
+  }
+
+  // Consolidation (WhenEmptyOrUnderutilized NodePools only), cheapest to disrupt first.
+  const candidates: { claim: NodeClaim; candidate: ConsolidationCandidate; cost: number }[] = [];
+  for (const claim of claims) {
+    const pool = world.pools.get(claim.nodePool);
+    if (!pool || pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
+    const problem = candidateProblem(world, claim, 'Underutilized') ?? consolidationProblem(world, claim, pool);
+    if (problem) {
+      skip(claim, `Underutilized: ${problem}`);
+      continue;
+    }
+    const candidate = toCandidate(world, claim);
+    if (!candidate) continue;
+    candidates.push({ claim, candidate, cost: disruptionCost(world, claim) });
+  }
+  candidates.sort((a, b) => a.cost - b.cost || a.claim.name.localeCompare(b.claim.name));
+  const withinBudget: typeof candidates = [];
+  for (const c of candidates) {
+    if (ledger.remaining(c.claim.nodePool, 'Underutilized') < 1) {
+      skip(c.claim, 'Underutilized: the NodePool\'s disruption budgets allow no more disruptions for reason Underutilized now');
+      continue;
+    }
+    ledger.take(c.claim.nodePool);
+    withinBudget.push(c);
+  }
+  if (withinBudget.length === 0) return undefined;
+  const ctx = consolidationContext(pass, world, withinBudget.map((c) => c.claim));
+  const byName = new Map(withinBudget.map((c) => [c.claim.name, c.claim]));
+  const multi = multiNodeConsolidation(
+    withinBudget.map((c) => c.candidate),
+    ctx,
+  );
+  const decision: ConsolidationDecision | undefined = multi.kind !== 'none' ? multi : singleNodeDecision(pass, withinBudget, ctx, !!only);
+  if (!decision || decision.kind === 'none') return undefined;
+  const chosen = decision.candidates.map((c) => byName.get(c.nodeClaim)!);
+  const message =
+    decision.kind === 'delete'
+      ? `its pods fit on other nodes`
+      : `replace with one ${decision.replacement.instanceTypes[0]!.name} (one of ${decision.replacement.instanceTypes.length} cheaper types), saving $${decision.savings.toFixed(4)}/h`;
+  return { reason: 'Underutilized', decision: decision.kind, candidates: chosen, message };
+}
+
+function singleNodeDecision(pass: Pass, candidates: readonly { claim: NodeClaim; candidate: ConsolidationCandidate }[], ctx: ConsolidationContext, validating: boolean): ConsolidationDecision | undefined {
+  const single = singleNodeConsolidation(
+    candidates.map((c) => c.candidate),
+    ctx,
+  );
+  if (!validating) for (const r of single.rejected) pass.report.skipped.push({ nodeClaim: r.nodeClaim, reason: `Underutilized: ${r.reason}` });
+  return single.decision;
+}
+
+/** Why a NodeClaim has drifted, in words, or undefined. */
+function driftOf(world: World, claim: NodeClaim): string | undefined {
+  const pool = world.pools.get(claim.nodePool);
+  if (!pool) return undefined;
+  const node = nodeOfClaim(world, claim);
+  const nodeClass = world.classes.get(claim.nodeClass);
+  const reason = driftReason(
+    { ...(claim.nodePoolHash ? { nodePoolHash: claim.nodePoolHash } : {}), ...(claim.nodeClassHash ? { nodeClassHash: claim.nodeClassHash } : {}), labels: node?.labels ?? claim.labels },
+    nodePoolHash(pool),
+    nodePoolRequirements(pool),
+    nodeClass ? nodeClassHash(nodeClass) : undefined,
+  );
+  if (!reason) return undefined;
+  switch (reason) {
+    case 'NodePoolDrifted':
+      return `NodePoolDrifted: NodePool ${pool.metadata.name}'s template changed since the node was launched`;
+    case 'RequirementsDrifted':
+      return `RequirementsDrifted: the node no longer satisfies NodePool ${pool.metadata.name}'s requirements`;
+    case 'NodeClassDrifted':
+      return `NodeClassDrifted: EC2NodeClass ${claim.nodeClass} changed since the node was launched`;
+    default:
+      return reason satisfies never;
+  }
+}
+
+/** Sum of the eviction costs of the node's pods (Karpenter orders candidates by it). */
+function disruptionCost(world: World, claim: NodeClaim): number {
+  return podsOn(world, nodeOfClaim(world, claim)).reduce((sum, p) => {
+    const deletionCost = Number(p.annotations['controller.kubernetes.io/pod-deletion-cost'] ?? 0);
+    const priority = (p.spec as { priority?: number }).priority ?? 0;
+    return sum + evictionCost(Number.isFinite(deletionCost) ? deletionCost : 0, priority);
+  }, 0);
+}
+
+function schedulingPods(world: World, claim: NodeClaim): SchedulingPod[] {
+  return podsOn(world, nodeOfClaim(world, claim)).map((p) => toSchedulingPod(p, p.createdAt));
+}
+
+function toCandidate(world: World, claim: NodeClaim): ConsolidationCandidate | undefined {
+  const node = nodeOfClaim(world, claim);
+  if (!node || !claim.instanceType || !claim.capacityType || claim.price === undefined) return undefined;
+  return {
+    nodeClaim: claim.name,
+    node: node.name,
+    nodePool: claim.nodePool,
+    instanceType: claim.instanceType,
+    capacityType: claim.capacityType,
+    price: claim.price,
+    pods: schedulingPods(world, claim),
+  };
+}
+
+/** The solver's view: NodePools with their instance types and limits, and the capacity that is not going away. */
+function solverView(world: World, leaving: readonly NodeClaim[]): { templates: NodePoolTemplate[]; existing: ReturnType<typeof existingCapacity> } {
+  const live = world.claims.filter(isLive);
+  const staying = live.filter((c) => !leaving.some((l) => l.name === c.name));
+  const typesByClass = new Map<string, InstanceType[]>([...world.types].map(([k, v]) => [k, [...v]]));
+  const templates = [...world.pools.values()]
+    .filter((np) => world.classes.has(np.spec.template.spec.nodeClassRef.name))
+    .map((np) => buildNodePoolTemplate(np, world.types.get(np.spec.template.spec.nodeClassRef.name) ?? [], world.daemonSets, usageOf(np.metadata.name, staying, typesByClass)));
+  const inFlight = live.filter((c) => isInFlight(c, world.nodes, world.now));
+  const podsByKey = new Map(world.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
+  const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
+  const leavingNodes = new Set(leaving.map((c) => c.providerId));
+  const nodes = world.nodes.filter((n) => !leavingNodes.has(n.providerId));
+  return { templates, existing: existingCapacity(nodes, world.pods, live, inFlight, podsByKey, typesByClass, daemonByPool) };
+}
+
+function consolidationContext(pass: Pass, world: World, candidates: readonly NodeClaim[]): ConsolidationContext {
+  // Candidates stay in the existing capacity (each simulation removes the ones it tries); their usage counts for limits.
+  const view = solverView(world, []);
+  void candidates;
+  return { templates: view.templates, existing: view.existing, spotToSpot: pass.deps.spotToSpotConsolidation };
+}
+
+/** The NodeClaims it takes to move these nodes' pods elsewhere (drift), or why they cannot move. */
+function replacementPlans(world: World, leaving: readonly NodeClaim[]): { plans: readonly NodeClaimPlan[]; unschedulable?: string } {
+  const pods = leaving.flatMap((c) => schedulingPods(world, c));
+  if (pods.length === 0) return { plans: [] };
+  const view = solverView(world, leaving);
+  const results = solve(pods, view.templates, view.existing);
+  const stuck = results.unschedulable[0];
+  if (stuck) return { plans: [], unschedulable: `pod ${stuck.pod} could not be placed elsewhere: ${stuck.reason}` };
+  return { plans: results.newNodeClaims };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Step 2: validating, replacing, draining
+
+async function reject(pass: Pass, world: World, command: string, candidates: readonly NodeClaim[], reason: string, untaint: boolean): Promise<void> {
+  for (const claim of candidates) {
+    const fresh = (await pass.deps.store.get(claim.name)) ?? claim;
+    if (fresh.disruption?.command !== command || !isLive(fresh)) continue;
+    await writeIgnoringConflict(pass, withoutDisruption(fresh));
+    const node = nodeOfClaim(world, fresh);
+    if (untaint && node?.taints.some((t) => t.key === DISRUPTED_TAINT.key)) {
+      await pass.deps.cluster.patchNode(node.name, { taints: node.taints.filter((t) => t.key !== DISRUPTED_TAINT.key) });
+    }
+  }
+  pass.report.rejected.push({ command, reason });
+  await pass.deps.cluster.recordEvent({
+    type: 'Normal',
+    reason: untaint ? 'DisruptionBlocked' : 'ConsolidationRejected',
+    object: `NodeClaim/${candidates[0]!.name}`,
+    message: `disruption ${command} of ${candidates.map((c) => c.name).join(', ')} abandoned: ${reason}`,
+  });
+}
+
+/** A proposal at least 15 s old: still valid → start it; else drop it. */
+async function validateAndStart(pass: Pass, world: World, command: string, candidates: readonly NodeClaim[]): Promise<void> {
+  const d = candidates[0]!.disruption!;
+  const all = d.candidates.map((name) => world.claims.find((c) => c.name === name));
+  if (all.some((c) => !c || !isLive(c) || c.disruption?.command !== command)) {
+    await reject(pass, world, command, candidates, 'a candidate changed since the proposal', false);
+    return;
+  }
+  // Re-run the method on exactly these candidates, as if undisrupted.
+  const fresh = all.map((c) => withoutDisruption(c!));
+  const view: World = { ...world, claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? c) };
+  const again = findProposal(pass, view, fresh);
+  if (!again || again.reason !== d.reason || again.decision !== d.decision || again.candidates.length !== fresh.length) {
+    await reject(pass, world, command, candidates, `re-validation after ${VALIDATION_DELAY_MS / 1000}s no longer finds it (${d.reason}, ${d.decision})`, false);
+    return;
+  }
+  const now = new Date(world.now).toISOString();
+  let replacements: NodeClaimPlan[] = [];
+  if (d.decision === 'replace') {
+    if (d.reason === 'Drifted') replacements = [...replacementPlans(view, fresh).plans];
+    else {
+      const ctx = consolidationContext(pass, view, fresh);
+      const decision = fresh.length > 1 ? multiNodeConsolidation(fresh.map((c) => toCandidate(view, c)!), ctx) : singleNodeConsolidation([toCandidate(view, fresh[0]!)!], ctx).decision;
+      if (decision?.kind === 'replace') replacements = [decision.replacement];
+    }
+    if (replacements.length === 0) {
+      await reject(pass, world, command, candidates, 'no replacement could be planned any more', false);
+      return;
+    }
+  }
+  const names = replacements.map((_, i) => `${replacements[i]!.nodePool}-r${fnv1a(`${command}|${i}`).toString(36).slice(0, 5)}`);
+  const started: NodeClaimDisruption = { ...d, phase: d.decision === 'replace' ? 'Replacing' : 'Draining', replacements: names, startedAt: now, ...(d.decision === 'delete' ? { drainStartedAt: now } : {}) };
+  for (const claim of all) {
+    const saved = await writeIgnoringConflict(pass, { ...claim!, ...(started.phase === 'Draining' ? { state: 'Deleting' as const } : {}), disruption: started });
+    if (!saved) return; // moved on meanwhile; the next pass sees what happened
+    await taint(pass, nodeOfClaim(world, claim!));
+  }
+  pass.report.started.push(command);
+  await pass.deps.cluster.recordEvent({
+    type: 'Normal',
+    reason: d.decision === 'replace' ? 'DisruptionLaunching' : 'DisruptionTerminating',
+    object: `NodeClaim/${all[0]!.name}`,
+    message: `Disrupting NodeClaim(s) ${d.candidates.join(', ')} (${d.reason}: ${d.message})${names.length ? `; launching replacement ${names.join(', ')}` : ''}`,
+  });
+  for (const [i, plan] of replacements.entries()) await launchReplacement(pass, world, names[i]!, plan, d.candidates);
+}
+
+async function taint(pass: Pass, node: ClusterNode | undefined): Promise<void> {
+  if (!node || node.taints.some((t) => t.key === DISRUPTED_TAINT.key)) return;
+  pass.writes++;
+  await pass.deps.cluster.patchNode(node.name, { taints: [...node.taints, DISRUPTED_TAINT] });
+}
+
+/** Creates (or finds) the replacement's record and launches it through the launch protocol. */
+async function launchReplacement(pass: Pass, world: World, name: string, plan: NodeClaimPlan, candidates: readonly string[]): Promise<void> {
+  const pool = world.pools.get(plan.nodePool);
+  const extras = { ...(pool ? nodeClaimExtras(pool, world.classes.get(plan.nodeClass)) : {}), replacementFor: candidates };
+  pass.writes++;
+  const record = (await createNodeClaimRecord(pass.deps, plan, world.now, name, extras)) ?? (await pass.deps.store.get(name));
+  if (!record || !isLive(record) || record.instanceId) return;
+  await launchPending(pass.deps, record, world.types.get(plan.nodeClass) ?? [], world.nodes, world.now);
+}
+
+/** Replacing: once every replacement is initialized the candidates start draining; a failed replacement ends the command. */
+async function awaitReplacements(pass: Pass, world: World, command: string, candidates: readonly NodeClaim[]): Promise<void> {
+  const d = candidates[0]!.disruption!;
+  for (const c of candidates) await taint(pass, nodeOfClaim(world, c));
+  const replacements = d.replacements.map((name) => world.claims.find((c) => c.name === name));
+  const failed = replacements.find((r) => r && !isLive(r));
+  if (failed) {
+    await reject(pass, world, command, candidates, `replacement ${failed.name} failed (${failed.launchError ?? failed.deletionReason ?? failed.state})`, true);
+    return;
+  }
+  if (replacements.some((r) => !r)) {
+    // The pass that started the command died before creating a replacement's record: plan it again.
+    const again = d.reason === 'Drifted' ? replacementPlans(world, candidates).plans : [];
+    if (d.reason !== 'Drifted' || again.length !== d.replacements.length) {
+      await reject(pass, world, command, candidates, 'a replacement was never created and cannot be planned the same way again', true);
+      return;
+    }
+    for (const [i, name] of d.replacements.entries()) if (!replacements[i]) await launchReplacement(pass, world, name, again[i]!, d.candidates);
+    return;
+  }
+  if (replacements.every((r) => r!.state === 'Initialized')) {
+    const now = new Date(world.now).toISOString();
+    for (const claim of candidates) {
+      const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleting', disruption: { ...d, phase: 'Draining', drainStartedAt: now } });
+      if (saved) pass.report.started.push(`${command}:drain:${claim.name}`);
+    }
+    return;
+  }
+  if (world.now - Date.parse(d.startedAt ?? d.proposedAt) > REPLACEMENT_TIMEOUT_MS) {
+    await reject(pass, world, command, candidates, `replacements ${d.replacements.join(', ')} did not initialize within ${REPLACEMENT_TIMEOUT_MS / 60_000} minutes`, true);
+    return;
+  }
+  // Resume a launch a crash interrupted (the provisioner resumes Pending records too; the protocol is safe to overlap).
+  for (const r of replacements) {
+    if (r!.state === 'Pending' && !r!.instanceId) await launchPending(pass.deps, r!, world.types.get(r!.nodeClass) ?? [], world.nodes, world.now);
+  }
+}
+
+/** Step 3: NodeClaims past their expireAfter start draining now (no budget, no replacement first). */
+async function expire(pass: Pass, world: World): Promise<void> {
+  for (const claim of world.claims) {
+    if (!isLive(claim) || claim.expireAfterSeconds == null || claim.state === 'Pending' || claim.state === 'Deleting') continue;
+    if (claim.disruption && claim.disruption.phase !== 'Proposed') continue;
+    if (world.now < Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000) continue;
+    const now = new Date(world.now).toISOString();
+    const disruption: NodeClaimDisruption = {
+      command: `expired-${fnv1a(claim.name).toString(36)}`,
+      reason: 'Expired',
+      decision: 'delete',
+      phase: 'Draining',
+      replacements: [],
+      candidates: [claim.name],
+      message: `expireAfter ${claim.expireAfterSeconds}s passed`,
+      proposedAt: now,
+      startedAt: now,
+      drainStartedAt: now,
+    };
+    const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleting', disruption });
+    if (!saved) continue;
+    pass.report.expired.push(claim.name);
+    await taint(pass, nodeOfClaim(world, claim));
+    await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionTerminating', object: `NodeClaim/${claim.name}`, message: `Disrupting NodeClaim ${claim.name}: Expired (${disruption.message})` });
+  }
+}
+
+/**
+ * Draining: evict the node's pods through the Eviction API (a PDB's 429 waits for the next pass; do-not-disrupt pods
+ * are left alone and waited for), and once none is left — or the NodePool's terminationGracePeriod has run out —
+ * delete the record, terminate the instance and delete the Node.
+ */
+async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> {
+  const d = claim.disruption!;
+  const node = nodeOfClaim(world, claim);
+  const pods = podsOn(world, node);
+  const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
+  if (node && pods.length > 0 && world.now < deadline) {
+    await taint(pass, node);
+    for (const pod of pods) {
+      const key = `${pod.namespace}/${pod.name}`;
+      const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
+      if (dnd.active) {
+        pass.report.waiting.push({ pod: key, reason: 'annotated karpenter.sh/do-not-disrupt' });
+        await pass.deps.cluster.recordEvent({
+          type: 'Warning',
+          reason: 'DisruptionBlocked',
+          object: `Node/${node.name}`,
+          message: `drain of ${node.name} (${d.reason}) waits for pod ${key}, annotated karpenter.sh/do-not-disrupt${Number.isFinite(deadline) ? ` (until the terminationGracePeriod ends at ${new Date(deadline).toISOString()})` : ''}`,
+        });
+        continue;
+      }
+      pass.writes++;
+      const outcome = await pass.deps.cluster.evictPod(pod.namespace, pod.name);
+      if (outcome === 'evicted') pass.report.evicted.push(key);
+      if (outcome === 'blocked') {
+        const why = pdbBlocks(pod, world.pdbs) ?? 'a PodDisruptionBudget refused the eviction (429)';
+        pass.report.waiting.push({ pod: key, reason: why });
+        await pass.deps.cluster.recordEvent({ type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: pod ${key}: ${why}` });
+      }
+    }
+    // Evicted pods take their grace period to go: the node is terminated on a later pass, once none is left.
+    return;
+  }
+  await finish(pass, world, claim, node);
+}
+
+/** Record first, then the instance, then the Node: a crash in between leaves what garbage collection cleans up. */
+async function finish(pass: Pass, world: World, claim: NodeClaim, node: ClusterNode | undefined): Promise<void> {
+  const d = claim.disruption!;
+  const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleted', deletedAt: new Date(world.now).toISOString(), deletionReason: d.reason });
+  if (!saved) return;
+  if (claim.instanceId) await pass.deps.cloud.delete(claim.instanceId);
+  if (node) await pass.deps.cluster.deleteNode(node.name);
+  pass.report.deleted.push({ nodeClaim: claim.name, reason: d.reason });
+}

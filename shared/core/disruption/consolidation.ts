@@ -1,0 +1,166 @@
+/**
+ * Consolidation: can these nodes go, their pods moving to the other nodes plus at most one new, cheaper node?
+ * Karpenter core `disruption/consolidation.go computeConsolidation`, `multinodeconsolidation.go`,
+ * `singlenodeconsolidation.go`:
+ *
+ * - the candidates' reschedulable pods are solved against every other node and in-flight NodeClaim (not those
+ *   already being disrupted) and the NodePools; any pod left unschedulable, or more than one new NodeClaim, means no;
+ * - no new NodeClaim: delete the candidates (reason Empty when they have no pods, else Underutilized);
+ * - one new NodeClaim: replace, keeping only instance types strictly cheaper than the candidates together, and never
+ *   the candidate's own type for a single node (a replacement of the same type is churn);
+ * - spot → spot only with `SpotToSpotConsolidation` on, and for a single node only when at least
+ *   {@link MIN_SPOT_TO_SPOT_TYPES} cheaper types remain (the launch list is then cut to the 15 cheapest); replacing
+ *   on-demand nodes with a NodeClaim that could be spot or on-demand forces it to spot, so an ICE fails the
+ *   replacement instead of landing on a pricier on-demand node;
+ * - multi-node: candidates in the given order, the longest prefix (at least 2, at most
+ *   {@link MAX_MULTI_NODE_CANDIDATES}) that consolidates, by binary search; single-node: the first candidate that does.
+ */
+import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../api/labels.js';
+import type { SchedulingPod } from '../provisioning/pod.js';
+import { solve, type ExistingCapacity, type NodeClaimPlan, type NodePoolTemplate } from '../provisioning/scheduler.js';
+import { Requirement } from '../scheduling/requirement.js';
+
+/** Karpenter `MinInstanceTypesForSpotToSpotConsolidation`. */
+export const MIN_SPOT_TO_SPOT_TYPES = 15;
+/** Karpenter caps multi-node consolidation at 100 candidates. */
+export const MAX_MULTI_NODE_CANDIDATES = 100;
+
+/** A node that may be consolidated. */
+export interface ConsolidationCandidate {
+  /** The NodeClaim's name. */
+  readonly nodeClaim: string;
+  /** The node's name (its entry in the existing capacity). */
+  readonly node: string;
+  readonly nodePool: string;
+  readonly instanceType: string;
+  readonly capacityType: CapacityType;
+  /** USD per hour. */
+  readonly price: number;
+  /** Its reschedulable pods: not DaemonSet pods, not terminal. */
+  readonly pods: readonly SchedulingPod[];
+}
+
+/** What the simulation solves against. */
+export interface ConsolidationContext {
+  /** Every NodePool, with instance types and availability (limits as they stand). */
+  readonly templates: readonly NodePoolTemplate[];
+  /** Every node and in-flight NodeClaim that can take pods (nodes being disrupted left out). */
+  readonly existing: readonly ExistingCapacity[];
+  /** `settings.featureGates.SpotToSpotConsolidation`. */
+  readonly spotToSpot: boolean;
+}
+
+/** The outcome of simulating one set of candidates. */
+export type ConsolidationDecision =
+  | { readonly kind: 'delete'; readonly candidates: readonly ConsolidationCandidate[] }
+  | {
+      readonly kind: 'replace';
+      readonly candidates: readonly ConsolidationCandidate[];
+      /** The one new NodeClaim, its options cut to those strictly cheaper than the candidates (cheapest first). */
+      readonly replacement: NodeClaimPlan;
+      /** Candidates' price minus the replacement's cheapest option, USD per hour (> 0). */
+      readonly savings: number;
+    }
+  | { readonly kind: 'none'; readonly candidates: readonly ConsolidationCandidate[]; /** Why not, in words. */ readonly reason: string };
+
+/**
+ * Simulates removing `candidates` together.
+ * @param single true for single-node consolidation (the same-type and 15-type spot rules apply)
+ */
+export function simulateConsolidation(candidates: readonly ConsolidationCandidate[], ctx: ConsolidationContext, single: boolean): ConsolidationDecision {
+  const none = (reason: string): ConsolidationDecision => ({ kind: 'none', candidates, reason });
+  const gone = new Set(candidates.map((c) => c.node));
+  const pods = candidates.flatMap((c) => c.pods);
+  if (pods.length === 0) return { kind: 'delete', candidates };
+  const results = solve(
+    pods,
+    ctx.templates,
+    ctx.existing.filter((e) => !gone.has(e.name)),
+  );
+  const stuck = results.unschedulable[0];
+  if (stuck) return none(`pod ${stuck.pod} would not fit anywhere else: ${stuck.reason}`);
+  if (results.newNodeClaims.length === 0) return { kind: 'delete', candidates };
+  if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
+  const plan = results.newNodeClaims[0]!;
+  const price = candidates.reduce((sum, c) => sum + c.price, 0);
+  const ownTypes = new Set(single ? candidates.map((c) => c.instanceType) : []);
+  let options = plan.instanceTypes.filter((o) => o.price < price - 1e-9 && !ownTypes.has(o.name));
+  if (options.length === 0) {
+    const cheapest = plan.instanceTypes[0];
+    return none(
+      cheapest
+        ? `no replacement is cheaper: the cheapest that fits is ${cheapest.name} at $${cheapest.price.toFixed(4)}/h against $${price.toFixed(4)}/h now${ownTypes.has(cheapest.name) ? ' (the same type)' : ''}`
+        : 'no instance type fits its pods',
+    );
+  }
+  let requirements = plan.requirements;
+  const capacity = requirements.has(LABEL_CAPACITY_TYPE) ? requirements.get(LABEL_CAPACITY_TYPE) : undefined;
+  const allowsSpot = !capacity || capacity.has('spot');
+  const allowsOnDemand = !capacity || capacity.has('on-demand');
+  if (candidates.every((c) => c.capacityType === 'spot') && allowsSpot) {
+    if (!ctx.spotToSpot) return none('replacing a spot node with a spot node needs the SpotToSpotConsolidation feature gate');
+    if (single && options.length < MIN_SPOT_TO_SPOT_TYPES) {
+      return none(`spot-to-spot consolidation needs at least ${MIN_SPOT_TO_SPOT_TYPES} cheaper instance types, only ${options.length} are`);
+    }
+    options = options.slice(0, MIN_SPOT_TO_SPOT_TYPES);
+    requirements = requirements.add(Requirement.in(LABEL_CAPACITY_TYPE, ['spot']));
+  } else if (allowsSpot && allowsOnDemand) {
+    requirements = requirements.add(Requirement.in(LABEL_CAPACITY_TYPE, ['spot']));
+  }
+  requirements = requirements.add(Requirement.in(LABEL_INSTANCE_TYPE, options.map((o) => o.name)));
+  const replacement: NodeClaimPlan = { ...plan, requirements, instanceTypes: options };
+  return { kind: 'replace', candidates, replacement, savings: price - options[0]!.price };
+}
+
+/**
+ * Multi-node consolidation: the longest prefix of `candidates` (at least 2) that can be deleted or replaced by one
+ * cheaper node, by binary search over the prefix length (Karpenter `firstNConsolidationOption`).
+ * @param candidates in Karpenter's order (cheapest to disrupt first); at most {@link MAX_MULTI_NODE_CANDIDATES} are used
+ * @returns the best decision found, or `none`
+ */
+export function multiNodeConsolidation(candidates: readonly ConsolidationCandidate[], ctx: ConsolidationContext): ConsolidationDecision {
+  const list = candidates.slice(0, MAX_MULTI_NODE_CANDIDATES);
+  if (list.length < 2) return { kind: 'none', candidates: list, reason: 'fewer than two candidates' };
+  let lo = 2;
+  let hi = list.length;
+  let best: ConsolidationDecision = { kind: 'none', candidates: list, reason: 'no two or more nodes consolidate into at most one' };
+  while (lo <= hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const decision = simulateConsolidation(list.slice(0, mid), ctx, false);
+    if (decision.kind === 'none') {
+      hi = mid - 1;
+    } else {
+      best = decision;
+      lo = mid + 1;
+    }
+  }
+  return best;
+}
+
+/**
+ * Single-node consolidation: the first candidate that can be deleted or replaced by a cheaper node.
+ * @returns the decision, and why each candidate tried before it was turned down
+ */
+export function singleNodeConsolidation(
+  candidates: readonly ConsolidationCandidate[],
+  ctx: ConsolidationContext,
+): { readonly decision?: ConsolidationDecision; readonly rejected: readonly { readonly nodeClaim: string; readonly reason: string }[] } {
+  const rejected: { nodeClaim: string; reason: string }[] = [];
+  for (const c of candidates) {
+    const decision = simulateConsolidation([c], ctx, true);
+    if (decision.kind !== 'none') return { decision, rejected };
+    rejected.push({ nodeClaim: c.nodeClaim, reason: decision.reason });
+  }
+  return { rejected };
+}
+
+/**
+ * Karpenter's per-pod disruption cost: `1 + deletion-cost/2^27 + priority/2^25`, clamped to [−10, 10]
+ * (`utils/disruption/disruption.go EvictionCost`). Candidates with cheaper pods to move are tried first.
+ * @param deletionCost the pod's `controller.kubernetes.io/pod-deletion-cost` annotation, parsed (0 when absent)
+ * @param priority the pod's `spec.priority` (0 when absent)
+ */
+export function evictionCost(deletionCost: number, priority: number): number {
+  const cost = 1 + deletionCost / 2 ** 27 + priority / 2 ** 25;
+  return Math.min(10, Math.max(-10, cost));
+}

@@ -1,0 +1,80 @@
+/**
+ * Drift: a NodeClaim no longer matches what its NodePool and EC2NodeClass would launch today (Karpenter
+ * `nodeclaim/disruption/drift.go`; AWS `pkg/cloudprovider/drift.go`). Drifted nodes are replaced (replacement first)
+ * within the NodePool's budgets for reason `Drifted`.
+ *
+ * - `NodePoolDrifted`: the hash of `spec.template` — labels, annotations, taints, startupTaints, nodeClassRef,
+ *   expireAfter, terminationGracePeriod — differs from the one recorded at launch (annotation
+ *   `karpenter.sh/nodepool-hash`). Requirements are left out of the hash (their own check below), and so are the
+ *   behavioural fields `weight`, `limits` and `disruption`, which never cause drift (docs `concepts/disruption.md`
+ *   "Drift", "Behavioral Fields").
+ * - `RequirementsDrifted`: the node's labels no longer satisfy the NodePool's requirements.
+ * - `NodeClassDrifted`: the hash of the EC2NodeClass `spec` (AMI, subnet and security-group selectors, userData,
+ *   block devices, kubelet, tags, metadata options, role…) differs from the one recorded at launch. Karpenter AWS
+ *   resolves AMIs, subnets and security groups and compares them with the instance's; Skiff's record keeps the spec
+ *   hash, so a changed selector drifts every node launched under the old one.
+ */
+import type { Requirements } from '../scheduling/requirements.js';
+import { structuralHash } from '../hash.js';
+
+/** Karpenter's drift reasons that Skiff detects. */
+export type DriftReason = 'NodePoolDrifted' | 'RequirementsDrifted' | 'NodeClassDrifted';
+
+/** The NodePool fields the template hash covers (any parsed `karpenter.sh/v1` NodePool fits). */
+export interface NodePoolTemplateLike {
+  readonly spec: {
+    readonly template: {
+      readonly metadata?: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
+      readonly spec: {
+        readonly nodeClassRef: unknown;
+        readonly requirements?: unknown;
+        readonly taints?: unknown;
+        readonly startupTaints?: unknown;
+        readonly expireAfter?: string;
+        readonly terminationGracePeriod?: string;
+      };
+    };
+  };
+}
+
+/**
+ * The NodePool template hash recorded on each NodeClaim at launch (16 hex digits).
+ * @example nodePoolHash(np) === nodePoolHash({ ...np, spec: { ...np.spec, weight: 50 } }) // true: weight is behavioural
+ */
+export function nodePoolHash(nodePool: NodePoolTemplateLike): string {
+  const { metadata, spec } = nodePool.spec.template;
+  return structuralHash({
+    labels: metadata?.labels ?? {},
+    annotations: metadata?.annotations ?? {},
+    taints: spec.taints ?? [],
+    startupTaints: spec.startupTaints ?? [],
+    nodeClassRef: spec.nodeClassRef,
+    expireAfter: spec.expireAfter ?? null,
+    terminationGracePeriod: spec.terminationGracePeriod ?? null,
+  });
+}
+
+/** The EC2NodeClass hash recorded on each NodeClaim at launch: its whole `spec` (16 hex digits). */
+export function nodeClassHash(nodeClass: { readonly spec: unknown }): string {
+  return structuralHash(nodeClass.spec);
+}
+
+/** What a drift check compares: the hashes recorded at launch and the node's labels. */
+export interface DriftSubject {
+  readonly nodePoolHash?: string;
+  readonly nodeClassHash?: string;
+  /** The node's labels (or the NodeClaim's while it has no node). */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/**
+ * Why a NodeClaim has drifted, or undefined. A record without a hash (launched before hashes were kept) is not
+ * drifted on that count.
+ * @param requirements the NodePool's requirements (`nodePoolRequirements(np)`)
+ */
+export function driftReason(subject: DriftSubject, currentNodePoolHash: string, requirements: Requirements, currentNodeClassHash: string | undefined): DriftReason | undefined {
+  if (subject.nodePoolHash !== undefined && subject.nodePoolHash !== currentNodePoolHash) return 'NodePoolDrifted';
+  if (!requirements.isSatisfiedBy(subject.labels)) return 'RequirementsDrifted';
+  if (subject.nodeClassHash !== undefined && currentNodeClassHash !== undefined && subject.nodeClassHash !== currentNodeClassHash) return 'NodeClassDrifted';
+  return undefined;
+}
