@@ -116,6 +116,8 @@ interface World {
   readonly claims: readonly NodeClaim[];
   readonly pdbs: readonly PdbAllowance[];
   readonly types: ReadonlyMap<string, readonly InstanceType[]>;
+  /** The unavailable offerings' keys, sorted and joined (what changes `types`). */
+  readonly unavailableKey: string;
 }
 
 interface Pass {
@@ -186,8 +188,11 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   return pass.report;
 }
 
-/** How long a "nothing to do" verdict stands while nothing changes (Karpenter re-evaluates consolidated state every 5 min). */
-export const CONSOLIDATED_TTL_MS = 5 * 60 * 1000;
+/**
+ * How long a "nothing to do" verdict stands while nothing it depends on changes (pods, nodes, records, NodePools,
+ * availability, which budgets allow what): 15 minutes, so moving spot prices are looked at again.
+ */
+export const CONSOLIDATED_TTL_MS = 15 * 60 * 1000;
 
 /** The last verdict per NodeClaim store (one per cluster): in memory, so a cold Lambda simply searches again. */
 const CONSOLIDATED = new WeakMap<object, { fingerprint: string; at: number }>();
@@ -197,6 +202,7 @@ function worldFingerprint(world: World): string {
   const parts: string[] = [];
   for (const p of world.pods) parts.push(`p${p.namespace}/${p.name}@${p.nodeName ?? ''}:${p.phase}`);
   for (const n of world.nodes) parts.push(`n${n.name}:${n.ready ? 1 : 0}:${n.taints.length}:${Object.keys(n.annotations).length}`);
+  for (const nc of world.classes.values()) parts.push(`nc${nc.metadata.name}:${fnv1a(JSON.stringify(nc.spec)).toString(36)}`);
   for (const c of world.claims) {
     if (!isLive(c)) continue;
     // Time alone makes a node consolidatable (consolidateAfter passing): part of the digest too.
@@ -204,8 +210,11 @@ function worldFingerprint(world: World): string {
     const ripe = pool ? consolidationProblem(world, c, pool) === undefined : false;
     parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}`);
   }
-  for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${nodePoolHash(np)}:${JSON.stringify(np.spec.disruption)}`);
-  for (const [k, v] of world.types) parts.push(`t${k}:${v.reduce((sum, t) => sum + t.offerings.filter((o) => o.available).length, 0)}`);
+  for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${fnv1a(JSON.stringify(np.spec)).toString(36)}`);
+  parts.push(`u${world.unavailableKey}`);
+  // Budget windows open and close with time alone.
+  const ledger = new BudgetLedger(world);
+  for (const pool of world.pools.keys()) parts.push(`b${pool}:${(['Empty', 'Underutilized', 'Drifted'] as const).map((r) => Math.min(ledger.remaining(pool, r), 1)).join('')}`);
   parts.sort();
   return `${parts.length}:${fnv1a(parts.join('|')).toString(36)}`;
 }
@@ -234,6 +243,7 @@ async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World>
     baseTypes = new Map();
     for (const nc of classList) baseTypes.set(nc.metadata.name, await deps.cloud.getInstanceTypes(instanceTypeQuery(nc)));
   }
+  const unavailableKey = Array.isArray(types) ? types.map(offeringKey).sort().join(',') : previous!.unavailableKey;
   const available: ReadonlyMap<string, readonly InstanceType[]> = Array.isArray(types)
     ? new Map([...baseTypes!].map(([k, v]) => [k, withUnavailable(v, new Set(types.map(offeringKey)))] as const))
     : (types as ReadonlyMap<string, readonly InstanceType[]>);
@@ -256,6 +266,7 @@ async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World>
     claims,
     pdbs,
     types: available,
+    unavailableKey,
   };
   return world;
 }
@@ -740,25 +751,57 @@ async function expire(pass: Pass, world: World): Promise<void> {
     if (!isLive(claim) || claim.expireAfterSeconds == null || claim.state === 'Pending' || claim.state === 'Deleting') continue;
     if (claim.disruption && claim.disruption.phase !== 'Proposed') continue;
     if (world.now < Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000) continue;
-    const now = new Date(world.now).toISOString();
-    const disruption: NodeClaimDisruption = {
-      command: `expired-${fnv1a(claim.name).toString(36)}`,
-      reason: 'Expired',
-      decision: 'delete',
-      phase: 'Draining',
-      replacements: [],
-      candidates: [claim.name],
-      message: `expireAfter ${claim.expireAfterSeconds}s passed`,
-      proposedAt: now,
-      startedAt: now,
-      drainStartedAt: now,
-    };
-    const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleting', disruption });
-    if (!saved) continue;
-    pass.report.expired.push(claim.name);
-    await taint(pass, nodeOfClaim(world, claim));
-    await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionTerminating', object: `NodeClaim/${claim.name}`, message: `Disrupting NodeClaim ${claim.name}: Expired (${disruption.message})` });
+    if (await startForceful(pass, world, claim, 'Expired', `expireAfter ${claim.expireAfterSeconds}s passed`)) pass.report.expired.push(claim.name);
   }
+}
+
+/**
+ * Marks a NodeClaim for a forceful disruption (Expired, Interrupted): Draining at once, no budget, no replacement
+ * first; taints its node. A disruption already past its proposal is left as it is.
+ * @returns the saved record, or undefined when another writer moved it on (or it was already draining)
+ */
+async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason: 'Expired' | 'Interrupted', message: string): Promise<NodeClaim | undefined> {
+  if (claim.state === 'Deleting' || (claim.disruption && claim.disruption.phase !== 'Proposed')) return undefined;
+  const now = new Date(world.now).toISOString();
+  const disruption: NodeClaimDisruption = {
+    command: `${reason.toLowerCase()}-${fnv1a(claim.name).toString(36)}`,
+    reason,
+    decision: 'delete',
+    phase: 'Draining',
+    replacements: [],
+    candidates: [claim.name],
+    message,
+    proposedAt: now,
+    startedAt: now,
+    drainStartedAt: now,
+  };
+  const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleting', disruption });
+  if (!saved) return undefined;
+  await taint(pass, nodeOfClaim(world, claim));
+  await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionTerminating', object: `NodeClaim/${claim.name}`, message: `Disrupting NodeClaim ${claim.name}: ${reason} (${message})` });
+  return saved;
+}
+
+/**
+ * Disrupts one NodeClaim forcefully now — the interruption controller's entry (a spot interruption warning, a
+ * scheduled maintenance, an instance stopping): marks it Draining with `reason` (no budget, no replacement first),
+ * taints its node and evicts its pods through the Eviction API (PDBs still answer; do-not-disrupt pods are waited
+ * for), and when nothing is left to evict deletes the record, terminates the instance and deletes the Node. Later
+ * disruption passes finish a drain this call could not. Idempotent: a NodeClaim already draining is drained further.
+ * @param name the NodeClaim's name
+ * @returns what was done (empty when the NodeClaim is unknown or already gone)
+ * @throws whatever the ports throw for failures other than conflicts
+ */
+export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [] } };
+  let world = await readWorld(deps);
+  const claim = world.claims.find((c) => c.name === name);
+  if (!claim || !isLive(claim)) return pass.report;
+  await startForceful(pass, world, claim, reason, message);
+  world = await readWorld(deps, world);
+  const current = world.claims.find((c) => c.name === name);
+  if (current && isLive(current) && current.disruption?.phase === 'Draining') await drain(pass, world, current);
+  return pass.report;
 }
 
 /**

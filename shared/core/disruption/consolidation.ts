@@ -16,6 +16,7 @@
  *   {@link MAX_MULTI_NODE_CANDIDATES}) that consolidates, by binary search; single-node: the first candidate that does.
  */
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../api/labels.js';
+import type { InstanceType } from '../instancetypes/offering.js';
 import type { SchedulingPod } from '../provisioning/pod.js';
 import { solve, type ExistingCapacity, type NodeClaimPlan, type NodePoolTemplate } from '../provisioning/scheduler.js';
 import { Requirement } from '../scheduling/requirement.js';
@@ -72,27 +73,23 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   const gone = new Set(candidates.map((c) => c.node));
   const pods = candidates.flatMap((c) => c.pods);
   if (pods.length === 0) return { kind: 'delete', candidates };
+  const price = candidates.reduce((sum, c) => sum + c.price, 0);
+  const ownTypes = new Set(single ? candidates.map((c) => c.instanceType) : []);
+  // Only instance types strictly cheaper than the candidates (and, for one node, not its own type) may replace them:
+  // solving with just those is both the rule and much less work than solving with the whole catalogue.
+  const cheaper = ctx.templates.map((t) => ({ ...t, instanceTypes: cheaperTypes(t.instanceTypes, price, ownTypes) }));
   const results = solve(
     pods,
-    ctx.templates,
+    cheaper,
     ctx.existing.filter((e) => !gone.has(e.name)),
   );
   const stuck = results.unschedulable[0];
-  if (stuck) return none(`pod ${stuck.pod} would not fit anywhere else: ${stuck.reason}`);
+  if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h${ownTypes.size ? ' (other than the same type)' : ''}`);
   if (results.newNodeClaims.length === 0) return { kind: 'delete', candidates };
   if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
   const plan = results.newNodeClaims[0]!;
-  const price = candidates.reduce((sum, c) => sum + c.price, 0);
-  const ownTypes = new Set(single ? candidates.map((c) => c.instanceType) : []);
   let options = plan.instanceTypes.filter((o) => o.price < price - 1e-9 && !ownTypes.has(o.name));
-  if (options.length === 0) {
-    const cheapest = plan.instanceTypes[0];
-    return none(
-      cheapest
-        ? `no replacement is cheaper: the cheapest that fits is ${cheapest.name} at $${cheapest.price.toFixed(4)}/h against $${price.toFixed(4)}/h now${ownTypes.has(cheapest.name) ? ' (the same type)' : ''}`
-        : 'no instance type fits its pods',
-    );
-  }
+  if (options.length === 0) return none('no instance type that fits its pods is cheaper');
   let requirements = plan.requirements;
   const capacity = requirements.has(LABEL_CAPACITY_TYPE) ? requirements.get(LABEL_CAPACITY_TYPE) : undefined;
   const allowsSpot = !capacity || capacity.has('spot');
@@ -110,6 +107,11 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   requirements = requirements.add(Requirement.in(LABEL_INSTANCE_TYPE, options.map((o) => o.name)));
   const replacement: NodeClaimPlan = { ...plan, requirements, instanceTypes: options };
   return { kind: 'replace', candidates, replacement, savings: price - options[0]!.price };
+}
+
+/** The instance types with an available offering strictly cheaper than `price` (USD/h), minus `excluded` names. */
+function cheaperTypes(types: readonly InstanceType[], price: number, excluded: ReadonlySet<string>): InstanceType[] {
+  return types.filter((t) => !excluded.has(t.name) && t.offerings.some((o) => o.available && o.price < price - 1e-9));
 }
 
 /**
