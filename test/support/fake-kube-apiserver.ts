@@ -104,7 +104,11 @@ export interface FakeKubeApiServer {
   bookmark(plural: string): void;
   /** Ends every open watch stream (of `plural`, or all), as the API server's watch timeout does. */
   endWatches(plural?: string): void;
-  /** Forgets the event history: a watch from an older resourceVersion gets `410 Expired` and must relist. */
+  /**
+   * Forgets the event history, as etcd compaction does at the current revision: a watch from an older
+   * resourceVersion gets `410 Expired` and must relist; one from the current resourceVersion (a list's, taken after
+   * the compaction) needs no history and is served.
+   */
   compact(): void;
   /** The latest resourceVersion handed out. */
   resourceVersion(): string;
@@ -174,7 +178,7 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
 
   /** Every change, in resourceVersion order, for watch replay. */
   let history: { readonly plural: string; readonly rv: number; readonly before: Json | undefined; readonly after: Json | undefined }[] = [];
-  /** Watches from a resourceVersion below this get 410 Expired. */
+  /** Watches from a resourceVersion below this get 410 Expired (the revision of the last compaction). */
   let compactedBelow = 0;
   const watches = new Set<{ readonly plural: string; readonly selector: string | null; readonly res: ServerResponse }>();
 
@@ -434,7 +438,9 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
     },
     compact: () => {
       history = [];
-      compactedBelow = rv;
+      // `rv` is the next revision to hand out; the current one (what lists and bookmarks report) stays watchable,
+      // or a relist could never resume its watch and would get 410 again, forever
+      compactedBelow = rv - 1;
     },
     resourceVersion: () => String(rv - 1),
     close: () =>

@@ -93,13 +93,16 @@ export interface ClusterWatchOptions {
   readonly pageSize?: number;
   /** Re-report still-unschedulable pods this often, ms; 0 disables. @default {@link DEFAULT_RESYNC_INTERVAL_MS} */
   readonly resyncIntervalMs?: number;
-  /** First restart delay after a failure, ms (doubles per consecutive failure, full jitter). @default 1000 */
+  /**
+   * Backoff step of a watch restart, ms: the first restart waits between half of it and all of it, and the step
+   * doubles per consecutive restart without progress (see {@link restartBackoffMs}); at least 1. @default 1000
+   */
   readonly restartDelayMs?: number;
-  /** Longest restart delay, ms. @default 30000 */
+  /** Longest restart delay, ms; at least `restartDelayMs`. @default 30000 */
   readonly maxRestartDelayMs?: number;
   /** @default Node's timers */
   readonly timers?: Timers;
-  /** A number in [0, 1) for the jitter. @default Math.random */
+  /** A number in [0, 1) for the restart jitter (see {@link restartBackoffMs}). @default Math.random */
   readonly random?: () => number;
 }
 
@@ -125,24 +128,57 @@ export function isNodeReady(node: V1Node): boolean {
   return (node.status?.conditions as readonly Condition[] | undefined)?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 }
 
-/** One informer with its restart state. */
+/**
+ * How long a watch restart waits, ms: exponential backoff with "equal jitter" (AWS Architecture Blog, "Exponential
+ * Backoff and Jitter"), a delay in `[⌈step/2⌉, step]` where `step = min(capMs, baseMs × 2^(attempt−1))`. The floor of
+ * half a step (unlike full jitter) means no random draw can make a restart loop spin.
+ * @param attempt 1 for the first restart without progress, 2 for the next, …
+ * @param baseMs the first step, ms (≥ 1)
+ * @param capMs the largest step, ms (≥ `baseMs`)
+ * @param random a number in [0, 1)
+ * @example restartBackoffMs(3, 1000, 30_000, 0.5) // 3000: step 4000 ms, halfway between 2000 and 4000
+ */
+export function restartBackoffMs(attempt: number, baseMs: number, capMs: number, random: number): number {
+  const step = Math.min(capMs, baseMs * 2 ** Math.min(Math.max(attempt, 1) - 1, 30));
+  return Math.ceil(step / 2 + (random * step) / 2);
+}
+
+/** Why a watch is being restarted. */
+type RestartCause = 'ended' | 'expired' | 'failed';
+
+/** One informer: its cache, where its watch resumes, and its restart state. */
 interface Watched<T extends KubernetesObject> {
   readonly resource: 'pods' | 'nodes';
-  readonly informer: ListWatch<T>;
+  /** The collection's path, e.g. `/api/v1/pods`. */
+  readonly path: string;
+  readonly fieldSelector?: string;
+  /** Lists every page (one snapshot). */
+  readonly list: () => Promise<KubernetesListObject<T>>;
+  readonly onChange: (object: T, change: 'add' | 'update' | 'delete') => void;
+  /** `namespace/name` → the last version seen. */
+  readonly cache: Map<string, T>;
+  /** Where the next watch resumes; empty when a (re)list is needed first. */
+  resourceVersion: string;
   synced: boolean;
   healthy: boolean;
   unhealthySinceMs?: number;
   lastError?: string;
   restarts: number;
   lists: number;
-  consecutiveFailures: number;
-  /** Every failure so far (never reset). */
-  failures: number;
+  /** Consecutive restarts without progress: the backoff exponent. */
+  attempt: number;
+  /** Bumped by every connect and by stop(); callbacks of an older generation are ignored. */
+  generation: number;
+  request?: AbortController;
   restartTimer?: unknown;
 }
 
+/** A Kubernetes object's cache key. */
+const keyOf = (o: KubernetesObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+
 /**
- * Watches Pods and Nodes and emits {@link PodEvent}s (see the module comment for what is reported).
+ * Watches Pods and Nodes and emits {@link PodEvent}s (see the module comment for what is reported and how a watch
+ * restarts).
  * @example
  * const watch = new ClusterWatch({ connection: { kind: 'in-cluster' }, cluster: 'prod', clock: systemClock, log });
  * watch.onEvent((e) => batcher.add(e));
@@ -152,6 +188,9 @@ export class ClusterWatch {
   readonly #options: ClusterWatchOptions;
   readonly #timers: Timers;
   readonly #random: () => number;
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+  readonly #watch: Watch;
   readonly #listeners: ((event: PodEvent) => void)[] = [];
   readonly #pods: Watched<V1Pod>;
   readonly #nodes: Watched<V1Node>;
@@ -161,55 +200,64 @@ export class ClusterWatch {
   #resyncTimer: unknown;
 
   /**
-   * @throws {RangeError} when a `server` connection is `http://` without `allowInsecureHttp`
+   * @throws {RangeError} when a `server` connection is `http://` without `allowInsecureHttp`, or when
+   *   `restartDelayMs` < 1 or `maxRestartDelayMs` < `restartDelayMs`
    * @throws {Error} from client-node when `in-cluster` is used outside a pod (no service account)
    */
   constructor(options: ClusterWatchOptions) {
     this.#options = options;
     this.#timers = options.timers ?? nodeTimers;
     this.#random = options.random ?? Math.random;
+    this.#baseDelayMs = options.restartDelayMs ?? 1000;
+    this.#maxDelayMs = options.maxRestartDelayMs ?? 30_000;
+    if (!(this.#baseDelayMs >= 1) || !(this.#maxDelayMs >= this.#baseDelayMs)) {
+      throw new RangeError(`restartDelayMs must be ≥ 1 and maxRestartDelayMs ≥ restartDelayMs (got ${this.#baseDelayMs}, ${this.#maxDelayMs})`);
+    }
     const kc = kubeConfig(options.connection);
     const core = kc.makeApiClient(CoreV1Api);
+    this.#watch = new Watch(kc);
     const pageSize = options.pageSize ?? PAGE_SIZE;
-    const podList = () => listAll<V1Pod>((cont) => core.listPodForAllNamespaces({ fieldSelector: UNBOUND_POD_SELECTOR, limit: pageSize, ...(cont ? { _continue: cont } : {}) }));
-    const nodeList = () => listAll<V1Node>((cont) => core.listNode({ limit: pageSize, ...(cont ? { _continue: cont } : {}) }));
-    this.#pods = this.#watched('pods', new ListWatch<V1Pod>('/api/v1/pods', new Watch(kc), this.#counted(() => this.#pods, podList), false, undefined, UNBOUND_POD_SELECTOR));
-    this.#nodes = this.#watched('nodes', new ListWatch<V1Node>('/api/v1/nodes', new Watch(kc), this.#counted(() => this.#nodes, nodeList), false));
-    this.#pods.informer.on('add', (pod) => this.#onPod(pod));
-    this.#pods.informer.on('update', (pod) => this.#onPod(pod));
-    this.#nodes.informer.on('add', (node) => this.#onNode(node, 'add'));
-    this.#nodes.informer.on('update', (node) => this.#onNode(node, 'update'));
-    this.#nodes.informer.on('delete', (node) => this.#onNode(node, 'delete'));
+    this.#pods = watched('pods', '/api/v1/pods', UNBOUND_POD_SELECTOR, (pod, change) => this.#onPod(pod, change), () =>
+      listAll<V1Pod>((cont) => core.listPodForAllNamespaces({ fieldSelector: UNBOUND_POD_SELECTOR, limit: pageSize, ...(cont ? { _continue: cont } : {}) })),
+    );
+    this.#nodes = watched('nodes', '/api/v1/nodes', undefined, (node, change) => this.#onNode(node, change), () =>
+      listAll<V1Node>((cont) => core.listNode({ limit: pageSize, ...(cont ? { _continue: cont } : {}) })),
+    );
   }
 
-  /** Adds a listener for every event (called synchronously, in the informer's order). */
+  /** Adds a listener for every event (called synchronously, in each informer's order). */
   onEvent(listener: (event: PodEvent) => void): void {
     this.#listeners.push(listener);
   }
 
-  /** Starts both informers (their first list and watch run in the background) and the resync timer. */
+  /**
+   * Starts both informers and the resync timer. Resolves once each informer's first list and watch request were
+   * answered (or failed: it then retries in the background, reported in {@link ClusterWatch.status}).
+   */
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    await Promise.all([this.#start(this.#pods), this.#start(this.#nodes)]);
+    await Promise.all([this.#connect(this.#pods as unknown as Watched<KubernetesObject>), this.#connect(this.#nodes as unknown as Watched<KubernetesObject>)]);
     this.#armResync();
   }
 
   /** Stops both informers and every timer; no event is emitted afterwards. */
   async stop(): Promise<void> {
     this.#running = false;
-    for (const w of [this.#pods, this.#nodes] as Watched<KubernetesObject>[]) {
+    for (const w of this.#all()) {
+      w.generation++;
       if (w.restartTimer !== undefined) this.#timers.clearTimeout(w.restartTimer);
       w.restartTimer = undefined;
+      w.request?.abort();
+      w.request = undefined;
     }
     if (this.#resyncTimer !== undefined) this.#timers.clearTimeout(this.#resyncTimer);
     this.#resyncTimer = undefined;
-    await Promise.all([this.#pods.informer.stop(), this.#nodes.informer.stop()]);
   }
 
   /** The state of the pod and node informers. */
   status(): InformerStatus[] {
-    return [this.#pods, this.#nodes].map((w) => ({
+    return this.#all().map((w) => ({
       resource: w.resource,
       synced: w.synced,
       healthy: w.healthy,
@@ -225,66 +273,150 @@ export class ClusterWatch {
    * @returns how many were emitted
    */
   resync(): number {
-    const pods = this.#pods.informer.list().filter(isUnschedulable);
+    const pods = [...this.#pods.cache.values()].filter(isUnschedulable);
     for (const pod of pods) this.#emitPod(pod);
     return pods.length;
   }
 
-  #watched<T extends KubernetesObject>(resource: 'pods' | 'nodes', informer: ListWatch<T>): Watched<T> {
-    const w: Watched<T> = { resource, informer, synced: false, healthy: true, restarts: 0, lists: 0, consecutiveFailures: 0, failures: 0 };
-    informer.on('error', (err: unknown) => this.#onError(w as Watched<KubernetesObject>, err));
-    return w;
+  #all(): Watched<KubernetesObject>[] {
+    return [this.#pods, this.#nodes] as unknown as Watched<KubernetesObject>[];
   }
 
-  /** Wraps a list so a success marks the informer synced and healthy. */
-  #counted<T extends KubernetesObject>(watched: () => Watched<T>, list: () => Promise<KubernetesListObject<T>>): () => Promise<KubernetesListObject<T>> {
-    return async () => {
-      const result = await list();
-      const w = watched() as unknown as Watched<KubernetesObject>;
-      w.synced = true;
-      w.lists++;
-      this.#markHealthy(w);
-      return result;
-    };
-  }
-
-  /** Starts (or restarts) an informer; it is healthy again once its list or watch request was answered. */
-  async #start(w: Watched<KubernetesObject>): Promise<void> {
-    const failuresBefore = w.failures;
+  /**
+   * One list-and-watch attempt: lists when there is no resourceVersion to resume from, then opens the watch.
+   * Resolves once the watch request was answered or the attempt failed; the stream's end schedules the next attempt.
+   */
+  async #connect(w: Watched<KubernetesObject>): Promise<void> {
+    const generation = ++w.generation;
+    const current = () => this.#running && w.generation === generation;
+    const openedAtMs = this.#options.clock.now();
+    let startVersion = w.resourceVersion;
+    let expired = false;
+    let streamError: Error | undefined;
+    let ended = false;
     try {
-      // Resolves once the watch request is answered (the list, when one is needed, comes first); a failure calls
-      // the error handler before it resolves.
-      await w.informer.start();
+      if (w.resourceVersion === '') {
+        const list = await w.list();
+        if (!current()) return;
+        this.#replace(w, list.items);
+        w.resourceVersion = list.metadata?.resourceVersion ?? '';
+        startVersion = w.resourceVersion;
+        w.synced = true;
+        w.lists++;
+        this.#markHealthy(w);
+      }
+      const query = { resourceVersion: w.resourceVersion, allowWatchBookmarks: true, ...(w.fieldSelector !== undefined ? { fieldSelector: w.fieldSelector } : {}) };
+      const request = await this.#watch.watch(
+        w.path,
+        query,
+        (type: string, object: unknown) => {
+          if (!current()) return;
+          if (type === 'ERROR') {
+            const status = (object ?? {}) as { code?: unknown; reason?: unknown; message?: unknown };
+            if (status.code === 410) expired = true;
+            else streamError = Object.assign(new Error(String(status.message ?? status.reason ?? 'watch ERROR event')), { code: status.code });
+            return;
+          }
+          this.#apply(w, type, object as KubernetesObject);
+        },
+        (err: unknown) => {
+          ended = true;
+          if (!current()) return;
+          w.request = undefined;
+          const progressed = w.resourceVersion !== startVersion || this.#options.clock.now() - openedAtMs >= this.#maxDelayMs;
+          if (expired || isGone(err)) {
+            w.resourceVersion = '';
+            this.#restart(w, 'expired', progressed);
+          } else if (err || streamError) this.#fail(w, err ?? streamError, progressed);
+          else this.#restart(w, 'ended', progressed);
+        },
+      );
+      if (!current()) {
+        request.abort();
+        return;
+      }
+      if (!ended) {
+        w.request = request;
+        this.#markHealthy(w);
+      }
     } catch (e) {
-      this.#onError(w, e); // a throw outside the informer's own error handling (e.g. reading the token file)
+      // a failed list, or a throw before the watch request (e.g. reading the token file)
+      if (current()) this.#fail(w, e, false);
     }
-    if (w.failures === failuresBefore && this.#running) this.#markHealthy(w);
+  }
+
+  /** Applies one watch event to the cache and emits what changed. */
+  #apply(w: Watched<KubernetesObject>, type: string, object: KubernetesObject): void {
+    const key = keyOf(object);
+    switch (type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        this.#upsert(w, object);
+        break;
+      case 'DELETED':
+        if (w.cache.delete(key)) w.onChange(object, 'delete');
+        break;
+      case 'BOOKMARK':
+        break;
+      default:
+        return; // an unknown event type carries no resourceVersion to keep
+    }
+    const rv = object.metadata?.resourceVersion;
+    if (rv) w.resourceVersion = rv;
+  }
+
+  #upsert(w: Watched<KubernetesObject>, object: KubernetesObject): void {
+    const key = keyOf(object);
+    const before = w.cache.get(key);
+    if (before && before.metadata?.resourceVersion !== undefined && before.metadata.resourceVersion === object.metadata?.resourceVersion) return;
+    w.cache.set(key, object);
+    w.onChange(object, before ? 'update' : 'add');
+  }
+
+  /** Replaces the cache with a list's items: deletes what is gone, adds or updates the rest. */
+  #replace(w: Watched<KubernetesObject>, items: readonly KubernetesObject[]): void {
+    const keys = new Set(items.map(keyOf));
+    for (const [key, object] of [...w.cache]) {
+      if (keys.has(key)) continue;
+      w.cache.delete(key);
+      w.onChange(object, 'delete');
+    }
+    for (const item of items) this.#upsert(w, item);
   }
 
   #markHealthy(w: Watched<KubernetesObject>): void {
     w.healthy = true;
     delete w.unhealthySinceMs;
-    w.consecutiveFailures = 0;
   }
 
-  #onError(w: Watched<KubernetesObject>, err: unknown): void {
-    if (!this.#running) return; // an aborted watch during stop() is not a failure
+  #fail(w: Watched<KubernetesObject>, err: unknown, progressed: boolean): void {
     const message = errorText(err);
     w.lastError = message;
     if (w.healthy) w.unhealthySinceMs = this.#options.clock.now();
     w.healthy = false;
-    w.consecutiveFailures++;
-    w.failures++;
-    const base = this.#options.restartDelayMs ?? 1000;
-    const cap = this.#options.maxRestartDelayMs ?? 30_000;
-    const delay = Math.floor(this.#random() * Math.min(cap, base * 2 ** Math.min(w.consecutiveFailures - 1, 30)));
-    this.#options.log.warn('watch failed; restarting', { resource: w.resource, error: message, delayMs: delay, failures: w.consecutiveFailures });
+    this.#restart(w, 'failed', progressed, message);
+  }
+
+  /** Schedules the next attempt after the backoff; `progressed` resets the exponent. */
+  #restart(w: Watched<KubernetesObject>, cause: RestartCause, progressed: boolean, error?: string): void {
+    w.attempt = progressed ? 1 : w.attempt + 1;
+    const delay = restartBackoffMs(w.attempt, this.#baseDelayMs, this.#maxDelayMs, this.#random());
+    switch (cause) {
+      case 'failed':
+        this.#options.log.warn('watch failed; restarting', { resource: w.resource, error, delayMs: delay, attempt: w.attempt });
+        break;
+      case 'expired':
+        this.#options.log.info('watch expired (410); relisting', { resource: w.resource, delayMs: delay, attempt: w.attempt });
+        break;
+      case 'ended':
+        break; // the API server's routine watch timeout
+    }
     if (w.restartTimer !== undefined) this.#timers.clearTimeout(w.restartTimer);
     w.restartTimer = this.#timers.setTimeout(() => {
       w.restartTimer = undefined;
       if (!this.#running) return;
-      w.restarts++;
-      void this.#start(w);
+      if (cause === 'failed') w.restarts++;
+      void this.#connect(w);
     }, delay);
   }
 
@@ -299,8 +431,8 @@ export class ClusterWatch {
     }, interval);
   }
 
-  #onPod(pod: V1Pod): void {
-    if (this.#running && isUnschedulable(pod)) this.#emitPod(pod);
+  #onPod(pod: V1Pod, change: 'add' | 'update' | 'delete'): void {
+    if (change !== 'delete' && this.#running && isUnschedulable(pod)) this.#emitPod(pod);
   }
 
   #emitPod(pod: V1Pod): void {
@@ -328,6 +460,37 @@ export class ClusterWatch {
   #emit(event: PodEvent): void {
     for (const listener of this.#listeners) listener(event);
   }
+}
+
+/** A new informer's state: not listed yet, nothing to resume from. */
+function watched<T extends KubernetesObject>(
+  resource: 'pods' | 'nodes',
+  path: string,
+  fieldSelector: string | undefined,
+  onChange: (object: T, change: 'add' | 'update' | 'delete') => void,
+  list: () => Promise<KubernetesListObject<T>>,
+): Watched<T> {
+  return {
+    resource,
+    path,
+    ...(fieldSelector !== undefined ? { fieldSelector } : {}),
+    list,
+    onChange,
+    cache: new Map(),
+    resourceVersion: '',
+    synced: false,
+    healthy: true,
+    restarts: 0,
+    lists: 0,
+    attempt: 0,
+    generation: 0,
+  };
+}
+
+/** True for `410 Gone` (client-node sets `statusCode` on a failed watch request, `code` on a failed list). */
+function isGone(err: unknown): boolean {
+  const e = err as { statusCode?: unknown; code?: unknown } | null | undefined;
+  return e?.statusCode === 410 || e?.code === 410;
 }
 
 /** A KubeConfig for the connection. */

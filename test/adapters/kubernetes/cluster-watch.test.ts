@@ -1,6 +1,6 @@
 // ClusterWatch against the fake kube-apiserver's watch streams (chunked JSON lines, BOOKMARK, 410 Gone).
 import { afterEach, describe, expect, it } from 'vitest';
-import { ClusterWatch, UNBOUND_POD_SELECTOR, isUnschedulable } from '../../../shared/adapters/kubernetes/cluster-watch.js';
+import { ClusterWatch, UNBOUND_POD_SELECTOR, isUnschedulable, restartBackoffMs, type ClusterWatchOptions, type Timers } from '../../../shared/adapters/kubernetes/cluster-watch.js';
 import type { PodEvent } from '../../../shared/core/api/pod-event.js';
 import { eventually, startFakeKubeApiServer, type FakeKubeApiServer, type Json } from '../../support/fake-kube-apiserver.js';
 
@@ -33,7 +33,8 @@ export function wireNode(name: string, ready: boolean, heartbeat = '2026-03-02T0
 
 const UNSCHEDULABLE = { status: 'False', reason: 'Unschedulable' } as const;
 
-async function start(setup?: (api: FakeKubeApiServer) => void): Promise<{ api: FakeKubeApiServer; watch: ClusterWatch; events: PodEvent[]; warnings: string[] }> {
+/** Starts the fake and the watch; waits for both watch streams unless `setup` breaks them (`awaitWatches: false`). */
+async function start(setup?: (api: FakeKubeApiServer) => void, overrides: Partial<ClusterWatchOptions> = {}, awaitWatches = true): Promise<{ api: FakeKubeApiServer; watch: ClusterWatch; events: PodEvent[]; warnings: string[] }> {
   api = await startFakeKubeApiServer();
   setup?.(api);
   const events: PodEvent[] = [];
@@ -46,12 +47,48 @@ async function start(setup?: (api: FakeKubeApiServer) => void): Promise<{ api: F
     restartDelayMs: 1,
     maxRestartDelayMs: 5,
     resyncIntervalMs: 0,
+    ...overrides,
   });
   watch.onEvent((e) => events.push(e));
   await watch.start();
   const a = api;
-  await eventually(() => expect(a.watchers('pods') + a.watchers('nodes')).toBe(2));
+  if (awaitWatches) await eventually(() => expect(a.watchers('pods') + a.watchers('nodes')).toBe(2));
   return { api: a, watch, events, warnings };
+}
+
+/**
+ * Timers fired by the test on a virtual clock: a restart happens only when the test fires it, so counts over a
+ * virtual time window do not depend on how fast the machine is.
+ */
+function manualTimers(): { timers: Timers; clock: { now(): number }; delays: number[]; pending(): number; nextAtMs(): number; fireNext(): void } {
+  let nowMs = 0;
+  const pending: { atMs: number; callback: () => void }[] = [];
+  const delays: number[] = [];
+  const next = () => pending.reduce((a, b) => (b.atMs < a.atMs ? b : a));
+  return {
+    timers: {
+      setTimeout: (callback, ms) => {
+        delays.push(ms);
+        const timer = { atMs: nowMs + ms, callback };
+        pending.push(timer);
+        return timer;
+      },
+      clearTimeout: (handle) => {
+        const i = pending.indexOf(handle as (typeof pending)[number]);
+        if (i >= 0) pending.splice(i, 1);
+      },
+    },
+    clock: { now: () => nowMs },
+    delays,
+    pending: () => pending.length,
+    nextAtMs: () => next().atMs,
+    fireNext: () => {
+      const timer = next();
+      pending.splice(pending.indexOf(timer), 1);
+      nowMs = timer.atMs;
+      timer.callback();
+    },
+  };
 }
 
 const podNames = (events: readonly PodEvent[]) => events.filter((e) => e.kind === 'pod').map((e) => e.name);
@@ -139,7 +176,23 @@ describe('ClusterWatch', () => {
       api.endWatches('pods');
       await eventually(() => expect(podNames(events)).toEqual(['web-1', 'web-2']));
       await eventually(() => expect(listRequests(api, '/api/v1/pods')).toHaveLength(2));
+      // the relist's watch resumes from the list's resourceVersion, which the server still serves: no second 410
+      await eventually(() => expect(api.watchers('pods')).toBe(1));
+      expect(watchRequests(api, '/api/v1/pods').at(-1)!.query.get('resourceVersion')).toBe(api.resourceVersion());
+      expect(listRequests(api, '/api/v1/pods')).toHaveLength(2);
       expect(watch!.status().find((s) => s.resource === 'pods')).toMatchObject({ lists: 2, healthy: true, restarts: 0 });
+    });
+
+    it('resumes watching after a relist when the server compacted before the list', async () => {
+      const { events, api } = await start();
+      api.compact();
+      api.failNext({ method: 'GET', path: '/api/v1/pods', status: 410, reason: 'Gone', match: (r) => r.query.get('watch') === 'true' });
+      api.endWatches('pods');
+      await eventually(() => expect(listRequests(api, '/api/v1/pods')).toHaveLength(2));
+      await eventually(() => expect(api.watchers('pods')).toBe(1));
+      api.put('pods', wirePod('web-1', UNSCHEDULABLE));
+      await eventually(() => expect(podNames(events)).toEqual(['web-1']));
+      expect(listRequests(api, '/api/v1/pods')).toHaveLength(2);
     });
 
     it('relists after a watch answered with HTTP 410 Gone', async () => {
@@ -159,6 +212,79 @@ describe('ClusterWatch', () => {
       await eventually(() => expect(podNames(events)).toEqual(['web-1']));
       await eventually(() => expect(watch!.status().find((s) => s.resource === 'pods')).toMatchObject({ healthy: true, restarts: 2 }));
       expect(warnings[0]).toMatch(/watch failed; restarting .*"resource":"pods".*500/);
+    });
+  });
+
+  describe('restart backoff', () => {
+    // random = 0: the shortest delays the jitter allows, the worst case for request rate
+    const BASE_MS = 1000;
+    const CAP_MS = 30_000;
+    const WINDOW_MS = 120_000;
+    /** Shortest delays: half of 1, 2, 4, 8, 16 s, then half the 30 s cap. */
+    const SHORTEST = [500, 1000, 2000, 4000, 8000, 15_000, 15_000, 15_000, 15_000, 15_000, 15_000, 15_000];
+    /** Restarts that fit in the window: the delays' running sums up to 120 s (500, 1500, …, 105 500). */
+    const RESTARTS_IN_WINDOW = 11;
+
+    const faults: Record<string, { fault?: (api: FakeKubeApiServer) => void; endStreams?: boolean; lists: number; watches: number }> = {
+      'answers 410 Gone to every watch': {
+        fault: (a) => a.failNext({ method: 'GET', path: '/api/v1/pods', status: 410, reason: 'Gone', match: (r) => r.query.get('watch') === 'true', times: Infinity }),
+        lists: 1 + RESTARTS_IN_WINDOW,
+        watches: 1 + RESTARTS_IN_WINDOW,
+      },
+      'answers 500 to every watch': {
+        fault: (a) => a.failNext({ method: 'GET', path: '/api/v1/pods', status: 500, reason: 'InternalError', match: (r) => r.query.get('watch') === 'true', times: Infinity }),
+        lists: 1,
+        watches: 1 + RESTARTS_IN_WINDOW,
+      },
+      'ends every watch stream at once': { endStreams: true, lists: 1, watches: 1 + RESTARTS_IN_WINDOW },
+    };
+
+    it.each(Object.entries(faults))('bounds the requests over a time window when the server %s', async (_, { fault, endStreams, lists, watches }) => {
+      const t = manualTimers();
+      const { api } = await start(fault, { timers: t.timers, clock: t.clock, random: () => 0, restartDelayMs: BASE_MS, maxRestartDelayMs: CAP_MS }, false);
+      for (;;) {
+        // wait for the pod informer's attempt to end and its restart to be scheduled (the node watch stays open)
+        await eventually(() => {
+          if (endStreams && api.watchers('pods') > 0) api.endWatches('pods');
+          expect(t.pending()).toBe(1);
+        });
+        if (t.nextAtMs() > WINDOW_MS) break;
+        t.fireNext();
+      }
+      expect(t.delays).toEqual(SHORTEST);
+      expect(listRequests(api, '/api/v1/pods')).toHaveLength(lists);
+      expect(watchRequests(api, '/api/v1/pods')).toHaveLength(watches);
+    });
+
+    it('resets the backoff once a watch makes progress', async () => {
+      const t = manualTimers();
+      const { api, events } = await start(undefined, { timers: t.timers, clock: t.clock, random: () => 0, restartDelayMs: BASE_MS, maxRestartDelayMs: CAP_MS });
+      api.failNext({ method: 'GET', path: '/api/v1/pods', status: 500, reason: 'InternalError', match: (r) => r.query.get('watch') === 'true', times: 3 });
+      api.endWatches('pods');
+      for (let i = 0; i < 4; i++) {
+        await eventually(() => expect(t.pending()).toBe(1));
+        t.fireNext();
+      }
+      await eventually(() => expect(api.watchers('pods')).toBe(1));
+      api.put('pods', wirePod('web-1', UNSCHEDULABLE));
+      await eventually(() => expect(podNames(events)).toEqual(['web-1']));
+      api.endWatches('pods');
+      await eventually(() => expect(t.pending()).toBe(1));
+      expect(t.delays).toEqual([500, 1000, 2000, 4000, 500]);
+    });
+
+    it('restartBackoffMs doubles per attempt up to the cap, between half a step and a step', () => {
+      expect([1, 2, 3, 4, 5, 6, 7, 40].map((n) => restartBackoffMs(n, BASE_MS, CAP_MS, 0))).toEqual([500, 1000, 2000, 4000, 8000, 15_000, 15_000, 15_000]);
+      expect([1, 2, 6, 40].map((n) => restartBackoffMs(n, BASE_MS, CAP_MS, 0.999_999))).toEqual([1000, 2000, 30_000, 30_000]);
+      expect(restartBackoffMs(3, BASE_MS, CAP_MS, 0.5)).toBe(3000);
+      expect(restartBackoffMs(1, 1, 1, 0)).toBe(1); // never 0, even with a 1 ms step
+    });
+
+    it('rejects a restart delay under 1 ms or a cap under it', async () => {
+      const connection = { kind: 'server', server: 'http://127.0.0.1:1', token: 'k8s-aws-v1.x', allowInsecureHttp: true } as const;
+      const base = { connection, cluster: CLUSTER, clock: { now: () => 0 }, log: { info() {}, warn() {} } };
+      expect(() => new ClusterWatch({ ...base, restartDelayMs: 0 })).toThrow(RangeError);
+      expect(() => new ClusterWatch({ ...base, restartDelayMs: 100, maxRestartDelayMs: 50 })).toThrow(RangeError);
     });
   });
 

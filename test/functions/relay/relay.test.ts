@@ -260,7 +260,7 @@ describe('relay', () => {
     }
 
     async function relay(api: FakeKubeApiServer, hook: LocalWebhook, options: { batchIdleMs?: number; batchMaxMs?: number } = {}) {
-      const source = new ClusterWatch({ connection: { kind: 'server', server: api.url, token: 'k8s-aws-v1.relay', allowInsecureHttp: true }, cluster: CLUSTER, clock: { now: () => Date.now() }, log: silentLog, resyncIntervalMs: 0 });
+      const source = new ClusterWatch({ connection: { kind: 'server', server: api.url, token: 'k8s-aws-v1.relay', allowInsecureHttp: true }, cluster: CLUSTER, clock: { now: () => Date.now() }, log: silentLog, resyncIntervalMs: 0, restartDelayMs: 1, maxRestartDelayMs: 5 });
       const sink = new WebhookPoster({ url: hook.url, cluster: CLUSTER, secret: async () => SECRET, log: silentLog, timers: nodeTimers, now: () => Date.now(), baseDelayMs: 1, maxDelayMs: 5 });
       const r = new Relay({ source, sink, log: silentLog, timers: nodeTimers, now: () => Date.now(), batchIdleMs: options.batchIdleMs ?? 10, batchMaxMs: options.batchMaxMs ?? 100 });
       const health = await startHealthServer(() => r.health(), 0, '127.0.0.1');
