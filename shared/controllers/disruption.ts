@@ -101,6 +101,8 @@ export interface DisruptionReport {
   readonly deleted: readonly { readonly nodeClaim: string; readonly reason: DisruptionReason }[];
   /** Nodes the methods looked at and turned down, with why (Karpenter logs these at debug). */
   readonly skipped: readonly { readonly nodeClaim: string; readonly reason: string }[];
+  /** Consolidatable nodes a do-not-disrupt annotation or a PDB blocks (each gets a `DisruptionBlocked` event). */
+  readonly blocked: readonly { readonly nodeClaim: string; readonly node: string; readonly reason: string }[];
 }
 
 /** The state one pass reads once. */
@@ -133,6 +135,7 @@ interface Pass {
     waiting: { pod: string; reason: string }[];
     deleted: { nodeClaim: string; reason: DisruptionReason }[];
     skipped: { nodeClaim: string; reason: string }[];
+    blocked: { nodeClaim: string; node: string; reason: string }[];
   };
 }
 
@@ -142,7 +145,7 @@ interface Pass {
  * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [] } };
   let world = await readWorld(deps);
   let seen = 0;
   /** The world again if anything was written since it was read. */
@@ -331,6 +334,15 @@ function candidateProblem(world: World, claim: NodeClaim, reason: DisruptionReas
   const node = nodeOfClaim(world, claim);
   if (!node) return 'it has no node';
   if (node.labels[LABEL_NODEPOOL] === undefined) return `its node has no ${LABEL_NODEPOOL} label`;
+  return blockingProblem(world, claim, node, reason);
+}
+
+/**
+ * What the user set that blocks a voluntary disruption of this node (Karpenter's `DisruptionBlocked` reasons): the
+ * node's do-not-disrupt annotation, a pod's active do-not-disrupt, a pod a PDB keeps from being evicted (not for a
+ * drifted node with a terminationGracePeriod, as in Karpenter).
+ */
+function blockingProblem(world: World, claim: NodeClaim, node: ClusterNode, reason: DisruptionReason): string | undefined {
   if (nodeDoNotDisrupt(node.annotations)) return `node ${node.name} is annotated karpenter.sh/do-not-disrupt: "true"`;
   const eventual = reason === 'Drifted' && claim.terminationGracePeriodSeconds !== undefined;
   for (const pod of podsOn(world, node)) {
@@ -405,6 +417,9 @@ interface Proposal {
 
 async function propose(pass: Pass, world: World): Promise<void> {
   const proposal = findProposal(pass, world);
+  for (const b of pass.report.blocked) {
+    await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionBlocked', object: `Node/${b.node}`, message: `Cannot disrupt Node: ${b.reason}` });
+  }
   if (!proposal) return;
   const names = proposal.candidates.map((c) => c.name).sort();
   const command = `${proposal.reason.toLowerCase()}-${fnv1a(`${world.now}|${names.join(',')}`).toString(36)}`;
@@ -491,9 +506,15 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   for (const claim of claims) {
     const pool = world.pools.get(claim.nodePool);
     if (!pool || pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
-    const problem = candidateProblem(world, claim, 'Underutilized') ?? consolidationProblem(world, claim, pool);
+    const unripe = consolidationProblem(world, claim, pool);
+    const problem = unripe ?? candidateProblem(world, claim, 'Underutilized');
     if (problem) {
       skip(claim, `Underutilized: ${problem}`);
+      // A node consolidation would look at but the user's settings block: say so on the node (Karpenter's event).
+      const node = nodeOfClaim(world, claim);
+      if (!unripe && !only && node && claim.state === 'Initialized' && !claim.disruption && blockingProblem(world, claim, node, 'Underutilized') === problem) {
+        pass.report.blocked.push({ nodeClaim: claim.name, node: node.name, reason: problem });
+      }
       continue;
     }
     const candidate = toCandidate(world, claim);
@@ -793,7 +814,7 @@ async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason:
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [] } };
   let world = await readWorld(deps);
   const claim = world.claims.find((c) => c.name === name);
   if (!claim || !isLive(claim)) return pass.report;

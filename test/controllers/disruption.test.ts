@@ -176,6 +176,10 @@ spec:
     const free = result.pods.filter((p) => p.name === 'free' && p.deletedAt === null);
     expect(free.map((p) => p.node)).toEqual([expect.stringMatching(/^n[13]$/)]);
     expect(result.disruptions.map((d) => d.nodeClaim)).toEqual([claimOf('n2')]);
+    // The blocked nodes say why, as Karpenter's DisruptionBlocked events do.
+    const blocked = result.events.filter((e) => e.reason === 'DisruptionBlocked');
+    expect(blocked.some((e) => e.object === 'Node/n1' && e.message.includes('pod default/pinned is annotated karpenter.sh/do-not-disrupt'))).toBe(true);
+    expect(blocked.some((e) => e.object === 'Node/n3' && e.message.includes('node n3 is annotated karpenter.sh/do-not-disrupt'))).toBe(true);
   });
 
   it('reports a PDB that can never allow an eviction and leaves its nodes alone', async () => {

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../../shared/core/api/labels.js';
+import {
+  MIN_SPOT_TO_SPOT_TYPES,
+  evictionCost,
+  multiNodeConsolidation,
+  simulateConsolidation,
+  singleNodeConsolidation,
+  type ConsolidationCandidate,
+  type ConsolidationContext,
+} from '../../../shared/core/disruption/consolidation.js';
+import type { InstanceType } from '../../../shared/core/instancetypes/offering.js';
+import { placedPod, type SchedulingPod } from '../../../shared/core/provisioning/pod.js';
+import type { ExistingCapacity } from '../../../shared/core/provisioning/scheduler.js';
+import { catalogue, instanceType, pod, pods, template } from '../../support/builders.js';
+
+const TYPES = catalogue();
+const byName = (name: string) => TYPES.find((t) => t.name === name)!;
+
+/** A node of `type` holding `held` pods (its free room is allocatable minus their requests). */
+function node(name: string, type: InstanceType, held: readonly SchedulingPod[], capacityType: 'on-demand' | 'spot' = 'on-demand'): ExistingCapacity {
+  const used = (k: string) => held.reduce((sum, p) => sum + (p.requests[k] ?? 0), 0);
+  return {
+    name,
+    kind: 'node',
+    nodePool: 'general',
+    labels: { ...type.labels, [LABEL_HOSTNAME]: name, [LABEL_ZONE]: 'us-west-2a', [LABEL_CAPACITY_TYPE]: capacityType, 'karpenter.sh/nodepool': 'general' },
+    taints: [],
+    available: Object.fromEntries(Object.entries(type.allocatable).map(([k, v]) => [k, v - used(k)])),
+    hostPorts: [],
+    pods: held.map((p) => placedPod({ namespace: p.namespace, labels: p.labels, spec: { containers: [] } })),
+  };
+}
+
+function candidate(n: ExistingCapacity, type: InstanceType, held: readonly SchedulingPod[], capacityType: 'on-demand' | 'spot' = 'on-demand'): ConsolidationCandidate {
+  const offering = type.offerings.find((o) => o.capacityType === capacityType)!;
+  return { nodeClaim: `claim-${n.name}`, node: n.name, nodePool: 'general', instanceType: type.name, capacityType, price: offering.price, pods: held };
+}
+
+const ctx = (existing: ExistingCapacity[], types: readonly InstanceType[] = TYPES, spotToSpot = false, capacity = ['on-demand']): ConsolidationContext => ({
+  templates: [template('general', types, { requirements: [{ key: LABEL_CAPACITY_TYPE, operator: 'In', values: capacity }] })],
+  existing,
+  spotToSpot,
+});
+
+describe('simulateConsolidation', () => {
+  it('deletes a node whose pods fit on the other nodes', () => {
+    const small = pods('a', 2, { cpu: '500m', memory: '512Mi' });
+    const n1 = node('n1', byName('m5.2xlarge'), []);
+    const n2 = node('n2', byName('m5.large'), small);
+    const decision = simulateConsolidation([candidate(n2, byName('m5.large'), small)], ctx([n1, n2]), true);
+    expect(decision.kind).toBe('delete');
+  });
+
+  it('deletes an empty node without solving anything', () => {
+    const n1 = node('n1', byName('m5.large'), []);
+    expect(simulateConsolidation([candidate(n1, byName('m5.large'), [])], ctx([n1]), true).kind).toBe('delete');
+  });
+
+  it('replaces a node with the cheapest strictly cheaper type that fits, never its own type', () => {
+    // 1 pod of 1 cpu on an m5.2xlarge ($0.384/h): an m5.large ($0.096) or c5.large ($0.085) fits; c5.large is cheapest.
+    const held = [pod('x', { cpu: '1', memory: '1Gi' })];
+    const n1 = node('n1', byName('m5.2xlarge'), held);
+    const decision = simulateConsolidation([candidate(n1, byName('m5.2xlarge'), held)], ctx([n1]), true);
+    expect(decision.kind).toBe('replace');
+    if (decision.kind !== 'replace') return;
+    expect(decision.replacement.instanceTypes[0]!.name).toBe('c5.large');
+    expect(decision.replacement.instanceTypes.every((o) => o.price < 0.384)).toBe(true);
+    expect(decision.replacement.instanceTypes.map((o) => o.name)).not.toContain('m5.2xlarge');
+    expect(decision.savings).toBeCloseTo(0.384 - 0.085, 6);
+    // The launch is pinned to the cheaper options.
+    expect(decision.replacement.requirements.get(LABEL_INSTANCE_TYPE).has('m5.2xlarge')).toBe(false);
+  });
+
+  it('does nothing when the cheapest type that fits is the node itself', () => {
+    // 1.5 cpu and 5 GiB: c5.large (3 GiB) is too small, r5.large is dearer, the only cheaper fit would be m5.large itself.
+    const held = [pod('big', { cpu: '1500m', memory: '5Gi' })];
+    const n1 = node('n1', byName('m5.large'), held);
+    const decision = simulateConsolidation([candidate(n1, byName('m5.large'), held)], ctx([n1]), true);
+    expect(decision.kind).toBe('none');
+  });
+
+  it('never replaces one node with two', () => {
+    const held = pods('p', 3, { cpu: '1200m', memory: '1Gi' });
+    const types = [byName('m5.large'), byName('m5.2xlarge')];
+    const n1 = node('n1', byName('m5.2xlarge'), held);
+    // 3 × 1.2 cpu fit only the 2xlarge; the cheaper m5.large takes one each: three nodes, not one.
+    const decision = simulateConsolidation([candidate(n1, byName('m5.2xlarge'), held)], ctx([n1], types), true);
+    expect(decision.kind).toBe('none');
+  });
+
+  it('replaces spot with spot only with SpotToSpotConsolidation and at least 15 cheaper types', () => {
+    const held = [pod('x', { cpu: '500m', memory: '512Mi' })];
+    const big = instanceType('m5.4xlarge', { cpu: 15890, memory: 58000, price: 0.768, spotPrice: 0.3 });
+    const cheaper = Array.from({ length: MIN_SPOT_TO_SPOT_TYPES + 2 }, (_, i) => instanceType(`t${i}.large`, { cpu: 1930, memory: 4000, price: 0.1 + i / 1000, spotPrice: 0.05 + i / 1000 }));
+    const types = [big, ...cheaper];
+    const n1 = node('n1', big, held, 'spot');
+    const c = candidate(n1, big, held, 'spot');
+    const off = simulateConsolidation([c], ctx([n1], types, false, ['spot', 'on-demand']), true);
+    expect(off.kind).toBe('none');
+    if (off.kind === 'none') expect(off.reason).toContain('SpotToSpotConsolidation');
+    const on = simulateConsolidation([c], ctx([n1], types, true, ['spot', 'on-demand']), true);
+    expect(on.kind).toBe('replace');
+    if (on.kind === 'replace') {
+      expect(on.replacement.instanceTypes).toHaveLength(MIN_SPOT_TO_SPOT_TYPES);
+      expect([...on.replacement.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
+    }
+    // Too few cheaper types: no spot-to-spot replacement even with the gate on.
+    const few = simulateConsolidation([c], ctx([n1], [big, ...cheaper.slice(0, 3)], true, ['spot', 'on-demand']), true);
+    expect(few.kind).toBe('none');
+  });
+
+  it('forces an on-demand node\'s replacement to spot when the NodePool allows both', () => {
+    const held = [pod('x', { cpu: '1', memory: '1Gi' })];
+    const n1 = node('n1', byName('m5.2xlarge'), held);
+    const decision = simulateConsolidation([candidate(n1, byName('m5.2xlarge'), held)], ctx([n1], TYPES, false, ['spot', 'on-demand']), true);
+    expect(decision.kind).toBe('replace');
+    if (decision.kind === 'replace') expect([...decision.replacement.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
+  });
+});
+
+describe('multiNodeConsolidation', () => {
+  it('finds the longest prefix that one cheaper node can take', () => {
+    // Four m5.large ($0.096 each) with 400m each: one m5.xlarge ($0.192) holds all four pods' 1.6 cpu.
+    const nodes = [0, 1, 2, 3].map((i) => {
+      const held = [pod(`p${i}`, { cpu: '400m', memory: '512Mi' })];
+      return { n: node(`n${i}`, byName('m5.large'), held), held };
+    });
+    const candidates = nodes.map(({ n, held }) => candidate(n, byName('m5.large'), held));
+    const decision = multiNodeConsolidation(candidates, ctx(nodes.map((x) => x.n)));
+    expect(decision.kind).not.toBe('none');
+    expect(decision.candidates.length).toBeGreaterThanOrEqual(3);
+    if (decision.kind === 'replace') expect(decision.replacement.instanceTypes[0]!.price).toBeLessThan(decision.candidates.length * 0.096);
+  });
+
+  it('needs at least two candidates', () => {
+    const n = node('n0', byName('m5.large'), []);
+    expect(multiNodeConsolidation([candidate(n, byName('m5.large'), [])], ctx([n])).kind).toBe('none');
+  });
+});
+
+describe('singleNodeConsolidation', () => {
+  it('returns the first candidate that consolidates and why the ones before it did not', () => {
+    // The busy pod insists on m5.large: it can go nowhere else and its replacement would be the same type.
+    const busy = [pod('busy', { cpu: '1500m', memory: '5Gi', nodeSelector: { [LABEL_INSTANCE_TYPE]: 'm5.large' } })];
+    const nBusy = node('busy', byName('m5.large'), busy);
+    const idle = [pod('idle', { cpu: '100m', memory: '128Mi' })];
+    const nIdle = node('idle', byName('m5.2xlarge'), idle);
+    const result = singleNodeConsolidation([candidate(nBusy, byName('m5.large'), busy), candidate(nIdle, byName('m5.2xlarge'), idle)], ctx([nBusy, nIdle]));
+    expect(result.rejected.map((r) => r.nodeClaim)).toEqual(['claim-busy']);
+    expect(result.decision?.candidates.map((c) => c.nodeClaim)).toEqual(['claim-idle']);
+  });
+});
+
+describe('evictionCost', () => {
+  it('is 1 for a plain pod, moves with deletion cost and priority, and is clamped to [-10, 10]', () => {
+    expect(evictionCost(0, 0)).toBe(1);
+    expect(evictionCost(2 ** 27, 0)).toBe(2);
+    expect(evictionCost(0, 2 ** 25)).toBe(2);
+    expect(evictionCost(2 ** 40, 0)).toBe(10);
+    expect(evictionCost(-(2 ** 40), 0)).toBe(-10);
+  });
+});
