@@ -96,7 +96,8 @@ describe('PodDisruptionBudgets', () => {
   it('blocks a pod under a PDB with no allowance, or under two PDBs', () => {
     const one = pdbAllowances([pdb({ minAvailable: 2 })], [db('a'), db('b')]);
     expect(pdbBlocks(db('a'), one)).toContain('can never allow an eviction');
-    const two = pdbAllowances([pdb({ minAvailable: 0 }), { ...pdb({ minAvailable: 0 }), metadata: { name: 'db2', namespace: 'default' } }], [db('a'), db('b')]);
+    const other = pdb({ minAvailable: 0 });
+    const two = pdbAllowances([pdb({ minAvailable: 0 }), { ...other, metadata: { ...other.metadata, name: 'db2' } }], [db('a'), db('b')]);
     expect(pdbBlocks(db('a'), two)).toContain('more than one PodDisruptionBudget');
     expect(pdbBlocks({ namespace: 'default', labels: { app: 'web' } }, one)).toBeUndefined();
   });
