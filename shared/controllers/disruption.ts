@@ -103,6 +103,8 @@ export interface DisruptionReport {
   readonly skipped: readonly { readonly nodeClaim: string; readonly reason: string }[];
   /** Consolidatable nodes a do-not-disrupt annotation or a PDB blocks (each gets a `DisruptionBlocked` event). */
   readonly blocked: readonly { readonly nodeClaim: string; readonly node: string; readonly reason: string }[];
+  /** NodePools whose budgets held back a candidate, per reason (each gets a `DisruptionBlocked` event, Karpenter's words). */
+  readonly budgetBlocked: readonly { readonly nodePool: string; readonly reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
 }
 
 /** The state one pass reads once. */
@@ -136,6 +138,7 @@ interface Pass {
     deleted: { nodeClaim: string; reason: DisruptionReason }[];
     skipped: { nodeClaim: string; reason: string }[];
     blocked: { nodeClaim: string; node: string; reason: string }[];
+    budgetBlocked: { nodePool: string; reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
   };
 }
 
@@ -145,7 +148,7 @@ interface Pass {
  * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   let seen = 0;
   /** The world again if anything was written since it was read. */
@@ -420,6 +423,9 @@ async function propose(pass: Pass, world: World): Promise<void> {
   for (const b of pass.report.blocked) {
     await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionBlocked', object: `Node/${b.node}`, message: `Cannot disrupt Node: ${b.reason}` });
   }
+  for (const b of pass.report.budgetBlocked) {
+    await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionBlocked', object: `NodePool/${b.nodePool}`, message: `No allowed disruptions for disruption reason ${b.reason} due to blocking budget` });
+  }
   if (!proposal) return;
   const names = proposal.candidates.map((c) => c.name).sort();
   const command = `${proposal.reason.toLowerCase()}-${fnv1a(`${world.now}|${names.join(',')}`).toString(36)}`;
@@ -458,6 +464,10 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   const skip = (claim: NodeClaim, reason: string) => {
     if (!only) pass.report.skipped.push({ nodeClaim: claim.name, reason });
   };
+  const overBudget = (claim: NodeClaim, reason: 'Empty' | 'Underutilized' | 'Drifted') => {
+    skip(claim, `${reason}: the NodePool's disruption budgets allow no more disruptions for reason ${reason} now`);
+    if (!only && !pass.report.budgetBlocked.some((b) => b.nodePool === claim.nodePool && b.reason === reason)) pass.report.budgetBlocked.push({ nodePool: claim.nodePool, reason });
+  };
 
   // Emptiness: every empty, consolidatable candidate, within the budgets, in one command.
   const empty: NodeClaim[] = [];
@@ -470,7 +480,7 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
       continue;
     }
     if (ledger.remaining(claim.nodePool, 'Empty') < 1) {
-      skip(claim, `Empty: the NodePool's disruption budgets allow no more disruptions for reason Empty now`);
+      overBudget(claim, 'Empty');
       continue;
     }
     ledger.take(claim.nodePool);
@@ -490,7 +500,7 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
       continue;
     }
     if (ledger.remaining(claim.nodePool, 'Drifted') < 1) {
-      skip(claim, `Drifted (${why}): the NodePool's disruption budgets allow no more disruptions for reason Drifted now`);
+      overBudget(claim, 'Drifted');
       continue;
     }
     const plan = replacementPlans(world, [claim]);
@@ -525,7 +535,7 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   const withinBudget: typeof candidates = [];
   for (const c of candidates) {
     if (ledger.remaining(c.claim.nodePool, 'Underutilized') < 1) {
-      skip(c.claim, 'Underutilized: the NodePool\'s disruption budgets allow no more disruptions for reason Underutilized now');
+      overBudget(c.claim, 'Underutilized');
       continue;
     }
     ledger.take(c.claim.nodePool);
@@ -814,7 +824,7 @@ async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason:
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   const claim = world.claims.find((c) => c.name === name);
   if (!claim || !isLive(claim)) return pass.report;

@@ -220,6 +220,18 @@ spec:
     expect(runningPods(result, 'web')).toBe(4);
   });
 
+  it('a budget of zero holds every voluntary disruption back and says so on the NodePool', async () => {
+    const result = await run(
+      NODE_CLASS(),
+      POOL({ consolidateAfter: '1m', budgets: '[{nodes: "0"}]' }),
+      deployment('web', 10, '1', '2Gi'),
+      scenario('1h', `[{at: 20m, scale: {kind: Deployment, namespace: default, name: web, replicas: 1}}]`),
+    );
+    expectNoDisruptionViolations(result);
+    expect(result.disruptions).toEqual([]);
+    expect(result.events.some((e) => e.reason === 'DisruptionBlocked' && e.object === 'NodePool/general' && /No allowed disruptions for disruption reason (Empty|Underutilized) due to blocking budget/.test(e.message))).toBe(true);
+  });
+
   it('WhenEmpty consolidates only empty nodes', async () => {
     const result = await run(
       NODE_CLASS(),

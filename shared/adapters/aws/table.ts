@@ -13,14 +13,18 @@
  * |------------------------------------------------|--------------------------------|-------------------------------------|
  * | `NODECLAIM#<name>`                             | a NodeClaim                    | `DynamoDbNodeClaimStore`            |
  * | `OFFERING#<instanceType>#<zone>#<capacityType>`| an unavailable offering        | `DynamoDbUnavailableOfferingsStore` |
- * | `DISRUPTION#<id>`                              | a disruption command (reserved)| later                               |
  * | `LEASE#<controller>`                           | a controller lease             | `DynamoDbLeaseStore`                |
  * | `PASS#<controller>`                            | a controller's last pass       | `DynamoDbProvisioningPassStore`     |
  * | `PRICES#CURRENT`                               | the price snapshot pointer     | `DynamoDbPriceStore`                |
  * | `PRICES#<version>#<chunk>`                     | one chunk of a price snapshot  | `DynamoDbPriceStore`                |
  *
  * NodeClaim items hold the NodeClaim's fields as top-level attributes (so `version` can be conditioned on);
- * `pk`, `sk` and `instanceKey` are reserved attribute names. Unavailable-offering items hold `instanceType`,
+ * `pk`, `sk` and `instanceKey` are reserved attribute names. Disruption state lives on the NodeClaim items too, so each
+ * step is one conditional write on the record it changes: `disruption` (the command id, reason, decision, phase
+ * Proposed → Replacing → Draining, replacements, timestamps; kept after deletion as history), the drift hashes
+ * (`nodePoolHash`, `nodeClassHash`), `expireAfterSeconds`, `terminationGracePeriodSeconds` and `lastPodEventAt` /
+ * `podsFingerprint` (consolidateAfter). Budget usage is not stored: it is counted from the records each pass, under
+ * the disruption lease, so it can never drift from them. Unavailable-offering items hold `instanceType`,
  * `zone`, `capacityType`, `reason`, `expiresAt` (epoch ms) and `ttl` (epoch seconds). A price snapshot is written as
  * immutable chunk items under a new version, then made current by a conditional put of the pointer item (see
  * `price-store.ts`); versions are `<fetchedAt, 13 digits>-<nonce>`, so they sort by fetch time. Lease items hold
