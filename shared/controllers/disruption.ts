@@ -28,7 +28,7 @@
  */
 import { NEVER, parseDuration } from '../core/api/duration.js';
 import type { Taint } from '../core/api/kubernetes.js';
-import { LABEL_NODEPOOL } from '../core/api/labels.js';
+import { LABEL_INITIALIZED, LABEL_NODEPOOL } from '../core/api/labels.js';
 import { isLive, type DisruptionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
 import type { NodePool } from '../core/api/nodepool.js';
 import type { PodDisruptionBudget } from '../core/api/pdb.js';
@@ -382,24 +382,31 @@ class BudgetLedger {
 
   constructor(private readonly world: World) {}
 
-  /** NodePool's initialized, managed NodeClaims that have a node (the base of percentages). */
-  private total(pool: string): number {
-    return this.world.claims.filter((c) => c.nodePool === pool && isLive(c) && (c.state === 'Initialized' || c.state === 'Deleting') && nodeOfClaim(this.world, c)).length;
+  /**
+   * The NodePool's managed, initialized nodes (carrying its label and `karpenter.sh/initialized: "true"`): the base
+   * of percentages, as Karpenter's `BuildDisruptionBudgetMapping` counts them — by node, so a node whose record is
+   * already deleted but which is still there (its termination under way) still counts.
+   */
+  private nodes(pool: string): ClusterNode[] {
+    return this.world.nodes.filter((n) => n.labels[LABEL_NODEPOOL] === pool && n.labels[LABEL_INITIALIZED] === 'true');
   }
 
-  /** Nodes of the pool being disrupted (started, not proposed) or NotReady. */
-  private busy(pool: string): number {
-    const disrupting = this.world.claims.filter((c) => c.nodePool === pool && isLive(c) && (c.state === 'Deleting' || (c.disruption && c.disruption.phase !== 'Proposed')));
-    const disruptingNodes = new Set(disrupting.map((c) => c.providerId));
-    const notReady = this.world.nodes.filter((n) => n.labels[LABEL_NODEPOOL] === pool && !n.ready && !disruptingNodes.has(n.providerId)).length;
-    return disrupting.length + notReady;
+  /** Of those, the nodes being disrupted (tainted, or their record started or ended a disruption) or NotReady. */
+  private busy(nodes: readonly ClusterNode[]): number {
+    const claimByProvider = new Map(this.world.claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
+    return nodes.filter((n) => {
+      if (!n.ready || n.taints.some((t) => t.key === DISRUPTED_TAINT.key)) return true;
+      const claim = claimByProvider.get(n.providerId);
+      return !!claim && (!isLive(claim) || claim.state === 'Deleting' || (claim.disruption !== undefined && claim.disruption.phase !== 'Proposed'));
+    }).length;
   }
 
   /** How many more of the pool's nodes may start a disruption for `reason` now. */
   remaining(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted'): number {
     const np = this.world.pools.get(pool);
     if (!np) return 0;
-    const allowance = budgetAllowance(np.spec.disruption.budgets, reason, new Date(this.world.now), this.total(pool), this.busy(pool));
+    const nodes = this.nodes(pool);
+    const allowance = budgetAllowance(np.spec.disruption.budgets, reason, new Date(this.world.now), nodes.length, this.busy(nodes));
     return Math.max(0, allowance.remaining - (this.taken.get(pool) ?? 0));
   }
 
