@@ -9,7 +9,10 @@ import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { z } from 'zod';
 import type { DisruptionReport } from '../../shared/controllers/disruption.js';
+import { disruptionDecisions, publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';
+import { disruptionMetrics, publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
+import type { DecisionPublisher } from '../../shared/ports/decisions.js';
 import { runUnderLease, type InvocationContext, type PeriodicLease } from '../../shared/lambda/periodic-lease.js';
 
 /** Name of the disruption controller's lease (the table item `LEASE#disruption`). */
@@ -22,6 +25,10 @@ export interface DisruptionHandlerDeps {
   readonly log: Log;
   /** Without it, overlapping passes could both start disruptions: production always passes one. */
   readonly lease?: PeriodicLease;
+  /** Karpenter-named metrics of each pass (`shared/lambda/metrics.ts`); none when absent. */
+  readonly metrics?: MetricsPublisher;
+  /** Where the pass's decisions go (EventBridge in production); none when absent. Its failures are only logged. */
+  readonly decisions?: DecisionPublisher;
 }
 
 /** What one invocation did: the pass's report, `backedOff`, or `ignored` for an event that is not the schedule. */
@@ -45,10 +52,17 @@ export function createHandler(deps: DisruptionHandlerDeps): (event: ScheduledEve
     if ('backedOff' in outcome) return outcome;
     const r = outcome.report;
     for (const p of r.proposed) deps.log.info('disruption proposed', { ...p });
+    for (const command of r.started) deps.log.info('disruption started', { command });
+    for (const nodeClaim of r.expired) deps.log.info('nodeclaim expired', { NodeClaim: nodeClaim });
     for (const d of r.deleted) deps.log.info('disrupted node deleted', { ...d });
     for (const x of r.rejected) deps.log.info('disruption abandoned', { ...x });
+    for (const b of r.blocked) deps.log.info('disruption blocked', { NodeClaim: b.nodeClaim, Node: b.node, reason: b.reason });
+    for (const b of r.budgetBlocked) deps.log.info('disruption blocked by budget', { NodePool: b.nodePool, reason: b.reason });
+    if (r.evicted.length > 0) deps.log.info('pods evicted', { evicted: r.evicted });
     if (r.waiting.length > 0) deps.log.info('drain waiting', { waiting: r.waiting });
     if (r.skipped.length > 0) deps.log.debug('candidates skipped', { skipped: r.skipped });
+    publishMetrics(deps.metrics, disruptionMetrics(r), deps.log);
+    await publishDecisions(deps.decisions, disruptionDecisions(r), deps.log);
     return outcome;
   };
   const handler = middy<ScheduledEvent, DisruptionHandlerResult>().handler(run);

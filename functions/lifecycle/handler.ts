@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { PodEventSchema, type PodEvent } from '../../shared/core/api/pod-event.js';
 import type { LifecycleReport } from '../../shared/controllers/lifecycle.js';
 import type { Log } from '../../shared/lambda/log.js';
+import { lifecycleMetrics, publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
 import { runUnderLease, type InvocationContext, type PeriodicLease } from '../../shared/lambda/periodic-lease.js';
 
 /** Name of the lifecycle controller's lease (the table item `LEASE#lifecycle`). */
@@ -38,6 +39,8 @@ export interface LifecycleHandlerDeps {
   readonly log: Log;
   /** Without it, overlapping passes both run (each is safe — every write is conditional — just wasteful). */
   readonly lease?: LifecycleLease;
+  /** Karpenter-named metrics of each pass (`shared/lambda/metrics.ts`); none when absent. */
+  readonly metrics?: MetricsPublisher;
 }
 
 /** A relay node event (`kind: node`). */
@@ -81,6 +84,7 @@ export function createHandler(deps: LifecycleHandlerDeps): (event: LifecycleEven
     const acted = Object.entries(report).some(([k, v]) => k !== 'mirrorFailures' && Array.isArray(v) && v.length > 0);
     if (acted) deps.log.info('lifecycle pass', { trigger, ...report });
     else deps.log.debug('lifecycle pass: nothing to do', { trigger, conflicts: report.conflicts });
+    publishMetrics(deps.metrics, lifecycleMetrics(report), deps.log);
     return { trigger, report };
   };
   const handler = middy<LifecycleEvent, LifecycleHandlerResult>().handler(run);

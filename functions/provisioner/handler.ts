@@ -15,13 +15,23 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { PodEventSchema } from '../../shared/core/api/pod-event.js';
 import { SkiffError } from '../../shared/core/errors.js';
 import type { ProvisionReport, ProvisionTrigger } from '../../shared/controllers/provision.js';
+import { provisionDecisions, publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';
+import { nodePoolOfNodeClaim, provisionMetrics, publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
+import type { DecisionPublisher } from '../../shared/ports/decisions.js';
 
-/** What the handler needs: one provisioning pass, and a log. */
+/** Most pending pods logged one by one per pass (the rest are counted in `unschedulable`). */
+export const MAX_LOGGED_UNSCHEDULABLE = 50;
+
+/** What the handler needs: one provisioning pass, a log and, optionally, where metrics and decisions go. */
 export interface ProvisionerHandlerDeps {
   /** Runs the provision controller once (the composition root binds its ports). */
   readonly provision: (trigger: ProvisionTrigger) => Promise<ProvisionReport>;
   readonly log: Log;
+  /** Karpenter-named metrics of each pass (`shared/lambda/metrics.ts`); none when absent. */
+  readonly metrics?: MetricsPublisher;
+  /** Where the pass's decisions go (EventBridge in production); none when absent. Its failures are only logged. */
+  readonly decisions?: DecisionPublisher;
 }
 
 /**
@@ -47,7 +57,7 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
     if (!valid.some(Boolean)) return event.Records.map(() => ({ status: 'fulfilled', value: undefined }));
     // The batch's latest send time: a pass that started after it already covers every record.
     const sentAtMs = Math.max(...event.Records.filter((_, i) => valid[i]).map((r) => sentAt(r)));
-    const pass = deps.provision({ sentAtMs }).then((report) => {
+    const pass = deps.provision({ sentAtMs }).then(async (report) => {
       if (report.coveredByPassAt !== undefined) {
         deps.log.debug('batch already covered by a later pass', { coveredByPassAt: report.coveredByPassAt });
         return report;
@@ -58,6 +68,9 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
         nominated: Object.keys(report.nominated).length,
         unschedulable: report.unschedulable.length,
       });
+      logDecisions(report, deps.log);
+      publishMetrics(deps.metrics, provisionMetrics(report), deps.log);
+      await publishDecisions(deps.decisions, provisionDecisions(report), deps.log);
       if (report.retry.length > 0) throw new ProvisioningIncompleteError(report.retry);
       return report;
     });
@@ -67,6 +80,17 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
     .use(sqsPartialBatchFailure({ logger: (reason: unknown, record: SQSRecord) => deps.log.warn('record will be retried', { messageId: record.messageId, reason: String(reason) }) }))
     .handler(run as unknown as (event: SQSEvent) => Promise<SQSBatchResponse>);
   return (event, context) => handler(event, (context ?? {}) as never);
+}
+
+/**
+ * One structured line per decision, with Karpenter's context keys (KARPENTER-V1.md §6.3): `launched nodeclaim`
+ * {NodeClaim, NodePool}; `nodeclaim launch failed` {NodeClaim, NodePool, error}; `pod unschedulable` {Pod, reason,
+ * nodePools} for at most {@link MAX_LOGGED_UNSCHEDULABLE} pods (the `provisioned` line counts them all).
+ */
+function logDecisions(report: ProvisionReport, log: Log): void {
+  for (const name of report.launched) log.info('launched nodeclaim', { NodeClaim: name, NodePool: nodePoolOfNodeClaim(name) });
+  for (const f of report.failed) log.warn('nodeclaim launch failed', { NodeClaim: f.nodeClaim, NodePool: nodePoolOfNodeClaim(f.nodeClaim), error: f.error });
+  for (const u of report.unschedulable.slice(0, MAX_LOGGED_UNSCHEDULABLE)) log.info('pod unschedulable', { Pod: u.pod, reason: u.reason, nodePools: u.nodePools });
 }
 
 /** A record's SentTimestamp (epoch ms); unknown counts as "just now" so the record is never skipped. */

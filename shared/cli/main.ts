@@ -1,7 +1,8 @@
 /**
- * The `skiff` command line. Subcommands: `simulate`, `explain` and `get` (`get.ts`).
+ * The `skiff` command line. Subcommands: `simulate`, `explain`, `get` (`get.ts`) and `validate` (`validate.ts`).
  * Exit status: 0 on success, 2 when an input (manifest, scenario, argument) is invalid, 1 on any other failure —
- * including `explain` asked about a pod that does not exist or is not pending at the end of the run.
+ * including `explain` asked about a pod that does not exist or is not pending at the end of the run. `validate` is the
+ * exception its purpose makes: 1 when a file it checks is invalid, 2 only on a usage error (no such file).
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatIssue, isValidationError } from '../core/errors.js';
@@ -13,6 +14,7 @@ import { createProgressReporter } from './report/progress-reporter.js';
 import { writeReport } from './report/write-report.js';
 import { simulateScenario } from './simulate.js';
 import { formatSummary } from './summary.js';
+import { registerValidateCommand } from './validate.js';
 
 /** Streams the CLI writes to (replaceable in tests). */
 export interface CliIo {
@@ -93,6 +95,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     });
 
   registerGetCommand(program, io, (s) => (status = s));
+  registerValidateCommand(program, io, (s) => (status = s));
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

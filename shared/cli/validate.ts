@@ -1,0 +1,182 @@
+/**
+ * `skiff validate <paths...> [--json]`: checks NodePool, EC2NodeClass and every other manifest kind Skiff's loader
+ * knows (Pod, Deployment, StatefulSet, DaemonSet, Job, PodDisruptionBudget, LimitRange, and a `skiff.dev/v1alpha1`
+ * Scenario) exactly as `simulate` and the Lambdas parse them, for a CI pipeline or a pre-commit hook.
+ *
+ * Each problem is printed as `file:line:column: path: message` (the manifest loader's issues, `formatIssue`), e.g.
+ * `nodepool.yaml:12:21: spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|…`.
+ * A path may be a YAML file or a folder (its `*.yaml`/`*.yml` files, recursively, in name order). Objects are checked
+ * one by one: references between them (a NodePool's `nodeClassRef`) are not, since the other object may already be in
+ * the cluster.
+ *
+ * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, unknown kind, schema, or no
+ * object at all); 2 on a usage error (a path that does not exist or cannot be read, a folder without YAML files).
+ */
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { formatIssue, type ValidationIssue } from '../core/errors.js';
+import { parseManifestDocument, readManifestDocuments, sortIssues } from '../core/api/manifest.js';
+import { SCENARIO_API_VERSION, SCENARIO_KIND, isScenarioObject, parseScenarioDocument } from '../sim/scenario.js';
+
+/** One valid object found in a file. */
+export interface ValidatedObject {
+  readonly kind: string;
+  readonly name: string;
+  /** 1-based line where its document starts. */
+  readonly line: number;
+}
+
+/** The outcome for one file. */
+export interface FileValidation {
+  readonly file: string;
+  readonly valid: boolean;
+  readonly objects: readonly ValidatedObject[];
+  /** Problems with file, 1-based line and column, and field path; sorted by position. */
+  readonly issues: readonly ValidationIssue[];
+}
+
+/** What `skiff validate --json` prints. */
+export interface ValidationReport {
+  readonly valid: boolean;
+  readonly files: readonly FileValidation[];
+}
+
+/** A path that cannot be validated at all (exit status 2). */
+export interface UsageProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * Lists the YAML files a path stands for: the file itself, or a folder's `*.yaml`/`*.yml` files (recursively, sorted
+ * by path; symbolic links followed when they lead to a file).
+ * @returns the files, or the usage problem (no such path, unreadable, folder without YAML)
+ */
+export async function yamlFilesOf(path: string): Promise<{ readonly files: readonly string[] } | { readonly problem: UsageProblem }> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch (e) {
+    return { problem: { path, message: (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` } };
+  }
+  if (!info.isDirectory()) return { files: [path] };
+  const files: string[] = [];
+  const walk = async (dir: string): Promise<void> => {
+    const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of entries) {
+      const full = join(dir, e.name);
+      if (e.isDirectory()) await walk(full);
+      else if (/\.ya?ml$/i.test(e.name) && (e.isFile() || (e.isSymbolicLink() && (await stat(full).catch(() => undefined))?.isFile()))) files.push(full);
+    }
+  };
+  try {
+    await walk(path);
+  } catch (e) {
+    return { problem: { path, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` } };
+  }
+  if (files.length === 0) return { problem: { path, message: 'no *.yaml or *.yml files in this folder' } };
+  return { files };
+}
+
+/**
+ * Validates the manifests of one file's text. Pure apart from `now` (a Scenario's default start).
+ * @param text the file's content
+ * @param file the name to put in issues
+ * @param now epoch ms, for a Scenario document without `spec.start`
+ * @example validateText('apiVersion: karpenter.sh/v1\nkind: NodePool\n…', 'pool.yaml', Date.now()).valid
+ */
+export function validateText(text: string, file: string, now: number): FileValidation {
+  const read = readManifestDocuments(text, file);
+  const issues: ValidationIssue[] = [...read.issues];
+  const objects: ValidatedObject[] = [];
+  for (const doc of read.documents) {
+    if (isScenarioObject(doc.value)) {
+      const result = parseScenarioDocument(doc, { now });
+      issues.push(...result.issues);
+      if (result.scenario) objects.push({ kind: SCENARIO_KIND, name: result.scenario.name, line: doc.line });
+      continue;
+    }
+    const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
+    issues.push(...result.issues);
+    if (result.manifest) objects.push({ kind: result.manifest.kind, name: result.manifest.object.metadata.name, line: result.manifest.source.line });
+  }
+  if (read.documents.length === 0 && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
+  return { file, valid: issues.length === 0, objects, issues: sortIssues(issues) };
+}
+
+/**
+ * Validates every file the paths stand for.
+ * @param paths files or folders, as given on the command line
+ * @param now epoch ms (a Scenario's default start)
+ * @returns the report, or the usage problems when a path cannot be read (nothing is validated then)
+ */
+export async function validatePaths(paths: readonly string[], now: number): Promise<{ readonly report: ValidationReport } | { readonly usage: readonly UsageProblem[] }> {
+  const usage: UsageProblem[] = [];
+  const files: string[] = [];
+  for (const path of paths) {
+    const listed = await yamlFilesOf(path);
+    if ('problem' in listed) usage.push(listed.problem);
+    else for (const f of listed.files) if (!files.includes(f)) files.push(f);
+  }
+  if (usage.length > 0) return { usage };
+  const results: FileValidation[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (e) {
+      return { usage: [{ path: file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }] };
+    }
+    results.push(validateText(text, file, now));
+  }
+  return { report: { valid: results.every((r) => r.valid), files: results } };
+}
+
+/** The text `skiff validate` prints without `--json`: one line per problem, then a summary line. */
+export function formatValidationReport(report: ValidationReport): string {
+  const lines = report.files.flatMap((f) => f.issues.map(formatIssue));
+  const objects = report.files.reduce((n, f) => n + f.objects.length, 0);
+  const invalid = report.files.filter((f) => !f.valid).length;
+  const problems = lines.length;
+  lines.push(
+    report.valid
+      ? `${report.files.length} file${plural(report.files.length)} valid (${objects} object${plural(objects)})`
+      : `${problems} problem${plural(problems)} in ${invalid} of ${report.files.length} file${plural(report.files.length)}`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+function plural(n: number): string {
+  return n === 1 ? '' : 's';
+}
+
+/** Where `skiff validate` writes. */
+export interface ValidateIo {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+}
+
+/**
+ * Registers `validate` on the `skiff` program.
+ * @param setStatus receives the exit status (0 valid, 1 invalid, 2 usage error)
+ * @param now the clock (epoch ms) for a Scenario's default start
+ * @example registerValidateCommand(program, io, (s) => (status = s));
+ */
+export function registerValidateCommand(program: Command, io: ValidateIo, setStatus: (status: number) => void, now: () => number = Date.now): void {
+  program
+    .command('validate')
+    .description('validate NodePool, EC2NodeClass and other manifest files (or folders of them) as Skiff parses them; prints file:line:column: path: message per problem')
+    .argument('<paths...>', 'YAML files or folders (searched recursively for *.yaml and *.yml)')
+    .option('--json', 'print {valid, files: [{file, valid, objects, issues}]} as JSON on stdout')
+    .action(async (paths: string[], opts: { json?: boolean }) => {
+      const outcome = await validatePaths(paths, now());
+      if ('usage' in outcome) {
+        for (const u of outcome.usage) io.err(`skiff validate: ${u.path}: ${u.message}\n`);
+        setStatus(2);
+        return;
+      }
+      io.out(opts.json ? `${JSON.stringify(outcome.report, null, 2)}\n` : formatValidationReport(outcome.report));
+      setStatus(outcome.report.valid ? 0 : 1);
+    });
+}

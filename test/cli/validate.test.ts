@@ -1,0 +1,161 @@
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../shared/cli/main.js';
+import { validateText, type ValidationReport } from '../../shared/cli/validate.js';
+
+async function validate(...args: string[]): Promise<{ status: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const status = await main(['validate', ...args], { out: (t) => (out += t), err: (t) => (err += t), isTTY: false });
+  return { status, out, err };
+}
+
+function folder(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-validate-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+const SEED = 'examples/seed';
+
+/** A NodePool with two mistakes: weight out of range (line 6, column 11) and an unknown operator (line 12, column 21). */
+const BROKEN_POOL = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: broken
+spec:
+  weight: 500
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - key: kubernetes.io/arch
+          operator: Like
+`;
+
+const GOOD_CLASS = `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
+  role: KarpenterNodeRole-my-cluster
+`;
+
+describe('skiff validate', () => {
+  describe('valid files', () => {
+    it('exits 0 for every seed file and says how many objects it checked', async () => {
+      const files = readdirSync(SEED).map((f) => join(SEED, f));
+      const r = await validate(...files);
+      expect(r.status).toBe(0);
+      expect(r.err).toBe('');
+      expect(r.out).toBe(`${files.length} files valid (12 objects)\n`);
+    });
+
+    it('validates a folder, Scenario document included', async () => {
+      const r = await validate(SEED, '--json');
+      expect(r.status).toBe(0);
+      const report = JSON.parse(r.out) as ValidationReport;
+      expect(report.valid).toBe(true);
+      const kinds = report.files.flatMap((f) => f.objects.map((o) => `${o.kind}/${o.name}`));
+      expect(kinds).toEqual(expect.arrayContaining(['NodePool/general', 'NodePool/gpu', 'NodePool/batch', 'EC2NodeClass/default', 'EC2NodeClass/gpu-class', 'Scenario/seed']));
+    });
+  });
+
+  describe('a broken file', () => {
+    it('prints file:line:column: path: message for each problem and exits 1', async () => {
+      const dir = folder({ 'pool.yaml': BROKEN_POOL });
+      const r = await validate(join(dir, 'pool.yaml'));
+      expect(r.status).toBe(1);
+      expect(r.out.split('\n')).toEqual([
+        `${join(dir, 'pool.yaml')}:6:11: spec.weight: weight must be an integer between 1 and 100`,
+        expect.stringMatching(new RegExp(`^${join(dir, 'pool.yaml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:12:21: spec\\.template\\.spec\\.requirements\\[0\\]\\.operator: .*"In"`)),
+        '2 problems in 1 of 1 file',
+        '',
+      ]);
+    });
+
+    it('reports the same problems as JSON with file, line, column and path', async () => {
+      const dir = folder({ 'pool.yaml': BROKEN_POOL });
+      const r = await validate(join(dir, 'pool.yaml'), '--json');
+      expect(r.status).toBe(1);
+      const report = JSON.parse(r.out) as ValidationReport;
+      expect(report.valid).toBe(false);
+      expect(report.files[0]?.issues.map(({ line, column, path }) => ({ line, column, path }))).toEqual([
+        { line: 6, column: 11, path: 'spec.weight' },
+        { line: 12, column: 21, path: 'spec.template.spec.requirements[0].operator' },
+      ]);
+    });
+
+    it('reports YAML syntax errors, unknown kinds, unknown fields and empty files', () => {
+      expect(validateText('a: [1, 2\n', 'syntax.yaml', 0).issues[0]?.message).toMatch(/^YAML syntax error/);
+      expect(validateText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n', 'cm.yaml', 0).issues).toEqual([
+        expect.objectContaining({ file: 'cm.yaml', line: 2, path: 'kind', message: expect.stringMatching(/^unknown kind "ConfigMap"/) }),
+      ]);
+      expect(validateText(GOOD_CLASS.replace('role:', 'rol:'), 'c.yaml', 0).issues.map((i) => i.message)).toContain('unknown field "rol" (did you mean "role"?)');
+      expect(validateText('# nothing here\n', 'empty.yaml', 0)).toMatchObject({ valid: false, issues: [{ file: 'empty.yaml', message: 'no Kubernetes objects in this file' }] });
+    });
+  });
+
+  describe('several files and folders', () => {
+    it('checks every file, keeps the good ones good and exits 1 when any is invalid', async () => {
+      const dir = folder({ 'a-class.yaml': GOOD_CLASS, 'b-pool.yaml': BROKEN_POOL });
+      const r = await validate(join(dir, 'a-class.yaml'), join(dir, 'b-pool.yaml'), '--json');
+      expect(r.status).toBe(1);
+      const report = JSON.parse(r.out) as ValidationReport;
+      expect(report.files.map((f) => [f.file.slice(dir.length + 1), f.valid])).toEqual([
+        ['a-class.yaml', true],
+        ['b-pool.yaml', false],
+      ]);
+    });
+
+    it('walks folders recursively in name order, reading only *.yaml and *.yml', async () => {
+      const dir = folder({ 'z.yml': GOOD_CLASS.replace('name: default', 'name: z'), 'nested/deeper/pool.yaml': BROKEN_POOL, 'README.md': '# not yaml', 'a.yaml': GOOD_CLASS });
+      const r = await validate(dir, '--json');
+      expect(r.status).toBe(1);
+      const report = JSON.parse(r.out) as ValidationReport;
+      expect(report.files.map((f) => f.file.slice(dir.length + 1))).toEqual(['a.yaml', 'nested/deeper/pool.yaml', 'z.yml']);
+    });
+
+    it('checks a file named twice (directly and through its folder) once', async () => {
+      const dir = folder({ 'a.yaml': GOOD_CLASS });
+      const r = await validate(join(dir, 'a.yaml'), dir);
+      expect(r.out).toBe('1 file valid (1 object)\n');
+    });
+
+    it('validates every document of a multi-document file', async () => {
+      const dir = folder({ 'all.yaml': `${GOOD_CLASS}---\n${BROKEN_POOL}` });
+      const r = await validate(join(dir, 'all.yaml'));
+      expect(r.status).toBe(1);
+      expect(r.out).toMatch(/all\.yaml:15:11: spec\.weight: /);
+    });
+  });
+
+  describe('usage errors', () => {
+    it('exits 2 naming a path that does not exist, and validates nothing', async () => {
+      const r = await validate(join(SEED, 'nodepool-general.yaml'), 'no/such/file.yaml');
+      expect(r.status).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toBe('skiff validate: no/such/file.yaml: no such file or directory\n');
+    });
+
+    it('exits 2 for a folder without YAML files', async () => {
+      const dir = folder({ 'notes.txt': 'x' });
+      const r = await validate(dir);
+      expect(r.status).toBe(2);
+      expect(r.err).toMatch(/no \*\.yaml or \*\.yml files in this folder/);
+    });
+
+    it('exits 2 without a path', async () => {
+      const r = await validate();
+      expect(r.status).toBe(2);
+      expect(r.err).toMatch(/missing required argument/);
+    });
+  });
+});

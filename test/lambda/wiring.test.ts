@@ -1,0 +1,105 @@
+// The controller Lambdas' composition root checks its environment before building anything, offline.
+import { describe, expect, it } from 'vitest';
+import { ConfigurationError, CONTROLLER_ENV, REQUIRED_CONTROLLER_ENV, requireEnvAll } from '../../shared/lambda/env.js';
+import { controllerSettingsFromEnv, disruptionDepsFromEnv, interruptionDepsFromEnv, lifecycleDepsFromEnv, provisionerDepsFromEnv } from '../../shared/lambda/wiring.js';
+
+const ENV = {
+  [CONTROLLER_ENV.cluster]: 'prod',
+  [CONTROLLER_ENV.region]: 'eu-west-1',
+  [CONTROLLER_ENV.tableName]: 'skiff-prod',
+  [CONTROLLER_ENV.clusterEndpoint]: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+  [CONTROLLER_ENV.clusterCertificateAuthority]: 'LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t',
+  [CONTROLLER_ENV.kubernetesVersion]: '1.31',
+};
+
+function configurationError(f: () => unknown): ConfigurationError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ConfigurationError) return e;
+    throw e;
+  }
+  throw new Error('expected a ConfigurationError');
+}
+
+describe('requireEnvAll', () => {
+  it('returns every value, trimmed, when all are set', () => {
+    expect(requireEnvAll({ A: ' a ', B: 'b' }, ['A', 'B'])).toEqual({ A: 'a', B: 'b' });
+  });
+
+  it('names every missing or empty variable in one error', () => {
+    const error = configurationError(() => requireEnvAll({ A: 'a', B: '  ' }, ['A', 'B', 'C']));
+    expect(error.variables).toEqual(['B', 'C']);
+    expect(error.variable).toBe('B');
+    expect(error.message).toBe('environment variables B, C are not set');
+  });
+});
+
+describe('controllerSettingsFromEnv', () => {
+  it('reads the settings when every required variable is set', () => {
+    expect(controllerSettingsFromEnv({ ...ENV, [CONTROLLER_ENV.serviceCidr]: '10.100.0.0/16', [CONTROLLER_ENV.spotToSpotConsolidation]: 'true' })).toEqual({
+      cluster: 'prod',
+      region: 'eu-west-1',
+      tableName: 'skiff-prod',
+      endpoint: ENV[CONTROLLER_ENV.clusterEndpoint],
+      certificateAuthority: ENV[CONTROLLER_ENV.clusterCertificateAuthority],
+      kubernetesVersion: '1.31',
+      serviceCidr: '10.100.0.0/16',
+      spotToSpotConsolidation: true,
+    });
+  });
+
+  it('defaults spot-to-spot consolidation to off and leaves the service CIDR out', () => {
+    const settings = controllerSettingsFromEnv(ENV);
+    expect(settings.spotToSpotConsolidation).toBe(false);
+    expect(settings).not.toHaveProperty('serviceCidr');
+  });
+
+  it('names every missing required variable when the environment is empty', () => {
+    const error = configurationError(() => controllerSettingsFromEnv({}));
+    expect(error.variables).toEqual([...REQUIRED_CONTROLLER_ENV]);
+    for (const name of REQUIRED_CONTROLLER_ENV) expect(error.message).toContain(name);
+  });
+
+  it.each(REQUIRED_CONTROLLER_ENV)('names %s alone when only it is missing', (name) => {
+    const env: Record<string, string> = { ...ENV };
+    delete env[name];
+    const error = configurationError(() => controllerSettingsFromEnv(env));
+    expect(error.variables).toEqual([name]);
+    expect(error.message).toBe(`environment variable ${name} is not set`);
+  });
+
+  it('refuses an endpoint that is not https', () => {
+    const error = configurationError(() => controllerSettingsFromEnv({ ...ENV, [CONTROLLER_ENV.clusterEndpoint]: 'http://10.0.0.1' }));
+    expect(error.variable).toBe(CONTROLLER_ENV.clusterEndpoint);
+  });
+
+  it('refuses a Kubernetes version without major.minor', () => {
+    expect(configurationError(() => controllerSettingsFromEnv({ ...ENV, [CONTROLLER_ENV.kubernetesVersion]: 'latest' })).variable).toBe(CONTROLLER_ENV.kubernetesVersion);
+  });
+
+  it('refuses a spot-to-spot flag that is neither true nor false', () => {
+    expect(configurationError(() => controllerSettingsFromEnv({ ...ENV, [CONTROLLER_ENV.spotToSpotConsolidation]: 'yes' })).variable).toBe(CONTROLLER_ENV.spotToSpotConsolidation);
+  });
+});
+
+describe('per-function builders', () => {
+  const builders = { provisionerDepsFromEnv, lifecycleDepsFromEnv, disruptionDepsFromEnv, interruptionDepsFromEnv };
+
+  it.each(Object.entries(builders))('%s refuses an incomplete environment before building anything', (_, build) => {
+    const error = configurationError(() => build({ [CONTROLLER_ENV.cluster]: 'prod' }));
+    expect(error.variables).not.toContain(CONTROLLER_ENV.cluster);
+    expect(error.variables).toContain(CONTROLLER_ENV.tableName);
+  });
+
+  it.each(Object.entries(builders))('%s builds its dependencies without calling AWS', (_, build) => {
+    const deps = build(ENV) as unknown as Record<string, unknown>;
+    expect(typeof deps.log).toBe('object');
+    expect(Object.values(deps).some((v) => typeof v === 'function')).toBe(true);
+  });
+
+  it('gives the periodic controllers their lease', () => {
+    expect(lifecycleDepsFromEnv(ENV).lease.leases).toBeDefined();
+    expect(disruptionDepsFromEnv(ENV).lease.leases).toBeDefined();
+  });
+});
