@@ -1,9 +1,10 @@
 /**
  * `skiff simulate`: the local composition root. Loads a scenario, starts an embedded DynamoDB (dynalite) for the
- * real DynamoDB adapters, wires the real provisioner and lifecycle handlers and controllers to the simulated cloud
+ * real DynamoDB adapters, wires the real provisioner, lifecycle, disruption and interruption handlers and controllers to the simulated cloud
  * and cluster, runs the simulation and validates the Result against the contract schema.
  */
 import { createHandler as createDisruptionHandler } from '../../functions/disruption/handler.js';
+import { createHandler as createInterruptionHandler } from '../../functions/interruption/handler.js';
 import { createHandler as createLifecycleHandler } from '../../functions/lifecycle/handler.js';
 import { createHandler } from '../../functions/provisioner/handler.js';
 import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
@@ -11,11 +12,13 @@ import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
 import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
 import { disrupt } from '../controllers/disruption.js';
+import { handleInterruption } from '../controllers/interruption.js';
 import { reconcileLifecycle } from '../controllers/lifecycle.js';
 import { provision } from '../controllers/provision.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
 import { silentLog, type Log } from '../lambda/log.js';
 import { SIMULATED_CLUSTER_NAME, runSimulation } from '../sim/engine.js';
+import type { ViolationRecord } from '../sim/observer.js';
 import type { SimulationResult } from '../sim/result.js';
 import { ResultSchema } from '../sim/result-schema.js';
 import { loadScenario, type LoadedScenario } from '../sim/scenario-loader.js';
@@ -35,6 +38,8 @@ export interface SimulateOptions {
   readonly onProgress?: (fraction: number) => void;
   /** Where the handlers log. @default silent */
   readonly log?: Log;
+  /** Called with each violation the observer counts, as it happens (debugging and property tests). @default none */
+  readonly onViolation?: (record: ViolationRecord) => void;
 }
 
 /**
@@ -73,7 +78,10 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
           ...(overlapping ? { lease: { leases: new DynamoDbLeaseStore(props), clock: deps.clock, ttlSeconds: 15 * 60, holder: () => `sim-disruption-${++invocation}` } } : {}),
         });
       },
+      createInterruptionHandler: (deps) =>
+        createInterruptionHandler({ handle: (message) => handleInterruption({ ...deps, provision: () => provision(deps) }, message), log: options.log ?? silentLog }),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.onViolation ? { onViolation: options.onViolation } : {}),
     });
     ResultSchema.parse(result);
     return { scenario, result };

@@ -9,8 +9,11 @@
  * invokes the lifecycle handler, which registers the NodeClaim and removes the taint → the Node turns Ready (another
  * node event: the lifecycle handler initializes it) → kube-scheduler binds the pods.
  * The lifecycle handler also runs every minute of virtual time (the EventBridge schedule): registration timeouts and
- * garbage collection. The store (NodeClaims, unavailable offerings) and the handlers are injected by the composition
- * root.
+ * garbage collection. The timeline's interruption events (`spotInterruption`, `rebalanceRecommendation`,
+ * `instanceStateChange`, `scheduledMaintenance`) send the real EventBridge JSON (`ec2-events.ts`) to the interruption
+ * queue, which delivers it to the interruption handler; a spot warning comes two minutes before simulated EC2
+ * terminates the instance. The store (NodeClaims, unavailable offerings) and the handlers are injected by the
+ * composition root.
  *
  * Faults (`spec.faults`, seeded by the run's seed; see `faults.ts`): the handlers get ports wrapped by a
  * {@link FaultInjector} (throttled EC2 calls, crashes right after side effects), every invocation runs as
@@ -23,6 +26,7 @@ import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { DisruptionDeps } from '../controllers/disruption.js';
+import type { InterruptionDeps } from '../controllers/interruption.js';
 import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
 import { instanceTypeQuery, type ProvisionDeps } from '../controllers/provision.js';
@@ -31,6 +35,7 @@ import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { CachedNodeClaimStore } from './cached-nodeclaim-store.js';
+import { healthScheduledChange, rebalanceRecommendation, spotInterruptionWarning, stateChangeNotification, type EventBridgeEvent } from './ec2-events.js';
 import { FaultInjector, isSimulatedCrash, type FaultRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } from './observer.js';
@@ -38,7 +43,7 @@ import { buildResult, type SimulationResult } from './result.js';
 import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
 import { SimulatedCluster, nodeNameOf, type SimNode, type SimPod } from './simulated-cluster.js';
-import { SimulatedEc2 } from './simulated-ec2.js';
+import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2 } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
 
 /** The cluster name the simulation uses in tags and queue message groups. */
@@ -73,6 +78,14 @@ export interface SimulationDeps {
    * lease). Without it nothing is disrupted (nodes live to the end of the run).
    */
   readonly createDisruptionHandler?: (deps: DisruptionDeps) => (event: ScheduledEvent) => Promise<unknown>;
+  /**
+   * Builds the interruption Lambda handler around a bound controller (the same factory the Lambda uses). It consumes
+   * the interruption queue, which the timeline's `spotInterruption`, `rebalanceRecommendation`, `instanceStateChange`
+   * and `scheduledMaintenance` events feed with the real EventBridge events. The deps carry the provision controller's
+   * ports too, so the composition root can bind `InterruptionDeps.provision`. Without it the events are sent to a queue
+   * nobody reads (Skiff notices a reclaimed instance only through the lifecycle controller).
+   */
+  readonly createInterruptionHandler?: (deps: InterruptionDeps & ProvisionDeps) => (event: SQSEvent) => Promise<SQSBatchResponse>;
   /** Called as virtual time advances with the fraction done (0–1). */
   readonly onProgress?: (fraction: number) => void;
   /** Called with each violation the observer counts, as it happens (debugging and tests). */
@@ -115,6 +128,20 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     batchMaxMs: spec.settings.batchMaxDurationSeconds * 1000,
     ...(spec.faults.duplicateDelivery > 0 ? { redeliverAcknowledged: (id: string) => faults.redeliver(id) } : {}),
   });
+
+  // The interruption queue (standard SQS, fed by EventBridge rules): no batch window, no deduplication, no ordering
+  // (each message is its own group), redelivery after the visibility timeout of what the handler did not acknowledge.
+  const interruptionQueue = new MemoryFifoQueue(clock, {
+    queueArn: `arn:aws:sqs:${spec.region}:000000000000:skiff-interruption`,
+    batchIdleMs: 0,
+    batchMaxMs: 0,
+    ...(spec.faults.duplicateDelivery > 0 ? { redeliverAcknowledged: (id: string) => faults.redeliver(`interruption-${id}`) } : {}),
+  });
+  let interruptionSeq = 0;
+  const sendInterruption = (event: EventBridgeEvent): void => {
+    const n = ++interruptionSeq;
+    void interruptionQueue.send(JSON.stringify(event), { groupId: `interruption-${n}`, deduplicationId: `interruption-${n}` });
+  };
 
   // Every controller of the run shares one store; its list() is cached between writes (see CachedNodeClaimStore).
   const store = new CachedNodeClaimStore(deps.store);
@@ -161,6 +188,16 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       });
     };
     scheduleDisruption(spec.startMs + DISRUPTION_SCHEDULE_OFFSET_MS);
+  }
+
+  // EventBridge rules → SQS → the interruption Lambda (a failed or crashed invocation's messages come back).
+  if (deps.createInterruptionHandler) {
+    const interruptionHandler = deps.createInterruptionHandler({
+      ...provisionDeps,
+      cluster: handlerCluster,
+      spotToSpotConsolidation: spec.settings.featureGates.SpotToSpotConsolidation,
+    });
+    interruptionQueue.subscribe(async (event) => mergeBatchResponses(event, await faults.invoke('interruption', () => interruptionHandler(event))));
   }
 
   // EventBridge schedule: the lifecycle Lambda every minute.
@@ -218,7 +255,8 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   for (const o of scenario.jobs) cluster.apply({ kind: 'Job', object: o });
   for (const o of scenario.pods) cluster.apply({ kind: 'Pod', object: o });
 
-  for (const event of spec.events) clock.at(spec.startMs + event.atSeconds * 1000, `scenario ${event.type}`, () => applyEvent(event, cluster, ec2, clock));
+  const world: EventWorld = { cluster, ec2, clock, region: spec.region, sendInterruption };
+  for (const event of spec.events) clock.at(spec.startMs + event.atSeconds * 1000, `scenario ${event.type}`, () => applyEvent(event, world));
 
   if (deps.onProgress) {
     const step = Math.max(60_000, Math.floor((endMs - spec.startMs) / 200));
@@ -446,29 +484,62 @@ function noTarget(cluster: SimulatedCluster, event: ScenarioEvent, what: string)
   void cluster.recordEvent({ type: 'Warning', reason: 'ScenarioEventSkipped', object: `Scenario/${event.type}`, message: `spec.events[${event.index}] (${event.type}) matched ${what}; skipped` });
 }
 
+/** What timeline events act on: the simulated world and the interruption queue. */
+interface EventWorld {
+  readonly cluster: SimulatedCluster;
+  readonly ec2: SimulatedEc2;
+  readonly clock: VirtualClock;
+  readonly region: string;
+  /** Sends an EventBridge event to the interruption queue. */
+  readonly sendInterruption: (event: EventBridgeEvent) => void;
+}
+
 /**
- * An instance changes state out of band (EC2 state-change notification): the simulated EC2 applies it; a stopped or
- * terminated instance's Node turns NotReady after {@link NODE_MONITOR_GRACE_MS}, and one running again turns Ready
- * once its kubelet is back. Skiff notices through the lifecycle controller (instance gone → NodeClaim
- * `InstanceTerminated`); the interruption controller's reaction to the notification itself comes with interruption.
+ * An instance changes state out of band: the simulated EC2 applies it and EventBridge sends the EC2 Instance
+ * State-change Notification to the interruption queue; then {@link nodeFollowsInstance}.
+ * @returns false when the simulated EC2 has no such (non-terminated) instance
  */
-function changeInstanceState(cluster: SimulatedCluster, ec2: SimulatedEc2, clock: VirtualClock, instanceId: string, state: InstanceState): boolean {
-  const instance = ec2.setInstanceState(instanceId, state);
+function changeInstanceState(world: EventWorld, instanceId: string, state: InstanceState): boolean {
+  const instance = world.ec2.setInstanceState(instanceId, state);
   if (!instance) return false;
-  const node = [...cluster.nodes.values()].find((n) => n.instanceId === instanceId);
-  if (!node) return true;
-  const up = state === 'running';
-  if (up || state === 'pending') {
-    if (up) clock.after(15_000, `kubelet of ${instanceId} is back`, () => cluster.setNodeReady(node, true));
-    return true;
-  }
-  clock.after(NODE_MONITOR_GRACE_MS, `node ${node.name} stops reporting`, () => cluster.setNodeReady(node, false));
+  world.sendInterruption(stateChangeNotification({ atMs: world.clock.now(), region: world.region }, instanceId, state));
+  nodeFollowsInstance(world, instanceId, state);
   return true;
 }
 
-/** Applies one timeline event. Events whose behaviour later issues own are recorded as `NotSimulated` warnings. */
-function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: SimulatedEc2, clock: VirtualClock): void {
+/**
+ * The Node of an instance that changed state: a stopped or terminated instance's Node turns NotReady after
+ * {@link NODE_MONITOR_GRACE_MS}, one running again turns Ready once its kubelet is back. Skiff notices through the
+ * interruption controller (the state-change notification) and the lifecycle controller (instance gone → NodeClaim
+ * `InstanceTerminated`, when nothing disrupted it first).
+ */
+function nodeFollowsInstance(world: EventWorld, instanceId: string, state: InstanceState): void {
+  const { cluster, clock } = world;
+  const node = [...cluster.nodes.values()].find((n) => n.instanceId === instanceId);
+  if (!node) return;
+  const up = state === 'running';
+  if (up || state === 'pending') {
+    if (up) clock.after(15_000, `kubelet of ${instanceId} is back`, () => cluster.setNodeReady(node, true));
+    return;
+  }
+  clock.after(NODE_MONITOR_GRACE_MS, `node ${node.name} stops reporting`, () => cluster.setNodeReady(node, false));
+}
+
+/** Nodes whose instance is running (optionally: spot only), selected as {@link selectNodes} does. */
+function nodesWithRunningInstance(world: EventWorld, nodeSelector: Readonly<Record<string, string>>, count: number, spotOnly: boolean): SimNode[] {
+  return selectNodes(world.cluster, nodeSelector, count, (n) =>
+    world.ec2.instances.some((i) => i.instanceId === n.instanceId && i.state === 'running' && (!spotOnly || i.capacityType === 'spot')),
+  );
+}
+
+/** How long after its AWS Health notice a simulated scheduled maintenance is due to start: 14 days (Health pushes them about two weeks ahead). */
+export const SCHEDULED_MAINTENANCE_LEAD_MS = 14 * 24 * 60 * 60 * 1000;
+
+/** Applies one timeline event. */
+function applyEvent(event: ScenarioEvent, world: EventWorld): void {
+  const { cluster, ec2, clock } = world;
   const now = clock.now();
+  const origin = { atMs: now, region: world.region };
   switch (event.type) {
     case 'scale':
       cluster.scale(event.scale.kind, event.scale.namespace, event.scale.name, event.scale.replicas);
@@ -492,13 +563,14 @@ function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: Simula
     case 'instanceStateChange': {
       const change = event.instanceStateChange;
       if (change.instanceId !== undefined) {
-        // A foreign instance (or one of the simulation's own, by id): only the simulated EC2 changes.
-        changeInstanceState(cluster, ec2, clock, change.instanceId, change.state);
+        // A foreign instance (or one of the simulation's own, by id): the notification is sent whether or not the
+        // simulated EC2 knows the instance (an instance of the account that no NodeClaim owns: Skiff ignores it).
+        if (!changeInstanceState(world, change.instanceId, change.state)) world.sendInterruption(stateChangeNotification(origin, change.instanceId, change.state));
         return;
       }
       const nodes = selectNodes(cluster, change.nodeSelector, change.count, (n) => ec2.instances.some((i) => i.instanceId === n.instanceId && i.state !== 'terminated' && i.state !== change.state));
       if (nodes.length === 0) return noTarget(cluster, event, `no node with labels ${JSON.stringify(change.nodeSelector)} whose instance could become ${change.state}`);
-      for (const node of nodes) changeInstanceState(cluster, ec2, clock, node.instanceId, change.state);
+      for (const node of nodes) changeInstanceState(world, node.instanceId, change.state);
       return;
     }
     case 'insufficientCapacity': {
@@ -528,16 +600,41 @@ function applyEvent(event: ScenarioEvent, cluster: SimulatedCluster, ec2: Simula
       for (const n of nodes) cluster.taintNode(n, event.taint.taints);
       return;
     }
-    case 'spotInterruption':
-    case 'rebalanceRecommendation':
-    case 'scheduledMaintenance':
-      void cluster.recordEvent({
-        type: 'Warning',
-        reason: 'NotSimulated',
-        object: `Scenario/${event.type}`,
-        message: `spec.events[${event.index}] (${event.type}) is not simulated by this version of Skiff and was skipped`,
-      });
+    case 'spotInterruption': {
+      // The warning now; EC2 terminates the instance two minutes later (then the state-change notifications).
+      const { nodeSelector, count } = event.spotInterruption;
+      const nodes = nodesWithRunningInstance(world, nodeSelector, count, true);
+      if (nodes.length === 0) return noTarget(cluster, event, `no node with labels ${JSON.stringify(nodeSelector)} on a running spot instance`);
+      for (const node of nodes) {
+        const reclaimed = ec2.reclaimSpot(
+          node.instanceId,
+          (instance) => {
+            const at = { atMs: clock.now(), region: world.region };
+            world.sendInterruption(stateChangeNotification(at, instance.instanceId, 'shutting-down'));
+            world.sendInterruption(stateChangeNotification(at, instance.instanceId, 'terminated'));
+            nodeFollowsInstance(world, instance.instanceId, 'terminated');
+          },
+          SPOT_INTERRUPTION_NOTICE_MS,
+        );
+        if (reclaimed) world.sendInterruption(spotInterruptionWarning(origin, node.instanceId, 'terminate'));
+      }
       return;
+    }
+    case 'rebalanceRecommendation': {
+      const { nodeSelector, count } = event.rebalanceRecommendation;
+      const nodes = nodesWithRunningInstance(world, nodeSelector, count, true);
+      if (nodes.length === 0) return noTarget(cluster, event, `no node with labels ${JSON.stringify(nodeSelector)} on a running spot instance`);
+      for (const node of nodes) world.sendInterruption(rebalanceRecommendation(origin, node.instanceId));
+      return;
+    }
+    case 'scheduledMaintenance': {
+      // One AWS Health event naming every selected instance; the instances keep running.
+      const { nodeSelector, count } = event.scheduledMaintenance;
+      const nodes = nodesWithRunningInstance(world, nodeSelector, count, false);
+      if (nodes.length === 0) return noTarget(cluster, event, `no node with labels ${JSON.stringify(nodeSelector)} on a running instance`);
+      world.sendInterruption(healthScheduledChange(origin, nodes.map((n) => n.instanceId), now + SCHEDULED_MAINTENANCE_LEAD_MS));
+      return;
+    }
     default:
       return event satisfies never;
   }

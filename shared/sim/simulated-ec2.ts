@@ -47,6 +47,9 @@ export function lowestPrice(overrides: readonly Override[]): Override | undefine
   return [...overrides].sort((a, b) => a.price - b.price || a.instanceType.localeCompare(b.instanceType) || a.zone.localeCompare(b.zone))[0];
 }
 
+/** How long before a spot instance is reclaimed EC2 sends the interruption warning: two minutes (EC2 User Guide, "Spot Instance interruption notices"). */
+export const SPOT_INTERRUPTION_NOTICE_MS = 2 * 60 * 1000;
+
 /** Spot pools within this factor of the cheapest are "lowest priced" for price-capacity-optimized. */
 export const PCO_PRICE_BAND = 1.15;
 
@@ -273,6 +276,23 @@ export class SimulatedEc2 implements CloudProvider {
     if (!instance || instance.state === 'terminated') return undefined;
     instance.state = state;
     if (state === 'terminated') instance.terminatedAt = this.clock.now();
+    return instance;
+  }
+
+  /**
+   * A spot instance is reclaimed: EC2 sends the two-minute interruption warning now (the caller emits it) and
+   * terminates the instance `noticeMs` later, unless it was terminated before. An on-demand, unknown or already
+   * terminated instance is not reclaimed.
+   * @param noticeMs delay before the termination, ms @default {@link SPOT_INTERRUPTION_NOTICE_MS}
+   * @param onTerminated called when the instance is actually terminated by the reclaim
+   * @returns the instance, or undefined when there is nothing to reclaim
+   */
+  reclaimSpot(instanceId: string, onTerminated: (instance: SimInstance) => void, noticeMs = SPOT_INTERRUPTION_NOTICE_MS): SimInstance | undefined {
+    const instance = this.instances.find((i) => i.instanceId === instanceId);
+    if (!instance || instance.capacityType !== 'spot' || instance.state === 'terminated') return undefined;
+    this.clock.after(noticeMs, `spot reclaim of ${instanceId}`, () => {
+      if (this.setInstanceState(instanceId, 'terminated')) onTerminated(instance);
+    });
     return instance;
   }
 

@@ -43,7 +43,7 @@ describe('simulation engine: NodeClaim lifecycle', () => {
     expect(r.violations).toEqual(NO_VIOLATIONS);
   });
 
-  it('marks a NodeClaim whose instance is terminated out of band InstanceTerminated and places its pods again', async () => {
+  it('drains a NodeClaim whose instance is terminated out of band (its state-change notification: Interrupted) and places its pods again', async () => {
     const r = await run(
       GENERAL_POOL,
       deployment('web', 4),
@@ -51,12 +51,16 @@ describe('simulation engine: NodeClaim lifecycle', () => {
     - at: 20m
       instanceStateChange: {nodeSelector: {karpenter.sh/nodepool: general}, count: 1, state: terminated}`),
     );
-    const gone = r.nodeClaims.filter((c) => c.deletionReason === 'InstanceTerminated');
+    // The interruption controller acts on the notification at once (Karpenter's CordonAndDrain, Event
+    // InstanceTerminating); the lifecycle controller's InstanceTerminated cleanup covers a lost notification
+    // (test/controllers/lifecycle.test.ts).
+    const gone = r.nodeClaims.filter((c) => c.deletionReason === 'Interrupted');
     expect(gone).toHaveLength(1);
-    // The Node stops reporting after 40 s; the next lifecycle pass (the schedule, or the relay's NotReady event) acts.
-    expect(gone[0]!.deletedAt).toBe('2026-03-02T08:20:40.000Z');
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'InstanceTerminating', object: `NodeClaim/${gone[0]!.name}`, at: '2026-03-02T08:20:00.000Z' }));
+    // Pods evicted at once; the next disruption pass finds the node empty and deletes it.
+    expect(gone[0]!.deletedAt).toBe('2026-03-02T08:20:30.000Z');
     const node = r.nodes.find((n) => n.nodeClaim === gone[0]!.name)!;
-    expect(node.deletedAt).toBe('2026-03-02T08:20:40.000Z');
+    expect(node.deletedAt).toBe('2026-03-02T08:20:30.000Z');
     expect(r.pods.filter((p) => p.node === node.name).every((p) => p.deletedAt !== null)).toBe(true);
     expect(webPodsPlaced(r)).toBe(true);
     expect(r.pods.filter((p) => p.owner?.startsWith('ReplicaSet/web-') && p.deletedAt === null)).toHaveLength(4);
@@ -82,7 +86,7 @@ describe('simulation engine: NodeClaim lifecycle', () => {
     expect(r.violations).toEqual(NO_VIOLATIONS);
   });
 
-  it('terminates an instance whose kubelet never joins after 15 minutes (RegistrationTimeout) and launches again', async () => {
+  it('deletes at once a NodeClaim whose instance stops before its kubelet joins (InstanceStopping) and launches again', async () => {
     const r = await run(
       GENERAL_POOL,
       deployment('web', 2),
@@ -90,10 +94,11 @@ describe('simulation engine: NodeClaim lifecycle', () => {
     - at: 20s
       instanceStateChange: {instanceId: i-00000000000000001, state: stopped}`),
     );
+    // Without the notification the lifecycle controller's RegistrationTimeout would end it after 15 minutes
+    // (test/controllers/lifecycle.test.ts); the interruption controller does not wait.
     const first = r.nodeClaims[0]!;
-    expect(first).toMatchObject({ registeredAt: null, deletionReason: 'RegistrationTimeout' });
-    expect(Date.parse(first.deletedAt!) - Date.parse(first.launchedAt!)).toBeGreaterThan(15 * 60_000);
-    expect(Date.parse(first.deletedAt!) - Date.parse(first.launchedAt!)).toBeLessThanOrEqual(16 * 60_000);
+    expect(first).toMatchObject({ registeredAt: null, deletionReason: 'Interrupted', deletedAt: '2026-03-02T08:00:20.000Z' });
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'InstanceStopping', object: `NodeClaim/${first.name}` }));
     expect(r.nodeClaims.length).toBeGreaterThan(1);
     expect(webPodsPlaced(r)).toBe(true);
     expect(r.violations).toEqual(NO_VIOLATIONS);
