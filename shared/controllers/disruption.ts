@@ -799,14 +799,16 @@ async function expire(pass: Pass, world: World): Promise<void> {
  * @returns the saved record, or undefined when another writer moved it on (or it was already draining)
  */
 async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason: 'Expired' | 'Interrupted', message: string): Promise<NodeClaim | undefined> {
-  if (claim.state === 'Deleting' || (claim.disruption && claim.disruption.phase !== 'Proposed')) return undefined;
+  // A node already draining drains on; a proposal or a consolidation still launching its replacement is taken over
+  // (the forceful reason wins, and the replacement already on its way is kept).
+  if (claim.state === 'Deleting' || claim.disruption?.phase === 'Draining') return undefined;
   const now = new Date(world.now).toISOString();
   const disruption: NodeClaimDisruption = {
     command: `${reason.toLowerCase()}-${fnv1a(claim.name).toString(36)}`,
     reason,
     decision: 'delete',
     phase: 'Draining',
-    replacements: [],
+    replacements: claim.disruption?.phase === 'Replacing' ? claim.disruption.replacements : [],
     candidates: [claim.name],
     message,
     proposedAt: now,
@@ -852,7 +854,10 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
   const node = nodeOfClaim(world, claim);
   const pods = podsOn(world, node);
   const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
-  if (node && pods.length > 0 && world.now < deadline) {
+  // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
+  // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.
+  const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired');
+  if (node && pods.length > 0 && world.now < deadline && !gone) {
     await taint(pass, node);
     for (const pod of pods) {
       const key = `${pod.namespace}/${pod.name}`;
