@@ -7,7 +7,7 @@
  * under duplicates, overlaps and crashes.
  */
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
@@ -311,6 +311,7 @@ async function launch(deps: LaunchDeps, claim: NodeClaim, types: readonly Instan
         [LABEL_NODEPOOL]: claim.nodePool,
         'karpenter.k8s.aws/ec2nodeclass': claim.nodeClass,
         'karpenter.sh/nodeclaim': claim.name,
+        [TAG_SKIFF_CLUSTER]: deps.clusterName,
         Name: claim.name,
       },
       labels: { ...claim.labels, [LABEL_REGION]: deps.region },

@@ -34,7 +34,7 @@
  * are idempotent, so doing them twice is harmless.
  */
 import type { Taint } from '../core/api/kubernetes.js';
-import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGISTERED, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
 import { isLive, type DeletionReason, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isConflictError, isNotFoundError } from '../core/errors.js';
 import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
@@ -305,9 +305,12 @@ function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** An instance Karpenter would garbage-collect: launched for a NodePool (Karpenter requires the `karpenter.sh/nodepool` tag). */
+/**
+ * An instance garbage collection may terminate: launched for a NodePool (Karpenter requires the `karpenter.sh/nodepool`
+ * tag) by Skiff ({@link TAG_SKIFF_CLUSTER}) — never an instance a Karpenter running before (or beside) Skiff launched.
+ */
 function isManaged(instance: CloudInstance): boolean {
-  return instance.tags[LABEL_NODEPOOL] !== undefined;
+  return instance.tags[LABEL_NODEPOOL] !== undefined && instance.tags[TAG_SKIFF_CLUSTER] !== undefined;
 }
 
 /** A Node Skiff launched: it carries its NodePool's label, or the taint every launched node registers with. */

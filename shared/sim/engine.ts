@@ -22,7 +22,7 @@
  */
 import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isThrottledError } from '../core/errors.js';
-import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED } from '../core/api/labels.js';
+import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { DisruptionDeps } from '../controllers/disruption.js';
@@ -419,7 +419,7 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
       nodeClass,
       labels,
       taints,
-      tags: nodePool ? { 'karpenter.sh/nodeclaim': claimName, [LABEL_NODEPOOL]: nodePool.metadata.name, 'eks:eks-cluster-name': SIMULATED_CLUSTER_NAME } : {},
+      tags: nodePool ? { 'karpenter.sh/nodeclaim': claimName, [LABEL_NODEPOOL]: nodePool.metadata.name, 'eks:eks-cluster-name': SIMULATED_CLUSTER_NAME, [TAG_SKIFF_CLUSTER]: SIMULATED_CLUSTER_NAME } : {},
       launchedAt: createdAt,
     });
     const node = cluster.registerNode(instance, { ready: true, createdAt, name: n.name });

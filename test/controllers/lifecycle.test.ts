@@ -81,7 +81,7 @@ class Harness {
       nodeClass: 'default',
       capacityType: 'on-demand',
       overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.096 }],
-      tags: { 'eks:eks-cluster-name': 'test', 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': name },
+      tags: { 'eks:eks-cluster-name': 'test', 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': name, 'skiff.dev/cluster': 'test' },
       labels: { 'karpenter.sh/nodepool': 'general' },
       taints: [],
       startupTaints,
@@ -258,6 +258,22 @@ describe('reconcileLifecycle', () => {
       await h.store.update({ ...claim, state: 'Deleted', deletedAt: new Date(START).toISOString() });
       await h.advance(INSTANCE_GC_MIN_AGE_MS + 1000);
       expect((await h.reconcile()).orphanInstances).toEqual([instance.instanceId]);
+    });
+
+    it('leaves an instance a Karpenter launched (its tags, but not Skiff\'s) alone, so moving from Karpenter terminates nothing', async () => {
+      const karpenters = await h.ec2.adopt({
+        instanceType: 'm5.large',
+        zone: 'us-west-2a',
+        capacityType: 'on-demand',
+        nodeClaim: 'general-k8rpt',
+        nodeClass: 'default',
+        labels: {},
+        taints: [],
+        tags: { 'eks:eks-cluster-name': 'test', 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': 'general-k8rpt', 'karpenter.k8s.aws/ec2nodeclass': 'default' },
+        launchedAt: START - 3600_000,
+      });
+      expect((await h.reconcile()).orphanInstances).toEqual([]);
+      expect(karpenters.state).toBe('running');
     });
 
     it('leaves instances not launched for a NodePool alone', async () => {

@@ -179,7 +179,7 @@ describe('fault injection (spec.faults)', () => {
           nodeClass: 'default',
           capacityType: 'on-demand',
           overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.096 }],
-          tags: { 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': 'general-ghost' },
+          tags: { 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': 'general-ghost', 'skiff.dev/cluster': 'skiff-sim' },
           labels: { 'karpenter.sh/nodepool': 'general' },
           taints: [],
           startupTaints: [],

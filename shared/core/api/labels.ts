@@ -8,6 +8,12 @@
 
 /** `karpenter.sh/nodepool`: the NodePool that launched a node. */
 export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
+/**
+ * The EC2 tag Skiff puts on every instance it launches (value: the EKS cluster name). Garbage collection terminates
+ * only instances carrying it, so instances another controller launched with Karpenter's tags — a Karpenter being
+ * replaced by Skiff — are never touched.
+ */
+export const TAG_SKIFF_CLUSTER = 'skiff.dev/cluster';
 /** `karpenter.sh/capacity-type`: `spot`, `on-demand` or `reserved`. */
 export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
 /** `topology.kubernetes.io/zone`. */
