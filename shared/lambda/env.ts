@@ -14,13 +14,56 @@ export const WEBHOOK_ENV = {
   webhookSecretId: 'SKIFF_WEBHOOK_SECRET_ID',
 } as const;
 
-/** A required environment variable is missing or empty. */
+/**
+ * Names of the controller Lambdas' environment variables (provisioner, lifecycle, disruption, interruption), read by
+ * `shared/lambda/wiring.ts` and set by the CDK stack. `AWS_REGION` is set by Lambda itself.
+ */
+export const CONTROLLER_ENV = {
+  /** The EKS cluster name (tags, table partition, EKS token). Same variable as the webhook's. */
+  cluster: WEBHOOK_ENV.cluster,
+  /** AWS region of the cluster, e.g. `us-west-2` (Lambda sets it). */
+  region: 'AWS_REGION',
+  /** Physical name of the DynamoDB table created from `shared/adapters/aws/table.ts`'s definition. */
+  tableName: 'SKIFF_TABLE_NAME',
+  /** Kubernetes API server URL, `https://…eks.amazonaws.com` (EKS `DescribeCluster` `endpoint`). */
+  clusterEndpoint: 'SKIFF_CLUSTER_ENDPOINT',
+  /** The cluster CA bundle, base64-encoded PEM (EKS `DescribeCluster` `certificateAuthority.data`). */
+  clusterCertificateAuthority: 'SKIFF_CLUSTER_CA_DATA',
+  /** The cluster's Kubernetes version, e.g. `1.31` (AMI alias resolution, node user data). */
+  kubernetesVersion: 'SKIFF_KUBERNETES_VERSION',
+  /** Optional: the cluster's service IPv4 CIDR, e.g. `10.100.0.0/16` (node user data; nodeadm derives cluster DNS). */
+  serviceCidr: 'SKIFF_SERVICE_CIDR',
+  /** Optional: `true` to allow spot-to-spot consolidation (Karpenter's `SpotToSpotConsolidation` feature gate). @default false */
+  spotToSpotConsolidation: 'SKIFF_SPOT_TO_SPOT_CONSOLIDATION',
+} as const;
+
+/** Controller variables without which no controller Lambda can start. */
+export const REQUIRED_CONTROLLER_ENV = [
+  CONTROLLER_ENV.cluster,
+  CONTROLLER_ENV.region,
+  CONTROLLER_ENV.tableName,
+  CONTROLLER_ENV.clusterEndpoint,
+  CONTROLLER_ENV.clusterCertificateAuthority,
+  CONTROLLER_ENV.kubernetesVersion,
+] as const;
+
+/** A required environment variable is missing or empty, or a variable's value is not usable. */
 export class ConfigurationError extends SkiffError {
-  /** @param variable the variable's name */
-  constructor(readonly variable: string, message = `environment variable ${variable} is not set`) {
+  /**
+   * @param variable the (first) variable's name
+   * @param variables every variable concerned (all missing ones, when several are)
+   */
+  constructor(
+    readonly variable: string,
+    message = `environment variable ${variable} is not set`,
+    readonly variables: readonly string[] = [variable],
+  ) {
     super(message);
   }
 }
+
+/** True when `e` is a {@link ConfigurationError}. */
+export const isConfigurationError = (e: unknown): e is ConfigurationError => e instanceof ConfigurationError;
 
 /**
  * The value of a required variable.
@@ -30,4 +73,26 @@ export function requireEnv(env: Readonly<Record<string, string | undefined>>, na
   const value = env[name]?.trim();
   if (value === undefined || value === '') throw new ConfigurationError(name);
   return value;
+}
+
+/**
+ * The values of several required variables, checked together so one error names every missing one.
+ * @returns name → trimmed value
+ * @throws {ConfigurationError} naming every variable of `names` that is unset or empty
+ * @example requireEnvAll(process.env, REQUIRED_CONTROLLER_ENV)[CONTROLLER_ENV.tableName]
+ */
+export function requireEnvAll<const N extends string>(env: Readonly<Record<string, string | undefined>>, names: readonly N[]): Record<N, string> {
+  const values = {} as Record<N, string>;
+  const missing: N[] = [];
+  for (const name of names) {
+    const value = env[name]?.trim();
+    if (value === undefined || value === '') missing.push(name);
+    else values[name] = value;
+  }
+  const [first] = missing;
+  if (first !== undefined) {
+    const message = missing.length === 1 ? `environment variable ${first} is not set` : `environment variables ${missing.join(', ')} are not set`;
+    throw new ConfigurationError(first, message, missing);
+  }
+  return values;
 }

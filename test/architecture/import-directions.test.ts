@@ -60,9 +60,12 @@ const RULES: Readonly<Record<Layer, Rule>> = {
   cli: { layers: '*', packages: '*', says: 'cli may import anything' },
   infra: {
     layers: [],
-    files: ['shared/lambda/env.ts', 'shared/core/metrics.ts', 'shared/adapters/aws/iam-actions.ts'],
-    packages: ['aws-cdk-lib', 'constructs', 'cdk-nag', 'node:path', 'node:url'],
-    says: 'infra imports aws-cdk-lib, constructs, cdk-nag, shared/lambda/env.ts, shared/core/metrics.ts and shared/adapters/aws/iam-actions.ts only',
+    // table.ts: the stack creates the table from the stores' own definition (keys, index, billing, TTL attribute), so
+    // the layout is spelled once; it loads @aws-sdk/lib-dynamodb at synth time, nothing else.
+    files: ['shared/lambda/env.ts', 'shared/core/metrics.ts', 'shared/adapters/aws/iam-actions.ts', 'shared/adapters/aws/table.ts'],
+    // zod + node:fs: the stack configuration file is read and validated at synth time (infra/stack-config.ts).
+    packages: ['aws-cdk-lib', 'constructs', 'cdk-nag', 'zod', 'node:fs', 'node:path', 'node:url'],
+    says: 'infra imports aws-cdk-lib, constructs, cdk-nag, zod, node:fs/path/url, shared/lambda/env.ts, shared/core/metrics.ts, shared/adapters/aws/iam-actions.ts and shared/adapters/aws/table.ts only',
   },
 };
 
@@ -392,7 +395,7 @@ describe('import directions (STYLE.md)', () => {
       ]);
     });
 
-    it('lets infra import CDK, constructs, lambda/env.ts and core/metrics.ts only', () => {
+    it('lets infra import CDK, constructs, zod, lambda/env.ts, core/metrics.ts and the AWS table and IAM definitions only', () => {
       const text = [
         "import { Stack } from 'aws-cdk-lib';",
         "import { Queue } from 'aws-cdk-lib/aws-sqs';",
@@ -400,12 +403,17 @@ describe('import directions (STYLE.md)', () => {
         "import { ENV } from '../../shared/lambda/env.js';",
         "import { METRICS } from '../../shared/core/metrics.js';",
         "import { SkiffFunction } from './skiff-function.js';",
+        "import { tableDefinition } from '../../shared/adapters/aws/table.js';",
+        "import { z } from 'zod';",
+        "import { readFileSync } from 'node:fs';",
         "import { log } from '../../shared/lambda/log.js';",
+        "import { DynamoDbLeaseStore } from '../../shared/adapters/aws/lease-store.js';",
         "import { Requirement } from '../../shared/core/scheduling/requirement.js';",
         "import { SQSClient } from '@aws-sdk/client-sqs';",
       ].join('\n');
       expect(importViolations('infra/constructs/provisioner.ts', text)).toEqual([
         `infra/constructs/provisioner.ts: imports shared/lambda/log.ts (${RULES.infra.says})`,
+        `infra/constructs/provisioner.ts: imports shared/adapters/aws/lease-store.ts (${RULES.infra.says})`,
         `infra/constructs/provisioner.ts: imports shared/core/scheduling/requirement.ts (${RULES.infra.says})`,
         `infra/constructs/provisioner.ts: imports @aws-sdk/client-sqs (${RULES.infra.says})`,
       ]);

@@ -1,0 +1,19 @@
+/**
+ * The provisioner Lambda's entry point (what the CDK stack's bundle exports): the handler of `./handler.ts` bound to
+ * the production dependencies of `shared/lambda/wiring.ts`, built from the environment on the first invocation (no
+ * import-time side effects) and reused while the container stays warm.
+ */
+import type { SQSEvent } from 'aws-lambda';
+import { provisionerDepsFromEnv } from '../../shared/lambda/wiring.js';
+import { createHandler } from './handler.js';
+
+let production: ReturnType<typeof createHandler> | undefined;
+
+/**
+ * The Lambda handler.
+ * @throws {ConfigurationError} on the first invocation when an environment variable is missing or unusable
+ */
+export const handler = (event: SQSEvent, context?: unknown): ReturnType<ReturnType<typeof createHandler>> => {
+  production ??= createHandler(provisionerDepsFromEnv(process.env));
+  return production(event, context);
+};

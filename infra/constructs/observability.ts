@@ -1,0 +1,116 @@
+/**
+ * `Observability`: the alarms and the dashboard. Alarms: pods pending (unschedulable) for 5 minutes, persistent
+ * launch failures, any message in a dead-letter queue, Lambda errors and throttles, and interruption messages
+ * waiting longer than a minute (a spot warning gives two). The dashboard shows those, plus nodes and NodeClaims by
+ * state. Metric names: `../metric-names.ts`.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { METRIC_NAMES, METRIC_NAMESPACE, alarmDimensions } from '../metric-names.js';
+import type { DeadLetteredQueue } from './dead-lettered-queue.js';
+import type { SkiffFunction } from './skiff-function.js';
+
+/** Props of {@link Observability}. */
+export interface ObservabilityProps {
+  readonly clusterName: string;
+  /** Every Skiff Lambda, by display name. */
+  readonly functions: Readonly<Record<string, SkiffFunction>>;
+  /** Every queue with a dead-letter queue, by display name. */
+  readonly queues: Readonly<Record<string, DeadLetteredQueue>>;
+  /** The interruption queue (its oldest message's age is alarmed). */
+  readonly interruptions: DeadLetteredQueue;
+  /** SNS topic the alarms notify. @default none */
+  readonly alarmTopicArn?: string;
+}
+
+/** Alarms and dashboard. */
+export class Observability extends Construct {
+  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    const topic = props.alarmTopicArn !== undefined ? sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn) : undefined;
+    const alarm = (alarmId: string, metric: cloudwatch.Metric | cloudwatch.MathExpression, options: Omit<cloudwatch.CreateAlarmOptions, 'alarmDescription'> & { readonly description: string }): cloudwatch.Alarm => {
+      const { description, ...rest } = options;
+      const created = metric.createAlarm(this, alarmId, { treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING, alarmDescription: `Skiff (${props.clusterName}): ${description}`, ...rest });
+      if (topic) created.addAlarmAction(new actions.SnsAction(topic));
+      this.alarms.push(created);
+      return created;
+    };
+    const skiffMetric = (metricName: string, statistic: string, period: Duration) => new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName, dimensionsMap: alarmDimensions(props.clusterName), statistic, period });
+
+    const pending = skiffMetric(METRIC_NAMES.unschedulablePods, cloudwatch.Stats.MAXIMUM, Duration.minutes(1));
+    alarm('PodsPending', pending, {
+      description: 'pods have been unschedulable for 5 minutes (see the provisioner log, or run skiff explain)',
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 5,
+    });
+    const launchFailures = skiffMetric(METRIC_NAMES.launchFailures, cloudwatch.Stats.SUM, Duration.minutes(5));
+    // Capacity errors are normal (spot falls back to other pools): alarm only when launches keep failing.
+    alarm('LaunchFailures', launchFailures, {
+      description: 'instance launches have failed in each of the last three 5-minute periods',
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+    });
+    for (const [name, queue] of Object.entries(props.queues)) {
+      alarm(`${name}DeadLetters`, queue.metricDeadLetters(), {
+        description: `the ${name} dead-letter queue is not empty (messages the consumer gave up on)`,
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+      });
+    }
+    for (const [name, fn] of Object.entries(props.functions)) {
+      alarm(`${name}Errors`, fn.function.metricErrors({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }), {
+        description: `the ${name} Lambda has failed in each of the last three 5-minute periods`,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+      });
+      alarm(`${name}Throttles`, fn.function.metricThrottles({ period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM }), {
+        description: `the ${name} Lambda has been throttled in each of the last three 5-minute periods`,
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+      });
+    }
+    const age = props.interruptions.queue.metricApproximateAgeOfOldestMessage({ statistic: cloudwatch.Stats.MAXIMUM, period: Duration.minutes(1) });
+    alarm('InterruptionQueueAge', age, {
+      description: 'interruption messages have waited over 60 s (a spot warning gives 2 minutes)',
+      threshold: 60,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      datapointsToAlarm: 2,
+    });
+
+    const byState = (metricName: string, label: string) =>
+      new cloudwatch.MathExpression({ expression: `SEARCH('{${METRIC_NAMESPACE}} MetricName="${metricName}" cluster="${props.clusterName}"', 'Maximum', 60)`, label, period: Duration.minutes(1) });
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(6) });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Pods pending (unschedulable)', left: [pending], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Nodes by state', left: [byState(METRIC_NAMES.nodes, 'nodes')], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'NodeClaims by state', left: [byState(METRIC_NAMES.nodeClaims, 'NodeClaims')], width: 8 }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Launch failures', left: [launchFailures], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Dead-letter queues', left: Object.values(props.queues).map((q) => q.metricDeadLetters()), width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Interruption queue: oldest message (s)', left: [age], width: 8 }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Lambda errors', left: Object.values(props.functions).map((f) => f.function.metricErrors({ period: Duration.minutes(5) })), width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Lambda throttles', left: Object.values(props.functions).map((f) => f.function.metricThrottles({ period: Duration.minutes(5) })), width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Lambda duration (p99)', left: Object.values(props.functions).map((f) => f.function.metricDuration({ period: Duration.minutes(5), statistic: 'p99' })), width: 8 }),
+    );
+    this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * `SkiffFunction`: every Skiff Lambda, with the defaults in one place — Node.js 22 on arm64, an ESM bundle built by
+ * the local esbuild (no Docker) with source maps, its own log group with a retention, X-Ray active tracing, and an
+ * execution role that may write only to that log group (no managed policies).
+ */
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+import { METRIC_NAMESPACE, METRIC_SERVICE } from '../metric-names.js';
+
+/** The repository root (entries, `package-lock.json`). */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Lambda runtime of every function (STACK.md: Node.js 22; the code also runs on the local Node 20). */
+export const SKIFF_RUNTIME = lambda.Runtime.NODEJS_22_X;
+
+/**
+ * The banner of the ESM bundle: CommonJS dependencies bundled into an ES module still call `require` for Node
+ * built-ins, which ES modules lack; esbuild's documented workaround defines it from `createRequire`.
+ */
+const REQUIRE_SHIM = "import { createRequire as __skiffCreateRequire } from 'node:module'; const require = __skiffCreateRequire(import.meta.url);";
+
+/** Where a function runs in a VPC. */
+export interface SkiffFunctionVpc {
+  readonly vpc: ec2.IVpc;
+  readonly subnets: ec2.SubnetSelection;
+  readonly securityGroups: readonly ec2.ISecurityGroup[];
+}
+
+/** Props of {@link SkiffFunction}. */
+export interface SkiffFunctionProps {
+  /** Entry file, relative to the repository root, e.g. `functions/provisioner/index.ts`; it exports `handler`. */
+  readonly entry: string;
+  readonly description: string;
+  /** Execution role (shared by the controllers). @default a new role allowed only to write this function's logs */
+  readonly role?: iam.IRole;
+  /** Memory, MiB. @default 512 */
+  readonly memorySize?: number;
+  /** @default 30 seconds */
+  readonly timeout?: Duration;
+  /** @default none (unreserved) */
+  readonly reservedConcurrentExecutions?: number;
+  /** Extra environment variables (grants add their own). */
+  readonly environment?: Readonly<Record<string, string>>;
+  /** @default one month */
+  readonly logRetention?: logs.RetentionDays;
+  /** @default not in a VPC */
+  readonly vpc?: SkiffFunctionVpc;
+}
+
+/**
+ * One Skiff Lambda. Grant to it through {@link SkiffFunction.function} or use it as an `IGrantable`.
+ * @example
+ * const fn = new SkiffFunction(this, 'Provisioner', { entry: 'functions/provisioner/index.ts', description: '…' });
+ * queue.grantConsumeMessages(fn);
+ */
+export class SkiffFunction extends Construct implements iam.IGrantable {
+  readonly function: NodejsFunction;
+  readonly role: iam.IRole;
+  readonly logGroup: logs.LogGroup;
+  readonly grantPrincipal: iam.IPrincipal;
+
+  constructor(scope: Construct, id: string, props: SkiffFunctionProps) {
+    super(scope, id);
+    this.role = props.role ?? new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: `Execution role of ${props.description}` });
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+    this.logGroup.grantWrite(this.role);
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: `${REPO_ROOT}${props.entry}`,
+      handler: 'handler',
+      description: props.description,
+      runtime: SKIFF_RUNTIME,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(30),
+      tracing: lambda.Tracing.ACTIVE,
+      role: this.role,
+      logGroup: this.logGroup,
+      ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
+      ...(props.vpc ? { vpc: props.vpc.vpc, vpcSubnets: props.vpc.subnets, securityGroups: [...props.vpc.securityGroups] } : {}),
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: `${REPO_ROOT}package-lock.json`,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: METRIC_SERVICE,
+        POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
+        ...props.environment,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        minify: true,
+        keepNames: true, // error class names (`this.name = new.target.name`) stay readable in the logs
+        sourceMap: true,
+        sourceMapMode: SourceMapMode.DEFAULT,
+        banner: REQUIRE_SHIM,
+        // Bundle the pinned AWS SDK instead of the runtime's copy (whose version moves under us).
+        externalModules: [],
+        forceDockerBundling: false,
+      },
+    });
+    this.grantPrincipal = this.function.grantPrincipal;
+    const runtime = `STACK.md pins the Lambda runtime to ${SKIFF_RUNTIME.name} (the code is tested on Node 20 and 22); move to a newer runtime together with the toolchain.`;
+    Validations.of(this.function).acknowledge({ id: 'AwsSolutions-L1', reason: runtime }, { id: 'Serverless-LambdaLatestVersion', reason: runtime });
+    // Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions.
+    Validations.of(this.role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) support no resource-level permissions' });
+  }
+
+  /**
+   * Records that the function is only ever invoked synchronously (a Function URL, an SQS event source mapping), so
+   * an asynchronous dead-letter target would never receive anything.
+   * @param how what invokes it, for the acknowledgement's reason
+   */
+  acknowledgeSynchronousOnly(how: string): void {
+    Validations.of(this.function).acknowledge({ id: 'Serverless-LambdaDLQ', reason: `Invoked synchronously only (${how}); a dead-letter target applies to asynchronous invocations.` });
+  }
+
+  /** Sets an environment variable (grants call it, so a permission and its variable come together). */
+  addEnvironment(name: string, value: string): this {
+    this.function.addEnvironment(name, value);
+    return this;
+  }
+}

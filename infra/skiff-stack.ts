@@ -1,0 +1,140 @@
+/**
+ * `SkiffStack`: everything Skiff runs on AWS for one EKS cluster, composed from the constructs in `constructs/`
+ * (../shared/DESIGN.md "Event flow"):
+ *
+ * relay → webhook (Function URL) → FIFO pod-event queue → provisioner; five EventBridge rules → interruption queue →
+ * interruption; schedules → disruption (reserved concurrency 1) and lifecycle; one DynamoDB table; the controllers'
+ * shared role with its EKS access entry; alarms and a dashboard.
+ */
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { CONTROLLER_ENV } from '../shared/lambda/env.js';
+import { ClusterAccess } from './constructs/cluster-access.js';
+import { ControllerNetwork } from './constructs/controller-network.js';
+import { ControllerRole } from './constructs/controller-role.js';
+import { EventQueues } from './constructs/event-queues.js';
+import { InterruptionRules } from './constructs/interruption-rules.js';
+import { Observability } from './constructs/observability.js';
+import { PeriodicController } from './constructs/periodic-controller.js';
+import { QueueController } from './constructs/queue-controller.js';
+import type { SkiffFunction, SkiffFunctionProps } from './constructs/skiff-function.js';
+import { StateTable } from './constructs/state-table.js';
+import { Webhook } from './constructs/webhook.js';
+import type { StackConfig } from './stack-config.js';
+
+/** Timeouts of the queue-driven controllers (their queues' visibility timeouts derive from them). */
+export const PROVISIONER_TIMEOUT = Duration.minutes(2);
+export const INTERRUPTION_TIMEOUT = Duration.seconds(60);
+
+/** Props of {@link SkiffStack}. */
+export interface SkiffStackProps extends StackProps {
+  /** The validated configuration (`stack-config.ts`). */
+  readonly config: StackConfig;
+}
+
+/** The stack. */
+export class SkiffStack extends Stack {
+  readonly table: StateTable;
+  readonly queues: EventQueues;
+  readonly controllerRole: ControllerRole;
+  readonly webhook: Webhook;
+  readonly provisioner: QueueController;
+  readonly interruption: QueueController;
+  readonly disruption: PeriodicController;
+  readonly lifecycle: PeriodicController;
+  readonly observability: Observability;
+  readonly clusterAccess?: ClusterAccess;
+  readonly network?: ControllerNetwork;
+
+  constructor(scope: Construct, id: string, props: SkiffStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const cluster = config.clusterName;
+    const logRetention = config.logRetentionDays as logs.RetentionDays;
+
+    this.table = new StateTable(this, 'State');
+    this.queues = new EventQueues(this, 'Queues', { provisionerTimeout: PROVISIONER_TIMEOUT, interruptionTimeout: INTERRUPTION_TIMEOUT });
+    new InterruptionRules(this, 'InterruptionRules', { queue: this.queues.interruptionQueue, deadLetterQueue: this.queues.interruptions.deadLetterQueue });
+    this.webhook = new Webhook(this, 'Webhook', { clusterName: cluster, queues: this.queues, logRetention });
+
+    if (config.vpc) {
+      this.network = new ControllerNetwork(this, 'Network', {
+        vpcId: config.vpc.vpcId,
+        subnetIds: config.vpc.subnetIds,
+        ...(config.vpc.clusterSecurityGroupId !== undefined ? { clusterSecurityGroupId: config.vpc.clusterSecurityGroupId } : {}),
+      });
+    }
+    this.controllerRole = new ControllerRole(this, 'Controllers', { clusterName: cluster, nodeRoleArn: config.nodeRoleArn, vpcAccess: this.network !== undefined });
+
+    // What every controller shares: the role, the cluster's facts, the VPC placement.
+    const controller = (entry: string, description: string): SkiffFunctionProps => ({
+      entry,
+      description: `Skiff ${description} of EKS cluster ${cluster}`,
+      role: this.controllerRole.role,
+      logRetention,
+      environment: {
+        [CONTROLLER_ENV.cluster]: cluster,
+        [CONTROLLER_ENV.clusterEndpoint]: config.cluster.endpoint,
+        [CONTROLLER_ENV.clusterCertificateAuthority]: config.cluster.certificateAuthorityData,
+        [CONTROLLER_ENV.kubernetesVersion]: config.cluster.kubernetesVersion,
+        ...(config.cluster.serviceCidr !== undefined ? { [CONTROLLER_ENV.serviceCidr]: config.cluster.serviceCidr } : {}),
+        [CONTROLLER_ENV.spotToSpotConsolidation]: String(config.spotToSpotConsolidation),
+      },
+      ...(this.network ? { vpc: this.network.placement } : {}),
+    });
+
+    this.provisioner = new QueueController(this, 'Provisioner', {
+      ...controller('functions/provisioner/index.ts', 'provisioner'),
+      queue: this.queues.podEventQueue,
+      timeout: PROVISIONER_TIMEOUT,
+      memorySize: 1769, // one full vCPU for the solver
+    });
+    this.interruption = new QueueController(this, 'Interruption', {
+      ...controller('functions/interruption/index.ts', 'interruption handler'),
+      queue: this.queues.interruptionQueue,
+      timeout: INTERRUPTION_TIMEOUT,
+      memorySize: 1769,
+    });
+    this.disruption = new PeriodicController(this, 'Disruption', {
+      ...controller('functions/disruption/index.ts', 'disruption controller'),
+      everyMinutes: config.schedules.disruptionMinutes,
+      timeout: Duration.minutes(2),
+      memorySize: 1769,
+      // One pass at a time (the lease also guards it); a run that overlaps a long pass is throttled and dropped.
+      reservedConcurrentExecutions: 1,
+    });
+    this.lifecycle = new PeriodicController(this, 'Lifecycle', {
+      ...controller('functions/lifecycle/index.ts', 'lifecycle controller'),
+      everyMinutes: config.schedules.lifecycleMinutes,
+      timeout: Duration.minutes(2),
+      memorySize: 1024,
+    });
+    const controllers: Record<string, SkiffFunction> = {
+      Provisioner: this.provisioner.handler,
+      Interruption: this.interruption.handler,
+      Disruption: this.disruption.handler,
+      Lifecycle: this.lifecycle.handler,
+    };
+    for (const fn of Object.values(controllers)) {
+      this.table.grantReadWrite(fn);
+      // The adapters' policy is a separate resource: attach it before the functions (and their triggers) exist.
+      fn.function.node.addDependency(this.controllerRole);
+    }
+
+    if (config.createAccessEntry) this.clusterAccess = new ClusterAccess(this, 'ClusterAccess', { clusterName: cluster, role: this.controllerRole.role });
+
+    this.observability = new Observability(this, 'Observability', {
+      clusterName: cluster,
+      functions: { Webhook: this.webhook.handler, ...controllers },
+      queues: { PodEvents: this.queues.podEvents, Interruptions: this.queues.interruptions },
+      interruptions: this.queues.interruptions,
+      ...(config.alarmTopicArn !== undefined ? { alarmTopicArn: config.alarmTopicArn } : {}),
+    });
+
+    new CfnOutput(this, 'ControllerRoleArn', { value: this.controllerRole.role.roleArn, description: 'IAM role of the controllers (the EKS access entry principal)' });
+    new CfnOutput(this, 'TableName', { value: this.table.table.tableName, description: 'DynamoDB table (skiff get nodeclaims --table …)' });
+    new CfnOutput(this, 'InterruptionQueueName', { value: this.queues.interruptionQueue.queueName, description: 'Interruption queue fed by the five EventBridge rules' });
+    new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName, description: 'CloudWatch dashboard' });
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The controller Lambdas' production dependencies (their AWS composition root): DynamoDB stores on the one table,
+ * the EC2 CloudProvider with its launch templates, subnets and instance types, the Kubernetes API with an EKS token,
+ * the wall clock and a Powertools logger — configured from the environment ({@link CONTROLLER_ENV}, set by the CDK
+ * stack). The webhook has its own, smaller root (`webhook-wiring.ts`).
+ *
+ * Every builder only creates clients: nothing calls AWS or the API server until a handler runs, so a function's
+ * `index.ts` can build its dependencies on the first invocation and a test can check the environment offline.
+ * The result of each builder is structurally the `…HandlerDeps` of `functions/<name>/handler.ts` (this layer may not
+ * import functions).
+ *
+ * TODO(issue 9): pass the handlers a `decisions` publisher (`EventBridgeDecisionPublisher`) once `iam-actions.ts`
+ * lists `events:PutEvents` and the stack grants it; until then decisions are only logged.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { IAMClient } from '@aws-sdk/client-iam';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
+import { SubnetDiscovery } from '../adapters/aws/discovery.js';
+import { Ec2CloudProvider, ec2Client } from '../adapters/aws/ec2-cloud-provider.js';
+import { EksTokenCache } from '../adapters/aws/eks-token.js';
+import { Ec2InstanceTypes } from '../adapters/aws/instance-types.js';
+import { Ec2LaunchTemplates } from '../adapters/aws/launch-templates.js';
+import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
+import { DynamoDbPriceStore } from '../adapters/aws/price-store.js';
+import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
+import { TRANSLATE_CONFIG } from '../adapters/aws/table.js';
+import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
+import { KubernetesCluster } from '../adapters/kubernetes/kubernetes-cluster.js';
+import { disrupt, type DisruptionReport } from '../controllers/disruption.js';
+import { handleInterruption, type InterruptionReport } from '../controllers/interruption.js';
+import { reconcileLifecycle, type LifecycleReport } from '../controllers/lifecycle.js';
+import { provision, type ProvisionReport, type ProvisionTrigger } from '../controllers/provision.js';
+import type { InterruptionMessage } from '../core/api/interruption-events.js';
+import { systemClock, type Clock } from '../ports/clock.js';
+import { randomIds, type IdGenerator } from '../ports/ids.js';
+import { ConfigurationError, CONTROLLER_ENV, REQUIRED_CONTROLLER_ENV, requireEnvAll } from './env.js';
+import type { Log } from './log.js';
+import { createEmfPublisher, type MetricsPublisher } from './metrics.js';
+import type { PeriodicLease } from './periodic-lease.js';
+import { powertoolsLog } from './webhook-wiring.js';
+
+/** An environment as `process.env` gives it. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** What the controllers are configured with, parsed from the environment. */
+export interface ControllerSettings {
+  /** EKS cluster name. */
+  readonly cluster: string;
+  /** AWS region, e.g. `us-west-2`. */
+  readonly region: string;
+  /** DynamoDB table name. */
+  readonly tableName: string;
+  /** API server URL (`https://…`). */
+  readonly endpoint: string;
+  /** Cluster CA, base64 PEM. */
+  readonly certificateAuthority: string;
+  /** Kubernetes version, e.g. `1.31`. */
+  readonly kubernetesVersion: string;
+  /** Service IPv4 CIDR, when configured. */
+  readonly serviceCidr?: string;
+  /** Karpenter's `SpotToSpotConsolidation` feature gate. @default false */
+  readonly spotToSpotConsolidation: boolean;
+}
+
+/**
+ * Reads and checks the controller variables.
+ * @throws {ConfigurationError} naming every required variable that is missing (one error for all of them), or the
+ *   variable whose value is unusable (an endpoint that is not `https://`, a flag that is not `true`/`false`)
+ * @example controllerSettingsFromEnv(process.env).tableName
+ */
+export function controllerSettingsFromEnv(env: Env): ControllerSettings {
+  const values = requireEnvAll(env, REQUIRED_CONTROLLER_ENV);
+  const endpoint = values[CONTROLLER_ENV.clusterEndpoint];
+  if (!/^https:\/\/[^/\s]+/.test(endpoint)) {
+    throw new ConfigurationError(CONTROLLER_ENV.clusterEndpoint, `environment variable ${CONTROLLER_ENV.clusterEndpoint} must be the cluster's https:// API server URL, not ${JSON.stringify(endpoint)}`);
+  }
+  const version = values[CONTROLLER_ENV.kubernetesVersion];
+  if (!/^v?\d+\.\d+/.test(version)) {
+    throw new ConfigurationError(CONTROLLER_ENV.kubernetesVersion, `environment variable ${CONTROLLER_ENV.kubernetesVersion} must start with major.minor (e.g. 1.31), not ${JSON.stringify(version)}`);
+  }
+  const flag = env[CONTROLLER_ENV.spotToSpotConsolidation]?.trim().toLowerCase() ?? '';
+  if (flag !== '' && flag !== 'true' && flag !== 'false') {
+    throw new ConfigurationError(CONTROLLER_ENV.spotToSpotConsolidation, `environment variable ${CONTROLLER_ENV.spotToSpotConsolidation} must be true or false, not ${JSON.stringify(flag)}`);
+  }
+  const serviceCidr = env[CONTROLLER_ENV.serviceCidr]?.trim();
+  return {
+    cluster: values[CONTROLLER_ENV.cluster],
+    region: values[CONTROLLER_ENV.region],
+    tableName: values[CONTROLLER_ENV.tableName],
+    endpoint,
+    certificateAuthority: values[CONTROLLER_ENV.clusterCertificateAuthority],
+    kubernetesVersion: version,
+    ...(serviceCidr ? { serviceCidr } : {}),
+    spotToSpotConsolidation: flag === 'true',
+  };
+}
+
+/** The adapters every controller shares, bound to one cluster. Built once per Lambda container. */
+export interface ControllerAdapters {
+  readonly settings: ControllerSettings;
+  readonly cluster: KubernetesCluster;
+  readonly cloud: Ec2CloudProvider;
+  readonly store: DynamoDbNodeClaimStore;
+  readonly unavailableOfferings: DynamoDbUnavailableOfferingsStore;
+  readonly passes: DynamoDbProvisioningPassStore;
+  readonly leases: DynamoDbLeaseStore;
+  readonly clock: Clock;
+  readonly ids: IdGenerator;
+  readonly log: Log;
+  /** Karpenter-named metrics as EMF (namespace `Skiff`, dimensions `service` and `cluster`). */
+  readonly metrics: MetricsPublisher;
+}
+
+/**
+ * Builds the shared adapters from checked settings. Creates clients only (no network call).
+ * @param settings from {@link controllerSettingsFromEnv}
+ * @param service the Powertools service name of the logs, e.g. `skiff-provisioner`
+ */
+export function controllerAdapters(settings: ControllerSettings, service: string): ControllerAdapters {
+  const { cluster: clusterName, region, tableName } = settings;
+  const clock = systemClock;
+  const log = powertoolsLog(new Logger({ serviceName: service, persistentKeys: { cluster: clusterName } }));
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region }), TRANSLATE_CONFIG);
+  const table = { client, tableName, cluster: clusterName };
+  const tokens = new EksTokenCache({ clusterName, region, clock });
+  const cluster = new KubernetesCluster({ server: settings.endpoint, caData: settings.certificateAuthority, token: () => tokens.token(), clock, log });
+  const ec2 = ec2Client({ region });
+  const cloud = new Ec2CloudProvider({
+    ec2,
+    clusterName,
+    region,
+    nodeClass: async (name) => (await cluster.listNodeClasses()).find((c) => c.metadata.name === name),
+    launchTemplates: new Ec2LaunchTemplates({
+      ec2,
+      ssm: new SSMClient({ region }),
+      iam: new IAMClient({ region }),
+      region,
+      cluster: {
+        name: clusterName,
+        endpoint: settings.endpoint,
+        certificateAuthority: settings.certificateAuthority,
+        version: settings.kubernetesVersion,
+        ...(settings.serviceCidr ? { serviceCidr: settings.serviceCidr } : {}),
+      },
+      clock,
+    }),
+    subnets: new SubnetDiscovery({ ec2, clock }),
+    instanceTypes: new Ec2InstanceTypes({ ec2, prices: new DynamoDbPriceStore(table), clock }),
+    clock,
+  });
+  return {
+    settings,
+    cluster,
+    cloud,
+    store: new DynamoDbNodeClaimStore(table),
+    unavailableOfferings: new DynamoDbUnavailableOfferingsStore(table),
+    passes: new DynamoDbProvisioningPassStore(table),
+    leases: new DynamoDbLeaseStore(table),
+    clock,
+    ids: randomIds,
+    log,
+    metrics: createEmfPublisher({ clusterName }),
+  };
+}
+
+/** The provision controller's ports, bound to the adapters. */
+function provisionDeps(a: ControllerAdapters) {
+  return {
+    cluster: a.cluster,
+    cloud: a.cloud,
+    store: a.store,
+    unavailableOfferings: a.unavailableOfferings,
+    passes: a.passes,
+    clock: a.clock,
+    ids: a.ids,
+    clusterName: a.settings.cluster,
+    region: a.settings.region,
+  };
+}
+
+/** The disruption controller's ports, bound to the adapters. */
+function disruptionDeps(a: ControllerAdapters) {
+  return {
+    cluster: a.cluster,
+    cloud: a.cloud,
+    store: a.store,
+    unavailableOfferings: a.unavailableOfferings,
+    clock: a.clock,
+    ids: a.ids,
+    clusterName: a.settings.cluster,
+    region: a.settings.region,
+    spotToSpotConsolidation: a.settings.spotToSpotConsolidation,
+  };
+}
+
+/** Structurally `ProvisionerHandlerDeps` (`functions/provisioner/handler.ts`). */
+export interface ProvisionerDeps {
+  readonly provision: (trigger: ProvisionTrigger) => Promise<ProvisionReport>;
+  readonly log: Log;
+  readonly metrics: MetricsPublisher;
+}
+
+/**
+ * The provisioner's dependencies from `env`.
+ * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
+ * @example export const handler = createHandler(provisionerDepsFromEnv(process.env));
+ */
+export function provisionerDepsFromEnv(env: Env): ProvisionerDeps {
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-provisioner');
+  const deps = provisionDeps(a);
+  return { provision: (trigger) => provision(deps, trigger), log: a.log, metrics: a.metrics };
+}
+
+/** Structurally `LifecycleHandlerDeps` (`functions/lifecycle/handler.ts`). */
+export interface LifecycleDeps {
+  readonly reconcile: () => Promise<LifecycleReport>;
+  readonly log: Log;
+  readonly lease: PeriodicLease;
+  readonly metrics: MetricsPublisher;
+}
+
+/**
+ * The lifecycle Lambda's dependencies from `env`, with the `lifecycle` lease (duration: the invocation's remaining
+ * time plus a margin).
+ * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
+ */
+export function lifecycleDepsFromEnv(env: Env): LifecycleDeps {
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-lifecycle');
+  const deps = { cluster: a.cluster, cloud: a.cloud, store: a.store, clock: a.clock };
+  return { reconcile: () => reconcileLifecycle(deps), log: a.log, lease: { leases: a.leases, clock: a.clock }, metrics: a.metrics };
+}
+
+/** Structurally `DisruptionHandlerDeps` (`functions/disruption/handler.ts`). */
+export interface DisruptionDeps {
+  readonly disrupt: () => Promise<DisruptionReport>;
+  readonly log: Log;
+  readonly lease: PeriodicLease;
+  readonly metrics: MetricsPublisher;
+}
+
+/**
+ * The disruption Lambda's dependencies from `env`, with the `disruption` lease.
+ * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
+ */
+export function disruptionDepsFromEnv(env: Env): DisruptionDeps {
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption');
+  const deps = disruptionDeps(a);
+  return { disrupt: () => disrupt(deps), log: a.log, lease: { leases: a.leases, clock: a.clock }, metrics: a.metrics };
+}
+
+/** Structurally `InterruptionHandlerDeps` (`functions/interruption/handler.ts`). */
+export interface InterruptionDeps {
+  readonly handle: (message: InterruptionMessage) => Promise<InterruptionReport>;
+  readonly log: Log;
+}
+
+/**
+ * The interruption Lambda's dependencies from `env`: the interruption controller with the disruption controller's
+ * ports, plus a provisioning pass after each drain (as the simulation wires it).
+ * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
+ */
+export function interruptionDepsFromEnv(env: Env): InterruptionDeps {
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-interruption');
+  const pass = provisionDeps(a);
+  const deps = { ...disruptionDeps(a), provision: () => provision(pass) };
+  return { handle: (message) => handleInterruption(deps, message), log: a.log };
+}
