@@ -15,6 +15,7 @@ import { writeReport } from './report/write-report.js';
 import { simulateScenario } from './simulate.js';
 import { formatSummary } from './summary.js';
 import { registerValidateCommand } from './validate.js';
+import { createRequire } from 'node:module';
 
 /** Streams the CLI writes to (replaceable in tests). */
 export interface CliIo {
@@ -43,6 +44,7 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
   let status = 0;
   const program = new Command('skiff')
     .description('Karpenter-compatible node autoscaling for EKS on AWS serverless parts')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
 
@@ -139,4 +141,9 @@ async function runScenario(command: string, path: string, seed: number, io: CliI
 function withoutControlCharacters(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The version in package.json (the CLI's `--version`). */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 }

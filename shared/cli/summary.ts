@@ -6,6 +6,9 @@
 import { splitHints } from '../core/provisioning/diagnosis.js';
 import type { SimulationResult } from '../sim/result.js';
 
+/** At most this many notes at the end of the summary; the Result's events have them all. */
+const MAX_NOTES = 10;
+
 /** Formats a Result for a terminal. Pure: same Result, same text. */
 export function formatSummary(result: SimulationResult): string {
   const lines: string[] = [];
@@ -39,6 +42,23 @@ export function formatSummary(result: SimulationResult): string {
   }
   for (const c of failed) lines.push(`  ${c.name} (${c.nodePool}): ${c.launchError}`);
   lines.push('');
+
+  // Disruptions: how many nodes went, why, and how (deleted, or replaced by a cheaper or newer node).
+  if (result.disruptions.length > 0) {
+    const byReason = new Map<string, { count: number; replaced: number; done: number }>();
+    for (const d of result.disruptions) {
+      const r = byReason.get(d.reason) ?? { count: 0, replaced: 0, done: 0 };
+      r.count++;
+      if (d.decision === 'replace' || d.replacement !== null) r.replaced++;
+      if (d.completedAt !== null) r.done++;
+      byReason.set(d.reason, r);
+    }
+    lines.push(`Disruptions: ${result.disruptions.length} node${result.disruptions.length === 1 ? '' : 's'}`);
+    for (const [reason, r] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
+      lines.push(`  ${reason}: ${r.count} (${r.replaced} replaced, ${r.count - r.replaced} deleted${r.done < r.count ? `; ${r.count - r.done} still draining at the end` : ''})`);
+    }
+    lines.push('');
+  }
   const total = result.cost.totalUSD < 1 ? result.cost.totalUSD.toFixed(4) : result.cost.totalUSD.toFixed(2);
   lines.push(`Cost: $${total} in total, peak $${result.cost.peakHourlyUSD.toFixed(4)}/h, final $${result.cost.finalHourlyUSD.toFixed(4)}/h`);
   lines.push(`  on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
@@ -72,10 +92,19 @@ export function formatSummary(result: SimulationResult): string {
   lines.push('');
   const v = Object.entries(result.violations).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && entry[1] > 0);
   lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}`).join(', ')}`);
-  const warnings = result.events.filter((e) => e.type === 'Warning' && ['NotSimulated', 'DisruptionBlocked'].includes(e.reason));
-  for (const e of warnings) lines.push(`Note: ${e.object}: ${e.message}`);
+  // Warnings that still hold at the end: the latest per object (a drain that waited and then went on is not listed).
+  const stillDraining = new Set(result.disruptions.filter((d) => d.completedAt === null).map((d) => d.nodeClaim));
+  const drainingNodes = new Set(result.nodes.filter((n) => n.nodeClaim !== null && stillDraining.has(n.nodeClaim) && n.deletedAt === null).map((n) => `Node/${n.name}`));
+  const latest = new Map<string, (typeof result.events)[number]>();
+  for (const e of result.events) {
+    if (e.type !== 'Warning' || !['NotSimulated', 'DisruptionBlocked'].includes(e.reason)) continue;
+    if (e.object.startsWith('Node/') && !drainingNodes.has(e.object)) continue;
+    latest.set(e.object, e);
+  }
+  const notes = [...latest.values()];
+  for (const e of notes.slice(0, MAX_NOTES)) lines.push(`Note: ${e.object}: ${e.message}`);
+  if (notes.length > MAX_NOTES) lines.push(`Note: … and ${notes.length - MAX_NOTES} more (see the Result's events, --json)`);
   if (result.unschedulable.length > 0) lines.push('Note: `skiff explain <scenario> [namespace/pod]` explains each pending pod in detail.');
-  lines.push('Note: disruption (consolidation, expiration, drift) and interruption are not simulated yet: nodes run until the end, so the final and total cost include idle nodes.');
   return lines.join('\n');
 }
 

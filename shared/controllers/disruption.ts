@@ -63,6 +63,7 @@ import {
 } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import type { EC2NodeClassLike } from './provision.js';
+import { recordEventBestEffort } from './events.js';
 
 /** Karpenter's `commandValidationDelay`: a command is re-validated this long after it was computed. */
 export const VALIDATION_DELAY_MS = 15 * 1000;
@@ -401,13 +402,16 @@ class BudgetLedger {
     }).length;
   }
 
-  /** How many more of the pool's nodes may start a disruption for `reason` now. */
-  remaining(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted'): number {
+  /**
+   * How many more of the pool's nodes may start a disruption for `reason` now.
+   * @param afterTaken false for the allowance before this pass's own choices ({@link take})
+   */
+  remaining(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted', afterTaken = true): number {
     const np = this.world.pools.get(pool);
     if (!np) return 0;
     const nodes = this.nodes(pool);
     const allowance = budgetAllowance(np.spec.disruption.budgets, reason, new Date(this.world.now), nodes.length, this.busy(nodes));
-    return Math.max(0, allowance.remaining - (this.taken.get(pool) ?? 0));
+    return Math.max(0, allowance.remaining - (afterTaken ? (this.taken.get(pool) ?? 0) : 0));
   }
 
   take(pool: string, n = 1): void {
@@ -428,10 +432,10 @@ interface Proposal {
 async function propose(pass: Pass, world: World): Promise<void> {
   const proposal = findProposal(pass, world);
   for (const b of pass.report.blocked) {
-    await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionBlocked', object: `Node/${b.node}`, message: `Cannot disrupt Node: ${b.reason}` });
+    await recordEventBestEffort(pass.deps.cluster, { type: 'Normal', reason: 'DisruptionBlocked', object: `Node/${b.node}`, message: `Cannot disrupt Node: ${b.reason}` });
   }
   for (const b of pass.report.budgetBlocked) {
-    await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionBlocked', object: `NodePool/${b.nodePool}`, message: `No allowed disruptions for disruption reason ${b.reason} due to blocking budget` });
+    await recordEventBestEffort(pass.deps.cluster, { type: 'Normal', reason: 'DisruptionBlocked', object: `NodePool/${b.nodePool}`, message: `No allowed disruptions for disruption reason ${b.reason} due to blocking budget` });
   }
   if (!proposal) return;
   const names = proposal.candidates.map((c) => c.name).sort();
@@ -473,7 +477,9 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   };
   const overBudget = (claim: NodeClaim, reason: 'Empty' | 'Underutilized' | 'Drifted') => {
     skip(claim, `${reason}: the NodePool's disruption budgets allow no more disruptions for reason ${reason} now`);
-    if (!only && !pass.report.budgetBlocked.some((b) => b.nodePool === claim.nodePool && b.reason === reason)) pass.report.budgetBlocked.push({ nodePool: claim.nodePool, reason });
+    // Only a budget that allows nothing at all is "blocking" (Karpenter's event); one this pass has used up is not.
+    const blocking = ledger.remaining(claim.nodePool, reason, false) < 1;
+    if (blocking && !only && !pass.report.budgetBlocked.some((b) => b.nodePool === claim.nodePool && b.reason === reason)) pass.report.budgetBlocked.push({ nodePool: claim.nodePool, reason });
   };
 
   // Emptiness: every empty, consolidatable candidate, within the budgets, in one command.
@@ -674,7 +680,7 @@ async function reject(pass: Pass, world: World, command: string, candidates: rea
     }
   }
   pass.report.rejected.push({ command, reason });
-  await pass.deps.cluster.recordEvent({
+  await recordEventBestEffort(pass.deps.cluster, {
     type: 'Normal',
     reason: untaint ? 'DisruptionBlocked' : 'ConsolidationRejected',
     object: `NodeClaim/${candidates[0]!.name}`,
@@ -720,7 +726,7 @@ async function validateAndStart(pass: Pass, world: World, command: string, candi
     await taint(pass, nodeOfClaim(world, claim!));
   }
   pass.report.started.push(command);
-  await pass.deps.cluster.recordEvent({
+  await recordEventBestEffort(pass.deps.cluster, {
     type: 'Normal',
     reason: d.decision === 'replace' ? 'DisruptionLaunching' : 'DisruptionTerminating',
     object: `NodeClaim/${all[0]!.name}`,
@@ -818,7 +824,7 @@ async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason:
   const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleting', disruption });
   if (!saved) return undefined;
   await taint(pass, nodeOfClaim(world, claim));
-  await pass.deps.cluster.recordEvent({ type: 'Normal', reason: 'DisruptionTerminating', object: `NodeClaim/${claim.name}`, message: `Disrupting NodeClaim ${claim.name}: ${reason} (${message})` });
+  await recordEventBestEffort(pass.deps.cluster, { type: 'Normal', reason: 'DisruptionTerminating', object: `NodeClaim/${claim.name}`, message: `Disrupting NodeClaim ${claim.name}: ${reason} (${message})` });
   return saved;
 }
 
@@ -864,7 +870,7 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
       const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
       if (dnd.active) {
         pass.report.waiting.push({ pod: key, reason: 'annotated karpenter.sh/do-not-disrupt' });
-        await pass.deps.cluster.recordEvent({
+        await recordEventBestEffort(pass.deps.cluster, {
           type: 'Warning',
           reason: 'DisruptionBlocked',
           object: `Node/${node.name}`,
@@ -878,7 +884,7 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
       if (outcome === 'blocked') {
         const why = pdbBlocks(pod, world.pdbs) ?? 'a PodDisruptionBudget refused the eviction (429)';
         pass.report.waiting.push({ pod: key, reason: why });
-        await pass.deps.cluster.recordEvent({ type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: pod ${key}: ${why}` });
+        await recordEventBestEffort(pass.deps.cluster, { type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: pod ${key}: ${why}` });
       }
     }
     // Evicted pods take their grace period to go: the node is terminated on a later pass, once none is left.

@@ -48,6 +48,7 @@ import { disruptNow, type DisruptionDeps } from './disruption.js';
 import { UNAVAILABLE_OFFERING_TTL_MS, createNodeClaimRecord, existingCapacity, instanceTypeQuery, isInFlight, launchPending, usageOf } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import type { ProvisionReport } from './provision.js';
+import { recordEventBestEffort } from './events.js';
 
 export { UNAVAILABLE_OFFERING_TTL_MS } from './launch.js';
 
@@ -310,7 +311,7 @@ async function recordReplacements(deps: InterruptionDeps, name: string, replacem
 
 async function recordEvent(deps: InterruptionDeps, claim: NodeClaim, reason: string, message: string): Promise<void> {
   const type = reason === 'SpotRebalanceRecommendation' ? 'Normal' : 'Warning';
-  await deps.cluster.recordEvent({ type, reason, object: `NodeClaim/${claim.name}`, message });
+  await recordEventBestEffort(deps.cluster, { type, reason, object: `NodeClaim/${claim.name}`, message });
 }
 
 /** The Event message for a message about one instance. */

@@ -25,6 +25,7 @@ import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import type { EC2NodeClassLike } from './provision.js';
+import { recordEventBestEffort } from './events.js';
 
 /** What launching needs, as ports (a subset of the provision controller's). */
 export interface LaunchDeps {
@@ -116,7 +117,7 @@ export function existingCapacity(
     if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) continue;
     const claim = claimByProvider.get(node.providerId);
     const onNode = bound.get(node.name) ?? [];
-    const nominatedPending = (claim?.nominatedPods ?? []).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
+    const nominatedPending = (claim?.nominatedPods ?? []).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim!, p, node.name));
     const used = add(...onNode.map((p) => podRequests(p.spec)), ...nominatedPending.map((p) => podRequests(p.spec)));
     const startup = new Set((claim?.startupTaints ?? []).map((t) => t.key));
     out.push({
@@ -134,7 +135,7 @@ export function existingCapacity(
     if (!claim.instanceType || !claim.zone || !claim.capacityType || !claim.allocatable) continue;
     if (nodeOf(claim, nodes)) continue;
     const type = typesByClass.get(claim.nodeClass)?.find((t) => t.name === claim.instanceType);
-    const nominatedPods = claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && !p.nodeName && p.phase === 'Pending');
+    const nominatedPods = claim.nominatedPods.map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim, p, undefined));
     out.push({
       name: claim.name,
       kind: 'nodeClaim',
@@ -285,7 +286,7 @@ async function supersede(deps: LaunchDeps, claim: NodeClaim, by: string): Promis
     if (!isConflictError(e)) throw e;
     return;
   }
-  await deps.cluster.recordEvent({ type: 'Normal', reason: 'Superseded', object: `NodeClaim/${claim.name}`, message: `NodeClaim ${claim.name} was not launched: NodeClaim ${by} is already coming up for some of its pods` });
+  await recordEventBestEffort(deps.cluster, { type: 'Normal', reason: 'Superseded', object: `NodeClaim/${claim.name}`, message: `NodeClaim ${claim.name} was not launched: NodeClaim ${by} is already coming up for some of its pods` });
 }
 
 /** Steps 2–3 of the launch protocol for one committed NodeClaim. */
@@ -384,7 +385,7 @@ export async function fail(deps: LaunchDeps, claim: NodeClaim, error: string, ca
   } catch (e) {
     if (!isConflictError(e)) throw e;
   }
-  await deps.cluster.recordEvent({
+  await recordEventBestEffort(deps.cluster, {
     type: 'Warning',
     reason: capacity ? 'InsufficientCapacityError' : 'LaunchFailed',
     object: `NodeClaim/${claim.name}`,
@@ -392,3 +393,15 @@ export async function fail(deps: LaunchDeps, claim: NodeClaim, error: string, ca
   });
 }
 
+
+/**
+ * Whether a pod nominated to a NodeClaim holds room on it: a pending, unbound pod (it is coming), or — on a disruption
+ * replacement — a pod still running on the node being replaced (it moves here once that node drains; without the
+ * reservation a second command could plan to use the same room).
+ * @param nodeName the NodeClaim's node, if it has one (a pod already bound there is counted as bound, not reserved)
+ */
+function reservedFor(claim: NodeClaim, pod: ClusterPod, nodeName: string | undefined): boolean {
+  if (pod.phase !== 'Pending' && pod.phase !== 'Running') return false;
+  if (!pod.nodeName) return pod.phase === 'Pending';
+  return claim.replacementFor !== undefined && pod.nodeName !== nodeName;
+}

@@ -42,6 +42,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, NodeClaimMirrorRef } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { REGISTRATION_TTL_MS } from './provision.js';
+import { recordEventBestEffort } from './events.js';
 
 export { REGISTRATION_TTL_MS } from './provision.js';
 
@@ -209,7 +210,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     report.orphanInstances.push(instance.instanceId);
     const node = nodeByProvider.get(providerIdOf(instance));
     if (node) await deleteNode(node.name);
-    await deps.cluster.recordEvent({
+    await recordEventBestEffort(deps.cluster, {
       type: 'Normal',
       reason: 'GarbageCollected',
       object: `Instance/${instance.instanceId}`,
@@ -340,7 +341,7 @@ async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, template
   const updated = await write(ctx, { ...claim, state: 'Registered', nodeName: node.name, registeredAt: new Date(ctx.now).toISOString() });
   if (!updated) return undefined;
   ctx.report.registered.push(claim.name);
-  await ctx.deps.cluster.recordEvent({ type: 'Normal', reason: 'Registered', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Registered, Status: Unknown -> True, Reason: Registered (Node ${node.name})` });
+  await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Registered', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Registered, Status: Unknown -> True, Reason: Registered (Node ${node.name})` });
   return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, taints } };
 }
 
@@ -351,7 +352,7 @@ async function initialize(ctx: Pass, claim: NodeClaim, node: ClusterNode): Promi
   const updated = await write(ctx, { ...claim, state: 'Initialized', initializedAt: new Date(ctx.now).toISOString() });
   if (!updated) return;
   ctx.report.initialized.push(claim.name);
-  await ctx.deps.cluster.recordEvent({ type: 'Normal', reason: 'Initialized', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Initialized, Status: Unknown -> True, Reason: Initialized (Node ${node.name})` });
+  await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Initialized', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Initialized, Status: Unknown -> True, Reason: Initialized (Node ${node.name})` });
 }
 
 /**
@@ -398,7 +399,7 @@ async function terminate(
   const updated = await write(ctx, { ...claim, state: 'Deleted', deletedAt: new Date(ctx.now).toISOString(), ...(reason ? { deletionReason: reason } : {}) });
   if (!updated) return 'skipped';
   list.push(claim.name);
-  await ctx.deps.cluster.recordEvent({ ...event, object: `NodeClaim/${claim.name}` });
+  await recordEventBestEffort(ctx.deps.cluster, { ...event, object: `NodeClaim/${claim.name}` });
   return 'won';
 }
 

@@ -62,6 +62,7 @@ import {
   type LaunchOutcome,
 } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
+import { recordEventBestEffort } from './events.js';
 
 export { REGISTRATION_TTL_MS, UNAVAILABLE_OFFERING_TTL_MS, instanceTypeQuery, nodeClaimName } from './launch.js';
 
@@ -228,7 +229,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
 
   for (const u of unschedulable) {
     const [namespace, name] = u.pod.split('/');
-    await deps.cluster.recordEvent({
+    await recordEventBestEffort(deps.cluster, {
       type: 'Warning',
       reason: 'FailedScheduling',
       object: `Pod/${namespace}/${name}`,
@@ -240,7 +241,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     const [namespace, name] = pod.split('/');
     // Karpenter's wording: "Pod should schedule on: nodeclaim/<name>" (or node/<name> for an existing node).
     const kind = toNodes.has(pod) ? 'node' : 'nodeclaim';
-    await deps.cluster.recordEvent({ type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: ${kind}/${target}` });
+    await recordEventBestEffort(deps.cluster, { type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: ${kind}/${target}` });
   }
   if (retry.length === 0) await deps.passes.recordCompleted(startedAt);
   return { launched, failed, nominated, unschedulable, retry };
