@@ -97,9 +97,9 @@ export function formatSummary(result: SimulationResult): string {
   const drainingNodes = new Set(result.nodes.filter((n) => n.nodeClaim !== null && stillDraining.has(n.nodeClaim) && n.deletedAt === null).map((n) => `Node/${n.name}`));
   const latest = new Map<string, (typeof result.events)[number]>();
   for (const e of result.events) {
-    if (e.type !== 'Warning' || !['NotSimulated', 'DisruptionBlocked'].includes(e.reason)) continue;
+    if (e.type !== 'Warning' || !['NotSimulated', 'DisruptionBlocked', 'ScenarioEventSkipped'].includes(e.reason)) continue;
     if (e.object.startsWith('Node/') && !drainingNodes.has(e.object)) continue;
-    latest.set(e.object, e);
+    latest.set(e.reason === 'ScenarioEventSkipped' ? `${e.object}|${e.message}` : e.object, e);
   }
   const notes = [...latest.values()];
   for (const e of notes.slice(0, MAX_NOTES)) lines.push(`Note: ${e.object}: ${e.message}`);

@@ -26,7 +26,7 @@
  * spares nodes expiring within {@link CHURN_GUARD_MS} (or `consolidateAfter` if longer) and replacements younger
  * than that. Every candidate turned down is reported with the reason.
  */
-import { NEVER, parseDuration } from '../core/api/duration.js';
+import { NEVER, formatDuration, parseDuration } from '../core/api/duration.js';
 import type { Taint } from '../core/api/kubernetes.js';
 import { LABEL_INITIALIZED, LABEL_NODEPOOL } from '../core/api/labels.js';
 import { isLive, type DisruptionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
@@ -795,7 +795,7 @@ async function expire(pass: Pass, world: World): Promise<void> {
     if (!isLive(claim) || claim.expireAfterSeconds == null || claim.state === 'Pending' || claim.state === 'Deleting') continue;
     if (claim.disruption && claim.disruption.phase !== 'Proposed') continue;
     if (world.now < Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000) continue;
-    if (await startForceful(pass, world, claim, 'Expired', `expireAfter ${claim.expireAfterSeconds}s passed`)) pass.report.expired.push(claim.name);
+    if (await startForceful(pass, world, claim, 'Expired', `expireAfter ${formatDuration(claim.expireAfterSeconds)} passed`)) pass.report.expired.push(claim.name);
   }
 }
 

@@ -24,6 +24,9 @@ const UNIT_SECONDS: Readonly<Record<string, number>> = {
 /** One `<number><unit>` component, anchored at the current position (sticky). */
 const COMPONENT = /([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)/y;
 
+/** The longest Go duration, seconds (2^63 − 1 nanoseconds). */
+export const MAX_DURATION_SECONDS = 9_223_372_036.854775807;
+
 /** Karpenter's literal for "never" (e.g. `expireAfter: Never`, `consolidateAfter: Never`). */
 export const NEVER = 'Never';
 
@@ -82,7 +85,8 @@ export function parseDuration(text: string, options: ParseDurationOptions = {}):
     const [, amount, unit] = match;
     total += Number(amount) * (UNIT_SECONDS[unit ?? ''] ?? Number.NaN);
   }
-  if (!Number.isFinite(total)) throw new DurationError(text, 'duration is out of range');
+  // Go's time.Duration is an int64 of nanoseconds: about 2562047h47m16.854775807s at most (ParseDuration rejects more).
+  if (!Number.isFinite(total) || total > MAX_DURATION_SECONDS) throw new DurationError(text, 'duration is out of range (Go durations stop at 2562047h)');
   const seconds = sign * Number.parseFloat(total.toFixed(9));
   if (seconds < 0 && !options.allowNegative) throw new DurationError(text, 'must not be negative');
   return seconds === 0 ? 0 : seconds;

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { LABEL_NODEPOOL, NORMALIZED_LABELS, restrictedLabelReason } from './labels.js';
 import type { NodeSelectorRequirement, Operator, Taint } from './kubernetes.js';
-import { NEVER } from './duration.js';
+import { NEVER, parseDuration } from './duration.js';
 import {
   annotationsSchema,
   labelValueSchema,
@@ -73,14 +73,27 @@ export function nodePoolLabelProblem(key: string): string | undefined {
 /** A Karpenter duration string (`30s`, `5m`, `1h30m`, integer amounts of s/m/h only). */
 const karpenterDuration = z
   .string()
-  .regex(KARPENTER_DURATION, { error: 'must be a duration of whole seconds, minutes or hours such as 30s, 5m, 1h30m or 720h' });
+  .regex(KARPENTER_DURATION, { error: 'must be a duration of whole seconds, minutes or hours such as 30s, 5m, 1h30m or 720h' })
+  .refine(inGoRange, { error: 'duration is out of range (Go durations stop at 2562047h)' });
 
 /** A Karpenter `NillableDuration`: a duration, or `Never`. */
 const nillableKarpenterDuration = z
   .string()
   .refine((v) => v === NEVER || KARPENTER_DURATION.test(v), {
     error: 'must be a duration of whole seconds, minutes or hours such as 30s, 5m or 720h, or Never',
-  });
+  })
+  .refine((v) => v === NEVER || inGoRange(v), { error: 'duration is out of range (Go durations stop at 2562047h)' });
+
+/** False only for a well-formed duration too long for Go's time.Duration (Karpenter parses with it). */
+function inGoRange(v: string): boolean {
+  if (!KARPENTER_DURATION.test(v)) return true;
+  try {
+    parseDuration(v);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A NodePool requirement (`key`, `operator`, `values`, optional `minValues`) with Karpenter's rules: In needs ≥ 1

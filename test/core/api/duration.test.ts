@@ -130,3 +130,24 @@ describe('duration', () => {
     });
   });
 });
+
+describe('Go duration range', () => {
+  it('refuses durations longer than Go time.Duration holds, in the parser and in the NodePool schema', async () => {
+    const { parseDuration, MAX_DURATION_SECONDS } = await import('../../../shared/core/api/duration.js');
+    const { nodePoolSchema } = await import('../../../shared/core/api/nodepool.js');
+    expect(parseDuration('2562047h')).toBe(2562047 * 3600);
+    expect(2562047 * 3600).toBeLessThan(MAX_DURATION_SECONDS);
+    expect(() => parseDuration('2562048h')).toThrow(/out of range/);
+    const pool = (expireAfter: string) =>
+      nodePoolSchema.safeParse({
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'p' },
+        spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'd' }, expireAfter, requirements: [] } } },
+      });
+    expect(pool('720h').success).toBe(true);
+    const huge = pool('99999999999999999999h');
+    expect(huge.success).toBe(false);
+    expect(huge.error?.issues.map((i) => i.message)).toEqual(['duration is out of range (Go durations stop at 2562047h)']);
+  });
+});
