@@ -35,6 +35,7 @@ import type { PodDisruptionBudget } from '../core/api/pdb.js';
 import { budgetAllowance } from '../core/disruption/budgets.js';
 import {
   multiNodeConsolidation,
+  simulateConsolidation,
   singleNodeConsolidation,
   evictionCost,
   type ConsolidationCandidate,
@@ -557,11 +558,24 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   if (withinBudget.length === 0) return undefined;
   const ctx = consolidationContext(pass, world, withinBudget.map((c) => c.claim));
   const byName = new Map(withinBudget.map((c) => [c.claim.name, c.claim]));
-  const multi = multiNodeConsolidation(
-    withinBudget.map((c) => c.candidate),
-    ctx,
-  );
-  const decision: ConsolidationDecision | undefined = multi.kind !== 'none' ? multi : singleNodeDecision(pass, withinBudget, ctx, !!only);
+  let decision: ConsolidationDecision | undefined;
+  if (only) {
+    // Re-validating a command: simulate exactly its candidates. Searching again could miss them — consolidation is
+    // not monotonic (three nodes may go together where their first two cannot), and the binary search over a shorter
+    // list takes other steps — and a command dropped that way would be proposed again every pass, never acted on.
+    if (withinBudget.length !== only.length) return undefined;
+    decision = simulateConsolidation(
+      withinBudget.map((c) => c.candidate),
+      ctx,
+      withinBudget.length === 1,
+    );
+  } else {
+    const multi = multiNodeConsolidation(
+      withinBudget.map((c) => c.candidate),
+      ctx,
+    );
+    decision = multi.kind !== 'none' ? multi : singleNodeDecision(pass, withinBudget, ctx, false);
+  }
   if (!decision || decision.kind === 'none') return undefined;
   const chosen = decision.candidates.map((c) => byName.get(c.nodeClaim)!);
   const message =
@@ -710,7 +724,12 @@ async function validateAndStart(pass: Pass, world: World, command: string, candi
     if (d.reason === 'Drifted') replacements = [...replacementPlans(view, fresh).plans];
     else {
       const ctx = consolidationContext(pass, view, fresh);
-      const decision = fresh.length > 1 ? multiNodeConsolidation(fresh.map((c) => toCandidate(view, c)!), ctx) : singleNodeConsolidation([toCandidate(view, fresh[0]!)!], ctx).decision;
+      // Exactly the command's candidates (see findProposal: a new search could settle on others).
+      const decision = simulateConsolidation(
+        fresh.map((c) => toCandidate(view, c)!),
+        ctx,
+        fresh.length === 1,
+      );
       if (decision?.kind === 'replace') replacements = [decision.replacement];
     }
     if (replacements.length === 0) {

@@ -232,6 +232,15 @@ spec:
     expect(result.events.some((e) => e.reason === 'DisruptionBlocked' && e.object === 'NodePool/general' && /No allowed disruptions for disruption reason (Empty|Underutilized) due to blocking budget/.test(e.message))).toBe(true);
   });
 
+  it('acts on a multi-node consolidation it proposed instead of re-proposing it forever (regression)', async () => {
+    // Three nodes consolidate together where their first two cannot: re-validation must simulate exactly the command's
+    // candidates, not search again (the search over a shorter list dropped the command every pass).
+    const { result } = await simulateScenario('test/scenarios/disruption-regressions/multi-node-revalidation-livelock.yaml', { seed: 3 });
+    expectNoDisruptionViolations(result);
+    expect(result.disruptions.filter((d) => d.reason === 'Underutilized').length).toBeGreaterThanOrEqual(2);
+    expect(result.events.filter((e) => e.reason === 'ConsolidationRejected').length).toBeLessThanOrEqual(2);
+  });
+
   it('WhenEmpty consolidates only empty nodes', async () => {
     const result = await run(
       NODE_CLASS(),

@@ -1,16 +1,25 @@
 /**
- * The invariants every random scenario run must keep, shared by the quick samples in `npm test` and the soaks.
+ * The invariants every random scenario run must keep, shared by the quick samples in `npm test` and the soaks; and the
+ * disruption invariants of the random disruption scenarios (budgets, PDBs, do-not-disrupt over whole days).
  */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { ViolationRecord } from '../../shared/sim/observer.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
 import { ResultSchema } from '../../shared/sim/result-schema.js';
 import type { ScenarioFaults } from '../../shared/sim/scenario.js';
+import { randomDisruptionScenario, type NodeAnnotation, type RandomDisruptionScenario } from './random-disruption-scenario.js';
 import { randomScenario } from './random-scenario.js';
 
 /**
  * The faults the fault property test and soak run every random scenario under: every message delivered twice, every
  * invocation doubled, a crash after 5 % of side effects, and 10 % of EC2 calls throttled.
  */
+/** How recent a pending pod may be and still be unexamined at the end of a run (SQS redelivery after faults). */
+const RECENT_PENDING_MS = 10 * 60 * 1000;
+
 export const SOAK_FAULTS: Partial<ScenarioFaults> = { duplicateDelivery: 1, concurrentInvocations: 2, crashAfterSideEffect: 0.05, ec2Throttle: 0.1, dynamodbThrottle: 0.05, apiServerErrors: 0.05 };
 
 /**
@@ -34,6 +43,181 @@ export async function checkRandomScenario(seed: number, faults?: Partial<Scenari
   // garbage collection terminated instead (counted by leakedInstances if it had not).
   if (faults) expect(withInstances, `seed ${seed}: NodeClaims with instances`).toBeLessThanOrEqual(ok.length);
   else expect(withInstances, `seed ${seed}: NodeClaims with instances`).toBe(ok.length);
-  for (const u of result.unschedulable) expect(u.reason, `seed ${seed}: orphan explained`).toMatch(/node-type/);
+  // Every orphan is explained — unless it turned pending in the last minutes of the run, when (under faults) the
+  // batch carrying it may still be waiting for its redelivery.
+  const endMs = Date.parse(result.end);
+  for (const u of result.unschedulable) {
+    if (endMs - Date.parse(u.since) < RECENT_PENDING_MS && u.reason === 'not yet seen by the provisioner') continue;
+    expect(u.reason, `seed ${seed}: orphan ${u.pod} (pending since ${u.since}) explained`).toMatch(/node-type/);
+  }
   return { pods: result.pods.length, nodeClaims: ok.length, cost: result.cost.totalUSD };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Disruption property checks (issue 6): random workloads, budgets and PDBs over whole simulated days.
+
+/** What one disruption scenario run did, for the soak's summary. */
+export interface DisruptionRunStats {
+  readonly seed: number;
+  readonly days: number;
+  readonly wallMs: number;
+  /** CPU time of this process during the run (user + system), ms: a figure less sensitive to a busy machine. */
+  readonly cpuMs: number;
+  readonly pods: number;
+  readonly evictions: number;
+  readonly nodeClaims: number;
+  readonly pendingAtEnd: number;
+  /** Disruptions by reason (Empty, Underutilized, Drifted, Expired, …). */
+  readonly disruptions: Readonly<Record<string, number>>;
+  /** Proposals dropped at re-validation (`ConsolidationRejected` events; identical ones within 5 minutes count once). */
+  readonly rejectedProposals: number;
+}
+
+/** The outcome of {@link runDisruptionScenario}: stats, and every broken invariant in words (empty when all hold). */
+export interface DisruptionRunOutcome {
+  readonly stats: DisruptionRunStats;
+  readonly problems: readonly string[];
+  /** The observer's violation records, as they were counted. */
+  readonly violations: readonly ViolationRecord[];
+  /** Where the scenario was saved when a problem was found (under test-output/). */
+  readonly savedTo?: string;
+}
+
+/** Where failing disruption scenarios are written. */
+export const DISRUPTION_FAILURES_DIR = 'test-output/disruption-scenarios';
+
+const VOLUNTARY_REASONS = new Set(['Empty', 'Underutilized', 'Drifted']);
+
+/**
+ * Generates and simulates the disruption scenario for `seed` and checks it (see {@link disruptionProblems}). A crash of
+ * the simulation is a problem too. On any problem the scenario, the problems and the violation records are written to
+ * `test-output/disruption-scenarios/seed-<seed>.{yaml,txt}`.
+ */
+export async function runDisruptionScenario(seed: number, options: { readonly days?: number } = {}): Promise<DisruptionRunOutcome> {
+  const days = options.days ?? 1;
+  const scenario = randomDisruptionScenario(seed, { days });
+  const violations: ViolationRecord[] = [];
+  const started = Date.now();
+  const cpu = process.cpuUsage();
+  const cpuMs = () => {
+    const used = process.cpuUsage(cpu);
+    return (used.user + used.system) / 1000;
+  };
+  let problems: string[];
+  let stats: DisruptionRunStats = { seed, days, wallMs: 0, cpuMs: 0, pods: 0, evictions: 0, nodeClaims: 0, pendingAtEnd: 0, disruptions: {}, rejectedProposals: 0 };
+  try {
+    const { result } = await simulateScenario(scenario.dir, { seed, onViolation: (v) => violations.push(v) });
+    problems = disruptionProblems(scenario, result);
+    const disruptions: Record<string, number> = {};
+    for (const d of result.disruptions) disruptions[d.reason] = (disruptions[d.reason] ?? 0) + 1;
+    stats = {
+      seed,
+      days,
+      wallMs: Date.now() - started,
+      cpuMs: cpuMs(),
+      pods: result.pods.length,
+      evictions: result.pods.reduce((n, p) => n + p.evictions, 0),
+      nodeClaims: result.nodeClaims.filter((c) => c.launchedAt !== null).length,
+      pendingAtEnd: result.unschedulable.length,
+      disruptions,
+      rejectedProposals: result.events.filter((e) => e.reason === 'ConsolidationRejected').length,
+    };
+  } catch (e) {
+    problems = [`the simulation crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`];
+    stats = { ...stats, wallMs: Date.now() - started, cpuMs: cpuMs() };
+  }
+  rmSync(scenario.dir, { recursive: true, force: true });
+  if (problems.length === 0) return { stats, problems, violations };
+  mkdirSync(DISRUPTION_FAILURES_DIR, { recursive: true });
+  const savedTo = join(DISRUPTION_FAILURES_DIR, `seed-${seed}${days > 1 ? `-${days}d` : ''}.yaml`);
+  writeFileSync(savedTo, scenario.yaml);
+  const report = [
+    `seed ${seed} (${days} day(s)): ${problems.length} problem(s); scenario ${savedTo}`,
+    `reproduce: npx skiff simulate ${savedTo} --seed ${seed} --json`,
+    '',
+    scenario.summary,
+    '',
+    'problems:',
+    ...problems.map((p) => `  - ${p}`),
+    '',
+    'violation records:',
+    ...violations.map((v) => `  - ${new Date(v.at).toISOString()} ${v.kind}: ${v.message}`),
+  ].join('\n');
+  writeFileSync(savedTo.replace(/\.yaml$/, '.txt'), `${report}\n`);
+  console.error(report);
+  return { stats, problems, violations, savedTo };
+}
+
+/**
+ * The disruption invariants of one run, from the Result alone plus what the generator knows:
+ * - every violation counter is 0 (budget, PDB, do-not-disrupt, limits, duplicate launches, leaked instances,
+ *   placement — the observer's independent counts);
+ * - every disruption entry is ordered in time: `at ≤ drainStartedAt ≤ completedAt`;
+ * - no pod of a Deployment whose template carries `karpenter.sh/do-not-disrupt: "true"` was evicted by — or terminated
+ *   with its node in — an Empty, Underutilized or Drifted disruption (unless the NodePool's terminationGracePeriod
+ *   had run out, or the cluster itself evicted it: a NoExecute taint, a NotReady node);
+ * - no node annotated `karpenter.sh/do-not-disrupt: "true"` (and not since set to "false") started a voluntary
+ *   disruption after the annotation.
+ */
+export function disruptionProblems(scenario: RandomDisruptionScenario, result: SimulationResult): string[] {
+  const problems: string[] = [];
+  for (const [kind, n] of Object.entries(result.violations)) if (n !== 0) problems.push(`violations.${kind} = ${n}`);
+  for (const d of result.disruptions) {
+    const at = Date.parse(d.at);
+    const drain = d.drainStartedAt === null ? null : Date.parse(d.drainStartedAt);
+    const done = d.completedAt === null ? null : Date.parse(d.completedAt);
+    if (done !== null && done < at) problems.push(`disruption ${d.command} of ${d.nodeClaim} (${d.reason}) completed at ${d.completedAt}, before it started at ${d.at}`);
+    if (drain !== null && drain < at) problems.push(`disruption ${d.command} of ${d.nodeClaim} (${d.reason}) started draining at ${d.drainStartedAt}, before it started at ${d.at}`);
+    if (drain !== null && done !== null && done < drain) problems.push(`disruption ${d.command} of ${d.nodeClaim} (${d.reason}) completed at ${d.completedAt}, before its drain started at ${d.drainStartedAt}`);
+  }
+  const disruptionOf = new Map(result.disruptions.map((d) => [d.nodeClaim, d]));
+  const poolOf = new Map(result.nodeClaims.map((c) => [c.name, c.nodePool]));
+  const involuntary = (ms: number) => scenario.involuntaryEvictionWindows.some(([from, to]) => ms >= from && ms <= to);
+
+  // Pods of do-not-disrupt "true" Deployments.
+  for (const pod of result.pods) {
+    const deployment = scenario.doNotDisruptDeployments.find((name) => pod.owner?.startsWith(`ReplicaSet/${name}-`));
+    if (!deployment || pod.deletedAt === null || pod.nodeClaim === null) continue;
+    const d = disruptionOf.get(pod.nodeClaim);
+    if (!d || !VOLUNTARY_REASONS.has(d.reason)) continue;
+    const gone = Date.parse(pod.deletedAt);
+    const started = Date.parse(d.at);
+    const completed = d.completedAt === null ? Number.POSITIVE_INFINITY : Date.parse(d.completedAt);
+    if (gone < started || gone > completed) continue;
+    const grace = scenario.terminationGraceSeconds[poolOf.get(pod.nodeClaim) ?? ''];
+    const drainStarted = Date.parse(d.drainStartedAt ?? d.at);
+    if (grace !== undefined && gone >= drainStarted + grace * 1000) continue;
+    if (pod.evictions > 0 && involuntary(gone)) continue;
+    const how = pod.evictions > 0 ? 'was evicted' : gone === completed ? 'was terminated with its node' : undefined;
+    if (!how) continue; // scaled down while the disruption ran
+    problems.push(`pod ${pod.namespace}/${pod.name} (Deployment ${deployment}, karpenter.sh/do-not-disrupt: "true") ${how} at ${pod.deletedAt} by ${d.reason} disruption ${d.command} of ${pod.nodeClaim} (started ${d.at})`);
+  }
+
+  // Nodes annotated do-not-disrupt "true".
+  const byPool = new Map<string, NodeAnnotation[]>();
+  for (const a of scenario.nodeAnnotations) byPool.set(a.nodePool, [...(byPool.get(a.nodePool) ?? []), a]);
+  for (const [pool, annotations] of byPool) {
+    annotations.forEach((a, i) => {
+      if (a.value !== 'true') return;
+      const until = annotations.slice(i + 1).find((b) => b.value !== 'true')?.atMs ?? Number.POSITIVE_INFINITY;
+      for (const node of result.nodes) {
+        if (node.labels['karpenter.sh/nodepool'] !== pool || node.nodeClaim === null) continue;
+        if (Date.parse(node.createdAt) >= a.atMs || (node.deletedAt !== null && Date.parse(node.deletedAt) <= a.atMs)) continue;
+        const d = disruptionOf.get(node.nodeClaim);
+        if (!d || !VOLUNTARY_REASONS.has(d.reason)) continue;
+        const at = Date.parse(d.at);
+        if (at > a.atMs && at < until) {
+          problems.push(`node ${node.name} (NodeClaim ${node.nodeClaim}), annotated karpenter.sh/do-not-disrupt: "true" at ${new Date(a.atMs).toISOString()}, started a ${d.reason} disruption ${d.command} at ${d.at}`);
+        }
+      }
+    });
+  }
+  return problems;
+}
+
+/** Runs the disruption scenario for `seed` and fails the test with the seed, the saved scenario and the records on any problem. */
+export async function checkDisruptionScenario(seed: number, options: { readonly days?: number } = {}): Promise<DisruptionRunStats> {
+  const outcome = await runDisruptionScenario(seed, options);
+  expect(outcome.problems, `seed ${seed}: disruption invariants (scenario saved to ${outcome.savedTo ?? '-'})`).toEqual([]);
+  return outcome.stats;
 }

@@ -1,0 +1,304 @@
+/**
+ * Seeded random scenarios for the disruption property test and soak (issue 6): small clusters (≤ ~15 nodes) run for
+ * whole days, with random `spec.disruption` (policy, consolidateAfter, 1–3 budgets mixing counts and percentages,
+ * scheduled windows, reasons, now and then a schedule that has the CRD's shape but does not evaluate), expireAfter,
+ * terminationGracePeriod, on-demand and/or spot, 1–4 Deployments with random replicas and requests, PDBs (int or %,
+ * minAvailable or maxUnavailable, sometimes one that can never allow an eviction), `karpenter.sh/do-not-disrupt` on
+ * pod templates and on nodes (annotate events), and a timeline of scale events, drift (a changed EC2NodeClass),
+ * taints and node conditions.
+ *
+ * The generator returns, beside the YAML, what it knows the checks need: which Deployments carry do-not-disrupt
+ * "true" on their template, when nodes were annotated do-not-disrupt, each NodePool's terminationGracePeriod, and the
+ * instants at which pods may be evicted by something other than Skiff (a NoExecute taint, taint-based eviction after
+ * a node turned NotReady).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { mulberry32 } from '../../shared/ports/ids.js';
+
+/** A node annotation event the checks replay: every node of `nodePool` live at `atMs` got `karpenter.sh/do-not-disrupt: value`. */
+export interface NodeAnnotation {
+  /** Epoch ms. */
+  readonly atMs: number;
+  readonly nodePool: string;
+  readonly value: string;
+}
+
+/** A generated disruption scenario and what the generator knows about it. */
+export interface RandomDisruptionScenario {
+  readonly seed: number;
+  readonly dir: string;
+  /** The scenario file (one multi-document YAML). */
+  readonly file: string;
+  readonly yaml: string;
+  /** Scenario start, epoch ms. */
+  readonly startMs: number;
+  readonly days: number;
+  /** Deployments whose pod template carries `karpenter.sh/do-not-disrupt: "true"`. */
+  readonly doNotDisruptDeployments: readonly string[];
+  /** Node annotation events (do-not-disrupt "true" or "false"), in time order. */
+  readonly nodeAnnotations: readonly NodeAnnotation[];
+  /** NodePool → terminationGracePeriod in seconds (absent: none). */
+  readonly terminationGraceSeconds: Readonly<Record<string, number>>;
+  /**
+   * Windows `[from, to]` (epoch ms) in which pods may be evicted by the cluster itself rather than by a disruption
+   * (a NoExecute taint event; taint-based eviction 5 minutes after a node turned NotReady).
+   */
+  readonly involuntaryEvictionWindows: readonly (readonly [number, number])[];
+  /** Short description for logs: pools, deployments, PDBs, events. */
+  readonly summary: string;
+}
+
+/** Options of {@link randomDisruptionScenario}. */
+export interface RandomDisruptionScenarioOptions {
+  /** Simulated days in the scenario. @default 1 */
+  readonly days?: number;
+  /** Folder to write the scenario into. @default a new temporary folder */
+  readonly dir?: string;
+}
+
+const CPU = ['100m', '250m', '500m', '750m', '1', '1500m'];
+const MEMORY = ['128Mi', '256Mi', '512Mi', '1Gi', '2Gi'];
+const CONSOLIDATE_AFTER = ['0s', '1m', '5m', '30m', 'Never'];
+const BUDGET_NODES = ['0', '1', '1', '2', '3', '5', '10%', '20%', '34%', '50%', '100%'];
+const BUDGET_DURATIONS = ['10m', '30m', '1h', '90m', '2h', '1h30m', '6h', '14h'];
+const REASONS = ['Empty', 'Underutilized', 'Drifted'] as const;
+const GRACE = ['5m', '15m', '30m', '1h', '2h'];
+const SIZES = '[large, xlarge, 2xlarge, 4xlarge]';
+/** Taint-based eviction delay after NotReady (the simulated node lifecycle controller's `NOT_READY_TOLERATION_MS`). */
+const NOT_READY_EVICTION_MS = 5 * 60_000;
+
+const MINUTE = 60_000;
+
+/**
+ * Writes the random disruption scenario for `seed` (which alone decides it, with `days`) and returns it.
+ * @example const s = randomDisruptionScenario(42); await simulateScenario(s.dir, { seed: 42 });
+ */
+export function randomDisruptionScenario(seed: number, options: RandomDisruptionScenarioOptions = {}): RandomDisruptionScenario {
+  const days = options.days ?? 1;
+  const rnd = mulberry32(seed ^ 0x5eed_d15c);
+  const chance = (p: number) => rnd() < p;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+  const totalMinutes = days * 24 * 60;
+  // Start at a random hour of 2026-03-02 so scheduled budget windows fall anywhere in the run.
+  const startMs = Date.parse('2026-03-02T00:00:00Z') + int(0, 23) * 60 * MINUTE;
+  const at = (minute: number) => `${minute}m`;
+  const summary: string[] = [];
+
+  const nodeClass = (rev: number) => `apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: c}}]
+  role: NodeRole${rev > 0 ? `\n  tags: {revision: "${rev}"}` : ''}`;
+  const docs: string[] = [nodeClass(0)];
+
+  // NodePools.
+  const pools = int(1, 3);
+  const terminationGraceSeconds: Record<string, number> = {};
+  for (let i = 0; i < pools; i++) {
+    const name = `pool-${i}`;
+    const capacity = pick([['on-demand'], ['on-demand'], ['spot'], ['spot', 'on-demand']]);
+    const policy = pick(['WhenEmpty', 'WhenEmptyOrUnderutilized', 'WhenEmptyOrUnderutilized']);
+    const consolidateAfter = pick(CONSOLIDATE_AFTER);
+    const budgets: string[] = [];
+    for (let b = int(1, 3); b > 0; b--) budgets.push(randomBudget());
+    const expireAfter = chance(0.3) ? `${int(2, 12)}h` : chance(0.55) ? '720h' : 'Never';
+    const grace = chance(0.35) ? pick(GRACE) : undefined;
+    if (grace) terminationGraceSeconds[name] = durationSeconds(grace);
+    summary.push(`${name}: ${capacity.join('+')}, ${policy}/${consolidateAfter}, expireAfter ${expireAfter}${grace ? `, grace ${grace}` : ''}, budgets [${budgets.join(', ')}]`);
+    docs.push(`apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: ${name}}
+spec:
+  template:
+    metadata: {labels: {pool: p${i}}}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      expireAfter: ${expireAfter}${grace ? `\n      terminationGracePeriod: ${grace}` : ''}
+      requirements:
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [${pick([['c', 'm', 'r'], ['c', 'm'], ['m'], ['m', 'r']]).join(', ')}]}
+        - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
+        - {key: karpenter.k8s.aws/instance-size, operator: In, values: ${SIZES}}
+        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [${capacity.join(', ')}]}
+  disruption:
+    consolidationPolicy: ${policy}
+    consolidateAfter: ${consolidateAfter}
+    budgets:
+${budgets.map((b) => `      - ${b}`).join('\n')}`);
+  }
+
+  function randomBudget(): string {
+    const parts = [`nodes: "${pick(BUDGET_NODES)}"`];
+    if (chance(0.3)) {
+      const reasons = REASONS.filter(() => chance(0.5));
+      parts.push(`reasons: [${(reasons.length ? reasons : [pick(REASONS)]).join(', ')}]`);
+    }
+    if (chance(0.45)) {
+      const r = rnd();
+      // "61 * * * *" has the CRD's shape but does not evaluate: the budget allows nothing (fail closed).
+      const schedule = r < 0.05 ? '61 * * * *' : r < 0.2 ? '@daily' : r < 0.35 ? '@hourly' : `${int(0, 59)} ${int(0, 23)} * * *`;
+      const duration = schedule === '@hourly' ? pick(['10m', '30m', '45m', '1h30m']) : pick(BUDGET_DURATIONS);
+      parts.push(`schedule: "${schedule}"`, `duration: ${duration}`);
+    }
+    return `{${parts.join(', ')}}`;
+  }
+
+  // Deployments, PDBs, pod-level do-not-disrupt.
+  const events: { minute: number; text: string }[] = [];
+  const doNotDisruptDeployments: string[] = [];
+  const deployments = int(1, 4);
+  for (let d = 0; d < deployments; d++) {
+    const name = `app-${d}`;
+    const pool = int(0, pools - 1);
+    const replicas = int(1, 20);
+    const annotations: string[] = [];
+    const r = rnd();
+    if (r < 0.2) {
+      annotations.push('karpenter.sh/do-not-disrupt: "true"');
+      doNotDisruptDeployments.push(name);
+    } else if (r < 0.3) annotations.push(`karpenter.sh/do-not-disrupt: ${pick(['10m', '30m', '2h'])}`);
+    const spread = chance(0.15)
+      ? `\n      topologySpreadConstraints: [{maxSkew: ${int(1, 2)}, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: ${pick(['DoNotSchedule', 'ScheduleAnyway'])}, labelSelector: {matchLabels: {app: ${name}}}}]`
+      : '';
+    const cpu = pick(CPU);
+    const memory = pick(MEMORY);
+    docs.push(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}${annotations.length ? `, annotations: {${annotations.join(', ')}}` : ''}}
+    spec:
+      nodeSelector: {pool: p${pool}}${spread}
+      containers: [{name: c, image: x, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]`);
+    let pdb = '';
+    if (chance(0.55)) {
+      const k = rnd();
+      pdb =
+        k < 0.1
+          ? pick(['minAvailable: "100%"', 'maxUnavailable: 0', `minAvailable: ${replicas}`]) // can never allow an eviction (at this scale)
+          : k < 0.35
+            ? `minAvailable: ${int(1, Math.max(1, replicas - 1))}`
+            : k < 0.55
+              ? `minAvailable: "${pick(['25%', '50%', '66%', '80%'])}"`
+              : k < 0.8
+                ? `maxUnavailable: ${int(1, 3)}`
+                : `maxUnavailable: "${pick(['10%', '25%', '50%'])}"`;
+      docs.push(`apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: ${name}, namespace: default}
+spec:
+  ${pdb}
+  selector: {matchLabels: {app: ${name}}}`);
+    }
+    summary.push(`${name}: ${replicas}×${cpu}/${memory} on p${pool}${annotations.length ? ` [${annotations.join(', ')}]` : ''}${spread ? ' [spread]' : ''}${pdb ? ` PDB ${pdb}` : ''}`);
+    // Scale up and down through the day(s).
+    for (let k = int(1, 4) * days; k > 0; k--) {
+      events.push({ minute: int(10, totalMinutes - 10), text: `scale: {kind: Deployment, namespace: default, name: ${name}, replicas: ${chance(0.15) ? 0 : int(1, 20)}}` });
+    }
+  }
+
+  // Drift: a changed EC2NodeClass.
+  let revision = 0;
+  for (let day = 0; day < days; day++) {
+    if (chance(0.35)) events.push({ minute: day * 1440 + int(30, 1400), text: `apply: ${JSON.stringify(nodeClassObject(++revision))}` });
+  }
+
+  // Node-level do-not-disrupt, taints, node conditions.
+  const nodeAnnotations: NodeAnnotation[] = [];
+  const involuntaryEvictionWindows: [number, number][] = [];
+  for (let day = 0; day < days; day++) {
+    const base = day * 1440;
+    if (chance(0.3)) {
+      const pool = `pool-${int(0, pools - 1)}`;
+      const from = base + int(20, 1200);
+      events.push({ minute: from, text: `annotate: {kind: Node, nodeSelector: {karpenter.sh/nodepool: ${pool}}, annotations: {karpenter.sh/do-not-disrupt: "true"}}` });
+      nodeAnnotations.push({ atMs: startMs + from * MINUTE, nodePool: pool, value: 'true' });
+      if (chance(0.6)) {
+        const to = Math.min(totalMinutes - 1, from + int(30, 240));
+        events.push({ minute: to, text: `annotate: {kind: Node, nodeSelector: {karpenter.sh/nodepool: ${pool}}, annotations: {karpenter.sh/do-not-disrupt: "false"}}` });
+        nodeAnnotations.push({ atMs: startMs + to * MINUTE, nodePool: pool, value: 'false' });
+      }
+    }
+    if (chance(0.15)) {
+      // Pods of one Deployment annotated do-not-disrupt while running (the observer checks these).
+      events.push({ minute: base + int(20, 1400), text: `annotate: {kind: Pod, selector: {app: app-${int(0, deployments - 1)}}, count: ${int(1, 3)}, annotations: {karpenter.sh/do-not-disrupt: "true"}}` });
+    }
+    if (chance(0.25)) {
+      const noExecute = chance(0.3);
+      const minute = base + int(20, 1400);
+      events.push({ minute, text: `taint: {nodeSelector: {pool: p${int(0, pools - 1)}}, count: 1, taints: [{key: example.com/maintenance, value: "true", effect: ${noExecute ? 'NoExecute' : 'NoSchedule'}}]}` });
+      if (noExecute) involuntaryEvictionWindows.push([startMs + minute * MINUTE, startMs + minute * MINUTE]);
+    }
+    if (chance(0.2)) {
+      const minute = base + int(20, 1300);
+      const back = minute + int(2, 60);
+      const pool = int(0, pools - 1);
+      events.push({ minute, text: `nodeCondition: {nodeSelector: {pool: p${pool}}, count: 1, ready: false}` });
+      // The oldest NotReady node of the pool: the one made NotReady (unless it is gone), not one still registering.
+      if (back < totalMinutes) events.push({ minute: back, text: `nodeCondition: {nodeSelector: {pool: p${pool}}, count: 1, ready: true}` });
+      // Taint-based eviction happens 5 minutes after NotReady, if the node is still NotReady.
+      involuntaryEvictionWindows.push([startMs + minute * MINUTE + NOT_READY_EVICTION_MS, startMs + Math.max(back, minute + 6) * MINUTE + NOT_READY_EVICTION_MS]);
+    }
+  }
+  events.sort((a, b) => a.minute - b.minute);
+  summary.push(`events: ${events.length} (${revision} drift)`);
+
+  const spotToSpot = chance(0.3);
+  docs.push(`apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: disruption-${seed}}
+spec:
+  start: "${new Date(startMs).toISOString()}"
+  duration: ${days * 24}h
+  region: us-west-2${spotToSpot ? '\n  settings: {featureGates: {SpotToSpotConsolidation: true}}' : ''}${events.length ? `\n  events:\n${events.map((e) => `    - {at: ${at(e.minute)}, ${e.text}}`).join('\n')}` : ''}`);
+
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), `skiff-disruption-${seed}-`));
+  const file = join(dir, 'scenario.yaml');
+  const yaml = `# skiff disruption property scenario, seed ${seed}, ${days} day(s)\n${docs.join('\n---\n')}\n`;
+  writeFileSync(file, yaml);
+  return {
+    seed,
+    dir,
+    file,
+    yaml,
+    startMs,
+    days,
+    doNotDisruptDeployments,
+    nodeAnnotations,
+    terminationGraceSeconds,
+    involuntaryEvictionWindows,
+    summary: summary.join('\n'),
+  };
+}
+
+/** The EC2NodeClass at a revision, as an object for an `apply` event (revision > 0 adds a tag: drift). */
+function nodeClassObject(revision: number): unknown {
+  return {
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: 'default' },
+    spec: {
+      amiSelectorTerms: [{ alias: 'al2023@latest' }],
+      subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'c' } }],
+      securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'c' } }],
+      role: 'NodeRole',
+      tags: { revision: String(revision) },
+    },
+  };
+}
+
+/** `5m`, `1h`, `2h` → seconds (the generator's own durations only). */
+function durationSeconds(d: string): number {
+  const m = /^(\d+)([smh])$/.exec(d);
+  if (!m) throw new RangeError(`unexpected duration ${d}`);
+  return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as 's' | 'm' | 'h'];
+}
