@@ -31,7 +31,7 @@ spec:
 describe('skiff simulate with bad input', () => {
   it.each([
     ['a starting node of an unknown instance type', scenario('  nodes: [{name: n1, instanceType: m5.nope, zone: us-west-2a, capacityType: on-demand}]'), /spec\.nodes\[0\]\.instanceType: unknown instance type "m5\.nope"/],
-    ['a duration beyond a year', scenario('  duration: 3000000000h'), /spec\.duration: a simulation lasts at most/],
+    ['a duration beyond a year', scenario('  duration: 100000h'), /spec\.duration: a simulation lasts at most/],
     ['a start too far in the future', scenario('  duration: 2h').replace('2026-03-02T08:00:00Z', '9999-12-31T23:00:00Z'), /spec\.start: start must be before the year 9000/],
     ['an absurd pinned spot price', scenario('  spotPrices: [{instanceType: m5.large, zone: us-west-2a, price: 1.0e+308}]'), /spec\.spotPrices\[0\]\.price: a price is USD per hour, at most 10000/],
   ])('exits 2 naming the field for %s, and prints nothing on stdout', async (_, doc, message) => {
