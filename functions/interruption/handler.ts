@@ -19,12 +19,15 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseInterruptionMessage, type InterruptionMessage } from '../../shared/core/api/interruption-events.js';
 import type { InterruptionReport } from '../../shared/controllers/interruption.js';
 import type { Log } from '../../shared/lambda/log.js';
+import { interruptionMetrics, publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
 
 /** What the handler needs: the controller for one message, and a log. */
 export interface InterruptionHandlerDeps {
   /** Handles one parsed message (the composition root binds the controller's ports). */
   readonly handle: (message: InterruptionMessage) => Promise<InterruptionReport>;
   readonly log: Log;
+  /** Where the batch's `karpenter_interruption_*` metrics go (EMF in the Lambda); none in tests and the simulation. */
+  readonly metrics?: MetricsPublisher;
 }
 
 /** Counts of one invocation (what issue 9 turns into `karpenter_interruption_*` metrics). */
@@ -92,6 +95,7 @@ export function createHandler(deps: InterruptionHandlerDeps): (event: SQSEvent, 
       }
     }
     deps.log.info('interruption batch', { ...counts });
+    publishMetrics(deps.metrics, interruptionMetrics(counts, reports), deps.log);
     context.skiffResult = { counts, reports };
     return outcomes;
   };

@@ -107,6 +107,27 @@ export function disruptionMetrics(report: DisruptionReport): MetricDataPoint[] {
   ];
 }
 
+/**
+ * The data points of one interruption batch (KARPENTER-V1.md §5 "Related metrics"): messages received by kind
+ * (`malformed` and `ignored` for the ones no controller looked at) and messages deleted (handled, or dropped as
+ * malformed: everything but the failures SQS redelivers).
+ * @param counts the batch's counts (`InterruptionBatchCounts` of the interruption handler)
+ * @param reports the controller's report for each message it handled (their `kind`, e.g. a spot interruption)
+ */
+export function interruptionMetrics(
+  counts: { readonly received: number; readonly malformed: number; readonly failed: number },
+  reports: readonly { readonly kind: string }[],
+): MetricDataPoint[] {
+  const byKind = countBy('interruptionReceivedMessages', reports, (r) => ({ message_type: r.kind }));
+  const unexamined = counts.received - reports.length - counts.malformed - counts.failed;
+  return [
+    ...byKind,
+    ...(counts.malformed > 0 ? [metricPoint('interruptionReceivedMessages', counts.malformed, { message_type: 'malformed' })] : []),
+    ...(unexamined > 0 ? [metricPoint('interruptionReceivedMessages', unexamined, { message_type: 'ignored' })] : []),
+    ...(counts.received - counts.failed > 0 ? [metricPoint('interruptionDeletedMessages', counts.received - counts.failed)] : []),
+  ];
+}
+
 /** Canonical amount → the unit `karpenter_nodes_allocatable` reports: cpu cores, memory bytes, counts. */
 function allocatableValue(resource: string, amount: number): number {
   switch (unitOf(resource)) {

@@ -255,6 +255,7 @@ export function disruptionDepsFromEnv(env: Env): DisruptionDeps {
 export interface InterruptionDeps {
   readonly handle: (message: InterruptionMessage) => Promise<InterruptionReport>;
   readonly log: Log;
+  readonly metrics: MetricsPublisher;
 }
 
 /**
@@ -266,5 +267,5 @@ export function interruptionDepsFromEnv(env: Env): InterruptionDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-interruption');
   const pass = provisionDeps(a);
   const deps = { ...disruptionDeps(a), provision: () => provision(pass) };
-  return { handle: (message) => handleInterruption(deps, message), log: a.log };
+  return { handle: (message) => handleInterruption(deps, message), log: a.log, metrics: a.metrics };
 }

@@ -8,6 +8,7 @@ import {
   createEmfPublisher,
   disruptionMetrics,
   fleetMetrics,
+  interruptionMetrics,
   lifecycleMetrics,
   nodePoolOfNodeClaim,
   provisionMetrics,
@@ -284,5 +285,20 @@ describe('createEmfPublisher (Powertools EMF)', () => {
   it('writes nothing for no points', () => {
     createEmfPublisher({ clusterName: 'prod' }).publish([]);
     expect(lines).toEqual([]);
+  });
+});
+
+describe('interruptionMetrics', () => {
+  it('counts received messages by kind (malformed and unexamined ones too) and deleted ones (all but the failures)', () => {
+    const points = interruptionMetrics({ received: 6, malformed: 1, failed: 1 }, [{ kind: 'spotInterruption' }, { kind: 'spotInterruption' }, { kind: 'rebalanceRecommendation' }]);
+    const received = points.filter((p) => p.name === 'karpenter_interruption_received_messages_total').map((p) => [p.dimensions.message_type, p.value]);
+    expect(received).toEqual([
+      ['rebalanceRecommendation', 1],
+      ['spotInterruption', 2],
+      ['malformed', 1],
+      ['ignored', 1],
+    ]);
+    expect(points.find((p) => p.name === 'karpenter_interruption_deleted_messages_total')?.value).toBe(5);
+    expect(interruptionMetrics({ received: 0, malformed: 0, failed: 0 }, [])).toEqual([]);
   });
 });
