@@ -88,7 +88,6 @@ export class CloudProviderError extends SkiffError {
   }
 }
 
-/** True when `e` is a {@link ValidationError}. */
 /**
  * The Kubernetes API server answered 5xx (`InternalError`, `ServiceUnavailable`, `Timeout`): retry with backoff. A subclass of
  * {@link ThrottledError}, so `isThrottledError` is true for it.
@@ -108,6 +107,7 @@ export class ApiServerUnavailableError extends ThrottledError {
   }
 }
 
+/** True when `e` is a {@link ValidationError}. */
 export const isValidationError = (e: unknown): e is ValidationError => e instanceof ValidationError;
 /** True when `e` is a {@link ConflictError}. */
 export const isConflictError = (e: unknown): e is ConflictError => e instanceof ConflictError;

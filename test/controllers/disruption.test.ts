@@ -7,17 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
+import { nodeClassYaml } from '../support/provisioner-harness.js';
 
-const NODE_CLASS = (extra = '') => `
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
-  role: KarpenterNodeRole-my-cluster${extra}
-`;
+const NODE_CLASS = nodeClassYaml;
 
 interface PoolOptions {
   readonly capacity?: string;

@@ -19,8 +19,9 @@ import { SimulatedCluster, type SimPod } from '../../shared/sim/simulated-cluste
 import { SimulatedEc2 } from '../../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../../shared/sim/virtual-clock.js';
 
-/** The seed article's default EC2NodeClass and general NodePool, trimmed to what provisioning reads. */
-export const GENERAL_POOL = `
+/** The `default` EC2NodeClass (YAML); `extra` lines are appended to its spec (indent them by two spaces). */
+export function nodeClassYaml(extra = ''): string {
+  return `
 apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
@@ -28,8 +29,12 @@ spec:
   amiSelectorTerms: [{alias: al2023@latest}]
   subnetSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
   securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}]
-  role: KarpenterNodeRole-my-cluster
----
+  role: KarpenterNodeRole-my-cluster${extra}
+`;
+}
+
+/** The seed article's default EC2NodeClass and general NodePool, trimmed to what provisioning reads. */
+export const GENERAL_POOL = `${nodeClassYaml()}---
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: general}

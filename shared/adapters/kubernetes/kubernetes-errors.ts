@@ -49,7 +49,6 @@ export class KubernetesApiError extends SkiffError {
   }
 }
 
-
 /** True when `e` is a {@link KubernetesApiError}. */
 export const isKubernetesApiError = (e: unknown): e is KubernetesApiError => e instanceof KubernetesApiError;
 
