@@ -388,6 +388,9 @@ const annotateSchema = z
     annotations: annotationsSchema.refine((a) => Object.keys(a).length > 0, { error: 'annotations must not be empty' }),
   })
   .superRefine((a, ctx) => {
+    if (a.name !== undefined && (a.nodeSelector !== undefined || a.selector !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['name'], message: 'pick the target by name or by a selector, not both' });
+    }
     if (a.kind === 'Node' && a.selector !== undefined) ctx.addIssue({ code: 'custom', path: ['selector'], message: 'use nodeSelector to pick nodes' });
     if (a.kind === 'Node' && a.namespace !== undefined) ctx.addIssue({ code: 'custom', path: ['namespace'], message: 'Node is cluster-scoped: remove namespace' });
     if (a.kind === 'Pod' && a.nodeSelector !== undefined) ctx.addIssue({ code: 'custom', path: ['nodeSelector'], message: 'use selector (pod labels) to pick pods' });
@@ -402,7 +405,18 @@ const annotateSchema = z
 const taintEventSchema = z.strictObject({
   nodeSelector: selectorMap.default(() => ({})),
   count: z.int().min(1).optional(),
-  taints: z.array(taintSchema).min(1, { error: 'taints must not be empty' }),
+  taints: z
+    .array(taintSchema)
+    .min(1, { error: 'taints must not be empty' })
+    .superRefine((taints, ctx) => {
+      // The API server rejects a node with two taints of the same key and effect.
+      const seen = new Set<string>();
+      for (const [i, t] of taints.entries()) {
+        const id = `${t.key}:${t.effect}`;
+        if (seen.has(id)) ctx.addIssue({ code: 'custom', path: [i], message: `duplicate taint ${t.key} with effect ${t.effect}` });
+        seen.add(id);
+      }
+    }),
 });
 
 /** An event before resolution: `at` in seconds plus exactly one payload. */

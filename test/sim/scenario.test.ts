@@ -287,6 +287,16 @@ describe('scenario', () => {
       expectIssue(issues, { path: 'spec.events[1].instanceStateChange.instanceId', line: 7, message: /not both/ });
     });
 
+    it('rejects an annotate event naming its target and selecting it too, and a taint event with one key and effect twice', () => {
+      const { issues } = parse(`${MINIMAL}spec:
+  events:
+    - {at: 1m, annotate: {kind: Pod, name: web-0, selector: {app: web}, annotations: {a: b}}}
+    - {at: 2m, taint: {taints: [{key: k, value: a, effect: NoSchedule}, {key: k, value: b, effect: NoSchedule}]}}
+`);
+      expectIssue(issues, { path: 'spec.events[0].annotate.name', line: 6, message: /not both/ });
+      expectIssue(issues, { path: 'spec.events[1].taint.taints[1]', line: 7, message: /duplicate taint k with effect NoSchedule/ });
+    });
+
     it('rejects duplicate node names', () => {
       const text = edit(DESIGN_EXAMPLE, { '  events:  ': '    - {name: n1, instanceType: m5.large, zone: us-west-2b, capacityType: spot}\n  events:  ' });
       expectIssue(parse(text).issues, { path: 'spec.nodes[1].name', line: 18, message: /duplicate node name n1/ });
