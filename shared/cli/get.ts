@@ -270,7 +270,7 @@ export function registerGetCommand(program: Command, io: GetIo, setStatus: (stat
     .addOption(new Option('--table <name>', "Skiff's DynamoDB table").env(TABLE_ENV))
     .addOption(new Option('--cluster <name>', 'EKS cluster name').env(CLUSTER_ENV))
     .option('--region <region>', 'AWS region (default: the AWS SDK configuration)')
-    .option('--endpoint <url>', 'DynamoDB endpoint of a local DynamoDB, e.g. http://127.0.0.1:8000 (dummy credentials)')
+    .option('--endpoint <url>', 'DynamoDB endpoint of a local DynamoDB, e.g. http://127.0.0.1:8000 (dummy credentials)', parseEndpoint)
     .option('-o, --output <format>', 'wide, json or yaml', parseOutput)
     .option('-A, --all', 'include Deleted and Failed NodeClaims')
     .action(async (_resource: string, names: string[], opts: { table?: string; cluster?: string; region?: string; endpoint?: string; output?: NodeClaimOutput; all?: boolean }) => {
@@ -300,6 +300,17 @@ export function registerGetCommand(program: Command, io: GetIo, setStatus: (stat
 function parseResource(value: string): string {
   if (!RESOURCE_NAMES.has(value.toLowerCase())) throw new InvalidArgumentError(`unknown resource "${value}": skiff get knows nodeclaims`);
   return 'nodeclaims';
+}
+
+function parseEndpoint(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`"${value}" is not a URL (for example http://127.0.0.1:8000)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError(`the endpoint must be an http or https URL, not ${url.protocol}`);
+  return value;
 }
 
 function parseOutput(value: string): NodeClaimOutput {
