@@ -101,6 +101,14 @@ describe('skiff validate', () => {
       expect(validateText(GOOD_CLASS.replace('role:', 'rol:'), 'c.yaml', 0).issues.map((i) => i.message)).toContain('unknown field "rol" (did you mean "role"?)');
       expect(validateText('# nothing here\n', 'empty.yaml', 0)).toMatchObject({ valid: false, issues: [{ file: 'empty.yaml', message: 'no Kubernetes objects in this file' }] });
     });
+
+    it("refuses annotations over the API server's 256 KiB and accepts them at the limit", () => {
+      const withAnnotation = (bytes: number) => GOOD_CLASS.replace('metadata: {name: default}', `metadata: {name: default, annotations: {note: "${'x'.repeat(bytes - 'note'.length)}"}}`);
+      expect(validateText(withAnnotation(256 * 1024), 'c.yaml', 0).valid).toBe(true);
+      expect(validateText(withAnnotation(256 * 1024 + 1), 'c.yaml', 0).issues).toEqual([
+        expect.objectContaining({ line: 3, path: 'metadata.annotations', message: 'annotations total 262145 bytes; the API server allows at most 262144 (256 KiB)' }),
+      ]);
+    });
   });
 
   describe('several files and folders', () => {

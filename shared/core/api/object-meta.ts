@@ -49,11 +49,29 @@ export const labelValueSchema = z
  */
 export const labelsSchema = z.record(qualifiedNameSchema, labelValueSchema);
 
-/** An annotation map; keys are qualified names, values any string. */
-export const annotationsSchema = z.record(
-  qualifiedNameSchema,
-  z.string({ error: (iss) => (iss.input === undefined ? undefined : 'annotation values must be strings (quote numbers and booleans)') }),
-);
+/** An annotation map; keys are qualified names, values any string, at most 256 KiB of keys and values together. */
+export const annotationsSchema = z
+  .record(
+    qualifiedNameSchema,
+    z.string({ error: (iss) => (iss.input === undefined ? undefined : 'annotation values must be strings (quote numbers and booleans)') }),
+  )
+  .refine((a) => annotationsSize(a) <= TOTAL_ANNOTATION_SIZE_LIMIT_BYTES, {
+    error: (iss) => `annotations total ${annotationsSize(iss.input as Record<string, string>)} bytes; the API server allows at most ${TOTAL_ANNOTATION_SIZE_LIMIT_BYTES} (256 KiB)`,
+  });
+
+/**
+ * The API server's limit on an object's annotations, keys and values together: 256 KiB
+ * (`k8s.io/apimachinery/pkg/api/validation` `TotalAnnotationSizeLimitB`).
+ */
+export const TOTAL_ANNOTATION_SIZE_LIMIT_BYTES = 256 * 1024;
+
+/** Bytes of annotation keys plus values, UTF-8, as the API server counts them. */
+function annotationsSize(annotations: Readonly<Record<string, string>>): number {
+  const utf8 = new TextEncoder();
+  let total = 0;
+  for (const [k, v] of Object.entries(annotations)) total += utf8.encode(k).length + utf8.encode(v).length;
+  return total;
+}
 
 /** An object name: a DNS-1123 subdomain. */
 export const objectNameSchema = z
