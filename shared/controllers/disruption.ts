@@ -42,7 +42,7 @@ import {
   type ConsolidationContext,
   type ConsolidationDecision,
 } from '../core/disruption/consolidation.js';
-import { nodeDoNotDisrupt, podDoNotDisrupt } from '../core/disruption/do-not-disrupt.js';
+import { DO_NOT_DISRUPT, nodeDoNotDisrupt, podDoNotDisrupt } from '../core/disruption/do-not-disrupt.js';
 import { driftReason, nodeClassHash, nodePoolHash } from '../core/disruption/drift.js';
 import { pdbAllowances, pdbBlocks, type PdbAllowance } from '../core/disruption/pdb.js';
 import { isConflictError } from '../core/errors.js';
@@ -161,6 +161,7 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
     return world;
   };
   await notePodEvents(pass, world);
+  await reportInvalidDoNotDisrupt(pass, world);
   await refresh();
 
   // Disruptions in flight, one command at a time (a command's candidates move together).
@@ -290,6 +291,36 @@ function nodeOfClaim(world: World, claim: NodeClaim): ClusterNode | undefined {
 
 function podsOn(world: World, node: ClusterNode | undefined): ClusterPod[] {
   return node ? reschedulable(world.podsByNode.get(node.name) ?? []) : [];
+}
+
+/** Pods already told their do-not-disrupt value is invalid, per store (one run or one Lambda container). */
+const INVALID_DND_REPORTED = new WeakMap<object, Set<string>>();
+
+/**
+ * A pod on a Skiff node whose `karpenter.sh/do-not-disrupt` is neither `"true"` nor a duration gets one
+ * `InvalidDoNotDisruptAnnotation` Warning (Karpenter's event): the value is ignored, so the node can be disrupted.
+ * Reported once per pod and value while the container lives (the API server would only bump the Event's count).
+ */
+async function reportInvalidDoNotDisrupt(pass: Pass, world: World): Promise<void> {
+  let reported = INVALID_DND_REPORTED.get(pass.deps.store);
+  for (const claim of world.claims) {
+    if (!isLive(claim)) continue;
+    for (const pod of podsOn(world, nodeOfClaim(world, claim))) {
+      const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
+      if (dnd.active || dnd.invalid === undefined) continue;
+      const key = `${pod.uid}|${dnd.invalid}`;
+      if (!reported) INVALID_DND_REPORTED.set(pass.deps.store, (reported = new Set()));
+      if (reported.has(key)) continue;
+      if (reported.size >= 10_000) reported.clear(); // pods come and go: bound the memory, at worst an Event repeats
+      reported.add(key);
+      await recordEventBestEffort(pass.deps.cluster, {
+        type: 'Warning',
+        reason: 'InvalidDoNotDisruptAnnotation',
+        object: `Pod/${pod.namespace}/${pod.name}`,
+        message: `Invalid ${DO_NOT_DISRUPT} value ${JSON.stringify(dnd.invalid)}: want "true" or a duration such as "30m"; the annotation is ignored`,
+      });
+    }
+  }
 }
 
 /** Step 1: a changed set of pods on a node moves its `lastPodEventAt` to now. */

@@ -134,7 +134,7 @@ describe('disruption', () => {
     expect(runningPods(result, 'api')).toBe(6);
   });
 
-  it('never voluntarily disrupts a node with a do-not-disrupt pod; a node annotated later is spared too', async () => {
+  it('never voluntarily disrupts a node with a do-not-disrupt pod; a node annotated later is spared too; an invalid value is ignored with a Warning', async () => {
     const nodes = `
   nodes:
     - {name: n1, instanceType: m5.2xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general, createdAt: "-1h"}
@@ -153,6 +153,7 @@ spec:
       POOL({ consolidateAfter: '1m', budgets: '[{nodes: "100%"}]' }),
       pod('pinned', 'n1', 'karpenter.sh/do-not-disrupt: "true"'),
       pod('free', 'n2'),
+      pod('sloppy', 'n2', 'karpenter.sh/do-not-disrupt: "yes"'),
       pod('guarded', 'n3'),
       scenario('1h', `[{at: 0s, annotate: {kind: Node, name: n3, annotations: {karpenter.sh/do-not-disrupt: "true"}}}]`, nodes),
     );
@@ -172,6 +173,12 @@ spec:
     const blocked = result.events.filter((e) => e.reason === 'DisruptionBlocked');
     expect(blocked.some((e) => e.object === 'Node/n1' && e.message.includes('pod default/pinned is annotated karpenter.sh/do-not-disrupt'))).toBe(true);
     expect(blocked.some((e) => e.object === 'Node/n3' && e.message.includes('node n3 is annotated karpenter.sh/do-not-disrupt'))).toBe(true);
+    // "yes" protects nothing (n2 went with it), and the pod is told so once per pod, as Karpenter does.
+    expect(result.pods.find((p) => p.name === 'sloppy')!.evictions).toBe(1);
+    const invalid = result.events.filter((e) => e.reason === 'InvalidDoNotDisruptAnnotation');
+    expect(invalid.length).toBeGreaterThanOrEqual(1);
+    expect(invalid.length).toBeLessThanOrEqual(2); // the bare pod is recreated (a new uid) and reported again
+    for (const e of invalid) expect(e).toMatchObject({ type: 'Warning', object: 'Pod/default/sloppy', message: expect.stringContaining('value "yes"') });
   });
 
   it('reports a PDB that can never allow an eviction and leaves its nodes alone', async () => {
