@@ -175,7 +175,12 @@ export const ResultDisruptionSchema = z.looseObject({
   nodePool: z.string().min(1),
   reason: z.string().min(1),
   decision: z.enum(['delete', 'replace']),
-  /** The replacement NodeClaim's name when `decision` is `replace`, else null. */
+  /**
+   * The replacement NodeClaim's name when `decision` is `replace`, else null. For `Interrupted` (decided by the
+   * interruption handler, not by a consolidation), the NodeClaim launched at once for the displaced pods; null when
+   * those pods fit capacity that already existed, or when the handler stopped between the drain and the launch and
+   * the provisioner placed the pods from their own events (no NodeClaim is then linked to the interruption).
+   */
   replacement: z.string().min(1).nullable(),
   drainStartedAt: UtcTimeSchema.nullable(),
   completedAt: UtcTimeSchema.nullable(),
