@@ -25,6 +25,18 @@ export const METRIC_NAMES = {
   nodes: METRICS.nodesTotal.name,
   /** Gauge: NodeClaims by state. */
   nodeClaims: METRICS.nodeClaimsTotal.name,
+  /** Histogram: pod creation → first seen Running, seconds. */
+  podStartup: METRICS.podsStartupDuration.name,
+  /** Gauge, per node (dimensions nodepool, resource_type): allocatable. */
+  nodeAllocatable: METRICS.nodesAllocatable.name,
+  /** Gauge, per node: requests of its non-DaemonSet pods. */
+  nodePodRequests: METRICS.nodesTotalPodRequests.name,
+  /** Gauge, per node: requests of its DaemonSet pods. */
+  nodeDaemonRequests: METRICS.nodesTotalDaemonRequests.name,
+  /** Gauge: age of the price snapshot when last checked, seconds. */
+  priceSnapshotAge: METRICS.priceSnapshotAge.name,
+  /** Counter: decisions not published to the decision bus. */
+  decisionsUnpublished: METRICS.decisionsUnpublished.name,
 } as const;
 
 /**

@@ -3,8 +3,9 @@
  * (../shared/DESIGN.md "Event flow"):
  *
  * relay → webhook (Function URL) → FIFO pod-event queue → provisioner; five EventBridge rules → interruption queue →
- * interruption; schedules → disruption (reserved concurrency 1) and lifecycle; one DynamoDB table; the controllers'
- * shared role with its EKS access entry; alarms and a dashboard.
+ * interruption; schedules → disruption (reserved concurrency 1) and lifecycle, plus a 12-hourly price refresh on the
+ * lifecycle function; one DynamoDB table; an EventBridge bus for the decisions of the provisioner, disruption and
+ * interruption functions; the controllers' shared role with its EKS access entry; alarms and a dashboard.
  */
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -13,10 +14,12 @@ import { CONTROLLER_ENV } from '../shared/lambda/env.js';
 import { ClusterAccess } from './constructs/cluster-access.js';
 import { ControllerNetwork } from './constructs/controller-network.js';
 import { ControllerRole } from './constructs/controller-role.js';
+import { DecisionBus } from './constructs/decision-bus.js';
 import { EventQueues } from './constructs/event-queues.js';
 import { InterruptionRules } from './constructs/interruption-rules.js';
 import { Observability } from './constructs/observability.js';
 import { PeriodicController } from './constructs/periodic-controller.js';
+import { PriceRefresh } from './constructs/price-refresh.js';
 import { QueueController } from './constructs/queue-controller.js';
 import type { SkiffFunction, SkiffFunctionProps } from './constructs/skiff-function.js';
 import { StateTable } from './constructs/state-table.js';
@@ -43,6 +46,8 @@ export class SkiffStack extends Stack {
   readonly interruption: QueueController;
   readonly disruption: PeriodicController;
   readonly lifecycle: PeriodicController;
+  readonly decisions: DecisionBus;
+  readonly priceRefresh: PriceRefresh;
   readonly observability: Observability;
   readonly clusterAccess?: ClusterAccess;
   readonly network?: ControllerNetwork;
@@ -121,6 +126,10 @@ export class SkiffStack extends Stack {
       // The adapters' policy is a separate resource: attach it before the functions (and their triggers) exist.
       fn.function.node.addDependency(this.controllerRole);
     }
+    // Decisions from the controllers that make them; the lifecycle controller records no decision.
+    this.decisions = new DecisionBus(this, 'Decisions', { clusterName: cluster });
+    for (const fn of [this.provisioner.handler, this.disruption.handler, this.interruption.handler]) this.decisions.grantPublish(fn);
+    this.priceRefresh = new PriceRefresh(this, 'PriceRefresh', { handler: this.lifecycle.handler });
 
     if (config.createAccessEntry) this.clusterAccess = new ClusterAccess(this, 'ClusterAccess', { clusterName: cluster, role: this.controllerRole.role });
 
@@ -135,6 +144,7 @@ export class SkiffStack extends Stack {
     new CfnOutput(this, 'ControllerRoleArn', { value: this.controllerRole.role.roleArn, description: 'IAM role of the controllers (the EKS access entry principal)' });
     new CfnOutput(this, 'TableName', { value: this.table.table.tableName, description: 'DynamoDB table (skiff get nodeclaims --table …)' });
     new CfnOutput(this, 'InterruptionQueueName', { value: this.queues.interruptionQueue.queueName, description: 'Interruption queue fed by the five EventBridge rules' });
+    new CfnOutput(this, 'DecisionBusName', { value: this.decisions.bus.eventBusName, description: 'EventBridge bus of Skiff’s decisions (source skiff)' });
     new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName, description: 'CloudWatch dashboard' });
   }
 }

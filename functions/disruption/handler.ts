@@ -62,7 +62,7 @@ export function createHandler(deps: DisruptionHandlerDeps): (event: ScheduledEve
     if (r.waiting.length > 0) deps.log.info('drain waiting', { waiting: r.waiting });
     if (r.skipped.length > 0) deps.log.debug('candidates skipped', { skipped: r.skipped });
     publishMetrics(deps.metrics, disruptionMetrics(r), deps.log);
-    await publishDecisions(deps.decisions, disruptionDecisions(r), deps.log);
+    await publishDecisions(deps.decisions, disruptionDecisions(r), deps.log, deps.metrics);
     return outcome;
   };
   const handler = middy<ScheduledEvent, DisruptionHandlerResult>().handler(run);

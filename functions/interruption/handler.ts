@@ -11,15 +11,18 @@
  * nothing, and the whole batch comes back the same way. Messages of one batch are handled one after the other (two
  * messages about one instance — a spot warning and its state change — then never race each other).
  *
- * Metrics are issue 9's; the counts are returned in the report and logged.
+ * The batch's counts are returned, logged and published as `karpenter_interruption_*` metrics; the decisions (each
+ * disrupted NodeClaim, its replacements) go to the decisions port, best effort.
  */
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { parseInterruptionMessage, type InterruptionMessage } from '../../shared/core/api/interruption-events.js';
 import type { InterruptionReport } from '../../shared/controllers/interruption.js';
+import { interruptionDecisions, publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';
 import { interruptionMetrics, publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
+import type { DecisionPublisher } from '../../shared/ports/decisions.js';
 
 /** What the handler needs: the controller for one message, and a log. */
 export interface InterruptionHandlerDeps {
@@ -28,6 +31,8 @@ export interface InterruptionHandlerDeps {
   readonly log: Log;
   /** Where the batch's `karpenter_interruption_*` metrics go (EMF in the Lambda); none in tests and the simulation. */
   readonly metrics?: MetricsPublisher;
+  /** Where the batch's decisions go (EventBridge in production); none when absent. Its failures are only logged. */
+  readonly decisions?: DecisionPublisher;
 }
 
 /** Counts of one invocation (what issue 9 turns into `karpenter_interruption_*` metrics). */
@@ -96,6 +101,7 @@ export function createHandler(deps: InterruptionHandlerDeps): (event: SQSEvent, 
     }
     deps.log.info('interruption batch', { ...counts });
     publishMetrics(deps.metrics, interruptionMetrics(counts, reports), deps.log);
+    await publishDecisions(deps.decisions, reports.flatMap(interruptionDecisions), deps.log, deps.metrics);
     context.skiffResult = { counts, reports };
     return outcomes;
   };

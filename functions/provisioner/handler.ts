@@ -8,16 +8,25 @@
  * is reported failed and comes back after the visibility timeout; the retry resumes from the NodeClaim records.
  * A crash (the Lambda dies or times out) acknowledges nothing either, so the whole batch comes back the same way; two
  * invocations of one batch (a redelivery while the first still runs) are safe because the controller is.
+ *
+ * Relay node events (a Node registered, turned Ready or NotReady, was deleted) arrive on the same queue. Besides the
+ * provisioning pass, a batch with one runs a lifecycle pass (when the composition root gives {@link
+ * ProvisionerHandlerDeps.lifecycle}) alongside it, so a new node is registered and initialized at once rather than at
+ * the lifecycle schedule's next minute. That pass takes the `lifecycle` lease (it backs off when a scheduled pass is
+ * running, which covers the event) and is best effort: its failure is logged and never fails the batch — the
+ * schedule runs the same pass within a minute.
  */
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { PodEventSchema } from '../../shared/core/api/pod-event.js';
+import { PodEventSchema, type PodEvent } from '../../shared/core/api/pod-event.js';
 import { SkiffError } from '../../shared/core/errors.js';
+import type { LifecycleReport } from '../../shared/controllers/lifecycle.js';
 import type { ProvisionReport, ProvisionTrigger } from '../../shared/controllers/provision.js';
 import { provisionDecisions, publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';
-import { nodePoolOfNodeClaim, provisionMetrics, publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
+import { lifecycleMetrics, nodePoolOfNodeClaim, provisionMetrics, publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
+import type { InvocationContext } from '../../shared/lambda/periodic-lease.js';
 import type { DecisionPublisher } from '../../shared/ports/decisions.js';
 
 /** Most pending pods logged one by one per pass (the rest are counted in `unschedulable`). */
@@ -32,6 +41,11 @@ export interface ProvisionerHandlerDeps {
   readonly metrics?: MetricsPublisher;
   /** Where the pass's decisions go (EventBridge in production); none when absent. Its failures are only logged. */
   readonly decisions?: DecisionPublisher;
+  /**
+   * Runs one lifecycle pass under the `lifecycle` lease (`runUnderLease` of `shared/lambda/periodic-lease.ts`), for
+   * batches with a relay node event; none when absent (node events then only trigger provisioning).
+   */
+  readonly lifecycle?: (context: InvocationContext) => Promise<{ readonly report: LifecycleReport } | { readonly backedOff: true }>;
 }
 
 /**
@@ -52,8 +66,10 @@ export class ProvisioningIncompleteError extends SkiffError {
  * export const handler = createHandler({ provision: () => provision(deps), log });
  */
 export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, context?: unknown) => Promise<SQSBatchResponse> {
-  const run = async (event: SQSEvent): Promise<PromiseSettledResult<unknown>[]> => {
-    const valid = event.Records.map((r) => isWellFormed(r, deps.log));
+  const run = async (event: SQSEvent, context: InvocationContext): Promise<PromiseSettledResult<unknown>[]> => {
+    const parsed = event.Records.map((r) => parseRecord(r, deps.log));
+    const valid = parsed.map((e) => e !== undefined);
+    const lifecycle = deps.lifecycle && parsed.some((e) => e?.kind === 'node') ? lifecyclePass(deps, deps.lifecycle, context) : Promise.resolve();
     if (!valid.some(Boolean)) return event.Records.map(() => ({ status: 'fulfilled', value: undefined }));
     // The batch's latest send time: a pass that started after it already covers every record.
     const sentAtMs = Math.max(...event.Records.filter((_, i) => valid[i]).map((r) => sentAt(r)));
@@ -70,11 +86,13 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
       });
       logDecisions(report, deps.log);
       publishMetrics(deps.metrics, provisionMetrics(report), deps.log);
-      await publishDecisions(deps.decisions, provisionDecisions(report), deps.log);
+      await publishDecisions(deps.decisions, provisionDecisions(report), deps.log, deps.metrics);
       if (report.retry.length > 0) throw new ProvisioningIncompleteError(report.retry);
       return report;
     });
-    return Promise.allSettled(event.Records.map((_, i) => (valid[i] ? pass : Promise.resolve(undefined))));
+    const settled = await Promise.allSettled(event.Records.map((_, i) => (valid[i] ? pass : Promise.resolve(undefined))));
+    await lifecycle;
+    return settled;
   };
   const handler = middy<SQSEvent, SQSBatchResponse>()
     .use(sqsPartialBatchFailure({ logger: (reason: unknown, record: SQSRecord) => deps.log.warn('record will be retried', { messageId: record.messageId, reason: String(reason) }) }))
@@ -99,18 +117,32 @@ function sentAt(record: SQSRecord): number {
   return Number.isFinite(ms) && record.attributes.SentTimestamp !== '' ? ms : Number.POSITIVE_INFINITY;
 }
 
-function isWellFormed(record: SQSRecord, log: Log): boolean {
+/** The record's event, or undefined (logged) when it is malformed. */
+function parseRecord(record: SQSRecord, log: Log): PodEvent | undefined {
   let body: unknown;
   try {
     body = JSON.parse(record.body);
   } catch {
     log.error('dropping malformed pod event: body is not JSON', { messageId: record.messageId });
-    return false;
+    return undefined;
   }
   const parsed = PodEventSchema.safeParse(body);
   if (!parsed.success) {
     log.error('dropping malformed pod event', { messageId: record.messageId, issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });
-    return false;
+    return undefined;
   }
-  return true;
+  return parsed.data;
+}
+
+/** The node-triggered lifecycle pass: logged and counted like the lifecycle Lambda's; a failure is only logged. */
+async function lifecyclePass(deps: ProvisionerHandlerDeps, run: NonNullable<ProvisionerHandlerDeps['lifecycle']>, context: InvocationContext): Promise<void> {
+  try {
+    const outcome = await run(context);
+    if ('backedOff' in outcome) return;
+    const { usage: _usage, ...report } = outcome.report;
+    if (report.registered.length + report.initialized.length > 0) deps.log.info('lifecycle pass (node event)', { registered: report.registered, initialized: report.initialized });
+    publishMetrics(deps.metrics, lifecycleMetrics(outcome.report), deps.log);
+  } catch (e) {
+    deps.log.warn('lifecycle pass after a node event failed (the scheduled pass retries)', { error: e instanceof Error ? e.message : String(e) });
+  }
 }

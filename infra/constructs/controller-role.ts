@@ -12,7 +12,8 @@
  * - `iam:PassRole` only for the node role, only to EC2; instance profiles only under `/skiff/<region>/<cluster>/`;
  * - SSM reads only under the public EKS/Bottlerocket/Windows AMI parameter paths;
  * - Describe calls (which support no resource-level permission) only in the stack's region;
- * - no wildcard actions. The table statement is granted by `StateTable.grantReadWrite`.
+ * - no wildcard actions. The table statement is granted by `StateTable.grantReadWrite`, the decision bus's by
+ *   `DecisionBus.grantPublish`, the price refresh's (to the lifecycle function only) by `PriceRefresh`.
  */
 import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -67,8 +68,7 @@ export function adapterPolicyStatements(ctx: PolicyContext): { readonly statemen
         const ec2Actions = s.actions.filter((x) => x.startsWith('ec2:'));
         const others = s.actions.filter((x) => !x.startsWith('ec2:'));
         if (ec2Actions.length > 0) add(s.sid, ec2Actions, ['*'], 'EC2 Describe calls support no resource-level permissions; limited to the stack region', { StringEquals: { 'aws:RequestedRegion': r } });
-        // The Price List API answers from us-east-1/eu-central-1/ap-south-1 whatever the cluster's region, and has no resources.
-        if (others.length > 0) add(`${s.sid}Pricing`, others, ['*'], 'pricing:GetProducts supports no resource-level permissions and is served from another region');
+        if (others.length > 0) add(`${s.sid}Other`, others, ['*'], 'read-only calls that support no resource-level permissions');
         return;
       }
       case 'clusterRequestTag': {
@@ -99,6 +99,10 @@ export function adapterPolicyStatements(ctx: PolicyContext): { readonly statemen
         return;
       case 'table':
         return; // StateTable.grantReadWrite
+      case 'priceRefresh':
+        return; // PriceRefresh (only for the function that runs the refresh)
+      case 'decisionBus':
+        return; // DecisionBus.grantPublish
       default: {
         const unknown: never = s.scope;
         throw new Error(`iam-actions.ts: unknown scope ${String(unknown)}`);

@@ -2,7 +2,9 @@
  * `Observability`: the alarms and the dashboard. Alarms: pods pending (unschedulable) for 5 minutes, persistent
  * launch failures, any message in a dead-letter queue, Lambda errors and throttles, and interruption messages
  * waiting longer than a minute (a spot warning gives two). The dashboard shows those, plus nodes and NodeClaims by
- * state. Metric names: `../metric-names.ts`.
+ * state, pod startup durations, per-NodePool node usage (the mean node's pod and DaemonSet requests against its
+ * allocatable, cpu and memory), the price snapshot's age and decisions the bus did not take. Metric names:
+ * `../metric-names.ts`.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -110,6 +112,29 @@ export class Observability extends Construct {
       new cloudwatch.GraphWidget({ title: 'Lambda errors', left: Object.values(props.functions).map((f) => f.function.metricErrors({ period: Duration.minutes(5) })), width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Lambda throttles', left: Object.values(props.functions).map((f) => f.function.metricThrottles({ period: Duration.minutes(5) })), width: 8 }),
       new cloudwatch.GraphWidget({ title: 'Lambda duration (p99)', left: Object.values(props.functions).map((f) => f.function.metricDuration({ period: Duration.minutes(5), statistic: 'p99' })), width: 8 }),
+    );
+    const startup = (statistic: string) => new cloudwatch.Metric({ namespace: METRIC_NAMESPACE, metricName: METRIC_NAMES.podStartup, dimensionsMap: alarmDimensions(props.clusterName), statistic, period: Duration.minutes(5), label: statistic });
+    // Per-node gauges carry nodepool and resource_type; Average over a NodePool's nodes is its mean node.
+    const perNode = (metricName: string, resource: string, label: string) =>
+      new cloudwatch.MathExpression({
+        expression: `SEARCH('{${METRIC_NAMESPACE},cluster,nodepool,resource_type,service} MetricName="${metricName}" cluster="${props.clusterName}" resource_type="${resource}"', 'Average', 300)`,
+        label,
+        period: Duration.minutes(5),
+      });
+    const usage = (resource: string) => [
+      perNode(METRIC_NAMES.nodeAllocatable, resource, 'allocatable'),
+      perNode(METRIC_NAMES.nodePodRequests, resource, 'pod requests'),
+      perNode(METRIC_NAMES.nodeDaemonRequests, resource, 'DaemonSet requests'),
+    ];
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Pod startup: creation → Running (s)', left: [startup('p50'), startup('p90'), startup(cloudwatch.Stats.MAXIMUM)], width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'CPU per node by NodePool (cores, mean node)', left: usage('cpu'), width: 8 }),
+      new cloudwatch.GraphWidget({ title: 'Memory per node by NodePool (bytes, mean node)', left: usage('memory'), width: 8 }),
+    );
+    const priceAge = new cloudwatch.MathExpression({ expression: 'age / 3600', usingMetrics: { age: skiffMetric(METRIC_NAMES.priceSnapshotAge, cloudwatch.Stats.MAXIMUM, Duration.minutes(15)) }, label: 'price snapshot age (h)', period: Duration.minutes(15) });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Price snapshot age (hours; refreshed every 12)', left: [priceAge], width: 12 }),
+      new cloudwatch.GraphWidget({ title: 'Decisions not published to the bus', left: [skiffMetric(METRIC_NAMES.decisionsUnpublished, cloudwatch.Stats.SUM, Duration.minutes(5))], width: 12 }),
     );
     this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
   }

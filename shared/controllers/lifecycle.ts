@@ -34,12 +34,14 @@
  * are idempotent, so doing them twice is harmless.
  */
 import type { Taint } from '../core/api/kubernetes.js';
-import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGISTERED, LABEL_ZONE, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
 import { isLive, type DeletionReason, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isConflictError, isNotFoundError } from '../core/errors.js';
+import { podRequests } from '../core/provisioning/pod.js';
+import { add, type ResourceList } from '../core/resources/resource-list.js';
 import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
-import type { Cluster, ClusterNode, NodeClaimMirrorRef } from '../ports/cluster.js';
+import type { Cluster, ClusterNode, ClusterPod, NodeClaimMirrorRef } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { REGISTRATION_TTL_MS } from './provision.js';
 import { recordEventBestEffort } from './events.js';
@@ -81,6 +83,49 @@ export interface LifecycleDeps {
   readonly cloud: CloudProvider;
   readonly store: NodeClaimStore;
   readonly clock: Clock;
+  /**
+   * Also list the pods and report {@link LifecycleReport.usage} (per-node allocatable and requests, pod phases), for
+   * metrics. Costs one pod list per pass. @default false
+   */
+  readonly observeUsage?: boolean;
+}
+
+/** One managed node's resources, as the pass read them (canonical units: cpu millicores, memory MiB, counts). */
+export interface NodeUsage {
+  /** The Node's name. */
+  readonly node: string;
+  /** Its `karpenter.sh/nodepool` label. */
+  readonly nodePool: string;
+  /** Its `karpenter.sh/capacity-type` label (`spot`, `on-demand`, `reserved`), when set. */
+  readonly capacityType?: string;
+  /** Its `topology.kubernetes.io/zone` label, when set. */
+  readonly zone?: string;
+  /** The Node's `status.allocatable`. */
+  readonly allocatable: ResourceList;
+  /** Requests of the non-DaemonSet pods bound to it (each pod also counts `pods: 1`). */
+  readonly podRequests: ResourceList;
+  /** Requests of the DaemonSet pods bound to it. */
+  readonly daemonRequests: ResourceList;
+}
+
+/** A pod's phase as the pass saw it (only what the pod startup metric needs). */
+export interface PodObservation {
+  readonly uid: string;
+  readonly phase: ClusterPod['phase'];
+  /** Creation time, epoch ms. */
+  readonly createdAt: number;
+}
+
+/** What a pass with `observeUsage` saw, for metrics (never logged). */
+export interface LifecycleUsage {
+  /** When the pass read the cluster, epoch ms. */
+  readonly observedAt: number;
+  /** Every NodeClaim record as the pass left it. */
+  readonly claims: readonly NodeClaim[];
+  /** Every Node of a NodePool that the pass did not delete. */
+  readonly nodes: readonly NodeUsage[];
+  /** Every non-terminal pod. */
+  readonly pods: readonly PodObservation[];
 }
 
 /** A NodeClaim mirror operation that failed; the pass went on without it. */
@@ -117,6 +162,8 @@ export interface LifecycleReport {
   readonly mirrorsDeleted: readonly string[];
   /** Mirror operations that failed (the pass itself did not fail; the next one retries). */
   readonly mirrorFailures: readonly MirrorFailure[];
+  /** What the pass saw, when run with `observeUsage`. */
+  readonly usage?: LifecycleUsage;
 }
 
 /**
@@ -143,7 +190,12 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   };
   // Order matters: NodeClaims first (see the module comment).
   const claims = await deps.store.list();
-  const [nodes, instances, nodePools] = await Promise.all([deps.cluster.listNodes(), deps.cloud.list(), deps.cluster.listNodePools()]);
+  const [nodes, instances, nodePools, pods] = await Promise.all([
+    deps.cluster.listNodes(),
+    deps.cloud.list(),
+    deps.cluster.listNodePools(),
+    deps.observeUsage === true ? deps.cluster.listPods() : undefined,
+  ]);
   const now = deps.clock.now();
   const nodeByProvider = new Map(nodes.map((n) => [n.providerId, n]));
   const nodeByName = new Map(nodes.map((n) => [n.name, n]));
@@ -233,7 +285,38 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   }
 
   await mirrorNodeClaims(ctx, report);
-  return report;
+  if (!pods) return report;
+  return { ...report, usage: usageOf(now, [...ctx.latest.values()], nodes.filter((n) => !deletedNodes.has(n.name)), pods) };
+}
+
+/** The pass's {@link LifecycleUsage}: requests of the pods bound to each managed Node, and every pod's phase. */
+function usageOf(now: number, claims: readonly NodeClaim[], nodes: readonly ClusterNode[], pods: readonly ClusterPod[]): LifecycleUsage {
+  const byNode = new Map<string, { pods: ResourceList; daemons: ResourceList }>();
+  for (const pod of pods) {
+    if (!pod.nodeName) continue;
+    const sums = byNode.get(pod.nodeName) ?? { pods: {}, daemons: {} };
+    if (pod.owner?.startsWith('DaemonSet/')) sums.daemons = add(sums.daemons, podRequests(pod.spec));
+    else sums.pods = add(sums.pods, podRequests(pod.spec));
+    byNode.set(pod.nodeName, sums);
+  }
+  const usage: NodeUsage[] = [];
+  for (const node of nodes) {
+    const nodePool = node.labels[LABEL_NODEPOOL];
+    if (nodePool === undefined) continue;
+    const capacityType = node.labels[LABEL_CAPACITY_TYPE];
+    const zone = node.labels[LABEL_ZONE];
+    const sums = byNode.get(node.name);
+    usage.push({
+      node: node.name,
+      nodePool,
+      ...(capacityType !== undefined ? { capacityType } : {}),
+      ...(zone !== undefined ? { zone } : {}),
+      allocatable: node.allocatable,
+      podRequests: sums?.pods ?? {},
+      daemonRequests: sums?.daemons ?? {},
+    });
+  }
+  return { observedAt: now, claims, nodes: usage, pods: pods.map((p) => ({ uid: p.uid, phase: p.phase, createdAt: p.createdAt })) };
 }
 
 interface Pass {

@@ -39,6 +39,12 @@ export interface MetricDefinition {
   readonly unit: MetricUnitName;
   /** Dimension names a data point may carry (a subset is allowed; the CloudWatch metric is per exact set). */
   readonly dimensions: readonly string[];
+  /**
+   * Karpenter labels carried as EMF properties instead of dimensions (searchable in CloudWatch Logs Insights, not
+   * metric dimensions): kept out of the dimensions because CloudWatch bills per distinct dimension set, and a per-node
+   * dimension would create a metric per node. @default none
+   */
+  readonly properties?: readonly string[];
   readonly kind: MetricKind;
   /** One line on what it counts or measures. */
   readonly description: string;
@@ -57,6 +63,8 @@ export const DIMENSIONS = {
   resourceType: 'resource_type',
   messageType: 'message_type',
   code: 'code',
+  nodeName: 'node_name',
+  zone: 'zone',
 } as const;
 
 /** A dimension name. */
@@ -131,17 +139,29 @@ export const METRICS = {
     name: 'karpenter_nodes_allocatable',
     unit: 'None',
     dimensions: [d.nodePool, d.resourceType],
+    properties: [d.nodeName, d.capacityType, d.zone],
     kind: 'gauge',
-    description: 'Allocatable of the registered nodes, summed: cpu in cores, memory in bytes, pods and extended resources as counts.',
+    description:
+      'Allocatable of one managed node (a point per node and resource per lifecycle pass): cpu in cores, memory and ephemeral-storage in bytes, pods and extended resources as counts. Average over a NodePool is the mean node; Sum over one pass the NodePool total.',
     source: 'seed article; KARPENTER-V1.md §6.1',
   },
   nodesTotalPodRequests: {
     name: 'karpenter_nodes_total_pod_requests',
     unit: 'None',
     dimensions: [d.nodePool, d.resourceType],
+    properties: [d.nodeName, d.capacityType, d.zone],
     kind: 'gauge',
-    description: 'Requests of the pods bound to the nodes, summed, in the units of karpenter_nodes_allocatable.',
+    description: 'Requests of the non-DaemonSet pods bound to one managed node, in the units of karpenter_nodes_allocatable (resource pods: how many).',
     source: 'seed article; KARPENTER-V1.md §6.1',
+  },
+  nodesTotalDaemonRequests: {
+    name: 'karpenter_nodes_total_daemon_requests',
+    unit: 'None',
+    dimensions: [d.nodePool, d.resourceType],
+    properties: [d.nodeName, d.capacityType, d.zone],
+    kind: 'gauge',
+    description: 'Requests of the DaemonSet pods bound to one managed node, in the units of karpenter_nodes_allocatable.',
+    source: 'KARPENTER-V1.md §6.1',
   },
   // Pods.
   podsStartupDuration: {
@@ -149,7 +169,8 @@ export const METRICS = {
     unit: 'Seconds',
     dimensions: [],
     kind: 'histogram',
-    description: 'Time from a pod’s creation until it is running.',
+    description:
+      'Time from a pod’s creation until the lifecycle pass first sees it Running, for pods the same Lambda container saw Pending before (Karpenter records pods it saw pending, until PodReady); resolution: the lifecycle schedule (1 minute by default).',
     source: 'seed article; KARPENTER-V1.md §6.1',
   },
   podsEvictionRequests: {
@@ -228,6 +249,30 @@ export const METRICS = {
     description: 'Instances tagged for the cluster with no NodeClaim, terminated by garbage collection (Karpenter only logs these).',
     source: 'Skiff (DESIGN.md "State and idempotency")',
   },
+  decisionsUnpublished: {
+    name: 'skiff_decisions_unpublished_total',
+    unit: 'Count',
+    dimensions: [],
+    kind: 'counter',
+    description: 'Decisions the EventBridge publisher gave up on (PutEvents failed, or rejected entries after retries); the pass went on.',
+    source: 'Skiff',
+  },
+  priceRefreshFailures: {
+    name: 'skiff_price_refresh_failures_total',
+    unit: 'Count',
+    dimensions: [],
+    kind: 'counter',
+    description: 'Price refreshes (GetProducts, DescribeSpotPriceHistory, the DynamoDB snapshot) that failed; the previous snapshot stays.',
+    source: 'Skiff',
+  },
+  priceSnapshotAge: {
+    name: 'skiff_price_snapshot_age_seconds',
+    unit: 'Seconds',
+    dimensions: [],
+    kind: 'gauge',
+    description: 'Age of the stored price snapshot when a lifecycle pass checked it (Karpenter refreshes every 12 h).',
+    source: 'Skiff (KARPENTER-V1.md §2.4)',
+  },
   nodeClaimMirrorFailures: {
     name: 'skiff_nodeclaim_mirror_failures_total',
     unit: 'Count',
@@ -248,18 +293,27 @@ export interface MetricDataPoint {
   readonly value: number;
   /** Dimension name → value; only names from the metric's definition. */
   readonly dimensions: Readonly<Record<string, string>>;
+  /** Property name → value (EMF properties, not dimensions); only names from the definition's `properties`. */
+  readonly properties?: Readonly<Record<string, string>>;
 }
 
 /**
- * A data point of `key` (unit and name from the definition). Dimensions whose value is undefined or empty are left
- * out, so a point always has a valid (possibly smaller) dimension set.
+ * A data point of `key` (unit and name from the definition). Dimensions and properties whose value is undefined or
+ * empty are left out, so a point always has a valid (possibly smaller) dimension set.
  * @param key the metric
  * @param value in the metric's unit (counters: the increment)
  * @param dimensions values for (some of) the metric's dimensions
- * @throws {RangeError} when a dimension is not one of the metric's, or the value is not finite
+ * @param properties values for (some of) the metric's properties (EMF properties, not dimensions)
+ * @throws {RangeError} when a dimension or property is not one of the metric's, or the value is not finite
  * @example metricPoint('nodeClaimsCreated', 1, { nodepool: 'general', reason: 'provisioning' })
+ * @example metricPoint('nodesAllocatable', 4, { nodepool: 'general', resource_type: 'cpu' }, { node_name: 'ip-10-0-1-5' })
  */
-export function metricPoint(key: MetricKey, value: number, dimensions: Readonly<Record<string, string | undefined>> = {}): MetricDataPoint {
+export function metricPoint(
+  key: MetricKey,
+  value: number,
+  dimensions: Readonly<Record<string, string | undefined>> = {},
+  properties?: Readonly<Record<string, string | undefined>>,
+): MetricDataPoint {
   const def: MetricDefinition = METRICS[key];
   if (!Number.isFinite(value)) throw new RangeError(`${def.name}: value must be finite, got ${value}`);
   const dims: Record<string, string> = {};
@@ -267,7 +321,22 @@ export function metricPoint(key: MetricKey, value: number, dimensions: Readonly<
     if (!def.dimensions.includes(name)) throw new RangeError(`${def.name} has no dimension ${name} (it has: ${def.dimensions.join(', ') || 'none'})`);
     if (v !== undefined && v !== '') dims[name] = v;
   }
-  return { name: def.name, unit: def.unit, value, dimensions: dims };
+  if (properties === undefined) return { name: def.name, unit: def.unit, value, dimensions: dims };
+  const allowed = def.properties ?? [];
+  const props: Record<string, string> = {};
+  for (const [name, v] of Object.entries(properties)) {
+    if (!allowed.includes(name)) throw new RangeError(`${def.name} has no property ${name} (it has: ${allowed.join(', ') || 'none'})`);
+    if (v !== undefined && v !== '') props[name] = v;
+  }
+  return { name: def.name, unit: def.unit, value, dimensions: dims, properties: props };
+}
+
+/**
+ * The kind of the metric named `name` (a Karpenter or `skiff_` name), or undefined for a name Skiff does not define.
+ * @example metricKindOf('karpenter_pods_startup_duration_seconds') // 'histogram'
+ */
+export function metricKindOf(name: string): MetricKind | undefined {
+  return (Object.values(METRICS) as readonly MetricDefinition[]).find((m) => m.name === name)?.kind;
 }
 
 /**

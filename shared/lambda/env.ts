@@ -35,6 +35,11 @@ export const CONTROLLER_ENV = {
   serviceCidr: 'SKIFF_SERVICE_CIDR',
   /** Optional: `true` to allow spot-to-spot consolidation (Karpenter's `SpotToSpotConsolidation` feature gate). @default false */
   spotToSpotConsolidation: 'SKIFF_SPOT_TO_SPOT_CONSOLIDATION',
+  /**
+   * Optional: name of the EventBridge bus decisions are published to (set by `DecisionBus.grantPublish` on the
+   * provisioner, disruption and interruption functions). Unset: decisions are only logged.
+   */
+  decisionBusName: 'SKIFF_DECISION_BUS_NAME',
 } as const;
 
 /** Controller variables without which no controller Lambda can start. */

@@ -13,6 +13,12 @@ import type { Log } from './log.js';
  * (plus {@link LEASE_MARGIN_SECONDS}) is used when the context gives it.
  */
 export const DEFAULT_LEASE_TTL_SECONDS = 300;
+/**
+ * Name of the lifecycle controller's lease (the table item `LEASE#lifecycle`), taken by the lifecycle Lambda and by the
+ * provisioner when a relay node event makes it run a lifecycle pass.
+ */
+export const LIFECYCLE_LEASE_NAME = 'lifecycle';
+
 /** Added to the invocation's remaining time for the lease duration, seconds (clock skew between invocations). */
 export const LEASE_MARGIN_SECONDS = 30;
 

@@ -9,14 +9,18 @@
  * The result of each builder is structurally the `…HandlerDeps` of `functions/<name>/handler.ts` (this layer may not
  * import functions).
  *
- * TODO(issue 9): pass the handlers a `decisions` publisher (`EventBridgeDecisionPublisher`) once `iam-actions.ts`
- * lists `events:PutEvents` and the stack grants it; until then decisions are only logged.
+ * Decisions: when `SKIFF_DECISION_BUS_NAME` is set (the stack sets it on the provisioner, disruption and interruption
+ * functions), their handlers get an `EventBridgeDecisionPublisher` on that bus; publishing is best effort
+ * (`decisions.ts`). Prices: the lifecycle function gets the price refresher (`price-refresh.ts`: the 12-hourly task
+ * and the catch-up). The provisioner gets a lifecycle pass to run when relay node events arrive.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IAMClient } from '@aws-sdk/client-iam';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { EventBridgeDecisionPublisher } from '../adapters/aws/decision-events.js';
 import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
 import { SubnetDiscovery } from '../adapters/aws/discovery.js';
 import { Ec2CloudProvider, ec2Client } from '../adapters/aws/ec2-cloud-provider.js';
@@ -24,7 +28,8 @@ import { EksTokenCache } from '../adapters/aws/eks-token.js';
 import { Ec2InstanceTypes } from '../adapters/aws/instance-types.js';
 import { Ec2LaunchTemplates } from '../adapters/aws/launch-templates.js';
 import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
-import { DynamoDbPriceStore } from '../adapters/aws/price-store.js';
+import { DynamoDbPriceStore, refreshPrices } from '../adapters/aws/price-store.js';
+import { createPricingClient } from '../adapters/aws/pricing.js';
 import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
 import { TRANSLATE_CONFIG } from '../adapters/aws/table.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
@@ -35,11 +40,13 @@ import { reconcileLifecycle, type LifecycleReport } from '../controllers/lifecyc
 import { provision, type ProvisionReport, type ProvisionTrigger } from '../controllers/provision.js';
 import type { InterruptionMessage } from '../core/api/interruption-events.js';
 import { systemClock, type Clock } from '../ports/clock.js';
+import type { DecisionPublisher } from '../ports/decisions.js';
 import { randomIds, type IdGenerator } from '../ports/ids.js';
 import { ConfigurationError, CONTROLLER_ENV, REQUIRED_CONTROLLER_ENV, requireEnvAll } from './env.js';
 import type { Log } from './log.js';
-import { createEmfPublisher, type MetricsPublisher } from './metrics.js';
-import type { PeriodicLease } from './periodic-lease.js';
+import { createEmfPublisher, PodStartupTracker, type MetricsPublisher } from './metrics.js';
+import { LIFECYCLE_LEASE_NAME, runUnderLease, type InvocationContext, type PeriodicLease } from './periodic-lease.js';
+import { createPriceRefresher, type PriceRefresher } from './price-refresh.js';
 import { powertoolsLog } from './webhook-wiring.js';
 
 /** An environment as `process.env` gives it. */
@@ -63,6 +70,8 @@ export interface ControllerSettings {
   readonly serviceCidr?: string;
   /** Karpenter's `SpotToSpotConsolidation` feature gate. @default false */
   readonly spotToSpotConsolidation: boolean;
+  /** The EventBridge bus decisions go to, when configured (`SKIFF_DECISION_BUS_NAME`). */
+  readonly decisionBusName?: string;
 }
 
 /**
@@ -86,6 +95,7 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
     throw new ConfigurationError(CONTROLLER_ENV.spotToSpotConsolidation, `environment variable ${CONTROLLER_ENV.spotToSpotConsolidation} must be true or false, not ${JSON.stringify(flag)}`);
   }
   const serviceCidr = env[CONTROLLER_ENV.serviceCidr]?.trim();
+  const decisionBusName = env[CONTROLLER_ENV.decisionBusName]?.trim();
   return {
     cluster: values[CONTROLLER_ENV.cluster],
     region: values[CONTROLLER_ENV.region],
@@ -95,6 +105,7 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
     kubernetesVersion: version,
     ...(serviceCidr ? { serviceCidr } : {}),
     spotToSpotConsolidation: flag === 'true',
+    ...(decisionBusName ? { decisionBusName } : {}),
   };
 }
 
@@ -104,6 +115,10 @@ export interface ControllerAdapters {
   readonly cluster: KubernetesCluster;
   readonly cloud: Ec2CloudProvider;
   readonly store: DynamoDbNodeClaimStore;
+  /** The price snapshot (read by the instance types, written by the lifecycle function's refresh). */
+  readonly prices: DynamoDbPriceStore;
+  /** The region's EC2 client (spot prices). */
+  readonly ec2: ReturnType<typeof ec2Client>;
   readonly unavailableOfferings: DynamoDbUnavailableOfferingsStore;
   readonly passes: DynamoDbProvisioningPassStore;
   readonly leases: DynamoDbLeaseStore;
@@ -112,6 +127,8 @@ export interface ControllerAdapters {
   readonly log: Log;
   /** Karpenter-named metrics as EMF (namespace `Skiff`, dimensions `service` and `cluster`). */
   readonly metrics: MetricsPublisher;
+  /** Decisions on the EventBridge bus, when `settings.decisionBusName` is set. */
+  readonly decisions?: DecisionPublisher;
 }
 
 /**
@@ -128,6 +145,7 @@ export function controllerAdapters(settings: ControllerSettings, service: string
   const tokens = new EksTokenCache({ clusterName, region, clock });
   const cluster = new KubernetesCluster({ server: settings.endpoint, caData: settings.certificateAuthority, token: () => tokens.token(), clock, log });
   const ec2 = ec2Client({ region });
+  const prices = new DynamoDbPriceStore(table);
   const cloud = new Ec2CloudProvider({
     ec2,
     clusterName,
@@ -148,7 +166,7 @@ export function controllerAdapters(settings: ControllerSettings, service: string
       clock,
     }),
     subnets: new SubnetDiscovery({ ec2, clock }),
-    instanceTypes: new Ec2InstanceTypes({ ec2, prices: new DynamoDbPriceStore(table), clock }),
+    instanceTypes: new Ec2InstanceTypes({ ec2, prices, clock }),
     clock,
   });
   return {
@@ -156,6 +174,8 @@ export function controllerAdapters(settings: ControllerSettings, service: string
     cluster,
     cloud,
     store: new DynamoDbNodeClaimStore(table),
+    prices,
+    ec2,
     unavailableOfferings: new DynamoDbUnavailableOfferingsStore(table),
     passes: new DynamoDbProvisioningPassStore(table),
     leases: new DynamoDbLeaseStore(table),
@@ -163,6 +183,9 @@ export function controllerAdapters(settings: ControllerSettings, service: string
     ids: randomIds,
     log,
     metrics: createEmfPublisher({ clusterName }),
+    ...(settings.decisionBusName !== undefined
+      ? { decisions: new EventBridgeDecisionPublisher({ client: new EventBridgeClient({ region }), eventBusName: settings.decisionBusName, clusterName }) }
+      : {}),
   };
 }
 
@@ -196,11 +219,19 @@ function disruptionDeps(a: ControllerAdapters) {
   };
 }
 
+/** The lifecycle controller's ports, bound to the adapters. */
+function lifecycleDeps(a: ControllerAdapters, observeUsage: boolean) {
+  return { cluster: a.cluster, cloud: a.cloud, store: a.store, clock: a.clock, observeUsage };
+}
+
 /** Structurally `ProvisionerHandlerDeps` (`functions/provisioner/handler.ts`). */
 export interface ProvisionerDeps {
   readonly provision: (trigger: ProvisionTrigger) => Promise<ProvisionReport>;
   readonly log: Log;
   readonly metrics: MetricsPublisher;
+  readonly decisions?: DecisionPublisher;
+  /** A lifecycle pass under the `lifecycle` lease, for batches with relay node events (no usage observed). */
+  readonly lifecycle: (context: InvocationContext) => Promise<{ readonly report: LifecycleReport } | { readonly backedOff: true }>;
 }
 
 /**
@@ -211,7 +242,15 @@ export interface ProvisionerDeps {
 export function provisionerDepsFromEnv(env: Env): ProvisionerDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-provisioner');
   const deps = provisionDeps(a);
-  return { provision: (trigger) => provision(deps, trigger), log: a.log, metrics: a.metrics };
+  const lifecycle = lifecycleDeps(a, false);
+  const lease: PeriodicLease = { leases: a.leases, clock: a.clock };
+  return {
+    provision: (trigger) => provision(deps, trigger),
+    log: a.log,
+    metrics: a.metrics,
+    ...(a.decisions ? { decisions: a.decisions } : {}),
+    lifecycle: (context) => runUnderLease(LIFECYCLE_LEASE_NAME, lease, context, () => reconcileLifecycle(lifecycle), a.log),
+  };
 }
 
 /** Structurally `LifecycleHandlerDeps` (`functions/lifecycle/handler.ts`). */
@@ -220,17 +259,32 @@ export interface LifecycleDeps {
   readonly log: Log;
   readonly lease: PeriodicLease;
   readonly metrics: MetricsPublisher;
+  /** This container's pod startup tracker (`karpenter_pods_startup_duration_seconds`). */
+  readonly podStartup: PodStartupTracker;
+  /** The price refresh: the 12-hourly task and the catch-up after scheduled passes. */
+  readonly prices: PriceRefresher;
 }
 
 /**
  * The lifecycle Lambda's dependencies from `env`, with the `lifecycle` lease (duration: the invocation's remaining
- * time plus a margin).
+ * time plus a margin), passes that observe usage (per-node and pod startup metrics), and the price refresher
+ * (Pricing client on the endpoint that serves the region, the region's EC2 client, the table's snapshot, the
+ * `prices` lease).
  * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
  */
 export function lifecycleDepsFromEnv(env: Env): LifecycleDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-lifecycle');
-  const deps = { cluster: a.cluster, cloud: a.cloud, store: a.store, clock: a.clock };
-  return { reconcile: () => reconcileLifecycle(deps), log: a.log, lease: { leases: a.leases, clock: a.clock }, metrics: a.metrics };
+  const deps = lifecycleDeps(a, true);
+  const lease: PeriodicLease = { leases: a.leases, clock: a.clock };
+  const refresh = { pricing: createPricingClient(a.settings.region), ec2: a.ec2, store: a.prices, clock: a.clock, region: a.settings.region };
+  return {
+    reconcile: () => reconcileLifecycle(deps),
+    log: a.log,
+    lease,
+    metrics: a.metrics,
+    podStartup: new PodStartupTracker(),
+    prices: createPriceRefresher({ refresh: () => refreshPrices(refresh), snapshotFetchedAt: () => a.prices.currentFetchedAt(), clock: a.clock, log: a.log, lease }),
+  };
 }
 
 /** Structurally `DisruptionHandlerDeps` (`functions/disruption/handler.ts`). */
@@ -239,6 +293,7 @@ export interface DisruptionDeps {
   readonly log: Log;
   readonly lease: PeriodicLease;
   readonly metrics: MetricsPublisher;
+  readonly decisions?: DecisionPublisher;
 }
 
 /**
@@ -248,7 +303,7 @@ export interface DisruptionDeps {
 export function disruptionDepsFromEnv(env: Env): DisruptionDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption');
   const deps = disruptionDeps(a);
-  return { disrupt: () => disrupt(deps), log: a.log, lease: { leases: a.leases, clock: a.clock }, metrics: a.metrics };
+  return { disrupt: () => disrupt(deps), log: a.log, lease: { leases: a.leases, clock: a.clock }, metrics: a.metrics, ...(a.decisions ? { decisions: a.decisions } : {}) };
 }
 
 /** Structurally `InterruptionHandlerDeps` (`functions/interruption/handler.ts`). */
@@ -256,6 +311,7 @@ export interface InterruptionDeps {
   readonly handle: (message: InterruptionMessage) => Promise<InterruptionReport>;
   readonly log: Log;
   readonly metrics: MetricsPublisher;
+  readonly decisions?: DecisionPublisher;
 }
 
 /**
@@ -267,5 +323,5 @@ export function interruptionDepsFromEnv(env: Env): InterruptionDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-interruption');
   const pass = provisionDeps(a);
   const deps = { ...disruptionDeps(a), provision: () => provision(pass) };
-  return { handle: (message) => handleInterruption(deps, message), log: a.log, metrics: a.metrics };
+  return { handle: (message) => handleInterruption(deps, message), log: a.log, metrics: a.metrics, ...(a.decisions ? { decisions: a.decisions } : {}) };
 }

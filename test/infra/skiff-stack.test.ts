@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { CONTROLLERS_KUBERNETES_GROUP } from '../../infra/constructs/cluster-access.js';
 import { INTERRUPTION_EVENT_PATTERNS } from '../../infra/constructs/interruption-rules.js';
+import { PRICE_REFRESH_EVENT } from '../../infra/constructs/price-refresh.js';
 import { METRIC_NAMES, METRIC_NAMESPACE } from '../../infra/metric-names.js';
 import type { SkiffStack } from '../../infra/skiff-stack.js';
 import { adapterActions, ssmParameterArns } from '../../shared/adapters/aws/iam-actions.js';
@@ -202,6 +203,64 @@ describe('SkiffStack', () => {
     });
   });
 
+  describe('price refresh', () => {
+    const refreshRule = () => {
+      const found = ofType('AWS::Events::Rule').find(([, r]) => r.Properties.ScheduleExpression === 'rate(12 hours)');
+      if (!found) throw new Error('no 12-hourly rule');
+      return found;
+    };
+
+    it('invokes the lifecycle function every 12 hours (Karpenter’s interval) with the refresh-prices task', () => {
+      const [, rule] = refreshRule();
+      expect(rule.Properties.Targets).toEqual([expect.objectContaining({ Arn: ref(functionId(stack, 'Lifecycle')), Input: JSON.stringify(PRICE_REFRESH_EVENT), RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } })]);
+      expect(JSON.parse(JSON.stringify(PRICE_REFRESH_EVENT))).toEqual({ task: 'refresh-prices' });
+      template.hasResourceProperties('AWS::Lambda::Permission', { Action: 'lambda:InvokeFunction', FunctionName: ref(functionId(stack, 'Lifecycle')), Principal: 'events.amazonaws.com', SourceArn: ref(refreshRule()[0]) });
+    });
+
+    it('grants pricing:GetProducts and ec2:DescribeSpotPriceHistory to the lifecycle function only, read-only on *, spot prices in the stack’s region', () => {
+      const onlyLifecycle = { ArnEquals: { 'lambda:SourceFunctionArn': ref(functionId(stack, 'Lifecycle')) } };
+      const pricing = statements().filter((s) => list(s.Action).some((a) => a === 'pricing:GetProducts' || a === 'ec2:DescribeSpotPriceHistory'));
+      expect(pricing.map((s) => [s.Sid, list(s.Action), s.Resource])).toEqual([
+        ['RefreshSpotPrices', ['ec2:DescribeSpotPriceHistory'], '*'],
+        ['RefreshOnDemandPrices', ['pricing:GetProducts'], '*'],
+      ]);
+      expect(statement('RefreshSpotPrices').Condition).toEqual({ ...onlyLifecycle, StringEquals: { 'aws:RequestedRegion': 'us-west-2' } });
+      expect(statement('RefreshOnDemandPrices').Condition).toEqual(onlyLifecycle);
+    });
+
+    it('attaches that policy to the controller role, and starts the schedule only once it is attached', () => {
+      const policyId = logicalId(stack, 'PriceRefresh/Policy');
+      expect(fnProps(policyId).Roles).toEqual([{ Ref: logicalId(stack, 'Controllers/Role') }]);
+      const [, rule] = refreshRule();
+      expect(rule.DependsOn).toContain(policyId);
+      // The lifecycle function does not wait for it (the policy names the function's ARN).
+      expect(resources[functionId(stack, 'Lifecycle')]?.DependsOn ?? []).not.toContain(policyId);
+    });
+  });
+
+  describe('decision bus', () => {
+    it('creates one EventBridge bus of the stack’s own', () => {
+      template.resourceCountIs('AWS::Events::EventBus', 1);
+    });
+
+    it('lets the controllers put events on that bus only, with source skiff only', () => {
+      const bus = logicalId(stack, 'Decisions/Bus');
+      const grants = statements().filter((s) => list(s.Action).includes('events:PutEvents'));
+      expect(grants).toHaveLength(1);
+      expect(list(grants[0]!.Action)).toEqual(['events:PutEvents']);
+      expect(grants[0]!.Resource).toEqual(ref(bus));
+      expect(grants[0]!.Condition).toEqual({ StringEquals: { 'events:source': 'skiff' } });
+    });
+
+    it('names the bus to the provisioner, disruption and interruption functions only', () => {
+      const bus = { Ref: logicalId(stack, 'Decisions/Bus') };
+      const variables = (name: string) => (fnProps(functionId(stack, name)).Environment as { Variables: Record<string, unknown> }).Variables;
+      for (const name of ['Provisioner', 'Disruption', 'Interruption']) expect(variables(name)[CONTROLLER_ENV.decisionBusName]).toEqual(bus);
+      for (const name of ['Lifecycle', 'Webhook']) expect(variables(name)).not.toHaveProperty(CONTROLLER_ENV.decisionBusName);
+      template.hasOutput('DecisionBusName', { Value: bus });
+    });
+  });
+
   describe('cluster access', () => {
     it('maps the controller role to the group lambda-rbac.yaml binds', () => {
       template.hasResourceProperties('AWS::EKS::AccessEntry', {
@@ -354,6 +413,20 @@ describe('SkiffStack', () => {
       const [, dashboard] = ofType('AWS::CloudWatch::Dashboard')[0] ?? [];
       const body = JSON.stringify(dashboard?.Properties.DashboardBody);
       for (const text of [METRIC_NAMES.unschedulablePods, METRIC_NAMES.launchFailures, METRIC_NAMES.nodes, METRIC_NAMES.nodeClaims, 'ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Throttles', 'Nodes by state', 'NodeClaims by state']) {
+        expect(body).toContain(text);
+      }
+    });
+
+    it('shows pod startup durations, per-node usage by NodePool, the price snapshot’s age and unpublished decisions', () => {
+      const [, dashboard] = ofType('AWS::CloudWatch::Dashboard')[0] ?? [];
+      const body = JSON.stringify(dashboard?.Properties.DashboardBody);
+      expect(METRIC_NAMES).toMatchObject({
+        podStartup: 'karpenter_pods_startup_duration_seconds',
+        nodeAllocatable: 'karpenter_nodes_allocatable',
+        nodePodRequests: 'karpenter_nodes_total_pod_requests',
+        nodeDaemonRequests: 'karpenter_nodes_total_daemon_requests',
+      });
+      for (const text of [METRIC_NAMES.podStartup, METRIC_NAMES.nodeAllocatable, METRIC_NAMES.nodePodRequests, METRIC_NAMES.nodeDaemonRequests, METRIC_NAMES.priceSnapshotAge, METRIC_NAMES.decisionsUnpublished, '{Skiff,cluster,nodepool,resource_type,service}', 'p90']) {
         expect(body).toContain(text);
       }
     });

@@ -1,13 +1,15 @@
 import type { SQSEvent, SQSRecord, ScheduledEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createHandler as createDisruptionHandler } from '../../functions/disruption/handler.js';
+import { createHandler as createInterruptionHandler } from '../../functions/interruption/handler.js';
 import { createHandler as createLifecycleHandler } from '../../functions/lifecycle/handler.js';
 import { createHandler as createProvisionerHandler } from '../../functions/provisioner/handler.js';
 import type { DisruptionReport } from '../../shared/controllers/disruption.js';
+import type { InterruptionReport } from '../../shared/controllers/interruption.js';
 import type { LifecycleReport } from '../../shared/controllers/lifecycle.js';
 import type { ProvisionReport } from '../../shared/controllers/provision.js';
 import type { MetricDataPoint } from '../../shared/core/metrics.js';
-import { disruptionDecisions, provisionDecisions, publishDecisions } from '../../shared/lambda/decisions.js';
+import { disruptionDecisions, interruptionDecisions, provisionDecisions, publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';
 import type { Decision, DecisionPublisher, PublishDecisionsResult } from '../../shared/ports/decisions.js';
 
@@ -70,8 +72,32 @@ const scheduled: ScheduledEvent = {
   detail: {},
 };
 
-function sqsEvent(): SQSEvent {
-  const body = JSON.stringify({ kind: 'pod', cluster: 'test', namespace: 'default', name: 'web-1', uid: 'u1', resourceVersion: '1' });
+const interruptionReport: InterruptionReport = {
+  kind: 'spotInterruption',
+  id: 'ev-1',
+  action: 'CordonAndDrain',
+  instances: [
+    { kind: 'acted', instanceId: 'i-1', nodeClaim: 'general-bcdfg', reason: 'SpotInterrupted', replacements: ['general-rhjklm'], evicted: ['default/web-1'], deleted: false },
+    { kind: 'acted', instanceId: 'i-2', nodeClaim: 'general-nprst', reason: 'SpotInterrupted', replacements: [], evicted: [], deleted: true },
+    { kind: 'ignored', instanceId: 'i-3', why: 'not Skiff’s' },
+  ],
+  provisioned: ['gpu-vwxz2'],
+};
+
+const spotWarning = JSON.stringify({
+  version: '0',
+  id: 'ev-1',
+  'detail-type': 'EC2 Spot Instance Interruption Warning',
+  source: 'aws.ec2',
+  account: '123456789012',
+  time: '2026-03-02T08:00:00Z',
+  region: 'us-west-2',
+  resources: ['arn:aws:ec2:us-west-2a:instance/i-1234567890abcdef0'],
+  detail: { 'instance-id': 'i-1234567890abcdef0', 'instance-action': 'terminate' },
+});
+
+function sqsEvent(bodyObject: Record<string, unknown> = { kind: 'pod', cluster: 'test', namespace: 'default', name: 'web-1', uid: 'u1', resourceVersion: '1' }): SQSEvent {
+  const body = typeof bodyObject === 'string' ? bodyObject : JSON.stringify(bodyObject);
   const record: SQSRecord = {
     messageId: 'm-1',
     receiptHandle: 'm-1',
@@ -115,6 +141,22 @@ describe('decisions (shared/lambda/decisions.ts)', () => {
     });
   });
 
+  describe('interruptionDecisions', () => {
+    it('gives each disrupted NodeClaim a started decision, a completed one once deleted, and every launch', () => {
+      expect(interruptionDecisions(interruptionReport)).toEqual([
+        { type: 'DisruptionStarted', command: 'interruption/ev-1/general-bcdfg' },
+        { type: 'NodeClaimLaunched', nodeClaim: 'general-rhjklm', nodePool: 'general' },
+        { type: 'DisruptionStarted', command: 'interruption/ev-1/general-nprst' },
+        { type: 'DisruptionCompleted', nodeClaim: 'general-nprst', nodePool: 'general', reason: 'Interrupted' },
+        { type: 'NodeClaimLaunched', nodeClaim: 'gpu-vwxz2', nodePool: 'gpu' },
+      ]);
+    });
+
+    it('decides nothing for a message that only recorded an Event', () => {
+      expect(interruptionDecisions({ kind: 'rebalanceRecommendation', id: 'ev-2', action: 'NoAction', instances: [{ kind: 'noAction', instanceId: 'i-1', nodeClaim: 'general-bcdfg', reason: 'SpotRebalanceRecommendation' }], provisioned: [] })).toEqual([]);
+    });
+  });
+
   describe('publishDecisions', () => {
     it('does nothing without a publisher or without decisions', async () => {
       const log = recordingLog();
@@ -123,6 +165,19 @@ describe('decisions (shared/lambda/decisions.ts)', () => {
       await publishDecisions(publisher, [], log);
       expect(publisher.published).toEqual([]);
       expect(log.lines).toEqual([]);
+    });
+
+    it('counts the decisions not published as skiff_decisions_unpublished_total when given metrics', async () => {
+      const points: MetricDataPoint[] = [];
+      const metrics = { publish: (p: readonly MetricDataPoint[]) => void points.push(...p) };
+      const partial = recordingPublisher({ result: (d) => ({ published: d.length - 1, failed: [{ decision: d[0]!, errorCode: 'InternalFailure', errorMessage: 'down' }] }) });
+      await publishDecisions(partial, provisionDecisions(provisionReport), recordingLog(), metrics);
+      await publishDecisions(recordingPublisher({ error: new Error('AccessDenied') }), provisionDecisions(provisionReport), recordingLog(), metrics);
+      await publishDecisions(recordingPublisher(), provisionDecisions(provisionReport), recordingLog(), metrics);
+      expect(points.map((p) => [p.name, p.value])).toEqual([
+        ['skiff_decisions_unpublished_total', 1],
+        ['skiff_decisions_unpublished_total', 3],
+      ]);
     });
 
     it('logs the decisions a publisher gave up on, and a publisher that throws, without throwing', async () => {
@@ -178,6 +233,54 @@ describe('handlers with metrics and decisions', () => {
     );
     expect(points.flat().map((p) => p.name)).toContain('karpenter_voluntary_disruption_decisions_total');
     expect(decisions.published).toEqual([disruptionDecisions(disruptionReport)]);
+  });
+
+  it('the interruption handler publishes the decisions of the messages it handled, and succeeds when that fails', async () => {
+    const decisions = recordingPublisher();
+    const handler = createInterruptionHandler({ handle: async () => interruptionReport, log: recordingLog(), decisions });
+    const response = await handler(sqsEvent(spotWarning as unknown as Record<string, unknown>));
+    expect(response.batchItemFailures).toEqual([]);
+    expect(decisions.published).toEqual([interruptionDecisions(interruptionReport)]);
+    const log = recordingLog();
+    const failing = createInterruptionHandler({ handle: async () => interruptionReport, log, decisions: recordingPublisher({ error: new Error('AccessDenied') }) });
+    expect((await failing(sqsEvent(spotWarning as unknown as Record<string, unknown>))).batchItemFailures).toEqual([]);
+    expect(log.lines.some(([level, message]) => level === 'warn' && message === 'decisions not published')).toBe(true);
+  });
+
+  it('the provisioner runs a lifecycle pass alongside provisioning when a batch has a relay node event', async () => {
+    const lifecycleReport: LifecycleReport = { registered: ['general-bcdfg'], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
+    const log = recordingLog();
+    const points: MetricDataPoint[][] = [];
+    let lifecyclePasses = 0;
+    let provisionPasses = 0;
+    const handler = createProvisionerHandler({
+      provision: async () => (provisionPasses++, provisionReport),
+      log,
+      metrics: { publish: (p) => void points.push([...p]) },
+      lifecycle: async () => (lifecyclePasses++, { report: lifecycleReport }),
+    });
+    await handler(sqsEvent());
+    expect(lifecyclePasses).toBe(0);
+    const node = { kind: 'node', cluster: 'test', name: 'ip-10-0-1-2', uid: 'n1', resourceVersion: '3', event: 'ready' };
+    expect(await handler(sqsEvent(node))).toEqual({ batchItemFailures: [] });
+    expect(lifecyclePasses).toBe(1);
+    expect(provisionPasses).toBe(2);
+    expect(log.lines).toContainEqual(['info', 'lifecycle pass (node event)', { registered: ['general-bcdfg'], initialized: [] }]);
+    expect(points.flat().map((p) => p.name)).toContain('karpenter_nodes_created_total');
+  });
+
+  it('the provisioner does not fail a batch when the node-triggered lifecycle pass fails', async () => {
+    const log = recordingLog();
+    const handler = createProvisionerHandler({
+      provision: async () => provisionReport,
+      log,
+      lifecycle: async () => {
+        throw new Error('API server unavailable');
+      },
+    });
+    const node = { kind: 'node', cluster: 'test', name: 'ip-10-0-1-2', uid: 'n1', resourceVersion: '3', event: 'registered' };
+    expect(await handler(sqsEvent(node))).toEqual({ batchItemFailures: [] });
+    expect(log.lines).toContainEqual(['warn', 'lifecycle pass after a node event failed (the scheduled pass retries)', { error: 'API server unavailable' }]);
   });
 
   it('the lifecycle handler publishes its metrics', async () => {

@@ -11,6 +11,8 @@ import {
   interruptionMetrics,
   lifecycleMetrics,
   nodePoolOfNodeClaim,
+  nodeUsageMetrics,
+  PodStartupTracker,
   provisionMetrics,
   publishMetrics,
 } from '../../shared/lambda/metrics.js';
@@ -194,7 +196,7 @@ describe('report metrics (shared/lambda/metrics.ts)', () => {
       ...(allocatable ? { allocatable } : {}),
     });
 
-    it('gives live NodeClaims by state, registered nodes, and their allocatable in cores, bytes and counts', () => {
+    it('gives live NodeClaims by state and registered nodes (allocatable is per node: nodeUsageMetrics)', () => {
       const points = fleetMetrics([
         claim('general-a', 'general', 'Initialized', { cpu: 1930, memory: 7134, pods: 29 }),
         claim('general-b', 'general', 'Registered', { cpu: 1930, memory: 7134, pods: 29 }),
@@ -207,10 +209,87 @@ describe('report metrics (shared/lambda/metrics.ts)', () => {
         ['karpenter_nodeclaims_total', { nodepool: 'general', state: 'Pending' }, 1],
         ['karpenter_nodeclaims_total', { nodepool: 'general', state: 'Registered' }, 1],
         ['karpenter_nodes_total', { nodepool: 'general' }, 2],
-        ['karpenter_nodes_allocatable', { nodepool: 'general', resource_type: 'cpu' }, 3.86],
-        ['karpenter_nodes_allocatable', { nodepool: 'general', resource_type: 'memory' }, 2 * 7134 * 1024 * 1024],
-        ['karpenter_nodes_allocatable', { nodepool: 'general', resource_type: 'pods' }, 58],
       ]);
+    });
+  });
+
+  describe('nodeUsageMetrics', () => {
+    const node = { node: 'ip-10-0-1-5', nodePool: 'general', capacityType: 'spot', zone: 'us-west-2a', allocatable: { cpu: 1930, memory: 7134, pods: 29 }, podRequests: { cpu: 500, memory: 1024, pods: 3 }, daemonRequests: { cpu: 100, pods: 1 } };
+
+    it('gives allocatable, pod and DaemonSet requests per node and resource, in cores, bytes and counts', () => {
+      const points = nodeUsageMetrics([node]);
+      const table = points.map((p) => [p.name, p.dimensions.resource_type, p.value]);
+      expect(table).toEqual([
+        ['karpenter_nodes_allocatable', 'cpu', 1.93],
+        ['karpenter_nodes_total_pod_requests', 'cpu', 0.5],
+        ['karpenter_nodes_total_daemon_requests', 'cpu', 0.1],
+        ['karpenter_nodes_allocatable', 'memory', 7134 * 1024 * 1024],
+        ['karpenter_nodes_total_pod_requests', 'memory', 1024 * 1024 * 1024],
+        ['karpenter_nodes_total_daemon_requests', 'memory', 0],
+        ['karpenter_nodes_allocatable', 'pods', 29],
+        ['karpenter_nodes_total_pod_requests', 'pods', 3],
+        ['karpenter_nodes_total_daemon_requests', 'pods', 1],
+      ]);
+    });
+
+    it('keeps the dimensions to nodepool and resource_type and carries node_name, capacity_type and zone as properties', () => {
+      for (const p of nodeUsageMetrics([node])) {
+        expect(Object.keys(p.dimensions).sort()).toEqual(['nodepool', 'resource_type']);
+        expect(p.properties).toEqual({ node_name: 'ip-10-0-1-5', capacity_type: 'spot', zone: 'us-west-2a' });
+      }
+      const [bare] = nodeUsageMetrics([{ node: 'n', nodePool: 'general', allocatable: { cpu: 1000 }, podRequests: {}, daemonRequests: {} }]);
+      expect(bare?.properties).toEqual({ node_name: 'n' });
+    });
+
+    it('reports a requested resource the node does not list as allocatable 0', () => {
+      const points = nodeUsageMetrics([{ ...node, allocatable: {}, podRequests: { 'nvidia.com/gpu': 1 }, daemonRequests: {} }]);
+      expect(points.map((p) => [p.name, p.dimensions.resource_type, p.value])).toEqual([
+        ['karpenter_nodes_allocatable', 'nvidia.com/gpu', 0],
+        ['karpenter_nodes_total_pod_requests', 'nvidia.com/gpu', 1],
+        ['karpenter_nodes_total_daemon_requests', 'nvidia.com/gpu', 0],
+      ]);
+    });
+  });
+
+  describe('PodStartupTracker', () => {
+    const pod = (uid: string, phase: 'Pending' | 'Running', createdAt = 0) => ({ uid, phase, createdAt });
+
+    it('measures creation → first pass seeing Running, in seconds, once, for a pod it saw Pending', () => {
+      const tracker = new PodStartupTracker();
+      expect(tracker.observe([pod('a', 'Pending', 1_000)], 60_000)).toEqual([]);
+      expect(tracker.observe([pod('a', 'Pending', 1_000)], 120_000)).toEqual([]);
+      expect(tracker.observe([pod('a', 'Running', 1_000)], 181_000)).toEqual([180]);
+      expect(tracker.observe([pod('a', 'Running', 1_000)], 241_000)).toEqual([]);
+      expect(tracker.tracked).toBe(0);
+    });
+
+    it('measures nothing for a pod first seen Running (as Karpenter after a restart)', () => {
+      expect(new PodStartupTracker().observe([pod('a', 'Running')], 60_000)).toEqual([]);
+    });
+
+    it('forgets pods that are no longer listed, and the oldest beyond its capacity', () => {
+      const tracker = new PodStartupTracker(2);
+      tracker.observe([pod('a', 'Pending'), pod('b', 'Pending'), pod('c', 'Pending')], 1);
+      expect(tracker.tracked).toBe(2);
+      expect(tracker.observe([pod('a', 'Running'), pod('b', 'Running'), pod('c', 'Running')], 2_000)).toEqual([2, 2]);
+      tracker.observe([pod('d', 'Pending')], 3);
+      tracker.observe([], 4);
+      expect(tracker.tracked).toBe(0);
+    });
+  });
+
+  describe('lifecycleMetrics with usage', () => {
+    it('adds the fleet gauges, the per-node gauges and the startup durations of a pass that observed usage', () => {
+      const tracker = new PodStartupTracker();
+      const usage = (phase: 'Pending' | 'Running', observedAt: number): LifecycleReport => ({
+        ...emptyLifecycle,
+        usage: { observedAt, claims: [], nodes: [{ node: 'n1', nodePool: 'general', allocatable: { cpu: 2000 }, podRequests: {}, daemonRequests: {} }], pods: [{ uid: 'p', phase, createdAt: 0 }] },
+      });
+      expect(lifecycleMetrics(usage('Pending', 30_000), tracker).map((p) => p.name)).not.toContain('karpenter_pods_startup_duration_seconds');
+      const points = lifecycleMetrics(usage('Running', 90_000), tracker);
+      expect(points.find((p) => p.name === 'karpenter_pods_startup_duration_seconds')?.value).toBe(90);
+      expect(points.filter((p) => p.name === 'karpenter_nodes_allocatable')).toHaveLength(1);
+      expect(lifecycleMetrics(emptyLifecycle, tracker)).toEqual([]);
     });
   });
 
@@ -280,6 +359,33 @@ describe('createEmfPublisher (Powertools EMF)', () => {
     createEmfPublisher({ clusterName: 'prod' }).publish([metricPoint('nodesCreated', 1, { nodepool: 'a' }), metricPoint('nodesCreated', 2, { nodepool: 'a' })]);
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ nodepool: 'a', karpenter_nodes_created_total: 3 });
+  });
+
+  it('keeps each value of a histogram instead of summing them', () => {
+    createEmfPublisher({ clusterName: 'prod' }).publish([metricPoint('podsStartupDuration', 30), metricPoint('podsStartupDuration', 45)]);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ karpenter_pods_startup_duration_seconds: [30, 45] });
+  });
+
+  it('writes a histogram of more than 99 values over several lines', () => {
+    createEmfPublisher({ clusterName: 'prod' }).publish(Array.from({ length: 150 }, (_, i) => metricPoint('podsStartupDuration', i)));
+    const values = lines.map((l) => (JSON.parse(l) as { karpenter_pods_startup_duration_seconds: number[] }).karpenter_pods_startup_duration_seconds);
+    expect(values.map((v) => v.length)).toEqual([99, 51]);
+  });
+
+  it('writes a per-node point as its own line with properties, and without the cluster-wide dimension set', () => {
+    createEmfPublisher({ clusterName: 'prod', serviceName: 'skiff' }).publish(
+      nodeUsageMetrics([
+        { node: 'n1', nodePool: 'general', capacityType: 'spot', allocatable: { cpu: 2000 }, podRequests: {}, daemonRequests: {} },
+        { node: 'n2', nodePool: 'general', allocatable: { cpu: 4000 }, podRequests: {}, daemonRequests: {} },
+      ]),
+    );
+    const emf = lines.map((l) => JSON.parse(l) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Dimensions: string[][] }[] } });
+    expect(emf).toHaveLength(2);
+    expect(emf[0]).toMatchObject({ node_name: 'n1', capacity_type: 'spot', nodepool: 'general', resource_type: 'cpu', karpenter_nodes_allocatable: 2 });
+    expect(emf[1]).toMatchObject({ node_name: 'n2', karpenter_nodes_allocatable: 4 });
+    expect(emf[1]).not.toHaveProperty('capacity_type');
+    for (const blob of emf) expect(blob._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'cluster', 'nodepool', 'resource_type']]);
   });
 
   it('writes nothing for no points', () => {

@@ -1,5 +1,12 @@
-// The controller Lambdas' composition root checks its environment before building anything, offline.
-import { describe, expect, it } from 'vitest';
+// The controller Lambdas' composition root checks its environment before building anything, offline, and wires the
+// decision publisher (EventBridge, mocked here), the price refresher and the node-triggered lifecycle pass.
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { EventBridgeDecisionPublisher } from '../../shared/adapters/aws/decision-events.js';
+import type { MetricDataPoint } from '../../shared/core/metrics.js';
+import { publishDecisions } from '../../shared/lambda/decisions.js';
+import type { Log } from '../../shared/lambda/log.js';
 import { ConfigurationError, CONTROLLER_ENV, REQUIRED_CONTROLLER_ENV, requireEnvAll } from '../../shared/lambda/env.js';
 import { controllerSettingsFromEnv, disruptionDepsFromEnv, interruptionDepsFromEnv, lifecycleDepsFromEnv, provisionerDepsFromEnv } from '../../shared/lambda/wiring.js';
 
@@ -101,5 +108,60 @@ describe('per-function builders', () => {
   it('gives the periodic controllers their lease', () => {
     expect(lifecycleDepsFromEnv(ENV).lease.leases).toBeDefined();
     expect(disruptionDepsFromEnv(ENV).lease.leases).toBeDefined();
+  });
+
+  it('gives the lifecycle function the price refresher and a pod startup tracker, and the provisioner a lifecycle pass', () => {
+    const lifecycle = lifecycleDepsFromEnv(ENV);
+    expect(typeof lifecycle.prices.refresh).toBe('function');
+    expect(typeof lifecycle.prices.refreshIfStale).toBe('function');
+    expect(lifecycle.podStartup.tracked).toBe(0);
+    expect(typeof provisionerDepsFromEnv(ENV).lifecycle).toBe('function');
+  });
+});
+
+describe('decision publishing', () => {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const events = mockClient(EventBridgeClient);
+  const BUS = { ...ENV, [CONTROLLER_ENV.decisionBusName]: 'skiff-decisions-prod' };
+  const warnings: unknown[] = [];
+  const log: Log = { debug() {}, info() {}, warn: (m, a) => void warnings.push([m, a]), error() {} };
+  beforeEach(() => {
+    events.reset();
+    warnings.length = 0;
+  });
+  afterAll(() => events.restore());
+
+  it('reads the bus name when it is set', () => {
+    expect(controllerSettingsFromEnv(BUS).decisionBusName).toBe('skiff-decisions-prod');
+  });
+
+  it('wires no publisher without a bus name (decisions are only logged)', () => {
+    expect(provisionerDepsFromEnv(ENV).decisions).toBeUndefined();
+    expect(disruptionDepsFromEnv(ENV).decisions).toBeUndefined();
+    expect(interruptionDepsFromEnv(ENV).decisions).toBeUndefined();
+  });
+
+  it.each([
+    ['provisionerDepsFromEnv', provisionerDepsFromEnv],
+    ['disruptionDepsFromEnv', disruptionDepsFromEnv],
+    ['interruptionDepsFromEnv', interruptionDepsFromEnv],
+  ] as const)('%s puts decisions on the configured bus with source skiff and the cluster in the detail', async (_, build) => {
+    events.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: 'e1' }] });
+    const { decisions } = build(BUS);
+    expect(decisions).toBeInstanceOf(EventBridgeDecisionPublisher);
+    await publishDecisions(decisions, [{ type: 'NodeClaimLaunched', nodeClaim: 'general-bcdfg', nodePool: 'general' }], log);
+    const [entry] = events.commandCalls(PutEventsCommand)[0]?.args[0].input.Entries ?? [];
+    expect(entry).toMatchObject({ EventBusName: 'skiff-decisions-prod', Source: 'skiff', DetailType: 'NodeClaimLaunched' });
+    expect(JSON.parse(entry?.Detail ?? '{}')).toEqual({ cluster: 'prod', nodeClaim: 'general-bcdfg', nodePool: 'general' });
+    expect(warnings).toEqual([]);
+  });
+
+  it('never fails the caller when PutEvents fails: the failure is logged and counted', async () => {
+    events.on(PutEventsCommand).rejects(Object.assign(new Error('User is not authorized to perform: events:PutEvents'), { name: 'AccessDeniedException', $fault: 'client' }));
+    const { decisions } = provisionerDepsFromEnv(BUS);
+    const points: MetricDataPoint[] = [];
+    await expect(publishDecisions(decisions, [{ type: 'NodeClaimLaunched', nodeClaim: 'general-bcdfg' }], log, { publish: (p) => void points.push(...p) })).resolves.toBeUndefined();
+    expect(warnings).toEqual([['decisions not published', expect.objectContaining({ decisions: 1, error: expect.stringContaining('PutEvents') })]]);
+    expect(points.map((p) => [p.name, p.value])).toEqual([['skiff_decisions_unpublished_total', 1]]);
   });
 });

@@ -19,10 +19,11 @@
  */
 import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import type { Decision, DecisionPublisher, PublishDecisionsResult, UnpublishedDecision } from '../../ports/decisions.js';
+import { DECISION_EVENT_SOURCE } from './iam-actions.js';
 import { awsError, THROTTLING_CODES } from './sdk-errors.js';
 
-/** The `source` of every Skiff decision event. */
-export const DECISION_SOURCE = 'skiff';
+/** The `source` of every Skiff decision event (the stack's IAM grant allows only this one). */
+export const DECISION_SOURCE = DECISION_EVENT_SOURCE;
 /** Most entries in one PutEvents request (EventBridge quota). */
 export const PUT_EVENTS_MAX_ENTRIES = 10;
 /** Largest total entry size of one PutEvents request, bytes ("The total entry size must be less than 256KB"). */

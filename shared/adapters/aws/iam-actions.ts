@@ -26,7 +26,15 @@ export type IamScope =
   /** The node role's ARN only, with `iam:PassedToService` = `ec2.amazonaws.com`. */
   | 'nodeRole'
   /** The Skiff DynamoDB table and its indexes. */
-  | 'table';
+  | 'table'
+  /**
+   * Price refresh reads (`pricing.ts`): `Resource: *` (neither call supports resource-level permissions), granted only
+   * to the function that runs the refresh (the shared controller role's statement carries the condition
+   * `lambda:SourceFunctionArn` = that function), `ec2:` calls limited to the stack's region.
+   */
+  | 'priceRefresh'
+  /** `events:PutEvents` on the stack's decision bus only, with `events:source` = {@link DECISION_EVENT_SOURCE}. */
+  | 'decisionBus';
 
 /** One statement of the adapters' policy. */
 export interface IamStatement {
@@ -43,7 +51,7 @@ export const AWS_ADAPTER_POLICY: readonly IamStatement[] = [
   { sid: 'TagOnCreate', actions: ['ec2:CreateTags'], scope: 'tagOnCreate' },
   { sid: 'TerminateClusterInstances', actions: ['ec2:TerminateInstances'], scope: 'clusterResourceTag' },
   // Reads: instances (list, resume), images (ami.ts), subnets and security groups (discovery.ts), launch templates
-  // (launch-templates.ts), instance types, offerings and spot prices (instance-types.ts, pricing.ts).
+  // (launch-templates.ts), instance types and offerings (instance-types.ts).
   {
     sid: 'Describe',
     actions: [
@@ -54,16 +62,29 @@ export const AWS_ADAPTER_POLICY: readonly IamStatement[] = [
       'ec2:DescribeLaunchTemplates',
       'ec2:DescribeInstanceTypes',
       'ec2:DescribeInstanceTypeOfferings',
-      'ec2:DescribeSpotPriceHistory',
-      'pricing:GetProducts',
     ],
     scope: 'any',
   },
+  // pricing.ts: the 12-hourly price refresh (KARPENTER-V1.md §2.4), run by the lifecycle function only.
+  { sid: 'RefreshPrices', actions: ['ec2:DescribeSpotPriceHistory', 'pricing:GetProducts'], scope: 'priceRefresh' },
+  // decision-events.ts: decisions on the stack's EventBridge bus.
+  { sid: 'PublishDecisions', actions: ['events:PutEvents'], scope: 'decisionBus' },
   { sid: 'EksAmiParameters', actions: ['ssm:GetParameters'], scope: 'publicAmiParameters' },
   { sid: 'InstanceProfiles', actions: ['iam:GetInstanceProfile', 'iam:CreateInstanceProfile', 'iam:TagInstanceProfile', 'iam:AddRoleToInstanceProfile'], scope: 'instanceProfilePath' },
   { sid: 'PassNodeRole', actions: ['iam:PassRole'], scope: 'nodeRole' },
   { sid: 'Table', actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'], scope: 'table' },
 ];
+
+/**
+ * The `source` of every Skiff decision event on EventBridge (`decision-events.ts` sends it; the stack's grant allows
+ * only it through the `events:source` condition key, EventBridge user guide "Using IAM policy conditions").
+ */
+export const DECISION_EVENT_SOURCE = 'skiff';
+
+/** The actions of every statement with `scope`, in statement order. */
+export function actionsOfScope(scope: IamScope): string[] {
+  return AWS_ADAPTER_POLICY.filter((s) => s.scope === scope).flatMap((s) => s.actions);
+}
 
 /**
  * Paths of the public SSM parameters alias terms read (EKS AL2/AL2023, Bottlerocket, Windows). The IAM resource is

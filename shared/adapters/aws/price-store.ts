@@ -185,6 +185,17 @@ export class DynamoDbPriceStore implements PriceSnapshotStore {
   }
 
   /**
+   * When the current snapshot's prices were fetched, from the pointer item alone (one strongly consistent GetItem,
+   * no chunk read): what a staleness check needs.
+   * @returns epoch ms (UTC), or `undefined` when no snapshot was ever stored
+   * @throws {SkiffError} when DynamoDB fails (`ThrottledError` when it throttles past the SDK's retries)
+   */
+  async currentFetchedAt(): Promise<number | undefined> {
+    const pointer = await this.#readPointer();
+    return typeof pointer?.fetchedAt === 'number' ? pointer.fetchedAt : undefined;
+  }
+
+  /**
    * Writes `snapshot`'s chunks under a new version, then makes it current with a conditional put of the pointer,
    * unless a snapshot with the same or a later `fetchedAt` is current (then its chunks are deleted again and the
    * result says `superseded`). After a win, chunks of versions older than the replaced one are deleted.

@@ -10,7 +10,7 @@ import { adapterActions, AWS_ADAPTER_POLICY } from '../../../shared/adapters/aws
 const DIR = new URL('../../../shared/adapters/aws/', import.meta.url);
 
 /** Service prefix of each SDK package the adapters import. */
-const SERVICE: Readonly<Record<string, string>> = { ec2: 'ec2', ssm: 'ssm', iam: 'iam', pricing: 'pricing', 'dynamodb': 'dynamodb', 'lib-dynamodb': 'dynamodb' };
+const SERVICE: Readonly<Record<string, string>> = { ec2: 'ec2', ssm: 'ssm', iam: 'iam', pricing: 'pricing', eventbridge: 'events', 'dynamodb': 'dynamodb', 'lib-dynamodb': 'dynamodb' };
 
 /** DocumentClient commands → the DynamoDB action they call. */
 const DOCUMENT_COMMANDS: Readonly<Record<string, string>> = { Get: 'GetItem', Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', Query: 'Query' };

@@ -104,6 +104,17 @@ describe('DynamoDbPriceStore', () => {
     });
   });
 
+  describe('currentFetchedAt', () => {
+    it('gives the current snapshot’s fetch time from the pointer alone, undefined before any', async () => {
+      const store = storeFor(freshCluster());
+      expect(await store.currentFetchedAt()).toBeUndefined();
+      await store.put(snapshotAt(T0));
+      await store.put(snapshotAt(T0 + 1000));
+      await store.put(snapshotAt(T0 - 1000));
+      expect(await store.currentFetchedAt()).toBe(T0 + 1000);
+    });
+  });
+
   describe('put', () => {
     it('splits a snapshot into chunks under the size budget and reads them back whole', async () => {
       const cluster = freshCluster();

@@ -8,6 +8,9 @@ import { startDynalite, type LocalDynamoDb } from '../../../shared/cli/local-dyn
 import { LEASE_MARGIN_SECONDS } from '../../../shared/lambda/periodic-lease.js';
 import type { LifecycleReport } from '../../../shared/controllers/lifecycle.js';
 import type { Log } from '../../../shared/lambda/log.js';
+import { PodStartupTracker } from '../../../shared/lambda/metrics.js';
+import type { PriceRefresher, PriceRefreshOutcome } from '../../../shared/lambda/price-refresh.js';
+import type { MetricDataPoint } from '../../../shared/core/metrics.js';
 
 const EMPTY: LifecycleReport = { registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
 
@@ -179,6 +182,84 @@ describe('lifecycle handler', () => {
     it('throws, so Lambda retries (the next scheduled run would too)', async () => {
       const { handler } = setup(() => Promise.reject(new Error('DynamoDB is down')));
       await expect(handler(scheduled)).rejects.toThrow('DynamoDB is down');
+    });
+  });
+
+  describe('prices', () => {
+    const refreshed: PriceRefreshOutcome = { status: 'refreshed', result: { outcome: 'stored', version: 'v', fetchedAt: 1, onDemandTypes: 800, spotOfferings: 4000 } };
+    /** A refresher recording its calls; `catchUp` is what refreshIfStale does. */
+    function refresher(catchUp: () => Promise<PriceRefreshOutcome> = async () => ({ status: 'fresh', ageMs: 3_600_000 }), refresh: () => Promise<PriceRefreshOutcome> = async () => refreshed) {
+      const calls: string[] = [];
+      const prices: PriceRefresher = {
+        refresh: async () => (calls.push('refresh'), refresh()),
+        refreshIfStale: async () => (calls.push('refreshIfStale'), catchUp()),
+      };
+      return { prices, calls };
+    }
+
+    it('refreshes on the 12-hourly task, without a lifecycle pass', async () => {
+      const { prices, calls } = refresher();
+      let passes = 0;
+      const points: MetricDataPoint[] = [];
+      const log = collectingLog();
+      const handler = createHandler({ reconcile: async () => (passes++, EMPTY), log, prices, metrics: { publish: (p) => void points.push(...p) } });
+      expect(await handler({ task: 'refresh-prices' })).toEqual({ trigger: 'refresh-prices', prices: refreshed });
+      expect(calls).toEqual(['refresh']);
+      expect(passes).toBe(0);
+      expect(log.lines).toContainEqual({ level: 'info', message: 'prices refreshed', attributes: expect.objectContaining({ onDemandTypes: 800, spotOfferings: 4000 }) });
+      expect(points.map((p) => [p.name, p.value])).toEqual([['skiff_price_snapshot_age_seconds', 0]]);
+    });
+
+    it('throws and counts a failed scheduled refresh', async () => {
+      const { prices } = refresher(undefined, () => Promise.reject(new Error('pricing:GetProducts AccessDenied')));
+      const points: MetricDataPoint[] = [];
+      const handler = createHandler({ reconcile: async () => EMPTY, log: collectingLog(), prices, metrics: { publish: (p) => void points.push(...p) } });
+      await expect(handler({ task: 'refresh-prices' })).rejects.toThrow('AccessDenied');
+      expect(points.map((p) => p.name)).toEqual(['skiff_price_refresh_failures_total']);
+    });
+
+    it('drops the task when no refresher is wired', async () => {
+      const { handler } = setup();
+      expect(await handler({ task: 'refresh-prices' })).toEqual({ trigger: 'ignored' });
+    });
+
+    it('checks the snapshot’s age after a scheduled pass, not after a node-triggered one, and publishes it', async () => {
+      const { prices, calls } = refresher();
+      const points: MetricDataPoint[] = [];
+      const handler = createHandler({ reconcile: async () => EMPTY, log: collectingLog(), prices, metrics: { publish: (p) => void points.push(...p) } });
+      expect(await handler(scheduled)).toEqual({ trigger: 'schedule', report: EMPTY, prices: { status: 'fresh', ageMs: 3_600_000 } });
+      await handler(nodeEvent);
+      expect(calls).toEqual(['refreshIfStale']);
+      expect(points.map((p) => [p.name, p.value])).toEqual([['skiff_price_snapshot_age_seconds', 3600]]);
+    });
+
+    it('never fails the pass when the catch-up refresh fails: it is logged and counted', async () => {
+      const { prices } = refresher(() => Promise.reject(new Error('no route to api.pricing.us-east-1.amazonaws.com')));
+      const points: MetricDataPoint[] = [];
+      const log = collectingLog();
+      const handler = createHandler({ reconcile: async () => EMPTY, log, prices, metrics: { publish: (p) => void points.push(...p) } });
+      expect(await handler(scheduled)).toEqual({ trigger: 'schedule', report: EMPTY });
+      expect(log.lines).toContainEqual({ level: 'warn', message: expect.stringContaining('price refresh failed'), attributes: { error: 'no route to api.pricing.us-east-1.amazonaws.com' } });
+      expect(points.map((p) => p.name)).toEqual(['skiff_price_refresh_failures_total']);
+    });
+  });
+
+  describe('usage metrics', () => {
+    it('publishes the per-node gauges and pod startup durations, and keeps the usage out of the log', async () => {
+      const usage = (phase: 'Pending' | 'Running', observedAt: number): LifecycleReport => ({
+        ...EMPTY,
+        registered: ['general-a'],
+        usage: { observedAt, claims: [], nodes: [{ node: 'n1', nodePool: 'general', allocatable: { cpu: 2000 }, podRequests: { cpu: 500 }, daemonRequests: {} }], pods: [{ uid: 'p1', phase, createdAt: 0 }] },
+      });
+      const reports = [usage('Pending', 60_000), usage('Running', 120_000)];
+      const points: MetricDataPoint[] = [];
+      const log = collectingLog();
+      const handler = createHandler({ reconcile: async () => reports.shift()!, log, podStartup: new PodStartupTracker(), metrics: { publish: (p) => void points.push(...p) } });
+      await handler(scheduled);
+      await handler(scheduled);
+      expect(points.filter((p) => p.name === 'karpenter_pods_startup_duration_seconds').map((p) => p.value)).toEqual([120]);
+      expect(points.filter((p) => p.name === 'karpenter_nodes_total_pod_requests').map((p) => p.value)).toEqual([0.5, 0.5]);
+      for (const line of log.lines) expect(line.attributes ?? {}).not.toHaveProperty('usage');
     });
   });
 });
