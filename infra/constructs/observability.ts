@@ -1,7 +1,7 @@
 /**
  * `Observability`: the alarms and the dashboard. Alarms: pods pending (unschedulable) for 5 minutes, persistent
  * launch failures, any message in a dead-letter queue, Lambda errors and throttles, and interruption messages
- * waiting longer than a minute (a spot warning gives two). The dashboard shows those, plus nodes and NodeClaims by
+ * waiting longer than a minute (a spot warning gives two), and a price snapshot over 13 hours old. The dashboard shows those, plus nodes and NodeClaims by
  * state, pod startup durations, per-NodePool node usage (the mean node's pod and DaemonSet requests against its
  * allocatable, cpu and memory), the price snapshot's age and decisions the bus did not take. Metric names:
  * `../metric-names.ts`.
@@ -93,6 +93,14 @@ export class Observability extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 2,
       datapointsToAlarm: 2,
+    });
+
+    // Refreshed every 12 h; a snapshot over 13 h old means the refresh keeps failing (Pricing route, permissions).
+    alarm('PricesStale', skiffMetric(METRIC_NAMES.priceSnapshotAge, cloudwatch.Stats.MINIMUM, Duration.hours(1)), {
+      description: 'the price snapshot is over 13 hours old: price refreshes are failing (see skiff_price_refresh_failures_total)',
+      threshold: 13 * 3600,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
     });
 
     const byState = (metricName: string, label: string) =>

@@ -400,7 +400,18 @@ describe('SkiffStack', () => {
         Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(stack, 'Queues/Interruptions/Queue'), 'QueueName'] } }],
         Threshold: 60,
       });
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 15);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 16);
+    });
+
+    it('alarms when the price snapshot is over 13 hours old (refreshes every 12 h keep failing)', () => {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: METRIC_NAMESPACE,
+        MetricName: METRIC_NAMES.priceSnapshotAge,
+        Statistic: 'Minimum',
+        Period: 3600,
+        Threshold: 46_800,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
     });
 
     it('notifies the configured topic', () => {
