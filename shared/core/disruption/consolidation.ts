@@ -6,8 +6,10 @@
  * - the candidates' reschedulable pods are solved against every other node and in-flight NodeClaim (not those
  *   already being disrupted) and the NodePools; any pod left unschedulable, or more than one new NodeClaim, means no;
  * - no new NodeClaim: delete the candidates (reason Empty when they have no pods, else Underutilized);
- * - one new NodeClaim: replace, keeping only instance types strictly cheaper than the candidates together, and never
- *   the candidate's own type for a single node (a replacement of the same type is churn);
+ * - one new NodeClaim: replace, keeping only instance types strictly cheaper than the candidates together, never
+ *   the candidate's own type for a single node (a replacement of the same type is churn), and for several nodes
+ *   nothing at or above the price of a candidate whose type is among the options (`filterOutSameType`); the other
+ *   types still count as topology domains, so a zone spread sees the same zones as the provisioner;
  * - spot → spot only with `SpotToSpotConsolidation` on, and for a single node only when at least
  *   {@link MIN_SPOT_TO_SPOT_TYPES} cheaper types remain (the launch list is then cut to the 15 cheapest); replacing
  *   on-demand nodes with a NodeClaim that could be spot or on-demand forces it to spot, so an ICE fails the
@@ -75,9 +77,12 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   if (pods.length === 0) return { kind: 'delete', candidates };
   const price = candidates.reduce((sum, c) => sum + c.price, 0);
   const ownTypes = new Set(single ? candidates.map((c) => c.instanceType) : []);
-  // Only instance types strictly cheaper than the candidates (and, for one node, not its own type) may replace them:
-  // solving with just those is both the rule and much less work than solving with the whole catalogue.
-  const cheaper = ctx.templates.map((t) => ({ ...t, instanceTypes: cheaperTypes(t.instanceTypes, price, ownTypes) }));
+  // Only instance types strictly cheaper than the candidates (and, for one node, not its own type) may replace them.
+  // The others stay in the solve with no available offering: they launch nothing, but their zones remain topology
+  // domains, as in the provisioner (Karpenter filters the options after a solve over every type). Without them an
+  // empty zone would drop out of a zone spread, a pod would "fit" where the provisioner then refuses it, and
+  // consolidation and provisioning would replace the same node back and forth.
+  const cheaper = ctx.templates.map((t) => ({ ...t, instanceTypes: t.instanceTypes.map((type) => (isCheaper(type, price, ownTypes) ? type : unlaunchable(type))) }));
   const results = solve(
     pods,
     cheaper,
@@ -88,8 +93,13 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   if (results.newNodeClaims.length === 0) return { kind: 'delete', candidates };
   if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
   const plan = results.newNodeClaims[0]!;
-  let options = plan.instanceTypes.filter((o) => o.price < price - 1e-9 && !ownTypes.has(o.name));
-  if (options.length === 0) return none('no instance type that fits its pods is cheaper');
+  // Multi-node (Karpenter `filterOutSameType`): a replacement of a type one candidate already has must cost less than
+  // that candidate, or deleting the others alone disrupts fewer pods.
+  const ceiling = single ? price : Math.min(price, sameTypeCeiling(candidates, plan.instanceTypes));
+  let options = plan.instanceTypes.filter((o) => o.price < ceiling - 1e-9 && !ownTypes.has(o.name));
+  if (options.length === 0) {
+    return none(ceiling < price ? `the replacement would be the same type as a candidate (${candidates.find((c) => c.price === ceiling)?.instanceType}) at no lower price` : 'no instance type that fits its pods is cheaper');
+  }
   let requirements = plan.requirements;
   const capacity = requirements.has(LABEL_CAPACITY_TYPE) ? requirements.get(LABEL_CAPACITY_TYPE) : undefined;
   const allowsSpot = !capacity || capacity.has('spot');
@@ -109,9 +119,31 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   return { kind: 'replace', candidates, replacement, savings: price - options[0]!.price };
 }
 
-/** The instance types with an available offering strictly cheaper than `price` (USD/h), minus `excluded` names. */
-function cheaperTypes(types: readonly InstanceType[], price: number, excluded: ReadonlySet<string>): InstanceType[] {
-  return types.filter((t) => !excluded.has(t.name) && t.offerings.some((o) => o.available && o.price < price - 1e-9));
+/** Whether `type` has an available offering strictly cheaper than `price` (USD/h) and is not one of `excluded`. */
+function isCheaper(type: InstanceType, price: number, excluded: ReadonlySet<string>): boolean {
+  return !excluded.has(type.name) && type.offerings.some((o) => o.available && o.price < price - 1e-9);
+}
+
+/** The same instance type with every offering unavailable (one copy per type object). */
+const unlaunchableCopies = new WeakMap<InstanceType, InstanceType>();
+function unlaunchable(type: InstanceType): InstanceType {
+  let copy = unlaunchableCopies.get(type);
+  if (!copy) {
+    copy = { ...type, offerings: type.offerings.map((o) => ({ ...o, available: false })) };
+    unlaunchableCopies.set(type, copy);
+  }
+  return copy;
+}
+
+/**
+ * The price (USD/h) of the cheapest candidate whose instance type is among the replacement's options, or Infinity.
+ * Karpenter core `multinodeconsolidation.go filterOutSameType`.
+ */
+function sameTypeCeiling(candidates: readonly ConsolidationCandidate[], options: readonly { readonly name: string }[]): number {
+  const names = new Set(options.map((o) => o.name));
+  let ceiling = Number.POSITIVE_INFINITY;
+  for (const c of candidates) if (names.has(c.instanceType)) ceiling = Math.min(ceiling, c.price);
+  return ceiling;
 }
 
 /**

@@ -119,7 +119,50 @@ describe('simulateConsolidation', () => {
   });
 });
 
+describe('simulateConsolidation and topology', () => {
+  it('counts the zones the NodePool can launch into, as the provisioner does: a zone-spread pod does not "fit" where a new node would be needed', () => {
+    // Three nodes in zones a, b, c with one spread pod each (b and c with room for more); the pool launches in a–f. Removing the node in a leaves
+    // counts b=1, c=1 and a, d, e, f = 0: with maxSkew 1 the pod can only go to an empty zone, i.e. a new node. The
+    // cheapest type that fits is the node's own, so nothing is cheaper: no consolidation (before, zones without nodes
+    // were not domains, the pod "fit" on b, the node was deleted and the provisioner launched it again).
+    const zones = ['us-west-2a', 'us-west-2b', 'us-west-2c', 'us-west-2d', 'us-west-2e', 'us-west-2f'];
+    const types = [instanceType('m5.large', { cpu: 1930, memory: 6903, price: 0.096, zones }), instanceType('m5.xlarge', { cpu: 3920, memory: 14162, price: 0.192, zones })];
+    const spread = (name: string) =>
+      pod(name, {
+        cpu: '1',
+        memory: '2Gi',
+        labels: { app: 'api' },
+        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: LABEL_ZONE, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'api' } } }],
+      });
+    const inZone = (name: string, zone: string, held: SchedulingPod[], type = types[1]!): ExistingCapacity => {
+      const n = node(name, type, held);
+      return { ...n, labels: { ...n.labels, [LABEL_ZONE]: zone } };
+    };
+    const [pa, pb, pc] = [spread('a'), spread('b'), spread('c')];
+    const na = inZone('na', 'us-west-2a', [pa], types[0]!); // the cheapest type; nb and nc have room for another pod
+    const existing = [na, inZone('nb', 'us-west-2b', [pb]), inZone('nc', 'us-west-2c', [pc])];
+    const decision = simulateConsolidation([candidate(na, types[0]!, [pa])], ctx(existing, types), true);
+    expect(decision.kind).toBe('none');
+  });
+});
+
 describe('multiNodeConsolidation', () => {
+  it('never replaces several nodes with a type one of them has at the same price: deleting the others is the command (filterOutSameType)', () => {
+    // An idle-ish m5.2xlarge and a g4dn.xlarge running a GPU pod: the only node for the GPU pod is a g4dn.xlarge again.
+    const gpu = [pod('gpu', { cpu: '1', memory: '2Gi', gpu: 1 })];
+    const small = [pod('small', { cpu: '500m', memory: '512Mi' })];
+    const nGpu = node('gpu', byName('g4dn.xlarge'), gpu);
+    const nBig = node('big', byName('m5.2xlarge'), small);
+    const nKeep = node('keep', byName('m5.xlarge'), []);
+    const both = [candidate(nBig, byName('m5.2xlarge'), small), candidate(nGpu, byName('g4dn.xlarge'), gpu)];
+    const together = simulateConsolidation(both, ctx([nBig, nGpu, nKeep]), false);
+    expect(together.kind).toBe('none');
+    if (together.kind === 'none') expect(together.reason).toMatch(/same type as a candidate \(g4dn\.xlarge\)/);
+    // The m5.2xlarge alone still goes: its pod fits on the node that stays.
+    expect(simulateConsolidation([both[0]!], ctx([nBig, nGpu, nKeep]), true).kind).toBe('delete');
+  });
+
+
   it('finds the longest prefix that one cheaper node can take', () => {
     // Four m5.large ($0.096 each) with 400m each: one m5.xlarge ($0.192) holds all four pods' 1.6 cpu.
     const nodes = [0, 1, 2, 3].map((i) => {
