@@ -8,7 +8,7 @@
  *   `kubernetes.io/cluster/<cluster>=owned`; they may use any image, snapshot, subnet and security group of the
  *   region (those cannot carry a request tag), and only launch templates that carry the cluster tag;
  * - `CreateTags` only as part of those create calls, with the same request tag;
- * - `TerminateInstances` only on instances (and launch templates) carrying the cluster tag (`aws:ResourceTag`);
+ * - `TerminateInstances` only on instances carrying the cluster tag and Skiff's `skiff.dev/cluster` (`aws:ResourceTag`);
  * - `iam:PassRole` only for the node role, only to EC2; instance profiles only under `/skiff/<region>/<cluster>/`;
  * - SSM reads only under the public EKS/Bottlerocket/Windows AMI parameter paths;
  * - Describe calls (which support no resource-level permission) only in the stack's region;
@@ -18,7 +18,7 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { AWS_ADAPTER_POLICY, ssmParameterArns, type IamStatement } from '../../shared/adapters/aws/iam-actions.js';
+import { AWS_ADAPTER_POLICY, TAG_SKIFF_CLUSTER, ssmParameterArns, type IamStatement } from '../../shared/adapters/aws/iam-actions.js';
 
 /** Props of {@link ControllerRole}. */
 export interface ControllerRoleProps {
@@ -86,7 +86,11 @@ export function adapterPolicyStatements(ctx: PolicyContext): { readonly statemen
         });
         return;
       case 'clusterResourceTag':
-        add(s.sid, s.actions, [ec2('instance/*', a), ec2('launch-template/*', a)], 'instance ids are not known in advance; the resource tag condition limits them to the cluster', { StringEquals: { [`aws:ResourceTag/${tag}`]: 'owned' } });
+        // Karpenter's instances (and managed node groups') carry the cluster tag too: only Skiff's own tag lets a
+        // terminate through, so a bug during a migration cannot take down nodes Skiff did not launch.
+        add(s.sid, s.actions, [ec2('instance/*', a)], 'instance ids are not known in advance; the resource tag conditions limit them to instances Skiff launched for the cluster', {
+          StringEquals: { [`aws:ResourceTag/${tag}`]: 'owned', [`aws:ResourceTag/${TAG_SKIFF_CLUSTER}`]: ctx.clusterName },
+        });
         return;
       case 'publicAmiParameters':
         add(s.sid, s.actions, ssmParameterArns(r, p), 'AMI aliases read public parameters under fixed AWS paths whose names contain the Kubernetes version and architecture');

@@ -318,10 +318,12 @@ describe('SkiffStack', () => {
       expect(statement('TagOnCreate').Condition).toEqual({ StringEquals: { [`aws:RequestTag/${tag}`]: 'owned', 'ec2:CreateAction': ['CreateFleet', 'RunInstances', 'CreateLaunchTemplate'] } });
     });
 
-    it('terminates only instances carrying the cluster tag', () => {
+    it('terminates only instances Skiff launched: the cluster tag and skiff.dev/cluster (Karpenter\'s carry only the first)', () => {
       const terminate = statement('TerminateClusterInstances');
       expect(list(terminate.Action)).toEqual(['ec2:TerminateInstances']);
-      expect(terminate.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${tag}`]: 'owned' } });
+      expect(terminate.Condition).toEqual({ StringEquals: { [`aws:ResourceTag/${tag}`]: 'owned', 'aws:ResourceTag/skiff.dev/cluster': 'sample' } });
+      expect(JSON.stringify(terminate.Resource)).toMatch(/:instance\/\*"\]\]\}$/);
+      expect(JSON.stringify(terminate.Resource)).not.toContain('launch-template');
       expect(statements().filter((s) => list(s.Action).includes('ec2:TerminateInstances'))).toHaveLength(1);
     });
 

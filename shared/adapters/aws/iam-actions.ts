@@ -9,6 +9,9 @@
  * Skiff calls.
  */
 
+/** The tag every instance Skiff launches carries (value: the cluster name); terminations are limited to it. */
+export { TAG_SKIFF_CLUSTER } from '../../core/api/labels.js';
+
 /** What a statement's resources and conditions are, for the stack to render. */
 export type IamScope =
   /** `Resource: *` — Describe/Get calls that support no resource-level permissions. */
@@ -17,7 +20,10 @@ export type IamScope =
   | 'clusterRequestTag'
   /** `ec2:CreateTags` only while creating (`ec2:CreateAction` ∈ CreateFleet, RunInstances, CreateLaunchTemplate). */
   | 'tagOnCreate'
-  /** Instances and launch templates with `aws:ResourceTag/kubernetes.io/cluster/<cluster>` = `owned`. */
+  /**
+   * Instances with `aws:ResourceTag/kubernetes.io/cluster/<cluster>` = `owned` and `aws:ResourceTag/skiff.dev/cluster`
+   * = `<cluster>`: only what Skiff launched (Karpenter's instances carry the first tag too).
+   */
   | 'clusterResourceTag'
   /** `arn:<partition>:ssm:<region>::parameter/aws/service/{eks,bottlerocket,ami-windows-latest}/*`. */
   | 'publicAmiParameters'
