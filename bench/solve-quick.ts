@@ -1,6 +1,7 @@
 /**
  * Quick solver timing on the real catalogue: N identical small pods, and N mixed pods, on the seed's general
- * NodePool. Usage: `npx tsx bench/solve-quick.ts [N]`. Not a test; the benchmark suite comes with its own issue.
+ * NodePool. Usage: `npx tsx bench/solve-quick.ts [N]`. A one-off probe for development; the benchmark suite is
+ * `npm run bench` (`bench/run.ts`, which writes BENCHMARKS.md).
  */
 import { loadCatalog } from '../shared/core/instancetypes/catalog.js';
 import { buildNodePoolTemplate } from '../shared/core/provisioning/nodepool-template.js';
