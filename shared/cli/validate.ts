@@ -9,6 +9,10 @@
  * one by one: references between them (a NodePool's `nodeClassRef`) are not, since the other object may already be in
  * the cluster.
  *
+ * Documents of kinds Skiff does not read (Service, ConfigMap, another project's CRDs) are skipped and listed, so a
+ * whole manifests folder can be checked; `--strict` reports them as unknown kinds instead. A near miss of a Skiff kind
+ * (`NodePol`) and anything under karpenter.sh, karpenter.k8s.aws or skiff.dev is never skipped.
+ *
  * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, unknown kind, schema, or no
  * object at all); 2 on a usage error (a path that does not exist or cannot be read, a folder without YAML files).
  */
@@ -16,7 +20,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
-import { parseManifestDocument, readManifestDocuments, sortIssues } from '../core/api/manifest.js';
+import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues } from '../core/api/manifest.js';
 import { SCENARIO_API_VERSION, SCENARIO_KIND, isScenarioObject, parseScenarioDocument } from '../sim/scenario.js';
 
 /** One valid object found in a file. */
@@ -27,11 +31,29 @@ export interface ValidatedObject {
   readonly line: number;
 }
 
+/** A document of a kind Skiff does not read, skipped (not with `--strict`). */
+export interface SkippedObject {
+  readonly kind: string;
+  readonly apiVersion: string;
+  /** `metadata.name`, when it has one. */
+  readonly name?: string;
+  /** 1-based line where its document starts. */
+  readonly line: number;
+}
+
+/** Options of {@link validateText}. */
+export interface ValidateOptions {
+  /** Report kinds Skiff does not read as problems instead of skipping them. @default false */
+  readonly strict?: boolean;
+}
+
 /** The outcome for one file. */
 export interface FileValidation {
   readonly file: string;
   readonly valid: boolean;
   readonly objects: readonly ValidatedObject[];
+  /** Documents of kinds Skiff does not read (empty with `--strict`, where they are issues). */
+  readonly skipped: readonly SkippedObject[];
   /** Problems with file, 1-based line and column, and field path; sorted by position. */
   readonly issues: readonly ValidationIssue[];
 }
@@ -84,13 +106,20 @@ export async function yamlFilesOf(path: string): Promise<{ readonly files: reado
  * @param text the file's content
  * @param file the name to put in issues
  * @param now epoch ms, for a Scenario document without `spec.start`
+ * @param options `strict`: kinds Skiff does not read are problems, not skipped
  * @example validateText('apiVersion: karpenter.sh/v1\nkind: NodePool\n…', 'pool.yaml', Date.now()).valid
  */
-export function validateText(text: string, file: string, now: number): FileValidation {
+export function validateText(text: string, file: string, now: number, options: ValidateOptions = {}): FileValidation {
   const read = readManifestDocuments(text, file);
   const issues: ValidationIssue[] = [...read.issues];
   const objects: ValidatedObject[] = [];
+  const skipped: SkippedObject[] = [];
   for (const doc of read.documents) {
+    const foreign = options.strict ? undefined : foreignKind(doc.value, [SCENARIO_KIND]);
+    if (foreign) {
+      skipped.push({ ...foreign, line: doc.line });
+      continue;
+    }
     if (isScenarioObject(doc.value)) {
       const result = parseScenarioDocument(doc, { now });
       issues.push(...result.issues);
@@ -102,16 +131,17 @@ export function validateText(text: string, file: string, now: number): FileValid
     if (result.manifest) objects.push({ kind: result.manifest.kind, name: result.manifest.object.metadata.name, line: result.manifest.source.line });
   }
   if (read.documents.length === 0 && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
-  return { file, valid: issues.length === 0, objects, issues: sortIssues(issues) };
+  return { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) };
 }
 
 /**
  * Validates every file the paths stand for.
  * @param paths files or folders, as given on the command line
  * @param now epoch ms (a Scenario's default start)
+ * @param options as for {@link validateText}
  * @returns the report, or the usage problems when a path cannot be read (nothing is validated then)
  */
-export async function validatePaths(paths: readonly string[], now: number): Promise<{ readonly report: ValidationReport } | { readonly usage: readonly UsageProblem[] }> {
+export async function validatePaths(paths: readonly string[], now: number, options: ValidateOptions = {}): Promise<{ readonly report: ValidationReport } | { readonly usage: readonly UsageProblem[] }> {
   const usage: UsageProblem[] = [];
   const files: string[] = [];
   for (const path of paths) {
@@ -128,7 +158,7 @@ export async function validatePaths(paths: readonly string[], now: number): Prom
     } catch (e) {
       return { usage: [{ path: file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }] };
     }
-    results.push(validateText(text, file, now));
+    results.push(validateText(text, file, now, options));
   }
   return { report: { valid: results.every((r) => r.valid), files: results } };
 }
@@ -139,10 +169,13 @@ export function formatValidationReport(report: ValidationReport): string {
   const objects = report.files.reduce((n, f) => n + f.objects.length, 0);
   const invalid = report.files.filter((f) => !f.valid).length;
   const problems = lines.length;
+  const skipped = report.files.flatMap((f) => f.skipped);
+  const kinds = [...new Set(skipped.map((o) => o.kind))].sort();
+  const skippedNote = skipped.length > 0 ? `; skipped ${skipped.length} object${plural(skipped.length)} of kinds Skiff does not read (${kinds.join(', ')}; --strict reports them)` : '';
   lines.push(
     report.valid
-      ? `${report.files.length} file${plural(report.files.length)} valid (${objects} object${plural(objects)})`
-      : `${problems} problem${plural(problems)} in ${invalid} of ${report.files.length} file${plural(report.files.length)}`,
+      ? `${report.files.length} file${plural(report.files.length)} valid (${objects} object${plural(objects)}${skippedNote})`
+      : `${problems} problem${plural(problems)} in ${invalid} of ${report.files.length} file${plural(report.files.length)}${skippedNote ? ` (${skippedNote.slice(2)})` : ''}`,
   );
   return `${lines.join('\n')}\n`;
 }
@@ -168,9 +201,10 @@ export function registerValidateCommand(program: Command, io: ValidateIo, setSta
     .command('validate')
     .description('validate NodePool, EC2NodeClass and other manifest files (or folders of them) as Skiff parses them; prints file:line:column: path: message per problem')
     .argument('<paths...>', 'YAML files or folders (searched recursively for *.yaml and *.yml)')
-    .option('--json', 'print {valid, files: [{file, valid, objects, issues}]} as JSON on stdout')
-    .action(async (paths: string[], opts: { json?: boolean }) => {
-      const outcome = await validatePaths(paths, now());
+    .option('--json', 'print {valid, files: [{file, valid, objects, skipped, issues}]} as JSON on stdout')
+    .option('--strict', 'report kinds Skiff does not read (Service, ConfigMap, …) as problems instead of skipping them')
+    .action(async (paths: string[], opts: { json?: boolean; strict?: boolean }) => {
+      const outcome = await validatePaths(paths, now(), opts.strict ? { strict: true } : {});
       if ('usage' in outcome) {
         for (const u of outcome.usage) io.err(`skiff validate: ${u.path}: ${u.message}\n`);
         setStatus(2);

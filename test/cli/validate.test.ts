@@ -95,9 +95,13 @@ describe('skiff validate', () => {
 
     it('reports YAML syntax errors, unknown kinds, unknown fields and empty files', () => {
       expect(validateText('a: [1, 2\n', 'syntax.yaml', 0).issues[0]?.message).toMatch(/^YAML syntax error/);
-      expect(validateText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n', 'cm.yaml', 0).issues).toEqual([
+      expect(validateText('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n', 'cm.yaml', 0, { strict: true }).issues).toEqual([
         expect.objectContaining({ file: 'cm.yaml', line: 2, path: 'kind', message: expect.stringMatching(/^unknown kind "ConfigMap"/) }),
       ]);
+      // A near miss of a Skiff kind, or an unknown kind under karpenter.sh, is a problem even without --strict.
+      expect(validateText('apiVersion: karpenter.sh/v1\nkind: NodePol\nmetadata: {name: x}\n', 'p.yaml', 0).issues[0]?.message).toMatch(/^unknown kind "NodePol"/);
+      expect(validateText('apiVersion: karpenter.sh/v1\nkind: NodeOverlay\nmetadata: {name: x}\n', 'o.yaml', 0).issues[0]?.message).toMatch(/^unknown kind "NodeOverlay"/);
+      expect(validateText('apiVersion: example.com/v1\nkind: Deploymnt\nmetadata: {name: x}\n', 'd.yaml', 0).issues[0]?.message).toMatch(/^unknown kind "Deploymnt"/);
       expect(validateText(GOOD_CLASS.replace('role:', 'rol:'), 'c.yaml', 0).issues.map((i) => i.message)).toContain('unknown field "rol" (did you mean "role"?)');
       expect(validateText('# nothing here\n', 'empty.yaml', 0)).toMatchObject({ valid: false, issues: [{ file: 'empty.yaml', message: 'no Kubernetes objects in this file' }] });
     });
@@ -108,6 +112,36 @@ describe('skiff validate', () => {
       expect(validateText(withAnnotation(256 * 1024 + 1), 'c.yaml', 0).issues).toEqual([
         expect.objectContaining({ line: 3, path: 'metadata.annotations', message: 'annotations total 262145 bytes; the API server allows at most 262144 (256 KiB)' }),
       ]);
+    });
+  });
+
+  describe('kinds Skiff does not read, and Karpenter v1beta1 habits', () => {
+    it('skips a Service and a ConfigMap in a manifests folder, lists them, and exits 0; --strict fails on them', async () => {
+      const dir = folder({
+        'app.yaml': `apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n---\n${GOOD_CLASS}`,
+      });
+      const r = await validate(dir);
+      expect(r.status).toBe(0);
+      expect(r.out).toBe('1 file valid (1 object; skipped 2 objects of kinds Skiff does not read (ConfigMap, Service; --strict reports them))\n');
+      const json = JSON.parse((await validate(dir, '--json')).out) as ValidationReport;
+      expect(json.files[0]!.skipped).toEqual([
+        { kind: 'Service', apiVersion: 'v1', name: 'web', line: 1 },
+        { kind: 'ConfigMap', apiVersion: 'v1', name: 'cfg', line: 6 },
+      ]);
+      const strict = await validate(dir, '--strict');
+      expect(strict.status).toBe(1);
+      expect(strict.out).toMatch(/app\.yaml:2:7: kind: unknown kind "Service"/);
+    });
+
+    it('says where v1beta1-era NodePool fields went in v1', () => {
+      const old = BROKEN_POOL.replace('  weight: 500\n', '  disruption:\n    consolidationPolicy: WhenUnderutilized\n    expireAfter: 720h\n').replace('          operator: Like', '          operator: In\n          values: [amd64]');
+      const messages = validateText(old, 'old.yaml', 0).issues.map((i) => `${i.path}: ${i.message}`);
+      expect(messages).toEqual([
+        expect.stringMatching(/^spec\.disruption\.consolidationPolicy: .*: WhenUnderutilized was renamed WhenEmptyOrUnderutilized in karpenter\.sh\/v1$/),
+        'spec.disruption.expireAfter: unknown field "expireAfter": in karpenter.sh/v1 expireAfter moved to spec.template.spec.expireAfter',
+      ]);
+      const beta = validateText(GOOD_CLASS.replace('karpenter.k8s.aws/v1', 'karpenter.k8s.aws/v1beta1'), 'c.yaml', 0).issues[0]?.message;
+      expect(beta).toMatch(/EC2NodeClass must have apiVersion karpenter\.k8s\.aws\/v1, got "karpenter\.k8s\.aws\/v1beta1" \(v1beta1 objects need the changes in Karpenter's v1 migration guide/);
     });
   });
 

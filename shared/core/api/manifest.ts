@@ -189,6 +189,46 @@ function kindEntry(kind: string): (typeof MANIFEST_KINDS)[ManifestKind] | undefi
 }
 
 /**
+ * Fields Karpenter v1 renamed or moved (docs `upgrading/v1-migration.md`): the issue's message gains where the field
+ * went, so a v1beta1-era manifest says what to change rather than only "unknown field".
+ */
+const MIGRATION_HINTS: readonly { readonly kind: string; readonly path: string; readonly value?: string; readonly hint: string }[] = [
+  { kind: 'NodePool', path: 'spec.disruption.expireAfter', hint: 'in karpenter.sh/v1 expireAfter moved to spec.template.spec.expireAfter' },
+  { kind: 'NodePool', path: 'spec.disruption.consolidationPolicy', value: 'WhenUnderutilized', hint: 'WhenUnderutilized was renamed WhenEmptyOrUnderutilized in karpenter.sh/v1' },
+  { kind: 'NodePool', path: 'spec.template.spec.kubelet', hint: 'in karpenter.sh/v1 kubelet settings moved to the EC2NodeClass (spec.kubelet)' },
+];
+
+function withMigrationHint(kind: string, issue: PathIssue, value: unknown): PathIssue {
+  const path = formatPath(issue.path);
+  const hint = MIGRATION_HINTS.find((h) => h.kind === kind && h.path === path && (h.value === undefined || valueAt(value, issue.path) === h.value));
+  return hint ? { ...issue, message: `${issue.message}: ${hint.hint}` } : issue;
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const key of path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+  return at;
+}
+
+/**
+ * A document of a kind Skiff does not read (a Service, a ConfigMap, a CRD of another project), with what names it;
+ * undefined for Skiff's kinds, a near miss of one (`NodePol`), anything under karpenter.sh, karpenter.k8s.aws or
+ * skiff.dev, and anything without a string apiVersion and kind — those must still be reported.
+ * @param value one YAML document as a plain value
+ * @param alsoSupported other kind names the caller reads (e.g. `Scenario`)
+ */
+export function foreignKind(value: unknown, alsoSupported: readonly string[] = []): { readonly kind: string; readonly apiVersion: string; readonly name?: string } | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const { apiVersion, kind, metadata } = value as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string' || kindEntry(kind)) return undefined;
+  if (/^(karpenter\.sh|karpenter\.k8s\.aws|skiff\.dev)\//.test(apiVersion)) return undefined;
+  const ours = [...Object.keys(MANIFEST_KINDS), ...alsoSupported];
+  if (ours.some((k) => distance(k.toLowerCase(), kind.toLowerCase()) <= 2)) return undefined;
+  const name = typeof metadata?.name === 'string' ? metadata.name : undefined;
+  return { kind, apiVersion, ...(name !== undefined ? { name } : {}) };
+}
+
+/**
  * Validates one plain object as a manifest: dispatches on `apiVersion` + `kind`, applies the kind's schema.
  * @param value a plain object (e.g. one YAML document converted to JS)
  * @param options extra kind names for the unknown-kind message
@@ -212,10 +252,11 @@ export function validateManifestObject(
     return { ok: false, issues: [{ path: ['kind'], message: `unknown kind ${JSON.stringify(kind)} (apiVersion ${apiVersion}); supported: ${supportedKinds(options.alsoSupported)}` }] };
   }
   if (apiVersion !== entry.apiVersion) {
-    return { ok: false, issues: [{ path: ['apiVersion'], message: `${kind} must have apiVersion ${entry.apiVersion}, got ${JSON.stringify(apiVersion)}` }] };
+    const beta = /^karpenter\.(sh|k8s\.aws)\/v1beta1$/.test(apiVersion) ? ' (v1beta1 objects need the changes in Karpenter\'s v1 migration guide: karpenter.sh/docs/upgrading/v1-migration)' : '';
+    return { ok: false, issues: [{ path: ['apiVersion'], message: `${kind} must have apiVersion ${entry.apiVersion}, got ${JSON.stringify(apiVersion)}${beta}` }] };
   }
   const result = (entry.schema as z.ZodType).safeParse(value, { error: manifestErrorMap });
-  if (!result.success) return { ok: false, issues: zodIssuesToPathIssues(result.error.issues) };
+  if (!result.success) return { ok: false, issues: zodIssuesToPathIssues(result.error.issues).map((i) => withMigrationHint(kind, i, value)) };
   return { ok: true, manifest: { kind, apiVersion, object: result.data } as ManifestBody };
 }
 
