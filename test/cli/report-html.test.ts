@@ -138,7 +138,7 @@ describe('report html', () => {
     });
 
     it('describes the shaded budget windows in UTC', () => {
-      expect(html).toContain('at most 0 node(s) for all reasons, 2026-03-02 08:00:00 → 2026-03-02 08:30:00 (0 8 * * * for 30m)');
+      expect(html).toContain('budget #1 (spec.disruption.budgets[0]): at most 0 node(s) for all reasons, 2026-03-02 08:00:00 → 2026-03-02 08:30:00 (0 8 * * * for 30m)');
     });
 
     it('is the same text for the same inputs', () => {

@@ -168,10 +168,10 @@ function budgetsHtml(series: ReportSeries): string {
     const index = series.nodePools.indexOf(s.nodePool);
     const color = `hsla(${hue(index < 0 ? series.nodePools.length : index)}, 70%, 50%, 0.35)`;
     lines.push(
-      `<li><span class="swatch" style="background:${color}"></span>NodePool <b>${escapeHtml(s.nodePool)}</b> budget ${s.budget}: at most ${escapeHtml(s.nodes)} node(s) for ${escapeHtml(reasons(s.reasons))}, ${escapeHtml(shortTime(new Date(s.start).toISOString()))} → ${escapeHtml(shortTime(new Date(s.end).toISOString()))} (${escapeHtml(s.label)})</li>`,
+      `<li><span class="swatch" style="background:${color}"></span>NodePool <b>${escapeHtml(s.nodePool)}</b> budget #${s.budget + 1} (spec.disruption.budgets[${s.budget}]): at most ${escapeHtml(s.nodes)} node(s) for ${escapeHtml(reasons(s.reasons))}, ${escapeHtml(shortTime(new Date(s.start).toISOString()))} → ${escapeHtml(shortTime(new Date(s.end).toISOString()))} (${escapeHtml(s.label)})</li>`,
     );
   }
-  for (const a of always) lines.push(`<li>NodePool <b>${escapeHtml(a.nodePool)}</b> budget ${a.budget}: at most ${escapeHtml(a.nodes)} node(s) for ${escapeHtml(reasons(a.reasons))}, always active</li>`);
+  for (const a of always) lines.push(`<li>NodePool <b>${escapeHtml(a.nodePool)}</b> budget #${a.budget + 1} (spec.disruption.budgets[${a.budget}]): at most ${escapeHtml(a.nodes)} node(s) for ${escapeHtml(reasons(a.reasons))}, always active</li>`);
   if (lines.length === 0) return '<p class="note">No disruption budgets.</p>';
   const shaded = shades.length > 0 ? 'Shaded: the windows of scheduled disruption budgets (cron, UTC). ' : '';
   return `<p class="note">${shaded}Budgets limit Empty, Underutilized and Drifted disruptions; expiration and interruption do not wait for them.</p>\n<ul class="budgets">${lines.join('')}</ul>`;
