@@ -30,9 +30,9 @@ import { NEVER, formatDuration, parseDuration } from '../core/api/duration.js';
 import type { Taint } from '../core/api/kubernetes.js';
 import { LABEL_INITIALIZED, LABEL_NODEPOOL } from '../core/api/labels.js';
 import { isLive, type DisruptionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
-import type { NodePool } from '../core/api/nodepool.js';
+import type { Budget, NodePool } from '../core/api/nodepool.js';
 import type { PodDisruptionBudget } from '../core/api/pdb.js';
-import { budgetAllowance } from '../core/disruption/budgets.js';
+import { BudgetScheduleError, budgetAllowance, budgetWindows, type BudgetWindow } from '../core/disruption/budgets.js';
 import {
   multiNodeConsolidation,
   simulateConsolidation,
@@ -211,7 +211,7 @@ function worldFingerprint(world: World): string {
   const parts: string[] = [];
   for (const p of world.pods) parts.push(`p${p.namespace}/${p.name}@${p.nodeName ?? ''}:${p.phase}`);
   for (const n of world.nodes) parts.push(`n${n.name}:${n.ready ? 1 : 0}:${n.taints.length}:${Object.keys(n.annotations).length}`);
-  for (const nc of world.classes.values()) parts.push(`nc${nc.metadata.name}:${fnv1a(JSON.stringify(nc.spec)).toString(36)}`);
+  for (const nc of world.classes.values()) parts.push(`nc${nc.metadata.name}:${specDigest(nc.spec)}`);
   for (const c of world.claims) {
     if (!isLive(c)) continue;
     // Time alone makes a node consolidatable (consolidateAfter passing): part of the digest too.
@@ -219,7 +219,7 @@ function worldFingerprint(world: World): string {
     const ripe = pool ? consolidationProblem(world, c, pool) === undefined : false;
     parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}`);
   }
-  for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${fnv1a(JSON.stringify(np.spec)).toString(36)}`);
+  for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${specDigest(np.spec)}`);
   parts.push(`u${world.unavailableKey}`);
   // Budget windows open and close with time alone.
   const ledger = new BudgetLedger(world);
@@ -227,6 +227,20 @@ function worldFingerprint(world: World): string {
   parts.sort();
   return `${parts.length}:${fnv1a(parts.join('|')).toString(36)}`;
 }
+
+/**
+ * `fnv1a(JSON.stringify(spec))` in base 36, remembered per spec object: the objects the Cluster port returns are
+ * read-only (a changed NodePool or EC2NodeClass is a new object), so an object that was digested before has the same
+ * digest. A cluster that returns fresh objects each pass (the Kubernetes adapter) simply never hits.
+ */
+function specDigest(spec: unknown): string {
+  if (spec === null || typeof spec !== 'object') return fnv1a(JSON.stringify(spec)).toString(36);
+  let digest = SPEC_DIGESTS.get(spec);
+  if (digest === undefined) SPEC_DIGESTS.set(spec, (digest = fnv1a(JSON.stringify(spec)).toString(36)));
+  return digest;
+}
+
+const SPEC_DIGESTS = new WeakMap<object, string>();
 
 /** Reads the cluster and the records; `previous` keeps the slow-changing parts (NodePools, types) of an earlier read. */
 async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World> {
@@ -409,6 +423,53 @@ function consolidationProblem(world: World, claim: NodeClaim, pool: NodePool): s
   return undefined;
 }
 
+/**
+ * How far ahead the active windows of a budget schedule are worked out at once: 6 hours. Evaluating a cron schedule is
+ * the costly part of a budget, and every pass evaluates every budget of every NodePool for each reason.
+ */
+const BUDGET_HORIZON_MS = 6 * 60 * 60 * 1000;
+
+/** Active windows per schedule and duration over `[fromMs, toMs)` (core `budgetWindows`); in memory, like {@link CONSOLIDATED}. */
+const BUDGET_WINDOWS = new Map<string, { readonly fromMs: number; readonly toMs: number; readonly windows: readonly BudgetWindow[] }>();
+
+/**
+ * `budgets` as they stand at `atMs`, with the same `budgetAllowance` at `atMs` for every reason and node count: a
+ * scheduled budget active at `atMs` loses its schedule (a budget without one is always active), an inactive one is
+ * left out, and one whose schedule does not evaluate stays as it is (`budgetAllowance` fails it closed). Activity is
+ * read from the budget's windows (core `budgetWindows`: active at T exactly when the schedule fired in
+ * `(T − duration, T]`, `isBudgetActive`), cached for {@link BUDGET_HORIZON_MS}.
+ */
+function budgetsAt(budgets: readonly Budget[], atMs: number): readonly Budget[] {
+  if (budgets.every((b) => b.schedule === undefined)) return budgets;
+  const out: Budget[] = [];
+  for (const budget of budgets) {
+    if (budget.schedule === undefined) {
+      out.push(budget);
+      continue;
+    }
+    const key = `${budget.schedule}\u0000${budget.duration ?? ''}`;
+    let cached = BUDGET_WINDOWS.get(key);
+    if (!cached || atMs < cached.fromMs || atMs >= cached.toMs) {
+      let windows: BudgetWindow[];
+      try {
+        windows = budgetWindows(budget, new Date(atMs), new Date(atMs + BUDGET_HORIZON_MS));
+      } catch (e) {
+        if (!(e instanceof BudgetScheduleError)) throw e;
+        out.push(budget);
+        continue;
+      }
+      if (BUDGET_WINDOWS.size > 1000) BUDGET_WINDOWS.clear();
+      cached = { fromMs: atMs, toMs: atMs + BUDGET_HORIZON_MS, windows };
+      BUDGET_WINDOWS.set(key, cached);
+    }
+    if (cached.windows.some((w) => w.start.getTime() <= atMs && atMs < w.end.getTime())) {
+      const { schedule: _schedule, duration: _duration, ...always } = budget;
+      out.push(always as Budget);
+    }
+  }
+  return out;
+}
+
 /** Budget bookkeeping of one pass: what each NodePool may still start, per reason. */
 class BudgetLedger {
   private readonly taken = new Map<string, number>();
@@ -442,7 +503,7 @@ class BudgetLedger {
     const np = this.world.pools.get(pool);
     if (!np) return 0;
     const nodes = this.nodes(pool);
-    const allowance = budgetAllowance(np.spec.disruption.budgets, reason, new Date(this.world.now), nodes.length, this.busy(nodes));
+    const allowance = budgetAllowance(budgetsAt(np.spec.disruption.budgets, this.world.now), reason, new Date(this.world.now), nodes.length, this.busy(nodes));
     return Math.max(0, allowance.remaining - (afterTaken ? (this.taken.get(pool) ?? 0) : 0));
   }
 
@@ -625,17 +686,35 @@ function singleNodeDecision(pass: Pass, candidates: readonly { claim: NodeClaim;
   return single.decision;
 }
 
+/**
+ * The current NodePool hashes and requirements and EC2NodeClass hashes a drift check compares with, worked out once
+ * per pass: keyed by the pass's NodePool map, which every re-read of the world within the pass keeps (see
+ * {@link readWorld}).
+ */
+const DRIFT_INPUTS = new WeakMap<object, { pools: Map<string, { hash: string; requirements: ReturnType<typeof nodePoolRequirements> }>; classes: Map<string, string> }>();
+
+function driftInputs(world: World): { pools: Map<string, { hash: string; requirements: ReturnType<typeof nodePoolRequirements> }>; classes: Map<string, string> } {
+  let inputs = DRIFT_INPUTS.get(world.pools);
+  if (!inputs) DRIFT_INPUTS.set(world.pools, (inputs = { pools: new Map(), classes: new Map() }));
+  return inputs;
+}
+
 /** Why a NodeClaim has drifted, in words, or undefined. */
 function driftOf(world: World, claim: NodeClaim): string | undefined {
   const pool = world.pools.get(claim.nodePool);
   if (!pool) return undefined;
   const node = nodeOfClaim(world, claim);
   const nodeClass = world.classes.get(claim.nodeClass);
+  const current = driftInputs(world);
+  let poolInputs = current.pools.get(pool.metadata.name);
+  if (!poolInputs) current.pools.set(pool.metadata.name, (poolInputs = { hash: nodePoolHash(pool), requirements: nodePoolRequirements(pool) }));
+  let classHash = nodeClass ? current.classes.get(nodeClass.metadata.name) : undefined;
+  if (nodeClass && classHash === undefined) current.classes.set(nodeClass.metadata.name, (classHash = nodeClassHash(nodeClass)));
   const reason = driftReason(
     { ...(claim.nodePoolHash ? { nodePoolHash: claim.nodePoolHash } : {}), ...(claim.nodeClassHash ? { nodeClassHash: claim.nodeClassHash } : {}), labels: node?.labels ?? claim.labels },
-    nodePoolHash(pool),
-    nodePoolRequirements(pool),
-    nodeClass ? nodeClassHash(nodeClass) : undefined,
+    poolInputs.hash,
+    poolInputs.requirements,
+    classHash,
   );
   if (!reason) return undefined;
   switch (reason) {

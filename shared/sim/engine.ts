@@ -35,6 +35,7 @@ import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { CachedNodeClaimStore } from './cached-nodeclaim-store.js';
+import { CachedUnavailableOfferings } from './cached-unavailable-offerings.js';
 import { healthScheduledChange, rebalanceRecommendation, spotInterruptionWarning, stateChangeNotification, type EventBridgeEvent } from './ec2-events.js';
 import { FaultInjector, isSimulatedCrash, type FaultRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
@@ -143,8 +144,10 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     void interruptionQueue.send(JSON.stringify(event), { groupId: `interruption-${n}`, deduplicationId: `interruption-${n}` });
   };
 
-  // Every controller of the run shares one store; its list() is cached between writes (see CachedNodeClaimStore).
+  // Every controller of the run shares one store; its list() is cached between writes (see CachedNodeClaimStore), and
+  // so is the unavailable offerings' (see CachedUnavailableOfferings).
   const store = new CachedNodeClaimStore(deps.store);
+  const unavailableOfferings = new CachedUnavailableOfferings(deps.unavailableOfferings);
   observeDisruption(cluster, ec2, observer, store, clock);
   // What the handlers see: the same objects behind the fault injector (a pass-through without faults).
   const handlerCluster = faults.cluster(cluster);
@@ -154,7 +157,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     cluster: handlerCluster,
     cloud: handlerCloud,
     store: handlerStore,
-    unavailableOfferings: faults.unavailableOfferings(deps.unavailableOfferings),
+    unavailableOfferings: faults.unavailableOfferings(unavailableOfferings),
     passes: faults.passes(deps.passes),
     clock,
     ids,
