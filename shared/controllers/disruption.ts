@@ -51,7 +51,7 @@ import { offeringKey, withUnavailable, type InstanceType } from '../core/instanc
 import { buildNodePoolTemplate, nodePoolRequirements, type DaemonSetLike } from '../core/provisioning/nodepool-template.js';
 import { toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
 import { solve, type NodeClaimPlan, type NodePoolTemplate } from '../core/provisioning/scheduler.js';
-import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod } from '../ports/cluster.js';
 import {
   REGISTRATION_TTL_MS,
   createNodeClaimRecord,
@@ -307,6 +307,27 @@ function podsOn(world: World, node: ClusterNode | undefined): ClusterPod[] {
   return node ? reschedulable(world.podsByNode.get(node.name) ?? []) : [];
 }
 
+/**
+ * How long the same `DisruptionBlocked` Event (object and message) is not written again: a node a PDB blocks would
+ * otherwise get one every pass, every minute. Karpenter's event recorder deduplicates the same way (it bumps the
+ * existing Event within its dedupe timeout); a changed reason is written at once.
+ */
+export const BLOCKED_EVENT_DEDUPE_MS = 15 * 60 * 1000;
+
+/** When each `DisruptionBlocked` Event was last written, per store (one run or one Lambda container). */
+const BLOCKED_WRITTEN = new WeakMap<object, Map<string, number>>();
+
+async function recordBlocked(pass: Pass, now: number, event: ClusterEvent): Promise<void> {
+  let written = BLOCKED_WRITTEN.get(pass.deps.store);
+  if (!written) BLOCKED_WRITTEN.set(pass.deps.store, (written = new Map()));
+  const key = `${event.object}|${event.message}`;
+  const last = written.get(key);
+  if (last !== undefined && now - last < BLOCKED_EVENT_DEDUPE_MS && now >= last) return;
+  if (written.size >= 10_000) written.clear(); // bound the memory; at worst an Event repeats
+  written.set(key, now);
+  await recordEventBestEffort(pass.deps.cluster, event);
+}
+
 /** Pods already told their do-not-disrupt value is invalid, per store (one run or one Lambda container). */
 const INVALID_DND_REPORTED = new WeakMap<object, Set<string>>();
 
@@ -525,10 +546,10 @@ interface Proposal {
 async function propose(pass: Pass, world: World): Promise<void> {
   const proposal = findProposal(pass, world);
   for (const b of pass.report.blocked) {
-    await recordEventBestEffort(pass.deps.cluster, { type: 'Normal', reason: 'DisruptionBlocked', object: `Node/${b.node}`, message: `Cannot disrupt Node: ${b.reason}` });
+    await recordBlocked(pass, world.now, { type: 'Normal', reason: 'DisruptionBlocked', object: `Node/${b.node}`, message: `Cannot disrupt Node: ${b.reason}` });
   }
   for (const b of pass.report.budgetBlocked) {
-    await recordEventBestEffort(pass.deps.cluster, { type: 'Normal', reason: 'DisruptionBlocked', object: `NodePool/${b.nodePool}`, message: `No allowed disruptions for disruption reason ${b.reason} due to blocking budget` });
+    await recordBlocked(pass, world.now, { type: 'Normal', reason: 'DisruptionBlocked', object: `NodePool/${b.nodePool}`, message: `No allowed disruptions for disruption reason ${b.reason} due to blocking budget` });
   }
   if (!proposal) return;
   const names = proposal.candidates.map((c) => c.name).sort();
@@ -999,7 +1020,7 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
       const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
       if (dnd.active) {
         pass.report.waiting.push({ pod: key, reason: 'annotated karpenter.sh/do-not-disrupt' });
-        await recordEventBestEffort(pass.deps.cluster, {
+        await recordBlocked(pass, world.now, {
           type: 'Warning',
           reason: 'DisruptionBlocked',
           object: `Node/${node.name}`,
@@ -1013,7 +1034,7 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
       if (outcome === 'blocked') {
         const why = pdbBlocks(pod, world.pdbs) ?? 'a PodDisruptionBudget refused the eviction (429)';
         pass.report.waiting.push({ pod: key, reason: why });
-        await recordEventBestEffort(pass.deps.cluster, { type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: pod ${key}: ${why}` });
+        await recordBlocked(pass, world.now, { type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: pod ${key}: ${why}` });
       }
     }
     // Evicted pods take their grace period to go: the node is terminated on a later pass, once none is left.
