@@ -321,6 +321,7 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
         const pod = cluster.pods.get(key);
         return pod && !pod.nodeName ? [pod] : [];
       });
+      observer.noteLaunchedFor(request.nodeClaim, nominated.map((p) => `${p.namespace}/${p.name}`));
       if (nominated.length > 0) {
         const name = nodeNameOf(instance.instanceId, region);
         observer.onNodeClaimLaunched({

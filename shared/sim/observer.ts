@@ -148,6 +148,18 @@ export class Observer {
     }
   }
 
+  /** NodeClaim → the pods still pending and nominated to it when its instance launched (what drove the launch). */
+  private readonly launchedFor = new Map<string, readonly string[]>();
+
+  /**
+   * The pods (`ns/name`) a NodeClaim's launch was for: those nominated to it and still pending at the launch. Pods
+   * nominated to it later (it had room when they turned pending) did not drive the launch, so {@link finish} does
+   * not count them as duplicates. Without this note, `finish` falls back to the record's `nominatedPods`.
+   */
+  noteLaunchedFor(nodeClaim: string, pods: readonly string[]): void {
+    this.launchedFor.set(nodeClaim, [...pods]);
+  }
+
   /** A pod was nominated to two live launches: the second launch duplicated the first. */
   onDuplicateNomination(pod: string, claims: readonly string[]): void {
     this.violate('duplicateLaunches', `pod ${pod} drove launches of ${claims.join(' and ')}`);
@@ -166,7 +178,7 @@ export class Observer {
     }
     const launched = claims.filter((c) => c.instanceId && c.launchedAt).sort((a, b) => Date.parse(a.launchedAt!) - Date.parse(b.launchedAt!));
     const byPod = new Map<string, NodeClaim[]>();
-    for (const c of launched) for (const p of c.nominatedPods) byPod.set(p, [...(byPod.get(p) ?? []), c]);
+    for (const c of launched) for (const p of this.launchedFor.get(c.name) ?? c.nominatedPods) byPod.set(p, [...(byPod.get(p) ?? []), c]);
     for (const [pod, list] of byPod) {
       for (let i = 1; i < list.length; i++) {
         const later = list[i]!;

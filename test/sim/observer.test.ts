@@ -69,6 +69,23 @@ describe('Observer', () => {
       expect(o.counts.duplicateLaunches).toBe(0);
     });
 
+    it('counts only the pods a launch was for, not pods nominated to it later while it had room', () => {
+      // b launched for web-2; web-1 (first nominated to a) joined b's record later, when a's node came up.
+      const o = observer();
+      o.noteLaunchedFor('a', ['default/web-1']);
+      o.noteLaunchedFor('b', ['default/web-2']);
+      const a = claim('a', 'i-a', 0, ['default/web-1']);
+      const b = claim('b', 'i-b', 30, ['default/web-2', 'default/web-1']);
+      o.finish([instance('i-a', 'a'), instance('i-b', 'b')], [a, b], new Map([['i-a', T + 60_000]]));
+      expect(o.counts.duplicateLaunches).toBe(0);
+      // Had b's launch been for web-1 too, it is a duplicate.
+      const o2 = observer();
+      o2.noteLaunchedFor('a', ['default/web-1']);
+      o2.noteLaunchedFor('b', ['default/web-2', 'default/web-1']);
+      o2.finish([instance('i-a', 'a'), instance('i-b', 'b')], [a, b], new Map([['i-a', T + 60_000]]));
+      expect(o2.counts.duplicateLaunches).toBe(1);
+    });
+
     it('counts a running instance with no live NodeClaim as leaked', () => {
       const o = observer();
       o.finish([instance('i-a', 'a'), instance('i-b', 'b')], [claim('a', 'i-a', 0, []), claim('b', 'i-b', 0, [], { state: 'Failed' })], new Map());
