@@ -1,30 +1,30 @@
 /**
- * Solver v1: places pending pods on existing capacity, then on new NodeClaims from NodePool templates.
+ * The provisioning solver: places pending pods on existing capacity, then on new NodeClaims from NodePool templates.
  *
  * Semantics follow Karpenter's scheduler (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/`,
  * summarised in ../shared/KARPENTER-V1.md §1.2):
  * - pods are solved in order cpu desc, memory desc, creation time, name (`queue.go byCPUAndMemoryDescending`);
- * - each pod tries existing nodes and in-flight NodeClaims first (free capacity); then, in Karpenter's pass, the
- *   first NodeClaim planned in this solve that fits (fewest pods first), else a new NodeClaim from the first
- *   NodePool by descending weight that can take it;
- * - Skiff also runs a price-aware pass — a pod joins the planned NodeClaim whose price rises least, unless a new
- *   NodeClaim for it costs less than that rise (× {@link PACKING_TOLERANCE}) — and keeps, per NodePool, the
- *   cheaper plan of the two. This avoids growing a node into a much dearer type (two 1-GPU pods on a
- *   g4dn.12xlarge instead of two g4dn.xlarge) and is never dearer than first-fit;
+ * - each pod tries existing nodes and in-flight NodeClaims first (free capacity), then NodeClaims planned in this
+ *   solve, then a new NodeClaim from the first NodePool by descending weight that can take it;
+ * - a pod that cannot be placed has its preferences relaxed one step at a time (`preferences.ts`) and is retried;
  * - a NodeClaim keeps every instance type that still fits all of its pods plus daemonset overhead and has an
  *   available offering its requirements allow; the list is cheapest first and truncated to 600
- *   (`MaxInstanceTypes`);
+ *   (`MaxInstanceTypes`), so each NodeClaim launches as the cheapest type that holds it (right-sizing);
  * - NodePool limits: instance types whose capacity exceeds what the limit still allows are not considered, and
  *   each planned NodeClaim reserves its cheapest option's capacity (Karpenter reserves the largest,
  *   `subtractMax`); a NodeClaim never grows past what the limit allows, and the controller re-checks limits
  *   against actual usage before each launch.
- * Check, then commit: every target offers `canAdd(pod)` (no mutation, returns why not) and `add()`.
+ * Where Karpenter joins the first planned NodeClaim that fits (first-fit, kept as {@link solveFirstFit}), Skiff packs
+ * for price ({@link solve}): pods bound by topology are placed one by one into NodeClaims filled up to the instance
+ * type with the best price per unit of the remaining demand, and the other pods are packed in bulk (vector bin
+ * packing over runs of identical pods). Bulk placement checks exactly what placing the pods one by one checks.
+ * Check, then commit: every target offers `canAdd(pod)` (no mutation, returns why not) and `add()`/`commit()`.
  * Unschedulable pods are returned as data with the reason each NodePool cannot serve them.
  */
 import type { Taint } from '../api/kubernetes.js';
-import { LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { cheapestOffering, type InstanceType } from '../instancetypes/offering.js';
-import { add, exceeding, fits, max, subtract, subtractOnKeysOf, type ResourceList } from '../resources/resource-list.js';
+import { add, exceeding, fitCount, fits, fitsSum, max, scale, subtract, subtractOnKeysOf, type ResourceList } from '../resources/resource-list.js';
 import { Requirement } from '../scheduling/requirement.js';
 import { describeIncompatibility, Requirements, type Incompatibility } from '../scheduling/requirements.js';
 import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
@@ -134,24 +134,110 @@ export interface SchedulingResults {
   readonly unschedulable: readonly UnschedulablePod[];
 }
 
-/** Why a target cannot take a pod (value, not error). */
-export type Rejection = { readonly ok: false; readonly reason: string; readonly incompatibility?: Incompatibility };
+/**
+ * Why a target cannot take a pod (value, not error). `temporary` marks a refusal later placements can lift (a
+ * zonal spread or pod affinity count); any other refusal stands for the rest of the solve, because targets only
+ * fill up and narrow and topology counts only grow.
+ */
+export type Rejection = { readonly ok: false; readonly reason: string; readonly incompatibility?: Incompatibility; readonly temporary?: boolean };
 
 type Acceptance<T> = { readonly ok: true } & T;
 
+/** How long {@link solve} may run by default, ms (Karpenter gives `Solve` a 1-minute timeout; Skiff 10 s). */
+export const DEFAULT_SOLVE_TIMEOUT_MS = 10_000;
+
 /**
- * Solves one batch.
+ * Batches up to this many pods also run solver v1's two greedy passes (price-aware and first-fit) and keep the best
+ * of the three plans: on small batches they cost little, and the first-fit plan bounds the price from above.
+ */
+export const PORTFOLIO_MAX_PODS = 200;
+
+/**
+ * A planned NodeClaim that would have to grow (change to a dearer instance type) to take a pod is one of at most
+ * this many such candidates evaluated per pod, in creation order; claims it fits for free are always looked for.
+ */
+export const MAX_GROWTH_CANDIDATES = 4;
+
+/** A pod placed one at a time looks at most at this many planned NodeClaims, newest first. */
+export const MAX_VISITED_CLAIMS = 64;
+
+/** Options of {@link solve}. */
+export interface SolveOptions {
+  /**
+   * Wall-clock budget of the solve, ms. When it runs out the solver stops optimising and completes its plan the
+   * fastest way (every pod still placed or reported unschedulable, every constraint still checked).
+   * @default {@link DEFAULT_SOLVE_TIMEOUT_MS}
+   */
+  readonly timeoutMs?: number;
+  /**
+   * A monotonic clock in ms, e.g. `() => performance.now()`. The core reads no clock itself (STYLE rule 1), so
+   * without one the budget is not enforced; the solve is still bounded (greedy construction, bounded candidates).
+   */
+  readonly now?: () => number;
+  /**
+   * Batches up to this many pods also run solver v1's passes and keep the best plan; 0 runs the packing solver
+   * alone. @default {@link PORTFOLIO_MAX_PODS}
+   */
+  readonly portfolioMaxPods?: number;
+}
+
+/** A solve's deadline from {@link SolveOptions}. */
+class Deadline {
+  private readonly at: number;
+  private passed = false;
+
+  constructor(private readonly options: SolveOptions) {
+    this.at = options.now ? options.now() + (options.timeoutMs ?? DEFAULT_SOLVE_TIMEOUT_MS) : Number.POSITIVE_INFINITY;
+  }
+
+  /** True once the clock has reached the deadline (stays true). */
+  expired(): boolean {
+    if (!this.passed && this.options.now && this.options.now() >= this.at) this.passed = true;
+    return this.passed;
+  }
+}
+
+/**
+ * Solves one batch: places pending pods on existing capacity, then on new NodeClaims, cheapest fleet first.
+ *
+ * Pods whose placement depends on topology (they have topology terms or are counted by one), host ports or several
+ * required node affinity terms are placed one at a time in Karpenter's order with its retry and relaxation loop.
+ * The other pods are then placed in bulk, per run of identical pods (same requests, requirements and tolerations)
+ * in the same order: existing capacity first, then room planned NodeClaims hold for free, then new NodeClaims of the
+ * highest-weight NodePool that can take them, each filled up to the instance type with the lowest price per unit of
+ * the remaining demand's dominant resource (cpu, memory or pods, after daemonset overhead). Every NodeClaim is then
+ * offered as its cheapest type that still fits (right-sizing). Bulk placement checks exactly what placing the pods
+ * one by one checks. Small batches ({@link PORTFOLIO_MAX_PODS}) also run solver v1's passes and keep the best plan.
  * @param pods pending pods (any order; the solver sorts them)
  * @param templates NodePools with their instance types
  * @param existing nodes and in-flight NodeClaims with their free room
+ * @param options deadline (see {@link SolveOptions}); optional
  * @example
- * const results = solve(pods, templates, existing);
+ * const results = solve(pods, templates, existing, { now: () => performance.now(), timeoutMs: 10_000 });
  * for (const plan of results.newNodeClaims) launch(plan);
  */
-export function solve(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): SchedulingResults {
+export function solve(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], options: SolveOptions = {}): SchedulingResults {
+  const deadline = new Deadline(options);
   const topology = Topology.build(pods, templates, existing);
+  const packed = solvePacked(pods, templates, existing, topology, deadline);
+  if (pods.length > (options.portfolioMaxPods ?? PORTFOLIO_MAX_PODS) || deadline.expired()) return packed;
+  return better(packed, solveLegacy(pods, templates, existing, topology, deadline));
+}
+
+/** The better of two plans: more pods placed, then cheaper, then fewer NodeClaims; ties keep `a`. */
+function better(a: SchedulingResults, b: SchedulingResults): SchedulingResults {
+  if (a.unschedulable.length !== b.unschedulable.length) return a.unschedulable.length < b.unschedulable.length ? a : b;
+  const [pa, pb] = [planPrice(a), planPrice(b)];
+  if (Math.abs(pa - pb) > 1e-9) return pa < pb ? a : b;
+  return b.newNodeClaims.length < a.newNodeClaims.length ? b : a;
+}
+
+/**
+ * Solver v1: the price-aware and first-fit greedy passes, keeping per NodePool the cheaper plan.
+ */
+function solveLegacy(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], topology: Topology, deadline: Deadline): SchedulingResults {
   const priceAware = solveWith(pods, templates, existing, PACKING_TOLERANCE, topology);
-  if (priceAware.newNodeClaims.length <= 1) return priceAware;
+  if (priceAware.newNodeClaims.length <= 1 || deadline.expired()) return priceAware;
   const packed = solveWith(pods, templates, existing, Number.POSITIVE_INFINITY, topology);
   // Placing more pods beats saving money (e.g. under a cpu limit, one bigger node fits more pods than two small).
   if (packed.unschedulable.length > priceAware.unschedulable.length) return priceAware;
@@ -169,6 +255,532 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
     return a < b - 1e-9 || (Math.abs(a - b) <= 1e-9 && alternative.length < claims.length) ? alternative : claims;
   });
   return { ...priceAware, newNodeClaims };
+}
+
+/** Candidates a class of interchangeable pods still has: targets that have not refused it for good. */
+interface ClassCandidates {
+  /** Planned NodeClaims in creation order; refused-for-good ones are set to undefined and compacted lazily. */
+  claims: (PlannedNodeClaim | undefined)[];
+  dead: number;
+  /** How many of the solve's planned NodeClaims were appended to `claims`. */
+  seen: number;
+}
+
+/**
+ * The packing solver (see {@link solve}): topology-bound pods greedily in Karpenter's order, then the rest in bulk.
+ */
+function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], topologyAtStart: Topology, deadline: Deadline): SchedulingResults {
+  const ordered = [...pods].sort(byCpuAndMemoryDescending);
+  const byWeight = [...templates].sort((a, b) => b.weight - a.weight || a.name.localeCompare(b.name));
+  const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
+  const topology = topologyAtStart.clone();
+  const existingTargets = existing.map((e) => new ExistingTarget(e, topology));
+  const planned: PlannedNodeClaim[] = [];
+  const placedExisting: { pod: string; target: string }[] = [];
+  const unplaced: { pod: SchedulingPod; level: number }[] = [];
+  let nextId = 0;
+  const preferNoSchedule = [...templates.flatMap((t) => t.taints), ...existing.flatMap((e) => e.taints)].some((t) => t.effect === 'PreferNoSchedule');
+  const maxLevel = (pod: SchedulingPod) => relaxationSteps(pod) - (preferNoSchedule ? 0 : 1);
+  const probeOf = (t: NodePoolTemplate) => PlannedNodeClaim.probe(t, topology);
+  /** The first NodePool by weight whose fresh NodeClaim takes `count` × `pod`, with the check. */
+  const freshFor = (pod: SchedulingPod, count = 1): { template: NodePoolTemplate; check: Accepted } | undefined => {
+    for (const template of byWeight) {
+      const check = probeOf(template).canAdd(pod, remaining.get(template.name), count);
+      if (check.ok) return { template, check };
+    }
+    return undefined;
+  };
+  const open = (template: NodePoolTemplate, check: Accepted, group: readonly SchedulingPod[]): PlannedNodeClaim => {
+    const claim = PlannedNodeClaim.open(template, check, group, topology, `nodeclaim-${nextId++}`, remaining);
+    planned.push(claim);
+    return claim;
+  };
+
+  // Phase 1: pods whose placement depends on topology, host ports or alternative terms, one by one.
+  const simple = (pod: SchedulingPod): boolean =>
+    pod.hostPorts.length === 0 &&
+    pod.requirementAlternatives.length === 1 &&
+    pod.topology.length === 0 &&
+    pod.preferences.podAffinity.length + pod.preferences.podAntiAffinity.length + pod.preferences.scheduleAnyway.length === 0 &&
+    topology.keysOf(pod).length === 0;
+  const classes = new Map<string, ClassCandidates>();
+  // What is left to place (canonical units), per set of requested resource names: a NodeClaim opened for a pod
+  // is filled up to the instance type that serves the demand of pods like it most cheaply (see `packingTarget`).
+  const demand = new Map<string, Record<string, number>>();
+  const signature = (pod: SchedulingPod) => Object.keys(pod.requests).filter((k) => (pod.requests[k] ?? 0) > 0).sort().join(',');
+  for (const pod of ordered) {
+    const sig = signature(pod);
+    const d = demand.get(sig) ?? {};
+    for (const k in pod.requests) d[k] = (d[k] ?? 0) + pod.requests[k]!;
+    demand.set(sig, d);
+  }
+  const consume = (pod: SchedulingPod, n = 1) => {
+    const d = demand.get(signature(pod));
+    if (d) for (const k in pod.requests) d[k] = Math.max(0, d[k]! - pod.requests[k]! * n);
+  };
+  const placeOne = (pod: SchedulingPod): boolean => {
+    const onExisting = existingTargets.find((t) => t.canAdd(pod).ok);
+    if (onExisting) {
+      onExisting.add(pod);
+      placedExisting.push({ pod: pod.key, target: onExisting.name });
+      consume(pod);
+      return true;
+    }
+    const key = classKey(pod);
+    let candidates = classes.get(key);
+    // A new class looks at the most recent NodeClaims only (older ones are usually full).
+    if (!candidates) classes.set(key, (candidates = { claims: [], dead: 0, seen: Math.max(0, planned.length - MAX_VISITED_CLAIMS) }));
+    for (; candidates.seen < planned.length; candidates.seen++) candidates.claims.push(planned[candidates.seen]);
+    const list = candidates.claims;
+    const growthLimit = deadline.expired() ? 1 : MAX_GROWTH_CANDIDATES;
+    let best: { claim: PlannedNodeClaim; check: Accepted; marginal: number } | undefined;
+    const growth: { claim: PlannedNodeClaim; at: number }[] = [];
+    let visited = 0;
+    // Newest first: the NodeClaims still filling up.
+    for (let i = list.length - 1; i >= 0 && visited < MAX_VISITED_CLAIMS; i--) {
+      const claim = list[i];
+      if (!claim) continue;
+      visited++;
+      const drop = () => {
+        list[i] = undefined;
+        candidates.dead++;
+      };
+      if (!fits(pod.requests, claim.room)) {
+        drop();
+        continue;
+      }
+      // Claims the pod would make grow past their target are checked only when no claim takes it for free.
+      if (!fitsSum(claim.requested(), pod.requests, claim.fillRoom())) {
+        if (growth.length < growthLimit) growth.push({ claim, at: i });
+        continue;
+      }
+      const check = claim.canAdd(pod, remaining.get(claim.template.name));
+      if (!check.ok) {
+        if (!check.temporary) drop();
+        continue;
+      }
+      if (check.options[0]!.price - claim.ceiling() <= 1e-9) {
+        best = { claim, check, marginal: 0 };
+        break;
+      }
+      if (growth.length < growthLimit) growth.push({ claim, at: i });
+    }
+    if (!best) {
+      for (const { claim, at } of growth) {
+        const check = claim.canAdd(pod, remaining.get(claim.template.name));
+        if (!check.ok) {
+          if (!check.temporary && list[at] === claim) {
+            list[at] = undefined;
+            candidates.dead++;
+          }
+          continue;
+        }
+        const marginal = check.options[0]!.price - claim.ceiling();
+        if (!best || marginal < best.marginal - 1e-12 || (Math.abs(marginal - best.marginal) <= 1e-12 && claim.pods.length < best.claim.pods.length)) best = { claim, check, marginal };
+      }
+    }
+    if (candidates.dead > 32 && candidates.dead * 2 > list.length) {
+      candidates.claims = list.filter((c) => c !== undefined);
+      candidates.dead = 0;
+    }
+    consume(pod);
+    if (best && best.marginal <= 1e-9) {
+      best.claim.commit([pod], best.check, remaining);
+      return true;
+    }
+    const fresh = freshFor(pod);
+    if (best && (!fresh || best.marginal <= fresh.check.options[0]!.price * PACKING_TOLERANCE)) {
+      best.claim.commit([pod], best.check, remaining);
+      return true;
+    }
+    if (!fresh) {
+      consume(pod, -1);
+      return false;
+    }
+    const claim = open(fresh.template, fresh.check, [pod]);
+    const target = packingTarget(fresh.check.options, add(pod.requests, demand.get(signature(pod)) ?? {}), fresh.template.daemonOverhead);
+    claim.target = { allocatable: target.type.allocatable, price: target.price };
+    return true;
+  };
+  const isSimple = ordered.map((p) => simple(view(p, 0)));
+  let queue = ordered.filter((_, i) => !isSimple[i]).map((pod) => ({ pod, level: 0 }));
+  while (queue.length > 0) {
+    const next: { pod: SchedulingPod; level: number }[] = [];
+    let progress = false;
+    for (const item of queue) {
+      if (placeOne(view(item.pod, item.level))) {
+        progress = true;
+      } else if (item.level < maxLevel(item.pod)) {
+        next.push({ pod: item.pod, level: item.level + 1 });
+        progress = true;
+      } else {
+        next.push(item);
+      }
+    }
+    queue = next;
+    if (!progress) break;
+  }
+  unplaced.push(...queue);
+
+  // Phase 2: the other pods in bulk, one run of identical pods at a time, relaxing level by level.
+  /** The largest batch (≤ `count`) of `pod` `check` accepts within `ceiling` USD/hour, with its check. */
+  const largestBatch = (check: (n: number) => Accepted | Rejection, count: number, ceiling: number): { n: number; check: Accepted } | undefined => {
+    const ok = (n: number) => {
+      const c = check(n);
+      return c.ok && c.options[0]!.price <= ceiling + 1e-9 ? c : undefined;
+    };
+    const all = ok(count);
+    if (all) return { n: count, check: all };
+    let [lo, hi] = [0, count];
+    let found: Accepted | undefined;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      const c = ok(mid);
+      if (c) [lo, found] = [mid, c];
+      else hi = mid;
+    }
+    if (lo === 0) return undefined;
+    return { n: lo, check: found ?? ok(lo)! };
+  };
+  /** Existing capacity first, then room planned NodeClaims hold for free; returns the pods of `run` left over. */
+  const fillExisting = (run: readonly SchedulingPod[]): SchedulingPod[] => {
+    const pod = run[0]!;
+    let i = 0;
+    for (const target of existingTargets) {
+      if (i >= run.length) break;
+      if (!target.canAdd(pod).ok) continue;
+      const n = Math.min(run.length - i, target.fitCount(pod.requests));
+      for (const p of run.slice(i, i + n)) {
+        target.add(p);
+        placedExisting.push({ pod: p.key, target: target.name });
+      }
+      i += n;
+    }
+    for (const claim of planned) {
+      if (i >= run.length) break;
+      const n = Math.min(run.length - i, fitCount(pod.requests, claim.freeRoom()));
+      if (n <= 0) continue;
+      const batch = largestBatch((k) => claim.canAdd(pod, remaining.get(claim.template.name), k), n, claim.ceiling());
+      if (!batch) continue;
+      claim.commit(run.slice(i, i + batch.n), batch.check, remaining);
+      i += batch.n;
+    }
+    return run.slice(i);
+  };
+  /**
+   * Packs runs of pods that share a NodePool and requirements into new NodeClaims of one target instance type
+   * (vector bin packing, dot-product heuristic: each NodeClaim is filled with the pod whose requests best align
+   * with the room left, normalised by the target's room). Returns the runs' pods left over.
+   */
+  const packGroup = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
+    const overhead = template.daemonOverhead;
+    const reps = runs.map((r) => r[0]!);
+    const fitting = options.filter((o) => reps.every((p) => fitsSum(overhead, p.requests, o.type.allocatable)));
+    // Dense columns over the resources the pods request.
+    const keys = [...new Set(reps.flatMap((p) => Object.keys(p.requests).filter((k) => p.requests[k]! > 0)))];
+    const d = keys.length;
+    const req = new Float64Array(runs.length * d);
+    reps.forEach((p, c) => keys.forEach((k, j) => (req[c * d + j] = p.requests[k] ?? 0)));
+    const roomOf = (o: PricedType) => Float64Array.from(keys, (k) => Math.max(0, (o.type.allocatable[k] ?? 0) - (overhead[k] ?? 0)));
+    const target = packingTargetBySimulation(
+      fitting.length > 0 ? fitting : options,
+      runs.map((r) => r.length),
+      req,
+      d,
+      roomOf,
+      overhead,
+      keys,
+    );
+    const room = roomOf(target);
+    const next = runs.map(() => 0);
+    const probe = probeOf(template);
+    for (;;) {
+      // Plan one NodeClaim arithmetically.
+      const plan = planBin(
+        room,
+        req,
+        d,
+        runs.map((r, c) => r.length - next[c]!),
+      );
+      const planned = plan.reduce((a, b) => a + b, 0);
+      if (planned === 0) break;
+      // Commit it in one check when it passes (the pods share requirements, and a fresh NodeClaim of the NodePool
+      // accepts each class: what placing them one by one checks), else class by class.
+      const all = runs.flatMap((run, c) => run.slice(next[c]!, next[c]! + plan[c]!));
+      const first = plan.findIndex((n) => n > 0);
+      let plus: ResourceList = {};
+      for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
+      const whole = probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
+      if (whole.ok && whole.options[0]!.price <= target.price + 1e-9) {
+        open(template, whole, all).target = { allocatable: target.type.allocatable, price: target.price };
+        for (let c = 0; c < runs.length; c++) next[c]! += plan[c]!;
+        continue;
+      }
+      let claim: PlannedNodeClaim | undefined;
+      for (let c = 0; c < runs.length; c++) {
+        const n = plan[c]!;
+        if (n === 0) continue;
+        const pod = reps[c]!;
+        const pods = runs[c]!.slice(next[c]!, next[c]! + n);
+        if (!claim) {
+          const batch = largestBatch((k) => probe.canAdd(pod, remaining.get(template.name), k), n, target.price);
+          if (!batch) continue;
+          claim = open(template, batch.check, pods.slice(0, batch.n));
+          claim.target = { allocatable: target.type.allocatable, price: target.price };
+          next[c]! += batch.n;
+        } else {
+          const into = claim;
+          const batch = largestBatch((k) => into.canAdd(pod, remaining.get(template.name), k), n, target.price);
+          if (!batch) continue;
+          into.commit(pods.slice(0, batch.n), batch.check, remaining);
+          next[c]! += batch.n;
+        }
+      }
+      if (!claim) break;
+    }
+    return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
+  };
+  /** Per NodePool and requirements: the instance type fallback NodeClaims pack into, chosen once. */
+  const targets = new Map<string, PricedType>();
+  /** Fallback: new NodeClaims for one run, from the first NodePool that takes its pods; returns what is left. */
+  const openBins = (run: readonly SchedulingPod[]): SchedulingPod[] => {
+    const pod = run[0]!;
+    let i = 0;
+    while (i < run.length) {
+      const fresh = freshFor(pod);
+      if (!fresh) break;
+      const probe = probeOf(fresh.template);
+      const left = run.length - i;
+      const group = `${fresh.template.name}|${alternativeKey(pod.requirementAlternatives[0]!)}`;
+      const chosen = targets.get(group);
+      let target = chosen && fresh.check.options.find((o) => o.type === chosen.type);
+      if (!target) {
+        target = packingTarget(fresh.check.options, scale(pod.requests, left), fresh.template.daemonOverhead);
+        targets.set(group, target);
+      }
+      const n = Math.max(1, Math.min(left, fitCount(pod.requests, subtract(target.type.allocatable, fresh.template.daemonOverhead))));
+      const batch = largestBatch((k) => probe.canAdd(pod, remaining.get(fresh.template.name), k), n, target.price) ?? { n: 1, check: fresh.check };
+      const claim = open(fresh.template, batch.check, run.slice(i, i + batch.n));
+      claim.target = { allocatable: target.type.allocatable, price: target.price };
+      i += batch.n;
+    }
+    return run.slice(i);
+  };
+  let pending = ordered.filter((_, i) => isSimple[i]);
+  for (let level = 0; pending.length > 0; level++) {
+    const views = pending.map((p) => view(p, level));
+    const runs: SchedulingPod[][] = [];
+    for (const v of views) {
+      const last = runs[runs.length - 1];
+      if (last && sameShape(last[0]!, v)) last.push(v);
+      else runs.push([v]);
+    }
+    const failed: SchedulingPod[] = [];
+    const groups = new Map<string, { template: NodePoolTemplate; options: readonly PricedType[]; runs: SchedulingPod[][] }>();
+    for (const run of runs) {
+      const left = fillExisting(run);
+      if (left.length === 0) continue;
+      const fresh = freshFor(left[0]!);
+      if (!fresh) {
+        failed.push(...left);
+        continue;
+      }
+      const key = `${fresh.template.name}|${alternativeKey(left[0]!.requirementAlternatives[0]!)}`;
+      const group = groups.get(key);
+      if (group) group.runs.push(left);
+      else groups.set(key, { template: fresh.template, options: fresh.check.options, runs: [left] });
+    }
+    for (const group of groups.values()) for (const rest of packGroup(group.template, group.options, group.runs)) failed.push(...openBins(rest));
+    const base = new Map(pending.map((p) => [p.key, p]));
+    pending = [];
+    for (const v of failed) {
+      const pod = base.get(v.key)!;
+      if (level < maxLevel(pod)) pending.push(pod);
+      else unplaced.push({ pod, level });
+    }
+  }
+
+  const unschedulable: UnschedulablePod[] = [];
+  const diagnoses = new Map<string, UnschedulablePod>();
+  for (const { pod, level } of unplaced.sort((a, b) => byCpuAndMemoryDescending(a.pod, b.pod))) {
+    const relaxed = view(pod, level);
+    const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
+    let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
+    if (!why) {
+      why = diagnose(relaxed, byWeight, remaining, { topology: (p, t) => PlannedNodeClaim.rejection(t, p, remaining.get(t.name), topology)?.reason });
+      diagnoses.set(key, why);
+    }
+    unschedulable.push({ ...why, pod: pod.key });
+  }
+  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+}
+
+/** Tolerance of the packing arithmetic (as `fits`). */
+const PACK_EPSILON = 1e-6;
+
+/**
+ * One bin of vector bin packing, planned arithmetically with the dot-product heuristic (Panigrahy et al.,
+ * "Heuristics for Vector Bin Packing", 2011): repeatedly add pods of the class whose requests, normalised by the
+ * room, align best with the room left — a few at a time (an eighth of what still fits), then re-align.
+ * @param room room of the bin per column (canonical units)
+ * @param req requests per class and column, row-major (`req[c * d + j]`)
+ * @param d number of columns
+ * @param left pods left per class
+ * @returns pods planned per class
+ */
+function planBin(room: Float64Array, req: Float64Array, d: number, left: readonly number[]): number[] {
+  const weight = Float64Array.from(room, (r) => (r > 0 ? 1 / (r * r) : 0));
+  const rem = Float64Array.from(room);
+  const plan = left.map(() => 0);
+  for (;;) {
+    let best = -1;
+    let bestScore = -1;
+    for (let c = 0; c < left.length; c++) {
+      if (plan[c]! >= left[c]!) continue;
+      let score = 0;
+      let fitsHere = true;
+      for (let j = 0; j < d; j++) {
+        const r = req[c * d + j]!;
+        if (r > PACK_EPSILON && r > rem[j]! + PACK_EPSILON) {
+          fitsHere = false;
+          break;
+        }
+        score += r * rem[j]! * weight[j]!;
+      }
+      if (fitsHere && score > bestScore) [best, bestScore] = [c, score];
+    }
+    if (best < 0) return plan;
+    let fit = Number.POSITIVE_INFINITY;
+    for (let j = 0; j < d; j++) {
+      const r = req[best * d + j]!;
+      if (r > PACK_EPSILON) fit = Math.min(fit, Math.floor((rem[j]! + PACK_EPSILON) / r));
+    }
+    const n = Math.max(1, Math.min(left[best]! - plan[best]!, Math.floor(fit / 8)));
+    plan[best]! += n;
+    for (let j = 0; j < d; j++) rem[j]! -= req[best * d + j]! * n;
+  }
+}
+
+/** How many candidate instance types {@link packingTargetBySimulation} packs for real (the best by fractional cost). */
+const SIMULATED_TARGETS = 16;
+/** At most this many pods (scaled down proportionally per class) are packed per simulated candidate. */
+const SIMULATED_PODS = 1500;
+
+/**
+ * The instance type a group of pod classes packs into most cheaply: the {@link SIMULATED_TARGETS} best by
+ * fractional cost ({@link packingTarget}'s estimate), each packed with {@link planBin} on a proportional sample of at
+ * most {@link SIMULATED_PODS} pods, keeping the lowest price per pod (fragmentation included: big pods on small
+ * types waste room the fractional estimate does not see).
+ */
+function packingTargetBySimulation(
+  options: readonly PricedType[],
+  counts: readonly number[],
+  req: Float64Array,
+  d: number,
+  roomOf: (o: PricedType) => Float64Array,
+  overhead: ResourceList,
+  keys: readonly string[],
+): PricedType {
+  const demand: Record<string, number> = {};
+  keys.forEach((k, j) => (demand[k] = counts.reduce((sum, n, c) => sum + n * req[c * d + j]!, 0)));
+  const ranked = options
+    .map((option) => ({ option, cost: fractionalCost(option, demand, overhead) }))
+    .sort((a, b) => a.cost - b.cost)
+    .slice(0, SIMULATED_TARGETS);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const ratio = Math.min(1, SIMULATED_PODS / Math.max(1, total));
+  const sample = counts.map((n) => (n === 0 ? 0 : Math.max(1, Math.round(n * ratio))));
+  const sampled = sample.reduce((a, b) => a + b, 0);
+  // Each bin is priced as the cheapest option that holds it (the plan right-sizes every NodeClaim).
+  const rooms = new Map<PricedType, Float64Array>();
+  const roomOfCached = (o: PricedType) => {
+    let r = rooms.get(o);
+    if (!r) rooms.set(o, (r = roomOf(o)));
+    return r;
+  };
+  const load = new Float64Array(d);
+  const rightSized = (plan: readonly number[], fallback: number): number => {
+    load.fill(0);
+    plan.forEach((n, c) => {
+      for (let j = 0; j < d; j++) load[j]! += n * req[c * d + j]!;
+    });
+    for (const o of options) {
+      if (o.price >= fallback) break;
+      const r = roomOfCached(o);
+      let ok = true;
+      for (let j = 0; j < d && ok; j++) ok = load[j]! <= r[j]! + PACK_EPSILON;
+      if (ok) return o.price;
+    }
+    return fallback;
+  };
+  let best: { option: PricedType; perPod: number } | undefined;
+  for (const { option } of ranked) {
+    const room = roomOfCached(option);
+    const left = [...sample];
+    let cost = 0;
+    let placed = 0;
+    while (placed < sampled) {
+      const plan = planBin(room, req, d, left);
+      const n = plan.reduce((a, b) => a + b, 0);
+      if (n === 0) break;
+      plan.forEach((k, c) => (left[c]! -= k));
+      placed += n;
+      cost += rightSized(plan, option.price);
+    }
+    if (placed < sampled) continue;
+    const perPod = cost / sampled;
+    if (!best || perPod < best.perPod - 1e-12) best = { option, perPod };
+  }
+  return best?.option ?? ranked[0]!.option;
+}
+
+/** {@link packingTarget}'s estimate for one option: price × fractional nodes the demand needs (at least one). */
+function fractionalCost(option: PricedType, demand: ResourceList, overhead: ResourceList): number {
+  let nodes = 1;
+  for (const k in demand) {
+    const dk = demand[k]!;
+    if (dk <= PACK_EPSILON) continue;
+    const room = (option.type.allocatable[k] ?? 0) - (overhead[k] ?? 0);
+    nodes = room <= 0 ? Number.POSITIVE_INFINITY : Math.max(nodes, dk / room);
+  }
+  return nodes * option.price;
+}
+
+/**
+ * The instance type a run of pods packs into: among `options` (those that fit one pod, cheapest first), the one
+ * that serves `demand` (the remaining requests, canonical units) for the least money, counting fractional nodes
+ * of room = allocatable − daemonset `overhead` and at least one node — the type with the lowest price per unit of
+ * the demand's dominant resource, or the cheapest that holds it all when it fits on one node.
+ */
+function packingTarget(options: readonly PricedType[], demand: ResourceList, overhead: ResourceList): PricedType {
+  let best: { option: PricedType; cost: number } | undefined;
+  for (const option of options) {
+    let nodes = 1;
+    for (const k in demand) {
+      const d = demand[k]!;
+      if (d <= 1e-6) continue;
+      const room = (option.type.allocatable[k] ?? 0) - (overhead[k] ?? 0);
+      nodes = room <= 0 ? Number.POSITIVE_INFINITY : Math.max(nodes, d / room);
+    }
+    const cost = nodes * option.price;
+    if (!best || cost < best.cost - 1e-12) best = { option, cost };
+  }
+  return best!.option;
+}
+
+/**
+ * What makes two pods interchangeable for every target: their shape (see `podShape`), namespace, labels (which
+ * topology counters count them) and topology terms.
+ */
+const classKeys = new WeakMap<SchedulingPod, string>();
+function classKey(pod: SchedulingPod): string {
+  let key = classKeys.get(pod);
+  if (key === undefined) {
+    const terms = pod.topology.map((t) => [t.kind, t.key, t.counter, t.maxSkew, t.minDomains, t.nodeAffinityPolicy, t.nodeTaintsPolicy, t.required]);
+    key = JSON.stringify([podShape(pod), pod.namespace, pod.labels, terms]);
+    classKeys.set(pod, key);
+  }
+  return key;
 }
 
 function groupByPool(r: SchedulingResults): Map<string, NodeClaimPlan[]> {
@@ -321,13 +933,30 @@ function podShape(pod: SchedulingPod): string {
   return shape;
 }
 
+/** `podShape(a) === podShape(b)`, comparing by reference first (replicas of one spec share their parsed fields). */
+function sameShape(a: SchedulingPod, b: SchedulingPod): boolean {
+  if (a.hostPorts.length > 0 || b.hostPorts.length > 0) return podShape(a) === podShape(b);
+  if (a.avoidPreferNoSchedule !== b.avoidPreferNoSchedule || a.topology.length !== b.topology.length) return false;
+  if (a.requests !== b.requests) {
+    const ka = Object.keys(a.requests);
+    if (ka.length !== Object.keys(b.requests).length || !ka.every((k) => a.requests[k] === b.requests[k])) return false;
+  }
+  const [ra, rb] = [a.requirementAlternatives, b.requirementAlternatives];
+  if (ra !== rb && (ra.length !== rb.length || !ra.every((r, i) => r === rb[i] || (r.isEmpty() && rb[i]!.isEmpty()) || alternativeKey(r) === alternativeKey(rb[i]!)))) return false;
+  const [ta, tb] = [a.tolerations, b.tolerations];
+  return ta === tb || (ta.length === 0 && tb.length === 0) || JSON.stringify(ta) === JSON.stringify(tb);
+}
+
+/** `a.localeCompare(b)` for many comparisons (same order, much faster). */
+const collator = new Intl.Collator();
+
 /** Karpenter's pod order: cpu desc, memory desc, then creation time and name for stability. */
 export function byCpuAndMemoryDescending(a: SchedulingPod, b: SchedulingPod): number {
   return (
     (b.requests.cpu ?? 0) - (a.requests.cpu ?? 0) ||
     (b.requests.memory ?? 0) - (a.requests.memory ?? 0) ||
     a.createdMs - b.createdMs ||
-    a.key.localeCompare(b.key)
+    collator.compare(a.key, b.key)
   );
 }
 
@@ -360,9 +989,14 @@ class ExistingTarget {
     for (const key of this.topology.keysOf(pod)) {
       const d = domainOfTarget(this.capacity, key);
       const verdict = this.topology.allowed(pod, key, d === undefined ? [] : [d]);
-      if (!verdict.ok) return { ok: false, reason: verdict.reason };
+      if (!verdict.ok) return refusal(verdict);
     }
     return { ok: true };
+  }
+
+  /** How many pods with `requests` (canonical units) the free room still holds. */
+  fitCount(requests: ResourceList): number {
+    return fitCount(requests, this.available);
   }
 
   add(pod: SchedulingPod): void {
@@ -370,6 +1004,11 @@ class ExistingTarget {
     for (const p of pod.hostPorts) this.hostPorts.add(p);
     this.topology.record(pod, (key) => domainOfTarget(this.capacity, key));
   }
+}
+
+/** A topology refusal as a {@link Rejection}, keeping whether it is temporary. */
+function refusal(verdict: { readonly reason: string; readonly temporary?: boolean }): Rejection {
+  return verdict.temporary ? { ok: false, reason: verdict.reason, temporary: true } : { ok: false, reason: verdict.reason };
 }
 
 /** The one value a requirement allows, or undefined when it allows none, several or a complement. */
@@ -395,7 +1034,7 @@ function pricedOptions(types: readonly (InstanceType | PricedType)[], requiremen
     const offering = cheapestOffering(type, requirements);
     if (offering) out.push({ type, price: offering.price });
   }
-  return out.sort((a, b) => a.price - b.price || a.type.name.localeCompare(b.type.name));
+  return out.sort(byPrice);
 }
 
 /** Options of a template, priced under its own requirements, computed once per template object. */
@@ -407,6 +1046,130 @@ function optionsOf(template: NodePoolTemplate): PricedType[] {
     templateOptions.set(template, options);
   }
   return options;
+}
+
+/** What `PlannedNodeClaim.canAdd` returns when the pod can join. */
+type Accepted = Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList; domains?: ReadonlyMap<string, string> }>;
+
+const largest = new WeakMap<readonly PricedType[], ResourceList>();
+
+/** Key-wise maximum of the options' allocatable (canonical units), computed once per options array. */
+function largestAllocatable(options: readonly PricedType[]): ResourceList {
+  let out = largest.get(options);
+  if (!out) {
+    const acc: Record<string, number> = {};
+    for (const o of options) {
+      const a = o.type.allocatable;
+      for (const k in a) if (!(a[k]! <= (acc[k] ?? 0))) acc[k] = Math.max(0, a[k]!);
+    }
+    largest.set(options, (out = acc));
+  }
+  return out;
+}
+
+/** The options' allocatable cpu, memory and pods as columns (see {@link fittingFast}), per options array. */
+const columns = new WeakMap<readonly PricedType[], { readonly cpu: Float64Array; readonly memory: Float64Array; readonly pods: Float64Array }>();
+
+/** Tolerance of `fits` (resource-list.ts). */
+const FIT_EPSILON = 1e-6;
+
+/**
+ * `options.filter((o) => fits(requests, o.type.allocatable))` (the same array when all fit) over typed columns, for
+ * requests of cpu, memory and pods only; undefined when `requests` has another resource (use the generic path).
+ */
+function fittingFast(options: PricedType[], requests: ResourceList): PricedType[] | undefined {
+  for (const k in requests) if (k !== 'cpu' && k !== 'memory' && k !== 'pods' && requests[k]! > FIT_EPSILON) return undefined;
+  let col = columns.get(options);
+  if (!col) {
+    const n = options.length;
+    col = { cpu: new Float64Array(n), memory: new Float64Array(n), pods: new Float64Array(n) };
+    options.forEach((o, i) => {
+      col!.cpu[i] = o.type.allocatable.cpu ?? 0;
+      col!.memory[i] = o.type.allocatable.memory ?? 0;
+      col!.pods[i] = o.type.allocatable.pods ?? 0;
+    });
+    columns.set(options, col);
+  }
+  const [c, m, p] = [requests.cpu ?? 0, requests.memory ?? 0, requests.pods ?? 0];
+  const ok = (i: number) => !((c > FIT_EPSILON && c > col!.cpu[i]! + FIT_EPSILON) || (m > FIT_EPSILON && m > col!.memory[i]! + FIT_EPSILON) || (p > FIT_EPSILON && p > col!.pods[i]! + FIT_EPSILON));
+  let i = 0;
+  while (i < options.length && ok(i)) i++;
+  if (i === options.length) return options;
+  const out = options.slice(0, i);
+  for (i++; i < options.length; i++) if (ok(i)) out.push(options[i]!);
+  return out;
+}
+
+/** Probe claims per topology state and template (see `PlannedNodeClaim.probe`). */
+const probes = new WeakMap<Topology, Map<NodePoolTemplate, PlannedNodeClaim>>();
+
+/** The domains of one key that options can carry, and the options pinned to each (see {@link domainsOf}). */
+interface DomainOptions {
+  readonly values: readonly string[];
+  pin(domain: string): { readonly requirements: Requirements; readonly options: PricedType[] };
+}
+
+const domainOptions = new WeakMap<readonly PricedType[], WeakMap<Requirements, Map<string, DomainOptions>>>();
+
+/**
+ * `domainValues(key, requirements, types of options)` and, lazily per domain, `requirements` pinned to it with the
+ * options that remain, cached per (options array, requirements) — both immutable — so that every pod asking a
+ * fresh NodeClaim (or the same planned NodeClaim state) where it could go pays for it once.
+ */
+function domainsOf(options: readonly PricedType[], requirements: Requirements, key: string): DomainOptions {
+  let byRequirements = domainOptions.get(options);
+  if (!byRequirements) domainOptions.set(options, (byRequirements = new WeakMap()));
+  let byKey = byRequirements.get(requirements);
+  if (!byKey) byRequirements.set(requirements, (byKey = new Map()));
+  let hit = byKey.get(key);
+  if (!hit) {
+    const pinned = new Map<string, { requirements: Requirements; options: PricedType[] }>();
+    hit = {
+      values: domainValues(
+        key,
+        requirements,
+        options.map((o) => o.type),
+      ),
+      pin(domain) {
+        let p = pinned.get(domain);
+        if (!p) {
+          const r = requirements.add(Requirement.in(key, [domain]));
+          p = { requirements: r, options: pinOptions(options, r, key, domain) };
+          pinned.set(domain, p);
+        }
+        return p;
+      },
+    };
+    byKey.set(key, hit);
+  }
+  return hit;
+}
+
+/**
+ * `options` (compatible with requirements that differ from `pinned` only on `key`) narrowed to those whose type can
+ * carry `key = domain`, re-priced when the key decides offerings (zone, capacity type). Same result as
+ * `pricedOptions(options, pinned)` without re-intersecting every requirement.
+ */
+function pinOptions(options: readonly PricedType[], pinned: Requirements, key: string, domain: string): PricedType[] {
+  const pricing = key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE;
+  const [zone, capacityType] = [pinned.get(LABEL_ZONE), pinned.get(LABEL_CAPACITY_TYPE)];
+  const out: PricedType[] = [];
+  for (const o of options) {
+    if (!o.type.requirements.get(key).has(domain)) continue;
+    if (!pricing) {
+      out.push(o);
+      continue;
+    }
+    // `cheapestOffering(o.type, pinned)` without allocating.
+    let price = Number.POSITIVE_INFINITY;
+    for (const offering of o.type.offerings) if (offering.available && offering.price < price && zone.has(offering.zone) && capacityType.has(offering.capacityType)) price = offering.price;
+    if (price !== Number.POSITIVE_INFINITY) out.push(price === o.price ? o : { type: o.type, price });
+  }
+  return pricing ? out.sort(byPrice) : out;
+}
+
+function byPrice(a: PricedType, b: PricedType): number {
+  return a.price - b.price || a.type.name.localeCompare(b.type.name);
 }
 
 /** A NodeClaim being planned in this solve. */
@@ -463,35 +1226,77 @@ class PlannedNodeClaim {
     return check.ok ? undefined : check;
   }
 
-  private static probe(template: NodePoolTemplate, topology: Topology): PlannedNodeClaim {
-    return new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set(), topology, 'a new node');
+  /**
+   * An empty NodeClaim of `template` that is never launched: `canAdd` on it answers what a fresh NodeClaim would
+   * do. Kept per topology state, so its narrowing cache serves every pod of the solve pass (it is never mutated).
+   */
+  static probe(template: NodePoolTemplate, topology: Topology): PlannedNodeClaim {
+    let byTemplate = probes.get(topology);
+    if (!byTemplate) probes.set(topology, (byTemplate = new Map()));
+    let probe = byTemplate.get(template);
+    if (!probe) {
+      probe = new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set(), topology, 'a new node');
+      probe.isProbe = true;
+      byTemplate.set(template, probe);
+    }
+    return probe;
+  }
+
+  /**
+   * A new NodeClaim from `template` holding `pods`, from an accepted `canAdd` of the template's probe (same
+   * template, topology and limits state): the check is not repeated.
+   */
+  static open(template: NodePoolTemplate, check: Accepted, pods: readonly SchedulingPod[], topology: Topology, id: string, remaining: Map<string, ResourceList | undefined>): PlannedNodeClaim {
+    const claim = new PlannedNodeClaim(template, template.requirements, check.options, template.daemonOverhead, new Set(), topology, id);
+    claim.commit(pods, check, remaining);
+    return claim;
   }
 
   /** Check then commit: adds `pod` if it fits, updating the pool's remaining limits. */
   tryAdd(pod: SchedulingPod, remaining: Map<string, ResourceList | undefined> | undefined): boolean {
     const check = this.canAdd(pod, remaining?.get(this.template.name));
     if (!check.ok) return false;
-    if (check.requirements !== this.requirements) this.narrowed = new Map();
-    this.requirements = check.requirements;
-    this.options = check.options;
-    this.requests = check.requests;
-    this.updateRoom();
-    for (const p of pod.hostPorts) this.hostPorts.add(p);
-    this.pods.push(pod);
-    if (check.domains) this.topology.record(pod, (key) => check.domains!.get(key));
-    if (remaining) remaining.set(this.template.name, this.reserve(remaining.get(this.template.name)));
+    this.commit([pod], check, remaining);
     return true;
   }
 
   /**
+   * Commits an accepted `canAdd` (computed against the claim's current state) for `pods`: one pod, or
+   * `check`'s `count` identical pods without topology terms or host ports. Updates the pool's remaining limits.
+   */
+  commit(pods: readonly SchedulingPod[], check: Accepted, remaining: Map<string, ResourceList | undefined> | undefined): void {
+    if (check.requirements !== this.requirements) {
+      this.narrowed = new Map();
+      this.largest = undefined;
+    }
+    this.fitCache.clear();
+    this.requirements = check.requirements;
+    this.options = check.options;
+    this.requests = check.requests;
+    this.updateRoom();
+    for (const pod of pods) {
+      for (const p of pod.hostPorts) this.hostPorts.add(p);
+      this.pods.push(pod);
+      // A NodeClaim's hostname domain is its own id (a probe's check names the probe).
+      if (check.domains) this.topology.record(pod, (key) => (key === LABEL_HOSTNAME ? this.id : check.domains!.get(key)));
+    }
+    if (remaining) remaining.set(this.template.name, this.reserve(remaining.get(this.template.name)));
+  }
+
+  /**
+   * The size the packing solver fills this claim up to (allocatable of its target instance type, canonical units)
+   * and that type's price (USD/hour); undefined for claims opened pod by pod.
+   */
+  target: { readonly allocatable: ResourceList; readonly price: number } | undefined;
+
+  /**
    * Whether `pod` can join, and the narrowed requirements and options if so. Never mutates the claim's plan.
+   * `count` asks for that many identical pods at once; `plus` adds the requests (canonical units) of other pods
+   * joining with it that the caller has checked share its requirements and pass the taint gate (bulk packing).
    * @param remaining what the pool's limits still allow besides this claim's own reservation; options that would
    *   not fit in it together with that reservation are dropped, so growing a claim never overruns a limit
    */
-  canAdd(
-    pod: SchedulingPod,
-    remaining?: ResourceList,
-  ): Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList; domains?: ReadonlyMap<string, string> }> | Rejection {
+  canAdd(pod: SchedulingPod, remaining?: ResourceList, count = 1, plus?: ResourceList): Accepted | Rejection {
     const gate = this.gate(pod);
     if (gate) return gate;
     const keys = this.topology.keysOf(pod);
@@ -500,18 +1305,20 @@ class PlannedNodeClaim {
       const pinned = key === LABEL_HOSTNAME ? this.id : singleValue(this.requirements.get(key));
       if (pinned === undefined) continue;
       const verdict = this.topology.allowed(pod, key, [pinned]);
-      if (!verdict.ok) return { ok: false, reason: verdict.reason };
+      if (!verdict.ok) return refusal(verdict);
     }
     const budget = this.budget(remaining);
-    const requests = add(this.requests, pod.requests);
+    const own = add(this.requests, count === 1 ? pod.requests : scale(pod.requests, count));
+    const requests = plus ? add(own, plus) : own;
     let firstRejection: Rejection | undefined;
+    let temporary = false;
     for (const alternative of pod.requirementAlternatives) {
       const narrowed = this.narrow(alternative);
       if (!narrowed.ok) {
         firstRejection ??= narrowed;
         continue;
       }
-      let options = narrowed.options.filter((o) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget)));
+      let options = this.fitting(narrowed.options, requests, budget);
       if (options.length === 0) {
         firstRejection ??= { ok: false, reason: 'no instance type fits' };
         continue;
@@ -527,6 +1334,7 @@ class PlannedNodeClaim {
       const placed = keys.length === 0 ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined } : this.placeTopology(pod, keys, narrowed.requirements, options);
       if (!placed.ok) {
         firstRejection ??= placed;
+        temporary ||= placed.temporary === true;
         continue;
       }
       const shortfall = this.minValues && minValuesShortfall(placed.requirements, placed.options);
@@ -536,7 +1344,31 @@ class PlannedNodeClaim {
       }
       return { ok: true, requirements: placed.requirements, options: placed.options, requests, ...(placed.domains ? { domains: placed.domains } : {}) };
     }
+    if (temporary && firstRejection) return { ...firstRejection, temporary: true };
     return firstRejection ?? { ok: false, reason: NO_TERM_MATCHES };
+  }
+
+  /** True for a {@link PlannedNodeClaim.probe}: never committed, so its answers can be cached. */
+  private isProbe = false;
+
+  /** Filtered options by (options array, requests, budget), while the claim's state stands (probes: for good). */
+  private fitCache = new Map<string, { of: readonly PricedType[]; options: PricedType[] }>();
+
+  /**
+   * The options that fit `requests` and, with a budget, stay within the pool's limits. The same array comes back for
+   * the same question while the claim is unchanged, so what is derived from it stays cached (see `domainsOf`).
+   */
+  private fitting(options: PricedType[], requests: ResourceList, budget: ResourceList | undefined): PricedType[] {
+    const keep = (o: PricedType) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget));
+    // Only a probe (never committed) asks the same question twice.
+    if (!this.isProbe) return (!budget && fittingFast(options, requests)) || (options.every(keep) ? options : options.filter(keep));
+    const key = budget ? `${JSON.stringify(requests)}|${JSON.stringify(budget)}` : JSON.stringify(requests);
+    const hit = this.fitCache.get(key);
+    if (hit && hit.of === options) return hit.options;
+    const out = options.every(keep) ? options : options.filter(keep);
+    if (this.fitCache.size > 256) this.fitCache.clear();
+    this.fitCache.set(key, { of: options, options: out });
+    return out;
   }
 
   /**
@@ -553,35 +1385,30 @@ class PlannedNodeClaim {
     for (const key of keys) {
       if (key === LABEL_HOSTNAME) {
         const verdict = this.topology.allowed(pod, key, [this.id]);
-        if (!verdict.ok) return { ok: false, reason: verdict.reason };
+        if (!verdict.ok) return refusal(verdict);
         domains.set(key, this.id);
         continue;
       }
       const pinned = singleValue(requirements.get(key));
       if (pinned !== undefined) {
         const verdict = this.topology.allowed(pod, key, [pinned]);
-        if (!verdict.ok) return { ok: false, reason: verdict.reason };
+        if (!verdict.ok) return refusal(verdict);
         domains.set(key, pinned);
         continue;
       }
-      const candidates = domainValues(
-        key,
-        requirements,
-        options.map((o) => o.type),
-      );
-      const verdict = this.topology.allowed(pod, key, candidates);
-      if (!verdict.ok) return { ok: false, reason: verdict.reason };
+      const cache = domainsOf(options, requirements, key);
+      const verdict = this.topology.allowed(pod, key, cache.values);
+      if (!verdict.ok) return refusal(verdict);
       let best: { domain: string; load: number; requirements: Requirements; options: PricedType[] } | undefined;
       for (const domain of verdict.allowed) {
         const load = this.topology.spreadLoad(pod, key, domain);
         if (best && load > best.load) continue;
-        const pinned = requirements.add(Requirement.in(key, [domain]));
-        const pinnedOptions = pricedOptions(options, pinned);
-        if (pinnedOptions.length === 0) continue;
-        if (!best || load < best.load || pinnedOptions[0]!.price < best.options[0]!.price) best = { domain, load, requirements: pinned, options: pinnedOptions };
+        const pin = cache.pin(domain);
+        if (pin.options.length === 0) continue;
+        if (!best || load < best.load || pin.options[0]!.price < best.options[0]!.price) best = { domain, load, ...pin };
       }
       if (verdict.allowed.length === 0) continue;
-      if (!best) return { ok: false, reason: `no instance type that fits is offered in ${verdict.allowed.join(', ')} (${key})` };
+      if (!best) return { ok: false, reason: `no instance type that fits is offered in ${verdict.allowed.join(', ')} (${key})`, temporary: true };
       requirements = best.requirements;
       options = best.options;
       domains.set(key, best.domain);
@@ -610,11 +1437,18 @@ class PlannedNodeClaim {
   }
 
   /** What the largest option has free (key-wise) after the claim's requests: a quick upper bound for a new pod. */
-  private room: ResourceList = {};
+  room: ResourceList = {};
 
   private updateRoom(): void {
-    this.room = subtract(max(...this.options.map((o) => o.type.allocatable)), this.requests);
+    this.largest ??= largestAllocatable(this.options);
+    this.room = subtract(this.largest, this.requests);
   }
+
+  /**
+   * Key-wise largest allocatable over the options the claim had when its requirements last changed: a superset of
+   * its options, so `room` stays an upper bound (recomputed only when requirements narrow).
+   */
+  private largest: ResourceList | undefined;
 
   /** DaemonSet host ports `pod` also binds (it cannot share a node with those DaemonSets). */
   private clashingDaemons(pod: SchedulingPod): readonly DaemonHostPort[] {
@@ -657,6 +1491,31 @@ class PlannedNodeClaim {
   private requirementsKey(): string {
     if (this.requirementsKeyCache?.of !== this.requirements) this.requirementsKeyCache = { of: this.requirements, key: this.requirements.toString() };
     return this.requirementsKeyCache.key;
+  }
+
+  /** The claim's requests so far (its pods plus daemonset overhead), canonical units. */
+  requested(): ResourceList {
+    return this.requests;
+  }
+
+  /** Allocatable of the claim's cheapest option (empty when it has none), canonical units. */
+  cheapestAllocatable(): ResourceList {
+    return this.options[0]?.type.allocatable ?? {};
+  }
+
+  /** The allocatable the claim may fill up to: its packing target if it has one, else its cheapest option's. */
+  fillRoom(): ResourceList {
+    return this.target?.allocatable ?? this.options[0]?.type.allocatable ?? {};
+  }
+
+  /** What is left of {@link fillRoom} after the claim's requests, canonical units. */
+  freeRoom(): ResourceList {
+    return subtract(this.fillRoom(), this.requests);
+  }
+
+  /** The price (USD/hour) the claim may grow to for free-room pods: its target's, else its current price. */
+  ceiling(): number {
+    return Math.max(this.target?.price ?? 0, this.price());
   }
 
   private cheapestType(): InstanceType | undefined {

@@ -78,8 +78,12 @@ export interface TopologyTarget {
   readonly pods?: readonly PlacedPod[];
 }
 
-/** Why a pod cannot go to a domain, as a sentence. */
-export type TopologyVerdict = { readonly ok: true; readonly allowed: readonly string[] } | { readonly ok: false; readonly reason: string };
+/**
+ * Which domains a pod may go to, or why none, as a sentence. A refusal is `temporary` when later placements can
+ * lift it (a spread constraint on a key other than hostname, whose global minimum can rise, and pod affinity,
+ * whose matching pods can arrive); every other refusal only hardens as the solve places pods (counts only grow).
+ */
+export type TopologyVerdict = { readonly ok: true; readonly allowed: readonly string[] } | { readonly ok: false; readonly reason: string; readonly temporary?: boolean };
 
 /** Topology state for one solve pass. Mutable: {@link Topology.record} updates counts. */
 export class Topology {
@@ -189,7 +193,7 @@ export class Topology {
               eligibleCount !== undefined && eligibleCount < term.minDomains
                 ? `only ${eligibleCount} eligible ${key} domain${eligibleCount === 1 ? '' : 's'} exist, fewer than minDomains ${term.minDomains}, so the global minimum counts as 0`
                 : `the least loaded eligible domain has ${min}`;
-            return { ok: false, reason: `topology spread on ${key} (maxSkew ${term.maxSkew}) would be broken: ${where || 'no domain'} of the pods matching ${describeSelector(term)}, and ${floor}` };
+            return { ok: false, reason: `topology spread on ${key} (maxSkew ${term.maxSkew}) would be broken: ${where || 'no domain'} of the pods matching ${describeSelector(term)}, and ${floor}`, temporary: key !== LABEL_HOSTNAME };
           }
           break;
         }
@@ -201,6 +205,7 @@ export class Topology {
             const holding = [...counter.matching].filter(([, n]) => n > 0).map(([d]) => d);
             return {
               ok: false,
+              temporary: true,
               reason: holding.length
                 ? `pod affinity on ${key}: pods matching ${describeSelector(term)} are only in ${holding.join(', ')}`
                 : `pod affinity on ${key}: no pod matching ${describeSelector(term)} is running or being placed`,
@@ -246,8 +251,7 @@ export class Topology {
   }
 
   private recordPlaced(p: PlacedPod, target: TopologyTarget): void {
-    for (const c of this.counters.values()) {
-      if (!selects(c, p)) continue;
+    for (const c of this.countersSelecting(p)) {
       const domain = domainOfTarget(target, c.key);
       if (domain === undefined) continue;
       bump(c.matching, domain);
@@ -288,10 +292,46 @@ export class Topology {
   private countersCounting(pod: SchedulingPod): Counter[] {
     let list = this.countedIn.get(pod);
     if (!list) {
-      list = [...this.counters.values()].filter((c) => selects(c, pod));
+      list = this.countersSelecting(pod);
       this.countedIn.set(pod, list);
     }
     return list;
+  }
+
+  /** Counters by one `matchLabels` pair of their selector (`key\0value`), the rest, and each counter's position. */
+  private index: { readonly byLabel: Map<string, Counter[]>; readonly rest: Counter[]; readonly position: Map<Counter, number> } | undefined;
+
+  /**
+   * The counters whose selector and namespaces select `pod`, in registration order. A selector with `matchLabels`
+   * can only select pods carrying its first pair, so only those counters are matched against the pod's labels.
+   */
+  private countersSelecting(pod: { readonly namespace: string; readonly labels: Readonly<Record<string, string>> }): Counter[] {
+    if (!this.index) {
+      const index = { byLabel: new Map<string, Counter[]>(), rest: [] as Counter[], position: new Map<Counter, number>() };
+      for (const c of this.counters.values()) {
+        index.position.set(c, index.position.size);
+        const first = Object.entries(c.selector?.matchLabels ?? {})[0];
+        if (!first) {
+          index.rest.push(c);
+          continue;
+        }
+        const id = `${first[0]}\0${first[1]}`;
+        const list = index.byLabel.get(id);
+        if (list) list.push(c);
+        else index.byLabel.set(id, [c]);
+      }
+      this.index = index;
+    }
+    const { byLabel, rest, position } = this.index;
+    const out = rest.filter((c) => selects(c, pod));
+    let indexed = false;
+    for (const k in pod.labels) {
+      const list = byLabel.get(`${k}\0${pod.labels[k]}`);
+      if (!list) continue;
+      for (const c of list) if (selects(c, pod)) out.push(c);
+      indexed = true;
+    }
+    return indexed && out.length > 1 ? out.sort((a, b) => position.get(a)! - position.get(b)!) : out;
   }
 
   /** Counters with anti-affinity owners whose selector matches `pod` (the symmetric side). */

@@ -81,6 +81,43 @@ export function fits(requests: ResourceList, available: ResourceList): boolean {
   return true;
 }
 
+/** `fits(add(a, b), available)` without building the sum (hot path). */
+export function fitsSum(a: ResourceList, b: ResourceList, available: ResourceList): boolean {
+  for (const k in b) {
+    const v = (a[k] ?? 0) + b[k]!;
+    if (b[k]! > EPSILON && v > EPSILON && v > (available[k] ?? 0) + EPSILON) return false;
+  }
+  for (const k in a) {
+    if (k in b) continue;
+    const v = a[k]!;
+    if (v > EPSILON && v > (available[k] ?? 0) + EPSILON) return false;
+  }
+  return true;
+}
+
+/** `list × factor`, key by key (the requests of `factor` identical pods). */
+export function scale(list: ResourceList, factor: number): ResourceList {
+  const out: Record<string, number> = {};
+  for (const k in list) out[k] = list[k]! * factor;
+  return out;
+}
+
+/**
+ * How many copies of `unit` fit in `room` at once, with the same tolerance as {@link fits} (so `fits(scale(unit,
+ * n), room)` holds for the returned `n` up to float rounding). Infinity when `unit` requests nothing; never
+ * negative.
+ * @example fitCount({ cpu: 500, memory: 1024, pods: 1 }, { cpu: 1930, memory: 6903, pods: 29 }) // 3
+ */
+export function fitCount(unit: ResourceList, room: ResourceList): number {
+  let n = Number.POSITIVE_INFINITY;
+  for (const k in unit) {
+    const v = unit[k]!;
+    if (v <= EPSILON) continue;
+    n = Math.min(n, Math.floor(((room[k] ?? 0) + EPSILON) / v));
+  }
+  return Math.max(0, n);
+}
+
 /** The resources of `requests` that do not fit in `available`, in canonical units (empty when everything fits). */
 export function exceeding(requests: ResourceList, available: ResourceList): string[] {
   return Object.entries(requests)

@@ -55,6 +55,11 @@ export class Requirements {
     return new Requirements(map);
   }
 
+  /** True when no key is constrained. */
+  isEmpty(): boolean {
+    return this.byKey.size === 0;
+  }
+
   /** True when `key` is constrained. */
   has(key: string): boolean {
     return this.byKey.has(key);
