@@ -185,7 +185,8 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
     const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);
 
-    const results = solve(schedulingPods, templates, existing);
+    // The solver's deadline (10 s by default) runs on the wall clock: a huge batch returns its best complete plan.
+    const results = solve(schedulingPods, templates, existing, { now: () => performance.now() });
     unschedulable = withMissingNodeClasses(results.unschedulable, nodePools, nodeClassByName);
 
     const byKey = new Map(schedulingPods.map((p) => [p.key, p]));
