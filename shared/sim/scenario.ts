@@ -312,11 +312,24 @@ const scenarioNodeSchema = z
   })
   .transform(({ createdAt, nodePool, ...rest }): ScenarioNode => ({ ...rest, ...(nodePool !== undefined ? { nodePool } : {}), createdAtSeconds: createdAt }));
 
+/**
+ * The most replicas a `scale` event may ask for. The simulation runs every pod through the real handlers and the
+ * simulated kube-scheduler; far beyond this a run takes hours and gigabytes, and a typo (`replicas: 1000000000000`)
+ * would never end. Benchmarks of the solver alone go further (`npm run bench`).
+ */
+export const MAX_SCALE_REPLICAS = 20_000;
+
+/** The most overlapping invocations `spec.faults.concurrentInvocations` may simulate. */
+export const MAX_CONCURRENT_INVOCATIONS = 16;
+
 const scaleSchema = z.strictObject({
   kind: z.enum(['Deployment', 'StatefulSet']),
   namespace: objectNameSchema.default('default'),
   name: z.string().min(1),
-  replicas: z.int().min(0),
+  replicas: z
+    .int()
+    .min(0)
+    .max(MAX_SCALE_REPLICAS, { error: `the simulation takes at most ${MAX_SCALE_REPLICAS} replicas per workload (every pod goes through the real handlers)` }),
 });
 
 const DELETABLE_KINDS = [...(Object.keys(MANIFEST_KINDS) as ManifestKind[]), 'Node'] as const;
@@ -456,7 +469,11 @@ export const scenarioSpecSchema = z
     faults: z
       .strictObject({
         duplicateDelivery: probability.default(0),
-        concurrentInvocations: z.int().min(1).default(1),
+        concurrentInvocations: z
+          .int()
+          .min(1)
+          .max(MAX_CONCURRENT_INVOCATIONS, { error: `at most ${MAX_CONCURRENT_INVOCATIONS} overlapping invocations (Lambda overlaps a few; more only slows the run)` })
+          .default(1),
         crashAfterSideEffect: probability.default(0),
         ec2Throttle: probability.default(0),
         dynamodbThrottle: probability.default(0),

@@ -260,6 +260,8 @@ describe('scenario', () => {
       ['{SpotToSpotConsolidation: false}', '{SpotToSpotConsolidation: false, NodeRepair: true}', 'spec.settings.featureGates.NodeRepair', 12],
       ['duplicateDelivery: 0.5', 'duplicateDelivery: 1.5', 'spec.faults.duplicateDelivery', 52],
       ['concurrentInvocations: 2', 'concurrentInvocations: 0', 'spec.faults.concurrentInvocations', 53],
+      ['concurrentInvocations: 2', 'concurrentInvocations: 1000', 'spec.faults.concurrentInvocations', 53],
+      ['name: web, replicas: 40', 'name: web, replicas: 1000000000000', 'spec.events[0].scale.replicas', 20],
       ['ec2Throttle: 0.2', 'ec2Throttle: -0.1', 'spec.faults.ec2Throttle', 55],
       ['start: "2026-03-02T08:00:00Z"', 'start: "2026-02-30T08:00:00Z"', 'spec.start', 5],
       ['start: "2026-03-02T08:00:00Z"', 'start: "next monday"', 'spec.start', 5],
