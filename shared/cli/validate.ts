@@ -72,7 +72,7 @@ export interface UsageProblem {
 
 /**
  * Lists the YAML files a path stands for: the file itself, or a folder's `*.yaml`/`*.yml` files (recursively, sorted
- * by path; symbolic links followed when they lead to a file).
+ * by path; symbolic links followed when they lead to a file; hidden folders and `node_modules` left out).
  * @returns the files, or the usage problem (no such path, unreadable, folder without YAML)
  */
 export async function yamlFilesOf(path: string): Promise<{ readonly files: readonly string[] } | { readonly problem: UsageProblem }> {
@@ -88,6 +88,8 @@ export async function yamlFilesOf(path: string): Promise<{ readonly files: reado
     const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       const full = join(dir, e.name);
+      // Hidden folders (.git, .github) and node_modules hold CI files and dependencies, not the cluster's manifests.
+      if (e.isDirectory() && (e.name.startsWith('.') || e.name === 'node_modules')) continue;
       if (e.isDirectory()) await walk(full);
       else if (/\.ya?ml$/i.test(e.name) && (e.isFile() || (e.isSymbolicLink() && (await stat(full).catch(() => undefined))?.isFile()))) files.push(full);
     }

@@ -133,6 +133,15 @@ describe('skiff validate', () => {
       expect(strict.out).toMatch(/app\.yaml:2:7: kind: unknown kind "Service"/);
     });
 
+    it('never skips a List (it may hold a broken NodePool), nor mistakes Kubernetes\' Node for a typo of Pod; hidden folders and node_modules are not walked', async () => {
+      const list = 'apiVersion: v1\nkind: List\nitems:\n- {apiVersion: karpenter.sh/v1, kind: NodePool, metadata: {name: bad}, spec: {weight: 1000}}\n';
+      expect(validateText(list, 'l.yaml', 0).issues).toEqual([expect.objectContaining({ path: 'kind', message: expect.stringMatching(/^a List is not read: put each of its items in a YAML document of its own/) })]);
+      expect(validateText('apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n', 'n.yaml', 0)).toMatchObject({ valid: true, skipped: [{ kind: 'Node', name: 'n1' }] });
+      const dir = folder({ 'pool/class.yaml': GOOD_CLASS, '.github/workflows/ci.yml': 'on: push\njobs: {}\n', 'node_modules/x/a.yml': 'a: 1\n' });
+      const r = await validate(dir);
+      expect({ status: r.status, out: r.out }).toEqual({ status: 0, out: '1 file valid (1 object)\n' });
+    });
+
     it('says where v1beta1-era NodePool fields went in v1', () => {
       const old = BROKEN_POOL.replace('  weight: 500\n', '  disruption:\n    consolidationPolicy: WhenUnderutilized\n    expireAfter: 720h\n').replace('          operator: Like', '          operator: In\n          values: [amd64]');
       const messages = validateText(old, 'old.yaml', 0).issues.map((i) => `${i.path}: ${i.message}`);

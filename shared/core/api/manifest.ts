@@ -210,10 +210,14 @@ function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
   return at;
 }
 
+/** Kubernetes kinds a near-miss check must not mistake for a typo of Skiff's (`Node` is one edit from `Pod`). */
+const BUILT_IN_KINDS: ReadonlySet<string> = new Set(['Node', 'Role', 'Lease', 'Event', 'Secret', 'Service', 'Binding', 'Endpoints', 'Namespace', 'ReplicaSet', 'CronJob', 'Ingress', 'PodTemplate']);
+
 /**
  * A document of a kind Skiff does not read (a Service, a ConfigMap, a CRD of another project), with what names it;
- * undefined for Skiff's kinds, a near miss of one (`NodePol`), anything under karpenter.sh, karpenter.k8s.aws or
- * skiff.dev, and anything without a string apiVersion and kind — those must still be reported.
+ * undefined for Skiff's kinds, a near miss of one (`NodePol`; Kubernetes' own kinds such as `Node` are not near
+ * misses), a `…List` (it may hold Skiff's objects), anything under karpenter.sh, karpenter.k8s.aws or skiff.dev, and
+ * anything without a string apiVersion and kind — those must still be reported.
  * @param value one YAML document as a plain value
  * @param alsoSupported other kind names the caller reads (e.g. `Scenario`)
  */
@@ -222,8 +226,10 @@ export function foreignKind(value: unknown, alsoSupported: readonly string[] = [
   const { apiVersion, kind, metadata } = value as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || kindEntry(kind)) return undefined;
   if (/^(karpenter\.sh|karpenter\.k8s\.aws|skiff\.dev)\//.test(apiVersion)) return undefined;
+  // A List (`kubectl get nodepools -o yaml`) may hold Skiff's objects: never skipped unchecked.
+  if (kind.endsWith('List')) return undefined;
   const ours = [...Object.keys(MANIFEST_KINDS), ...alsoSupported];
-  if (ours.some((k) => distance(k.toLowerCase(), kind.toLowerCase()) <= 2)) return undefined;
+  if (!BUILT_IN_KINDS.has(kind) && ours.some((k) => distance(k.toLowerCase(), kind.toLowerCase()) <= 2)) return undefined;
   const name = typeof metadata?.name === 'string' ? metadata.name : undefined;
   return { kind, apiVersion, ...(name !== undefined ? { name } : {}) };
 }
@@ -248,6 +254,9 @@ export function validateManifestObject(
   if (typeof kind !== 'string') issues.push({ path: ['kind'], message: kind === undefined ? `is required (supported: ${supportedKinds(options.alsoSupported)})` : 'must be a string' });
   if (typeof kind !== 'string' || typeof apiVersion !== 'string') return { ok: false, issues };
   const entry = kindEntry(kind);
+  if (!entry && kind.endsWith('List') && Array.isArray((value as { items?: unknown }).items)) {
+    return { ok: false, issues: [{ path: ['kind'], message: `a ${kind} is not read: put each of its items in a YAML document of its own (separated by ---)`}] };
+  }
   if (!entry) {
     return { ok: false, issues: [{ path: ['kind'], message: `unknown kind ${JSON.stringify(kind)} (apiVersion ${apiVersion}); supported: ${supportedKinds(options.alsoSupported)}` }] };
   }
