@@ -142,6 +142,18 @@ describe('skiff validate', () => {
       expect({ status: r.status, out: r.out }).toEqual({ status: 0, out: '1 file valid (1 object)\n' });
     });
 
+    it('checks label keys and values where pods and NodePools name them, as the API server does (no terminal escapes reach the output)', () => {
+      const pod = (spec: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: nginx}]\n${spec}`;
+      const paths = (text: string) => validateText(text, 'p.yaml', 0).issues.map((i) => i.path);
+      expect(paths(pod('  nodeSelector: {"bad key!": v}\n'))).toEqual(['spec.nodeSelector["bad key!"]']);
+      expect(paths(pod('  tolerations: [{key: "bad key!", value: "\\e[31m", effect: NoSchedule}]\n'))).toEqual(['spec.tolerations[0].key', 'spec.tolerations[0].value']);
+      expect(paths(pod('  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: "k\\e[2J", operator: In, values: ["v\\e[2J"]}]}]}}}\n'))).toEqual([
+        'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key',
+        'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]',
+      ]);
+      expect(paths(pod('  tolerations: [{operator: Exists}]\n  nodeSelector: {workload-type: general}\n'))).toEqual([]);
+    });
+
     it('says where v1beta1-era NodePool fields went in v1', () => {
       const old = BROKEN_POOL.replace('  weight: 500\n', '  disruption:\n    consolidationPolicy: WhenUnderutilized\n    expireAfter: 720h\n').replace('          operator: Like', '          operator: In\n          values: [amd64]');
       const messages = validateText(old, 'old.yaml', 0).issues.map((i) => `${i.path}: ${i.message}`);

@@ -225,7 +225,8 @@ export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as 
 /** A node taint (`key[=value]:effect`); `timeAdded` is accepted as the API server writes it. */
 export const taintSchema = z.strictObject({
   key: qualifiedNameSchema,
-  value: z.string().max(63, { error: 'a taint value must be at most 63 characters' }).optional(),
+  // The API server validates a taint value as a label value (at most 63 alphanumerics, '-', '_', '.').
+  value: labelValueSchema.optional(),
   effect: z.enum(TAINT_EFFECTS),
   timeAdded: z.string().optional(),
 });

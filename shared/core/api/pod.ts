@@ -44,9 +44,9 @@ function isExtendedResource(name: string): boolean {
 /** A node selector requirement inside a pod's node affinity, with Kubernetes' rules. */
 export const podNodeSelectorRequirementSchema = z
   .strictObject({
-    key: z.string().min(1),
+    key: qualifiedNameSchema,
     operator: z.enum(POD_NODE_SELECTOR_OPERATORS),
-    values: z.array(z.string()).optional(),
+    values: z.array(labelValueSchema).optional(),
   })
   .superRefine((r, ctx) => {
     const n = r.values?.length ?? 0;
@@ -125,9 +125,9 @@ export const affinitySchema = z.strictObject({
  */
 export const tolerationSchema = z
   .strictObject({
-    key: z.string().optional(),
+    key: z.union([z.literal(''), qualifiedNameSchema]).optional(),
     operator: z.enum(['Equal', 'Exists']).default('Equal'),
-    value: z.string().optional(),
+    value: labelValueSchema.optional(),
     effect: z.enum(TAINT_EFFECTS).optional(),
     tolerationSeconds: z.int().optional(),
   })
@@ -216,7 +216,7 @@ export const containerSchema = z.looseObject({
 });
 
 /** A pod's `nodeSelector`: node labels that must all match (values are label values). */
-export const nodeSelectorSchema = z.record(z.string().min(1), labelValueSchema);
+export const nodeSelectorSchema = z.record(qualifiedNameSchema, labelValueSchema);
 
 /**
  * `core/v1` PodSpec fields Skiff does not model: accepted as they are, so real manifests load. Any other field is
