@@ -403,24 +403,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     return true;
   };
   const isSimple = ordered.map((p) => simple(view(p, 0)));
-  let queue = ordered.filter((_, i) => !isSimple[i]).map((pod) => ({ pod, level: 0 }));
-  while (queue.length > 0) {
-    const next: { pod: SchedulingPod; level: number }[] = [];
-    let progress = false;
-    for (const item of queue) {
-      if (placeOne(view(item.pod, item.level))) {
-        progress = true;
-      } else if (item.level < maxLevel(item.pod)) {
-        next.push({ pod: item.pod, level: item.level + 1 });
-        progress = true;
-      } else {
-        next.push(item);
-      }
-    }
-    queue = next;
-    if (!progress) break;
-  }
-  unplaced.push(...queue);
+  unplaced.push(...placeWithRelaxation(ordered.filter((_, i) => !isSimple[i]), placeOne, maxLevel));
 
   // Phase 2: the other pods in bulk, one run of identical pods at a time, relaxing level by level.
   /** The largest batch (≤ `count`) of `pod` `check` accepts within `ceiling` USD/hour, with its check. */
@@ -876,7 +859,34 @@ function solveWith(
     return true;
   };
 
-  let queue = ordered.map((pod) => ({ pod, level: 0 }));
+  const queue = placeWithRelaxation(ordered, place, maxLevel);
+  for (const { pod, level } of queue) {
+    const relaxed = view(pod, level);
+    // Identical pods get identical reasons: diagnose once per pod shape and limits state.
+    const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
+    let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
+    if (!why) {
+      why = diagnose(relaxed, byWeight, remaining, { topology: (p, t) => PlannedNodeClaim.rejection(t, p, remaining.get(t.name), topology)?.reason });
+      diagnoses.set(key, why);
+    }
+    unschedulable.push({ ...why, pod: pod.key });
+  }
+
+  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+}
+
+/**
+ * Karpenter's retry loop (`scheduler.go Solve`): each pod is offered to `place` at its relaxation level; one that does
+ * not fit has its preferences relaxed one step and is tried again after the others; fully relaxed pods are retried
+ * while other pods are still being placed, until a round places and relaxes nothing.
+ * @returns the pods left unplaced, with the level they reached
+ */
+function placeWithRelaxation(
+  pods: readonly SchedulingPod[],
+  place: (pod: SchedulingPod) => boolean,
+  maxLevel: (pod: SchedulingPod) => number,
+): { pod: SchedulingPod; level: number }[] {
+  let queue = pods.map((pod) => ({ pod, level: 0 }));
   while (queue.length > 0) {
     const next: { pod: SchedulingPod; level: number }[] = [];
     let progress = false;
@@ -893,19 +903,7 @@ function solveWith(
     queue = next;
     if (!progress) break;
   }
-  for (const { pod, level } of queue) {
-    const relaxed = view(pod, level);
-    // Identical pods get identical reasons: diagnose once per pod shape and limits state.
-    const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
-    let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
-    if (!why) {
-      why = diagnose(relaxed, byWeight, remaining, { topology: (p, t) => PlannedNodeClaim.rejection(t, p, remaining.get(t.name), topology)?.reason });
-      diagnoses.set(key, why);
-    }
-    unschedulable.push({ ...why, pod: pod.key });
-  }
-
-  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+  return queue;
 }
 
 /** A requirement alternative's string form, computed once per object. */
