@@ -583,18 +583,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     }
   }
 
-  const unschedulable: UnschedulablePod[] = [];
-  const diagnoses = new Map<string, UnschedulablePod>();
-  for (const { pod, level } of unplaced.sort((a, b) => byCpuAndMemoryDescending(a.pod, b.pod))) {
-    const relaxed = view(pod, level);
-    const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
-    let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
-    if (!why) {
-      why = diagnose(relaxed, byWeight, remaining, { topology: (p, t) => PlannedNodeClaim.rejection(t, p, remaining.get(t.name), topology)?.reason });
-      diagnoses.set(key, why);
-    }
-    unschedulable.push({ ...why, pod: pod.key });
-  }
+  const unschedulable = diagnoseUnplaced(unplaced.sort((a, b) => byCpuAndMemoryDescending(a.pod, b.pod)), byWeight, remaining, topology);
   return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
 }
 
@@ -819,7 +808,6 @@ function solveWith(
   // Identical pods (a Deployment's replicas) ask the same question of a fresh NodeClaim: answer it once while
   // the pool's remaining limits are unchanged. Pods with topology terms depend on counts, so they always ask.
   const freshCache = new Map<string, number | undefined>();
-  const diagnoses = new Map<string, UnschedulablePod>();
   const freshPriceOf = (t: NodePoolTemplate, pod: SchedulingPod, rem: ResourceList | undefined): number | undefined => {
     if (topology.keysOf(pod).length > 0) return PlannedNodeClaim.freshPrice(t, pod, rem, topology);
     const key = `${t.name}|${podShape(pod)}|${rem ? JSON.stringify(rem) : ''}`;
@@ -859,18 +847,7 @@ function solveWith(
     return true;
   };
 
-  const queue = placeWithRelaxation(ordered, place, maxLevel);
-  for (const { pod, level } of queue) {
-    const relaxed = view(pod, level);
-    // Identical pods get identical reasons: diagnose once per pod shape and limits state.
-    const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
-    let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
-    if (!why) {
-      why = diagnose(relaxed, byWeight, remaining, { topology: (p, t) => PlannedNodeClaim.rejection(t, p, remaining.get(t.name), topology)?.reason });
-      diagnoses.set(key, why);
-    }
-    unschedulable.push({ ...why, pod: pod.key });
-  }
+  unschedulable.push(...diagnoseUnplaced(placeWithRelaxation(ordered, place, maxLevel), byWeight, remaining, topology));
 
   return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
 }
@@ -904,6 +881,31 @@ function placeWithRelaxation(
     if (!progress) break;
   }
   return queue;
+}
+
+/**
+ * Why each unplaced pod (at the relaxation level it reached) cannot be served, per NodePool. Identical pods get
+ * identical reasons: diagnosed once per pod shape and limits state (pods with topology terms each on their own).
+ */
+function diagnoseUnplaced(
+  unplaced: readonly { readonly pod: SchedulingPod; readonly level: number }[],
+  byWeight: readonly NodePoolTemplate[],
+  remaining: ReadonlyMap<string, ResourceList | undefined>,
+  topology: Topology,
+): UnschedulablePod[] {
+  const out: UnschedulablePod[] = [];
+  const diagnoses = new Map<string, UnschedulablePod>();
+  for (const { pod, level } of unplaced) {
+    const relaxed = view(pod, level);
+    const key = `${podShape(relaxed)}|${JSON.stringify([...remaining])}`;
+    let why = topology.keysOf(relaxed).length > 0 ? undefined : diagnoses.get(key);
+    if (!why) {
+      why = diagnose(relaxed, byWeight, remaining, { topology: (p, t) => PlannedNodeClaim.rejection(t, p, remaining.get(t.name), topology)?.reason });
+      diagnoses.set(key, why);
+    }
+    out.push({ ...why, pod: pod.key });
+  }
+  return out;
 }
 
 /** A requirement alternative's string form, computed once per object. */
