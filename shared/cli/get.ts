@@ -280,6 +280,11 @@ export function registerGetCommand(program: Command, io: GetIo, setStatus: (stat
         setStatus(2);
         return;
       }
+      if (opts.table.trim() === '' || opts.cluster.trim() === '') {
+        io.err(`skiff get: ${opts.table.trim() === '' ? '--table' : '--cluster'} must not be empty\n`);
+        setStatus(2);
+        return;
+      }
       setStatus(
         await getNodeClaims(
           {

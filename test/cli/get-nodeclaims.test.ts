@@ -216,6 +216,8 @@ describe('skiff get nodeclaims', () => {
       [['get', 'pods', '--table', 't', '--cluster', 'c'], /unknown resource "pods"/],
       [['get', 'nodeclaims', '--table', 't', '--cluster', 'c', '-o', 'name'], /the output format must be wide, json or yaml/],
       [['get', 'nodeclaims', '--table', 't', '--cluster', 'c', '--endpoint', 'notaurl'], /"notaurl" is not a URL/],
+      [['get', 'nodeclaims', '--table', '', '--cluster', 'c'], /--table must not be empty/],
+      [['get', 'nodeclaims', '--table', 't', '--cluster', ' '], /--cluster must not be empty/],
       [['get', 'nodeclaims', '--table', 't', '--cluster', 'c', '--endpoint', 'ftp://127.0.0.1'], /http or https URL, not ftp:/],
     ])('exits 2 on invalid arguments: %j', async (argv, message) => {
       const { status, err } = await cli(argv);
