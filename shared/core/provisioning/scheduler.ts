@@ -1173,6 +1173,28 @@ function byPrice(a: PricedType, b: PricedType): number {
 }
 
 /** A NodeClaim being planned in this solve. */
+/** {@link finalOptions}' answers per options array, then per requirements (NodeClaims of one pattern share both). */
+const finals = new WeakMap<readonly PricedType[], { instanceTypes: readonly { name: string; price: number }[]; byRequirements: WeakMap<Requirements, Requirements> }>();
+
+/**
+ * A planned NodeClaim's instance-type list (its {@link MAX_INSTANCE_TYPES} cheapest options: name and USD/hour) and
+ * its requirements with `node.kubernetes.io/instance-type In` that list. Cached: thousands of NodeClaims of one
+ * packing pattern share one options array, and building a 600-entry list for each dominated large solves.
+ */
+function finalOptions(options: readonly PricedType[], requirements: Requirements): { instanceTypes: readonly { name: string; price: number }[]; requirements: Requirements } {
+  let cached = finals.get(options);
+  if (!cached) {
+    const instanceTypes = options.slice(0, MAX_INSTANCE_TYPES).map((o) => ({ name: o.type.name, price: o.price }));
+    finals.set(options, (cached = { instanceTypes, byRequirements: new WeakMap() }));
+  }
+  let withTypes = cached.byRequirements.get(requirements);
+  if (!withTypes) {
+    withTypes = requirements.add(Requirement.in(LABEL_INSTANCE_TYPE, cached.instanceTypes.map((o) => o.name)));
+    cached.byRequirements.set(requirements, withTypes);
+  }
+  return { instanceTypes: cached.instanceTypes, requirements: withTypes };
+}
+
 class PlannedNodeClaim {
   readonly pods: SchedulingPod[] = [];
   private reserved: ResourceList = {};
@@ -1548,12 +1570,12 @@ class PlannedNodeClaim {
   }
 
   finalize(): NodeClaimPlan {
-    const options = this.options.slice(0, MAX_INSTANCE_TYPES).map((o) => ({ name: o.type.name, price: o.price }));
+    const { instanceTypes, requirements } = finalOptions(this.options, this.requirements);
     return {
       nodePool: this.template.name,
       nodeClass: this.template.nodeClass,
-      requirements: this.requirements.add(Requirement.in(LABEL_INSTANCE_TYPE, options.map((o) => o.name))),
-      instanceTypes: options,
+      requirements,
+      instanceTypes,
       pods: this.pods.map((p) => p.key),
       requests: this.requests,
       labels: { ...this.template.labels, ...this.requirements.labels() },
