@@ -1346,14 +1346,21 @@ class PlannedNodeClaim {
         continue;
       }
       const daemons = this.clashingDaemons(pod);
+      const clashes = (o: PricedType) => daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined));
       if (daemons.length > 0) {
-        options = options.filter((o) => !daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined)));
+        options = options.filter((o) => !clashes(o));
         if (options.length === 0) {
           firstRejection ??= { ok: false, reason: `host port ${daemons[0]!.port} is bound by DaemonSet ${daemons[0]!.daemonSet} on every instance type that fits` };
           continue;
         }
       }
-      const placed = keys.length === 0 ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined } : this.placeTopology(pod, keys, narrowed.requirements, options);
+      const placed =
+        keys.length === 0
+          ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined }
+          : this.placeTopology(pod, keys, narrowed.requirements, options, (pinned) => {
+              const fitted = this.fitting(pinned, requests, budget);
+              return daemons.length === 0 ? fitted : fitted.filter((o) => !clashes(o));
+            }, narrowed.options);
       if (!placed.ok) {
         firstRejection ??= placed;
         temporary ||= placed.temporary === true;
@@ -1402,6 +1409,8 @@ class PlannedNodeClaim {
     keys: readonly string[],
     requirements: Requirements,
     options: PricedType[],
+    refit: (pinned: PricedType[]) => PricedType[],
+    base: PricedType[],
   ): Acceptance<{ requirements: Requirements; options: PricedType[]; domains: ReadonlyMap<string, string> }> | Rejection {
     const domains = new Map<string, string>();
     for (const key of keys) {
@@ -1418,21 +1427,25 @@ class PlannedNodeClaim {
         domains.set(key, pinned);
         continue;
       }
-      const cache = domainsOf(options, requirements, key);
+      // Domains and pinned options come from the options before the resource filter (`base`, stable while the
+      // claim is unchanged, so cached across pods), then each candidate domain's options are filtered (`refit`).
+      const cache = domainsOf(base, requirements, key);
       const verdict = this.topology.allowed(pod, key, cache.values);
       if (!verdict.ok) return refusal(verdict);
-      let best: { domain: string; load: number; requirements: Requirements; options: PricedType[] } | undefined;
+      let best: { domain: string; load: number; requirements: Requirements; options: PricedType[]; base: PricedType[] } | undefined;
       for (const domain of verdict.allowed) {
         const load = this.topology.spreadLoad(pod, key, domain);
         if (best && load > best.load) continue;
         const pin = cache.pin(domain);
-        if (pin.options.length === 0) continue;
-        if (!best || load < best.load || pin.options[0]!.price < best.options[0]!.price) best = { domain, load, ...pin };
+        const fitted = refit(pin.options);
+        if (fitted.length === 0) continue;
+        if (!best || load < best.load || fitted[0]!.price < best.options[0]!.price) best = { domain, load, requirements: pin.requirements, options: fitted, base: pin.options };
       }
       if (verdict.allowed.length === 0) continue;
       if (!best) return { ok: false, reason: `no instance type that fits is offered in ${verdict.allowed.join(', ')} (${key})`, temporary: true };
       requirements = best.requirements;
       options = best.options;
+      base = best.base;
       domains.set(key, best.domain);
     }
     return { ok: true, requirements, options, domains };
