@@ -31,6 +31,7 @@ import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
 import { diagnose, NO_TERM_MATCHES } from './diagnosis.js';
 import { withinLimits } from './limits.js';
 import { minValuesShortfall } from './min-values.js';
+import { packClasses } from './packing.js';
 import type { SchedulingPod } from './pod.js';
 import { relaxationSteps, view } from './preferences.js';
 import { domainOfTarget, domainValues, Topology, type PlacedPod } from './topology.js';
@@ -455,7 +456,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
    * (vector bin packing, dot-product heuristic: each NodeClaim is filled with the pod whose requests best align
    * with the room left, normalised by the target's room). Returns the runs' pods left over.
    */
-  const packGroup = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
+  const packGroupOneType = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
     const overhead = template.daemonOverhead;
     const reps = runs.map((r) => r[0]!);
     const fitting = options.filter((o) => reps.every((p) => fitsSum(overhead, p.requests, o.type.allocatable)));
@@ -523,6 +524,56 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     }
     return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
   };
+  /**
+   * Packs runs of pods that share a NodePool and requirements into new NodeClaims by column generation
+   * (`packing.ts`): each run is a class, each option an instance type with its room after daemonset overhead. Every
+   * bin is committed with one check of the NodePool's probe (what placing its pods one by one checks), else class by
+   * class; returns the runs' pods left over. Groups of more than {@link MAX_PACKING_CLASSES} runs pack into one
+   * target type instead (`packGroupOneType`).
+   */
+  const packGroup = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
+    if (runs.length > MAX_PACKING_CLASSES) return packGroupOneType(template, options, runs);
+    const overhead = template.daemonOverhead;
+    const reps = runs.map((r) => r[0]!);
+    const keys = [...new Set(reps.flatMap((p) => Object.keys(p.requests).filter((k) => p.requests[k]! > 0)))];
+    const packing = packClasses(
+      runs.map((run, c) => ({ requests: keys.map((k) => reps[c]!.requests[k] ?? 0), count: run.length })),
+      options.map((o) => ({ room: keys.map((k) => Math.max(0, (o.type.allocatable[k] ?? 0) - (overhead[k] ?? 0))), price: o.price })),
+    );
+    const next = runs.map(() => 0);
+    const probe = probeOf(template);
+    for (const bin of packing.bins) {
+      const target = options[bin.option]!;
+      for (let copy = 0; copy < bin.copies; copy++) {
+        const plan = bin.counts.map((k, c) => Math.min(k, runs[c]!.length - next[c]!));
+        const first = plan.findIndex((n) => n > 0);
+        if (first < 0) break;
+        const all = runs.flatMap((run, c) => run.slice(next[c]!, next[c]! + plan[c]!));
+        let plus: ResourceList = {};
+        for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
+        const whole = probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
+        if (whole.ok && whole.options[0]!.price <= target.price + 1e-9) {
+          open(template, whole, all).target = { allocatable: target.type.allocatable, price: target.price };
+          for (let c = 0; c < runs.length; c++) next[c]! += plan[c]!;
+          continue;
+        }
+        let claim: PlannedNodeClaim | undefined;
+        for (let c = 0; c < runs.length; c++) {
+          const n = plan[c]!;
+          if (n === 0) continue;
+          const pod = reps[c]!;
+          const pods = runs[c]!.slice(next[c]!, next[c]! + n);
+          const into = claim;
+          const batch = largestBatch((k) => (into ?? probe).canAdd(pod, remaining.get(template.name), k), n, target.price);
+          if (!batch) continue;
+          if (into) into.commit(pods.slice(0, batch.n), batch.check, remaining);
+          else (claim = open(template, batch.check, pods.slice(0, batch.n))).target = { allocatable: target.type.allocatable, price: target.price };
+          next[c]! += batch.n;
+        }
+      }
+    }
+    return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
+  };
   /** Per NodePool and requirements: the instance type fallback NodeClaims pack into, chosen once. */
   const targets = new Map<string, PricedType>();
   /** Fallback: new NodeClaims for one run, from the first NodePool that takes its pods; returns what is left. */
@@ -559,7 +610,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       else runs.push([v]);
     }
     const failed: SchedulingPod[] = [];
-    const groups = new Map<string, { template: NodePoolTemplate; options: readonly PricedType[]; runs: SchedulingPod[][] }>();
+    const groups = new Map<string, { template: NodePoolTemplate; options: Set<PricedType>; runs: SchedulingPod[][] }>();
     for (const run of runs) {
       const left = fillExisting(run);
       if (left.length === 0) continue;
@@ -570,10 +621,13 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       }
       const key = `${fresh.template.name}|${alternativeKey(left[0]!.requirementAlternatives[0]!)}`;
       const group = groups.get(key);
-      if (group) group.runs.push(left);
-      else groups.set(key, { template: fresh.template, options: fresh.check.options, runs: [left] });
+      if (group) {
+        group.runs.push(left);
+        for (const o of fresh.check.options) group.options.add(o);
+      } else groups.set(key, { template: fresh.template, options: new Set(fresh.check.options), runs: [left] });
     }
-    for (const group of groups.values()) for (const rest of packGroup(group.template, group.options, group.runs)) failed.push(...openBins(rest));
+    // Options: every type some run of the group fits (the smallest pods can use types the largest cannot).
+    for (const group of groups.values()) for (const rest of packGroup(group.template, [...group.options].sort(byPrice), group.runs)) failed.push(...openBins(rest));
     const base = new Map(pending.map((p) => [p.key, p]));
     pending = [];
     for (const v of failed) {
@@ -632,6 +686,9 @@ function planBin(room: Float64Array, req: Float64Array, d: number, left: readonl
     for (let j = 0; j < d; j++) rem[j]! -= req[best * d + j]! * n;
   }
 }
+
+/** Runs of distinct pods up to which a group is packed by column generation (the master LP has one row per run). */
+export const MAX_PACKING_CLASSES = 120;
 
 /** How many candidate instance types {@link packingTargetBySimulation} packs for real (the best by fractional cost). */
 const SIMULATED_TARGETS = 16;

@@ -51,9 +51,12 @@ describe('solve', () => {
 
   describe('new NodeClaims', () => {
     it('packs many small pods per NodeClaim', () => {
-      const r = solve(pods('web', 12, { cpu: '500m', memory: '1Gi' }), [general()], []);
+      const batch = pods('web', 12, { cpu: '500m', memory: '1Gi' });
+      const r = solve(batch, [general()], []);
       expect(r.newNodeClaims.length).toBeLessThanOrEqual(3);
-      expect(r.newNodeClaims.every((c) => c.pods.length >= 3)).toBe(true);
+      expect(r.newNodeClaims.every((c) => c.pods.length >= 2)).toBe(true);
+      // No dearer than Karpenter's first fit.
+      expect(planPrice(r)).toBeLessThanOrEqual(planPrice(solveFirstFit(batch, [general()], [])) + 1e-9);
     });
 
     it('prefers fewer NodeClaims when the price is the same', () => {

@@ -1,0 +1,757 @@
+/**
+ * Cost-optimal packing of interchangeable pods into instance types, by column generation over packing patterns
+ * (Gilmore and Gomory, "A Linear Programming Approach to the Cutting-Stock Problem", Operations Research 9, 1961):
+ *
+ * - the master LP chooses how many bins of each pattern to open, a pattern being one instance type (an
+ *   *option*) with a count of pods of each class: minimise Σ_j price_j·λ_j subject to Σ_j count_c,j·λ_j ≥ n_c for
+ *   every class c, λ ≥ 0 — solved by a revised simplex with an explicit basis inverse (the master has one row per
+ *   class, a few dozen at most in practice);
+ * - new patterns come from pricing: for each option, a bounded multi-dimensional knapsack over the classes valued
+ *   at the master's dual prices (greedy, several orders), entering when its reduced cost is negative;
+ * - the integral plan is rounded from the LP: whole bins of every pattern the LP opens at least once, then one bin
+ *   of the most used fractional pattern, re-solving the master on what is left each round ("diving");
+ * - a final pass merges pairs of bins that one cheaper option holds, and re-sizes every bin to the cheapest option
+ *   that holds its pods.
+ *
+ * Pure arithmetic on dense vectors: no Kubernetes types. The scheduler maps pods to classes and instance types to
+ * options, and checks every bin it commits exactly as it checks a pod placed alone.
+ */
+
+/** A class of interchangeable pods. */
+export interface PackingClass {
+  /** Requests per dimension, canonical units (millicores, MiB, pod slots, devices), each ≥ 0. */
+  readonly requests: readonly number[];
+  /** Pods in the class, an integer ≥ 0. */
+  readonly count: number;
+}
+
+/** An instance type a bin can be. */
+export interface PackingOption {
+  /** Room per dimension: allocatable minus daemonset overhead, the classes' units. */
+  readonly room: readonly number[];
+  /** USD per hour, > 0. */
+  readonly price: number;
+}
+
+/** Identical bins of a packing. */
+export interface PackedBin {
+  /** Index into the options given to {@link packClasses}: the cheapest that holds the bin's pods. */
+  readonly option: number;
+  /** Pods per class in each bin. */
+  readonly counts: readonly number[];
+  /** How many such bins. */
+  readonly copies: number;
+}
+
+/** What {@link packClasses} returns. */
+export interface Packing {
+  readonly bins: readonly PackedBin[];
+  /** Pods per class left out: those no option holds alone, and any left when the work budget ran out. */
+  readonly unplaced: readonly number[];
+  /**
+   * Objective of the first master LP, USD per hour: the cost of the fractional plan the rounding starts from (an
+   * estimate of the LP bound, not a bound: pricing is heuristic).
+   */
+  readonly fractionalCost: number;
+  /** Work done: master solves (rounds), simplex pivots, pooled columns, options after dominance. */
+  readonly stats: { readonly rounds: number; readonly pivots: number; readonly pricings: number; readonly columns: number; readonly options: number };
+}
+
+/** Work limits (deterministic: counted in simplex pivots, never in time). */
+export interface PackingLimits {
+  /** Simplex pivots over the whole packing, all rounds together; default {@link DEFAULT_MAX_PIVOTS}. */
+  readonly maxPivots?: number;
+  /** Bins at most for the pairwise merge pass (quadratic); default {@link MERGE_MAX_BINS}. */
+  readonly mergeMaxBins?: number;
+  /** Bins at most for re-packing every pair of bins on its own ({@link REPACK_MAX_BINS}); 0 turns it off. */
+  readonly repackMaxBins?: number;
+}
+
+/**
+ * Default bin count up to which every pair of bins is re-packed on its own (a small packing of their pods alone);
+ * the pair's new bins replace it when cheaper (large-neighbourhood search, after the LP rounding).
+ */
+export const REPACK_MAX_BINS = 16;
+
+/** Default pivot budget of one {@link packClasses} call. */
+export const DEFAULT_MAX_PIVOTS = 20_000;
+/** Default bin count up to which the merge pass tries every pair. */
+export const MERGE_MAX_BINS = 400;
+
+/** Tolerance on resources (as `fits` in resource-list.ts). */
+const FIT = 1e-6;
+/** Tolerance of the simplex. */
+const EPS = 1e-9;
+/** Pivots between re-inversions of the basis (bounds the drift of the product-form updates). */
+const REFACTOR_EVERY = 50;
+
+/**
+ * Packs `classes` into bins of `options` at low total price.
+ * @param classes pod classes (requests per dimension, count)
+ * @param options bin types (room per dimension, USD/hour); every vector has the classes' dimensions
+ * @param limits work limits; when the pivot budget runs out, the rest is packed by the greedy rounding alone
+ * @returns bins grouped by content, the pods no option holds, the first LP's cost
+ * @throws Error when vectors' lengths differ from the first class's, or a price is not positive
+ */
+export function packClasses(classes: readonly PackingClass[], options: readonly PackingOption[], limits: PackingLimits = {}): Packing {
+  const d = classes[0]?.requests.length ?? 0;
+  for (const c of classes) if (c.requests.length !== d) throw new Error(`packClasses: a class has ${c.requests.length} dimensions, expected ${d}`);
+  for (const o of options) {
+    if (o.room.length !== d) throw new Error(`packClasses: an option has ${o.room.length} dimensions, expected ${d}`);
+    if (!(o.price > 0)) throw new Error(`packClasses: option price ${o.price} is not positive`);
+  }
+  const work = { pivots: limits.maxPivots ?? DEFAULT_MAX_PIVOTS, pricings: 0 };
+  const kept = nonDominated(options);
+  const unplaced = classes.map(() => 0);
+  const left = classes.map((c, i) => {
+    const placeable = kept.some((o) => fitCount(c.requests, options[o]!.room) >= 1);
+    if (!placeable) unplaced[i] = c.count;
+    return placeable ? c.count : 0;
+  });
+  const pool = new ColumnPool();
+  let fractionalCost = Number.NaN;
+  let rounds = 0;
+  const budget = work.pivots;
+  /**
+   * Packs what `left` holds into `bins`, one master solve per round: whole bins of the LP's patterns while it opens
+   * any; then (the fractional tail) one bin per round picked by `dive`, or stop there when `dive` is undefined.
+   */
+  const run = (left: number[], bins: number[][], dive: 'most-used' | 'lookahead' | undefined): void => {
+    while (left.some((n) => n > 0)) {
+      rounds++;
+      const active = left.flatMap((n, c) => (n > 0 ? [c] : []));
+      const lp = work.pivots > 0 ? solveMaster(classes, options, kept, active, left, pool, work) : undefined;
+      if (Number.isNaN(fractionalCost)) fractionalCost = lp?.objective ?? Number.NaN;
+      const chosen = lp ? roundWhole(lp.columns, left) : [];
+      if (chosen.length === 0 && !dive) return;
+      if (chosen.length === 0 && lp && lp.columns.length > 0) {
+        chosen.push(dive === 'lookahead' ? lookahead(lp.columns, left, classes, options, kept, pool, work) : mostUsed(lp.columns, left));
+      }
+      if (chosen.length === 0) {
+        // Out of budget: one bin of the cheapest single-class pattern for the first class left.
+        const c = active[0]!;
+        const o = cheapestSingle(classes[c]!.requests, left[c]!, options, kept);
+        const counts = classes.map(() => 0);
+        counts[c] = Math.min(left[c]!, fitCount(classes[c]!.requests, options[o]!.room));
+        chosen.push(counts);
+      }
+      for (const counts of chosen) {
+        bins.push(counts);
+        counts.forEach((k, c) => (left[c]! -= k));
+      }
+    }
+  };
+  const finish = (bins: readonly number[][]) => {
+    const sized = bins.map((counts) => ({ counts, option: cheapestHolding(classes, counts, options, kept) }));
+    const merged = sized.length <= (limits.mergeMaxBins ?? MERGE_MAX_BINS) ? mergePairs(sized, classes, options, kept) : sized;
+    return { merged, cost: merged.reduce((sum, b) => sum + (b.option >= 0 ? options[b.option]!.price : 0), 0) };
+  };
+  // Whole bins while the LP opens any; the fractional tail is dived both ways when small, keeping the cheaper plan.
+  const whole: number[][] = [];
+  run(left, whole, undefined);
+  const tail = [...left];
+  const mostUsedBins = [...whole];
+  run([...tail], mostUsedBins, 'most-used');
+  let best = finish(mostUsedBins);
+  if (tail.reduce((a, b) => a + b, 0) <= LOOKAHEAD_PODS && tail.some((n) => n > 0) && work.pivots > 0) {
+    const lookaheadBins = [...whole];
+    run([...tail], lookaheadBins, 'lookahead');
+    const alternative = finish(lookaheadBins);
+    if (alternative.cost < best.cost - EPS) best = alternative;
+  }
+  const merged = repackPairs(best.merged, classes, options, kept, limits.repackMaxBins ?? REPACK_MAX_BINS);
+  return { bins: group(merged), unplaced, fractionalCost, stats: { rounds, pivots: budget - work.pivots, pricings: work.pricings, columns: pool.columns.length, options: kept.length } };
+}
+
+/** Indices of options not dominated by another (no dearer, at least the room in every dimension), cheapest first. */
+function nonDominated(options: readonly PackingOption[]): number[] {
+  const order = options.map((_, i) => i);
+  // Callers usually pass options cheapest first already.
+  if (options.some((o, i) => i > 0 && o.price < options[i - 1]!.price)) order.sort((a, b) => options[a]!.price - options[b]!.price || a - b);
+  const d = options[0]?.room.length ?? 0;
+  const rooms = new Float64Array(options.length * d);
+  const kept: number[] = [];
+  for (const i of order) {
+    const room = options[i]!.room;
+    let dominated = false;
+    for (let k = 0; k < kept.length && !dominated; k++) {
+      let covers = true;
+      for (let j = 0; j < d && covers; j++) covers = rooms[k * d + j]! >= room[j]! - FIT;
+      dominated = covers; // kept options are no dearer (cheapest first)
+    }
+    if (dominated) continue;
+    for (let j = 0; j < d; j++) rooms[kept.length * d + j] = room[j]!;
+    kept.push(i);
+  }
+  return kept;
+}
+
+/** How many pods of `requests` fit in `room` (Infinity when they request nothing). */
+function fitCount(requests: readonly number[], room: readonly number[]): number {
+  let n = Number.POSITIVE_INFINITY;
+  for (let j = 0; j < requests.length; j++) {
+    const r = requests[j]!;
+    if (r > FIT) n = Math.min(n, Math.floor((room[j]! + FIT) / r));
+  }
+  return Math.max(0, n);
+}
+
+/** The option with the lowest price per pod for `count` pods of one class packed alone (kept options only). */
+function cheapestSingle(requests: readonly number[], count: number, options: readonly PackingOption[], kept: readonly number[]): number {
+  let best = -1;
+  let bestPerPod = Number.POSITIVE_INFINITY;
+  for (const o of kept) {
+    const k = Math.min(count, fitCount(requests, options[o]!.room));
+    if (k < 1) continue;
+    const perPod = options[o]!.price / k;
+    if (perPod < bestPerPod - EPS) [best, bestPerPod] = [o, perPod];
+  }
+  return best;
+}
+
+/** The cheapest kept option whose room holds `counts` pods of `classes` (−1 when none). */
+function cheapestHolding(classes: readonly PackingClass[], counts: readonly number[], options: readonly PackingOption[], kept: readonly number[]): number {
+  const load = loadOf(classes, counts);
+  for (const o of kept) if (holds(options[o]!.room, load)) return o;
+  return -1;
+}
+
+function loadOf(classes: readonly PackingClass[], counts: readonly number[]): number[] {
+  const d = classes[0]?.requests.length ?? 0;
+  const load = new Array<number>(d).fill(0);
+  counts.forEach((k, c) => {
+    if (k > 0) for (let j = 0; j < d; j++) load[j]! += k * classes[c]!.requests[j]!;
+  });
+  return load;
+}
+
+function holds(room: readonly number[], load: readonly number[]): boolean {
+  for (let j = 0; j < load.length; j++) if (load[j]! > room[j]! + FIT) return false;
+  return true;
+}
+
+/** A packing pattern: one option holding `counts` pods per class. */
+interface Column {
+  readonly option: number;
+  readonly counts: readonly number[];
+  readonly price: number;
+}
+
+/** Columns generated so far, deduplicated, kept across rounds (each round caps them to the pods left). */
+class ColumnPool {
+  private readonly byKey = new Map<string, Column>();
+  readonly columns: Column[] = [];
+  /** Adds `column` unless an equal one is pooled; returns the pooled one and whether it is new. */
+  add(column: Column): { column: Column; added: boolean } {
+    const key = `${column.option}:${column.counts.join(',')}`;
+    const hit = this.byKey.get(key);
+    if (hit) return { column: hit, added: false };
+    this.byKey.set(key, column);
+    this.columns.push(column);
+    return { column, added: true };
+  }
+}
+
+/** A basic column of the master's optimum with its value (bins, fractional). */
+interface BasicColumn {
+  readonly column: Column;
+  readonly value: number;
+}
+
+/**
+ * Solves the master LP over the `active` classes (rows) for demand `left`: the simplex runs over the pooled
+ * columns until none prices out, then pricing adds each option's best new pattern to the pool, until pricing finds
+ * none with a negative reduced cost or the pivot budget is spent.
+ * @returns the basic pattern columns with positive value and the objective (USD/hour), or undefined when the basis
+ *   could not be inverted
+ */
+function solveMaster(
+  classes: readonly PackingClass[],
+  options: readonly PackingOption[],
+  kept: readonly number[],
+  active: readonly number[],
+  left: readonly number[],
+  pool: ColumnPool,
+  work: { pivots: number; pricings: number },
+  price = true,
+): { columns: BasicColumn[]; objective: number } | undefined {
+  const m = active.length;
+  const rowOf = new Int32Array(classes.length).fill(-1);
+  active.forEach((c, i) => (rowOf[c] = i));
+  const demand = Float64Array.from(active, (c) => left[c]!);
+  const vectorOf = (col: Column): Float64Array => {
+    const a = new Float64Array(m);
+    col.counts.forEach((k, c) => {
+      const i = rowOf[c]!;
+      if (i >= 0 && k > 0) a[i] = Math.min(k, left[c]!);
+    });
+    return a;
+  };
+  type Basic = { column: Column; a: Float64Array } | { surplus: number };
+  // Initial basis: one single-class pattern per row (diagonal, feasible).
+  const basis: Basic[] = active.map((c) => {
+    const o = cheapestSingle(classes[c]!.requests, left[c]!, options, kept);
+    const counts = classes.map(() => 0);
+    counts[c] = Math.min(left[c]!, fitCount(classes[c]!.requests, options[o]!.room));
+    const { column } = pool.add({ option: o, counts, price: options[o]!.price });
+    return { column, a: vectorOf(column) };
+  });
+  const priceOf = (b: Basic) => ('column' in b ? b.column.price : 0);
+  const vecOf = (b: Basic): Float64Array => {
+    if ('column' in b) return b.a;
+    const a = new Float64Array(m);
+    a[b.surplus] = -1;
+    return a;
+  };
+  let inverse = invert(basis.map(vecOf), m);
+  if (!inverse) return undefined;
+  let x = multiply(inverse, demand, m);
+  let sinceRefactor = 0;
+  const dual = new Float64Array(m);
+  const computeDuals = () => {
+    dual.fill(0);
+    for (let k = 0; k < m; k++) {
+      const p = priceOf(basis[k]!);
+      if (p === 0) continue;
+      for (let i = 0; i < m; i++) dual[i]! += p * inverse![k * m + i]!;
+    }
+  };
+  const reducedCost = (column: Column): number => {
+    let value = 0;
+    const counts = column.counts;
+    for (let c = 0; c < counts.length; c++) {
+      const k = counts[c]!;
+      if (k === 0) continue;
+      const i = rowOf[c]!;
+      if (i >= 0) value += dual[i]! * Math.min(k, left[c]!);
+    }
+    return column.price - value;
+  };
+  /** One pivot with `entering`; false when the ratio test finds no leaving row (cannot happen with positive prices). */
+  const pivot = (entering: Basic): boolean => {
+    const a = vecOf(entering);
+    const dir = multiply(inverse!, a, m);
+    let leave = -1;
+    let theta = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < m; i++) {
+      if (dir[i]! <= EPS) continue;
+      const t = x[i]! / dir[i]!;
+      if (t < theta - EPS || (t <= theta + EPS && leave >= 0 && dir[i]! > dir[leave]!)) [theta, leave] = [t, i];
+    }
+    if (leave < 0) return false;
+    basis[leave] = entering;
+    if (++sinceRefactor >= REFACTOR_EVERY) {
+      sinceRefactor = 0;
+      const fresh = invert(basis.map(vecOf), m);
+      if (fresh) {
+        inverse = fresh;
+        x = multiply(inverse, demand, m);
+        return true;
+      }
+    }
+    const pv = dir[leave]!;
+    const inv = inverse!;
+    for (let j = 0; j < m; j++) inv[leave * m + j]! /= pv;
+    x[leave] = theta;
+    for (let i = 0; i < m; i++) {
+      if (i === leave) continue;
+      const f = dir[i]!;
+      if (f === 0) continue;
+      for (let j = 0; j < m; j++) inv[i * m + j]! -= f * inv[leave * m + j]!;
+      x[i] = Math.max(0, x[i]! - f * theta);
+    }
+    return true;
+  };
+  // Candidate options: those that hold at least one pod of an active class and are not dominated once rooms are
+  // capped at the demand left (room beyond what all the pods need buys nothing: of the options that hold everything,
+  // only the cheapest stays).
+  const d = classes[0]!.requests.length;
+  const need = new Array<number>(d).fill(0);
+  for (const c of active) for (let j = 0; j < d; j++) need[j]! += left[c]! * classes[c]!.requests[j]!;
+  const candidates: number[] = [];
+  const cappedRooms = new Float64Array(kept.length * d);
+  const room = new Float64Array(d);
+  for (const o of kept) {
+    const full = options[o]!.room;
+    let holdsOne = false;
+    for (let i = 0; i < m && !holdsOne; i++) holdsOne = fitCount(classes[active[i]!]!.requests, full) >= 1;
+    if (!holdsOne) continue;
+    for (let j = 0; j < d; j++) room[j] = Math.min(full[j]!, need[j]!);
+    // `kept` is cheapest first: an earlier candidate with at least this capped room dominates.
+    let dominated = false;
+    for (let k = 0; k < candidates.length && !dominated; k++) {
+      let covers = true;
+      for (let j = 0; j < d && covers; j++) covers = cappedRooms[k * d + j]! >= room[j]! - FIT;
+      dominated = covers;
+    }
+    if (dominated) continue;
+    cappedRooms.set(room, candidates.length * d);
+    candidates.push(o);
+  }
+  const threshold = (price: number) => -EPS * Math.max(1, price);
+  for (;;) {
+    // Simplex over the pool (and the surplus columns) to its optimum.
+    while (work.pivots > 0) {
+      computeDuals();
+      let entering: Basic | undefined;
+      let best = 0;
+      for (let i = 0; i < m; i++) if (dual[i]! < Math.min(best, -EPS)) [entering, best] = [{ surplus: i }, dual[i]!];
+      for (const column of pool.columns) {
+        const r = reducedCost(column);
+        if (r < Math.min(best, threshold(column.price))) [entering, best] = [{ column, a: vectorOf(column) }, r];
+      }
+      if (!entering) break;
+      work.pivots--;
+      if (!pivot(entering)) break;
+    }
+    if (work.pivots <= 0 || !price) break;
+    // Pricing: each option's best pattern at the current duals joins the pool when it prices out.
+    computeDuals();
+    let added = 0;
+    for (const o of candidates) {
+      // Fractional-knapsack bound on any pattern's value, one dimension at a time: skip options that cannot price out.
+      const room = options[o]!.room;
+      let bound = Number.POSITIVE_INFINITY;
+      for (let j = 0; j < room.length; j++) {
+        let density = 0;
+        for (let i = 0; i < m; i++) {
+          const y = dual[i]!;
+          if (y <= EPS) continue;
+          const req = classes[active[i]!]!.requests[j]!;
+          density = req > FIT ? Math.max(density, y / req) : Number.POSITIVE_INFINITY;
+          if (density === Number.POSITIVE_INFINITY) break;
+        }
+        bound = Math.min(bound, density * room[j]!);
+      }
+      if (options[o]!.price + threshold(options[o]!.price) >= bound) continue;
+      work.pricings++;
+      let bestCounts: number[] | undefined;
+      let bestReduced = threshold(options[o]!.price);
+      for (const counts of pricePatterns(classes, options[o]!.room, active, left, dual)) {
+        const r = reducedCost({ option: o, counts, price: options[o]!.price });
+        if (r < bestReduced) [bestCounts, bestReduced] = [counts, r];
+      }
+      if (bestCounts && pool.add({ option: o, counts: bestCounts, price: options[o]!.price }).added) added++;
+    }
+    if (added === 0) break;
+  }
+  const columns: BasicColumn[] = [];
+  let objective = 0;
+  basis.forEach((b, i) => {
+    if (!('column' in b) || x[i]! <= EPS) return;
+    columns.push({ column: b.column, value: x[i]! });
+    objective += b.column.price * x[i]!;
+  });
+  return { columns, objective };
+}
+
+/** Inverse of the square matrix with `columns` as columns (row-major result), or undefined when singular. */
+function invert(columns: readonly Float64Array[], m: number): Float64Array | undefined {
+  const a = new Float64Array(m * m);
+  for (let j = 0; j < m; j++) for (let i = 0; i < m; i++) a[i * m + j] = columns[j]![i]!;
+  const inv = new Float64Array(m * m);
+  for (let i = 0; i < m; i++) inv[i * m + i] = 1;
+  for (let col = 0; col < m; col++) {
+    let p = col;
+    for (let r = col + 1; r < m; r++) if (Math.abs(a[r * m + col]!) > Math.abs(a[p * m + col]!)) p = r;
+    if (Math.abs(a[p * m + col]!) < 1e-12) return undefined;
+    if (p !== col)
+      for (let j = 0; j < m; j++) {
+        [a[p * m + j], a[col * m + j]] = [a[col * m + j]!, a[p * m + j]!];
+        [inv[p * m + j], inv[col * m + j]] = [inv[col * m + j]!, inv[p * m + j]!];
+      }
+    const pv = a[col * m + col]!;
+    for (let j = 0; j < m; j++) {
+      a[col * m + j]! /= pv;
+      inv[col * m + j]! /= pv;
+    }
+    for (let r = 0; r < m; r++) {
+      if (r === col) continue;
+      const f = a[r * m + col]!;
+      if (f === 0) continue;
+      for (let j = 0; j < m; j++) {
+        a[r * m + j]! -= f * a[col * m + j]!;
+        inv[r * m + j]! -= f * inv[col * m + j]!;
+      }
+    }
+  }
+  return inv;
+}
+
+/** `matrix` (m × m, row-major) times `v`. */
+function multiply(matrix: Float64Array, v: Float64Array, m: number): Float64Array {
+  const out = new Float64Array(m);
+  for (let i = 0; i < m; i++) {
+    let s = 0;
+    for (let j = 0; j < m; j++) s += matrix[i * m + j]! * v[j]!;
+    out[i] = s;
+  }
+  return out;
+}
+
+/**
+ * Pricing: candidate patterns for one option, filled greedily at the dual prices `dual` (per row of `active`) in
+ * three orders — value per unit of normalised size, value alone, and value per size re-weighted by the room still
+ * free (a few pods at a time). Each is a full class-count vector.
+ */
+function pricePatterns(classes: readonly PackingClass[], room: readonly number[], active: readonly number[], left: readonly number[], dual: Float64Array): number[][] {
+  const d = room.length;
+  const items: { c: number; value: number; size: number }[] = [];
+  active.forEach((c, i) => {
+    const y = dual[i]!;
+    if (y <= EPS) return;
+    const req = classes[c]!.requests;
+    if (fitCount(req, room) < 1) return;
+    let size = 0;
+    for (let j = 0; j < d; j++) if (room[j]! > FIT) size += req[j]! / room[j]!;
+    items.push({ c, value: y, size: Math.max(size, EPS) });
+  });
+  if (items.length === 0) return [];
+  const fill = (order: readonly { c: number }[]): number[] => {
+    const rem = [...room];
+    const counts = classes.map(() => 0);
+    for (const { c } of order) {
+      const k = Math.min(left[c]!, fitCount(classes[c]!.requests, rem));
+      if (k <= 0) continue;
+      counts[c] = k;
+      for (let j = 0; j < d; j++) rem[j]! -= k * classes[c]!.requests[j]!;
+    }
+    return counts;
+  };
+  const out = [fill([...items].sort((a, b) => b.value / b.size - a.value / a.size)), fill([...items].sort((a, b) => b.value - a.value))];
+  // Dynamic: value per size against the room still free, a quarter of what fits at a time.
+  const rem = [...room];
+  const counts = classes.map(() => 0);
+  for (;;) {
+    let best: { c: number; score: number } | undefined;
+    for (const it of items) {
+      const req = classes[it.c]!.requests;
+      if (counts[it.c]! >= left[it.c]! || fitCount(req, rem) < 1) continue;
+      let size = 0;
+      for (let j = 0; j < d; j++) if (req[j]! > FIT) size += req[j]! / Math.max(rem[j]!, FIT);
+      const score = it.value / Math.max(size, EPS);
+      if (!best || score > best.score) best = { c: it.c, score };
+    }
+    if (!best) break;
+    const req = classes[best.c]!.requests;
+    const k = Math.max(1, Math.min(left[best.c]! - counts[best.c]!, Math.floor(fitCount(req, rem) / 4)));
+    counts[best.c]! += k;
+    for (let j = 0; j < d; j++) rem[j]! -= k * req[j]!;
+  }
+  out.push(counts);
+  return out;
+}
+
+/** Whole bins of every pattern the LP opens at least once (⌊λ⌋ each, most used first), capped to the pods left. */
+function roundWhole(columns: readonly BasicColumn[], leftIn: readonly number[]): number[][] {
+  const left = [...leftIn];
+  const out: number[][] = [];
+  for (const { column, value } of [...columns].sort((a, b) => b.value - a.value)) {
+    for (let n = Math.floor(value + 1e-7); n > 0; n--) {
+      const capped = column.counts.map((k, c) => Math.min(k, left[c]!));
+      if (capped.every((k) => k === 0)) break;
+      capped.forEach((k, c) => (left[c]! -= k));
+      out.push(capped);
+    }
+  }
+  return out;
+}
+
+/** Pods at most in the fractional tail for it to be rounded with {@link lookahead} too (the cheaper plan is kept). */
+export const LOOKAHEAD_PODS = 200;
+/** Candidate patterns {@link lookahead} evaluates per bin. */
+export const LOOKAHEAD_CANDIDATES = 8;
+
+/**
+ * One bin for the fractional tail (every pattern below one bin in the LP): among the most used patterns, the one
+ * whose bin price plus the LP cost of what it leaves (over the pooled columns, no new pricing) is lowest; the most
+ * used pattern alone when many pods are left.
+ */
+/** The most used pattern's bin, capped to the pods left. */
+function mostUsed(columns: readonly BasicColumn[], left: readonly number[]): number[] {
+  const top = columns.reduce((a, b) => (b.value > a.value ? b : a));
+  return top.column.counts.map((k, c) => Math.min(k, left[c]!));
+}
+
+function lookahead(
+  columns: readonly BasicColumn[],
+  left: readonly number[],
+  classes: readonly PackingClass[],
+  options: readonly PackingOption[],
+  kept: readonly number[],
+  pool: ColumnPool,
+  work: { pivots: number; pricings: number },
+): number[] {
+  const sorted = [...columns].sort((a, b) => b.value - a.value);
+  const capped = (column: Column) => column.counts.map((k, c) => Math.min(k, left[c]!));
+  let best: { counts: number[]; score: number } | undefined;
+  for (const { column } of sorted.slice(0, LOOKAHEAD_CANDIDATES)) {
+    const counts = capped(column);
+    const option = cheapestHolding(classes, counts, options, kept);
+    if (option < 0 || counts.every((k) => k === 0)) continue;
+    const rest = left.map((n, c) => n - counts[c]!);
+    const active = rest.flatMap((n, c) => (n > 0 ? [c] : []));
+    const after = active.length === 0 ? { objective: 0 } : solveMaster(classes, options, kept, active, rest, pool, work, false);
+    if (!after) continue;
+    const score = options[option]!.price + after.objective;
+    if (!best || score < best.score - EPS) best = { counts, score };
+  }
+  return best?.counts ?? capped(sorted[0]!.column);
+}
+
+/**
+ * Merges pairs of bins whose pods one option holds for less than the two cost, cheapest merge first, until none
+ * helps. Bins whose pods fit no option are left as they are.
+ */
+function mergePairs(
+  binsIn: readonly { counts: number[]; option: number }[],
+  classes: readonly PackingClass[],
+  options: readonly PackingOption[],
+  kept: readonly number[],
+): { counts: number[]; option: number }[] {
+  const bins = [...binsIn];
+  for (let improved = true; improved; ) {
+    improved = false;
+    for (let i = 0; i < bins.length && !improved; i++) {
+      for (let j = i + 1; j < bins.length; j++) {
+        const [a, b] = [bins[i]!, bins[j]!];
+        if (a.option < 0 || b.option < 0) continue;
+        const counts = a.counts.map((k, c) => k + b.counts[c]!);
+        const o = cheapestHolding(classes, counts, options, kept);
+        if (o < 0 || options[o]!.price >= options[a.option]!.price + options[b.option]!.price - EPS) continue;
+        bins[i] = { counts, option: o };
+        bins.splice(j, 1);
+        improved = true;
+        break;
+      }
+    }
+  }
+  return bins;
+}
+
+/**
+ * Re-packs each pair of bins alone (their pods as a packing of their own, without this pass) and keeps the result
+ * when it costs less than the pair, until no pair improves. Only for at most `maxBins` bins (quadratic, and each
+ * pair is a small packing).
+ */
+function repackPairs(binsIn: readonly { counts: number[]; option: number }[], classes: readonly PackingClass[], options: readonly PackingOption[], kept: readonly number[], maxBins: number): { counts: number[]; option: number }[] {
+  if (binsIn.length > maxBins || binsIn.length < 2) return [...binsIn];
+  const bins = [...binsIn];
+  const price = (b: { option: number }) => (b.option >= 0 ? options[b.option]!.price : Number.POSITIVE_INFINITY);
+  for (let improved = true, passes = 0; improved && passes < maxBins; passes++) {
+    improved = false;
+    for (let i = 0; i < bins.length && !improved; i++) {
+      for (let j = i + 1; j < bins.length && !improved; j++) {
+        const [a, b] = [bins[i]!, bins[j]!];
+        const before = price(a) + price(b);
+        if (!Number.isFinite(before)) continue;
+        const counts = a.counts.map((k, c) => k + b.counts[c]!);
+        const exact = exactSmall(classes, counts, options, kept, before);
+        let replacement: { counts: number[]; option: number }[];
+        if (exact) replacement = exact;
+        else {
+          if (counts.reduce((x, y) => x + y, 0) <= EXACT_MAX_PODS) continue; // searched: nothing cheaper
+          const packed = packClasses(
+            classes.map((c, k) => ({ requests: c.requests, count: counts[k]! })),
+            options,
+            { repackMaxBins: 0, mergeMaxBins: 4 },
+          );
+          if (packed.unplaced.some((n) => n > 0)) continue;
+          replacement = packed.bins.flatMap((x) => Array.from({ length: x.copies }, () => ({ counts: [...x.counts], option: x.option })));
+        }
+        const after = replacement.reduce((sum, x) => sum + price(x), 0);
+        if (after >= before - EPS) continue;
+        bins.splice(j, 1);
+        bins.splice(i, 1, ...replacement);
+        improved = true;
+      }
+    }
+  }
+  return bins;
+}
+
+/** Pods at most for {@link exactSmall}'s exhaustive search. */
+export const EXACT_MAX_PODS = 10;
+/** Search nodes at most for one {@link exactSmall} call (then it gives up: deterministic work bound). */
+const EXACT_MAX_NODES = 4_000;
+
+/**
+ * The cheapest packing of `counts` pods per class below `ceiling` USD/hour, by exhaustive search: each new bin holds
+ * the first pod left, in every option and every content (most pods first), pruned by the best plan so far. Undefined
+ * when there are more than {@link EXACT_MAX_PODS} pods, none is cheaper than `ceiling`, or the search ran out of nodes.
+ */
+function exactSmall(classes: readonly PackingClass[], counts: readonly number[], options: readonly PackingOption[], kept: readonly number[], ceiling: number): { counts: number[]; option: number }[] | undefined {
+  if (counts.reduce((a, b) => a + b, 0) > EXACT_MAX_PODS) return undefined;
+  const d = classes[0]?.requests.length ?? 0;
+  const left = [...counts];
+  const used = counts.flatMap((n, c) => (n > 0 ? [c] : []));
+  // Options that hold a pod, not dominated once rooms are capped at what these pods need (cheapest first).
+  const need = new Array<number>(d).fill(0);
+  for (const c of used) for (let j = 0; j < d; j++) need[j]! += counts[c]! * classes[c]!.requests[j]!;
+  const candidates: number[] = [];
+  const rooms: number[][] = [];
+  for (const o of kept) {
+    if (!used.some((c) => fitCount(classes[c]!.requests, options[o]!.room) >= 1)) continue;
+    const room = options[o]!.room.map((r, j) => Math.min(r, need[j]!));
+    if (rooms.some((q) => q.every((r, j) => r >= room[j]! - FIT))) continue;
+    candidates.push(o);
+    rooms.push(room);
+  }
+  let best: { counts: number[]; option: number }[] | undefined;
+  let bestCost = ceiling - EPS;
+  let nodes = 0;
+  const stack: { counts: number[]; option: number }[] = [];
+  const recurse = (cost: number): void => {
+    if (++nodes > EXACT_MAX_NODES) return;
+    const first = used.find((c) => left[c]! > 0);
+    if (first === undefined) {
+      if (cost < bestCost) [best, bestCost] = [stack.map((b) => ({ counts: [...b.counts], option: b.option })), cost];
+      return;
+    }
+    for (const o of candidates) {
+      const price = options[o]!.price;
+      if (cost + price >= bestCost) break; // cheapest first
+      if (fitCount(classes[first]!.requests, options[o]!.room) < 1) continue;
+      const content = classes.map(() => 0);
+      const rem = [...options[o]!.room];
+      const fill = (i: number): void => {
+        if (nodes > EXACT_MAX_NODES) return;
+        if (i === used.length) {
+          if (content[first]! === 0) return;
+          for (const c of used) left[c]! -= content[c]!;
+          stack.push({ counts: content, option: o });
+          recurse(cost + price);
+          stack.pop();
+          for (const c of used) left[c]! += content[c]!;
+          return;
+        }
+        const c = used[i]!;
+        if (c < first || left[c]! === 0) return fill(i + 1);
+        const req = classes[c]!.requests;
+        for (let k = Math.min(left[c]!, fitCount(req, rem)); k >= 0; k--) {
+          for (let j = 0; j < d; j++) rem[j]! -= k * req[j]!;
+          content[c] = k;
+          fill(i + 1);
+          for (let j = 0; j < d; j++) rem[j]! += k * req[j]!;
+        }
+        content[c] = 0;
+      };
+      fill(0);
+    }
+  };
+  recurse(0);
+  if (nodes > EXACT_MAX_NODES) return undefined;
+  return best;
+}
+
+/** Groups identical bins (same option and counts). */
+function group(bins: readonly { counts: number[]; option: number }[]): PackedBin[] {
+  const byKey = new Map<string, { option: number; counts: number[]; copies: number }>();
+  for (const b of bins) {
+    const key = `${b.option}:${b.counts.join(',')}`;
+    const hit = byKey.get(key);
+    if (hit) hit.copies++;
+    else byKey.set(key, { option: b.option, counts: b.counts, copies: 1 });
+  }
+  return [...byKey.values()];
+}

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { packClasses, type Packing, type PackingClass, type PackingOption } from '../../../shared/core/provisioning/packing.js';
+import { mulberry32 } from '../../../shared/ports/ids.js';
+
+/** Checks a packing independently: every pod placed once, every bin holds its pods, returns the cost (USD/h). */
+function verify(packing: Packing, classes: readonly PackingClass[], options: readonly PackingOption[]): number {
+  const placed = classes.map(() => 0);
+  let cost = 0;
+  for (const bin of packing.bins) {
+    expect(bin.copies).toBeGreaterThan(0);
+    const option = options[bin.option]!;
+    option.room.forEach((room, j) => {
+      const load = bin.counts.reduce((sum, k, c) => sum + k * classes[c]!.requests[j]!, 0);
+      expect(load).toBeLessThanOrEqual(room + 1e-6);
+    });
+    bin.counts.forEach((k, c) => (placed[c]! += k * bin.copies));
+    cost += option.price * bin.copies;
+  }
+  classes.forEach((c, i) => expect(placed[i]! + packing.unplaced[i]!).toBe(c.count));
+  return cost;
+}
+
+/** The cheapest packing by exhaustive search (tiny cases only): bins filled in every way, pods in class order. */
+function bruteForce(classes: readonly PackingClass[], options: readonly PackingOption[]): number {
+  const left = classes.map((c) => c.count);
+  let best = Number.POSITIVE_INFINITY;
+  const recurse = (cost: number) => {
+    if (cost >= best - 1e-12) return;
+    const first = left.findIndex((n) => n > 0);
+    if (first < 0) {
+      best = cost;
+      return;
+    }
+    // The bin holding the first pod left: any option, any content that includes it.
+    for (const option of options) {
+      const counts = classes.map(() => 0);
+      const fill = (c: number, room: number[]) => {
+        if (c === classes.length) {
+          if (counts[first]! === 0) return;
+          counts.forEach((k, i) => (left[i]! -= k));
+          recurse(cost + option.price);
+          counts.forEach((k, i) => (left[i]! += k));
+          return;
+        }
+        for (let k = 0; k <= left[c]!; k++) {
+          const rest = room.map((r, j) => r - k * classes[c]!.requests[j]!);
+          if (rest.some((r) => r < -1e-9)) break;
+          counts[c] = k;
+          fill(c + 1, rest);
+        }
+        counts[c] = 0;
+      };
+      fill(first, [...option.room]);
+    }
+  };
+  recurse(0);
+  return best;
+}
+
+describe('packClasses', () => {
+  it('fills a cheap large bin rather than many small ones when that is cheaper per pod', () => {
+    const classes = [{ requests: [500, 1024, 1], count: 12 }];
+    const options = [
+      { room: [1000, 2048, 10], price: 0.1 }, // 2 pods: 0.05 per pod
+      { room: [8000, 16384, 100], price: 0.6 }, // 16 pods (12 used): 0.05 per pod, one node
+      { room: [4000, 8192, 50], price: 0.15 }, // 8 pods: 0.019 per pod
+    ];
+    const packing = packClasses(classes, options);
+    const cost = verify(packing, classes, options);
+    // Optimum: one 4000m bin (8 pods) + one 4000m bin (4 pods) = 0.30.
+    expect(cost).toBeCloseTo(0.3, 9);
+  });
+
+  it('mixes complementary pods (cpu-heavy with memory-heavy) in one bin', () => {
+    const classes = [
+      { requests: [3000, 512, 1], count: 2 },
+      { requests: [250, 6000, 1], count: 2 },
+    ];
+    const options = [
+      { room: [4000, 4096, 20], price: 0.1 }, // compute: one cpu pod
+      { room: [2000, 16384, 20], price: 0.1 }, // memory: two memory pods
+      { room: [7000, 14000, 30], price: 0.15 }, // balanced: both kinds
+    ];
+    const cost = verify(packClasses(classes, options), classes, options);
+    expect(cost).toBeCloseTo(0.15, 9); // one balanced bin holds all four
+  });
+
+  it('reports pods that no option holds and packs the rest', () => {
+    const classes = [
+      { requests: [100, 100, 1], count: 3 },
+      { requests: [9000, 100, 1], count: 2 },
+    ];
+    const options = [{ room: [4000, 4096, 10], price: 0.2 }];
+    const packing = packClasses(classes, options);
+    expect(packing.unplaced).toEqual([0, 2]);
+    expect(verify(packing, classes, options)).toBeCloseTo(0.2, 9);
+  });
+
+  it('keeps every option index pointing into the caller array, whatever its order', () => {
+    const classes = [{ requests: [1000, 1000, 1], count: 3 }];
+    const options = [
+      { room: [8000, 8000, 50], price: 0.8 },
+      { room: [1500, 1500, 10], price: 0.05 },
+      { room: [4000, 4000, 20], price: 0.5 },
+    ];
+    const packing = packClasses(classes, options);
+    expect(verify(packing, classes, options)).toBeCloseTo(0.15, 9);
+    expect(packing.bins.every((b) => b.option === 1)).toBe(true);
+  });
+
+  it('still places every pod when the pivot budget is spent at once', () => {
+    const classes = [
+      { requests: [700, 900, 1], count: 7 },
+      { requests: [1300, 300, 1], count: 5 },
+    ];
+    const options = [
+      { room: [2000, 2000, 10], price: 0.1 },
+      { room: [4000, 4000, 20], price: 0.19 },
+    ];
+    const packing = packClasses(classes, options, { maxPivots: 0 });
+    verify(packing, classes, options);
+    expect(packing.unplaced).toEqual([0, 0]);
+  });
+
+  it('is deterministic', () => {
+    const classes = [
+      { requests: [250, 512, 1], count: 9 },
+      { requests: [1500, 2048, 1], count: 4 },
+      { requests: [500, 4096, 1], count: 3 },
+    ];
+    const options = [
+      { room: [2000, 4000, 10], price: 0.04 },
+      { room: [4000, 16000, 20], price: 0.17 },
+      { room: [8000, 16000, 40], price: 0.3 },
+    ];
+    expect(packClasses(classes, options)).toEqual(packClasses(classes, options));
+  });
+
+  it('rejects vectors of the wrong length and non-positive prices', () => {
+    expect(() => packClasses([{ requests: [1, 1], count: 1 }], [{ room: [1], price: 1 }])).toThrow(/dimensions/);
+    expect(() => packClasses([{ requests: [1], count: 1 }], [{ room: [1], price: 0 }])).toThrow(/not positive/);
+  });
+
+  it('matches the exhaustive optimum on random tiny cases (within 1 %)', () => {
+    const rng = mulberry32(7);
+    const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rng() * xs.length)]!;
+    let worst = 1;
+    for (let trial = 0; trial < 40; trial++) {
+      const classes = Array.from({ length: 1 + Math.floor(rng() * 3) }, () => ({ requests: [pick([250, 500, 1000, 1500]), pick([256, 1024, 2048, 4096]), 1], count: 1 + Math.floor(rng() * 3) }));
+      const options = [
+        { room: [1900, 3000, 8], price: 0.085 },
+        { room: [1900, 7000, 8], price: 0.096 },
+        { room: [1900, 14000, 8], price: 0.126 },
+        { room: [3900, 14000, 16], price: 0.192 },
+        { room: [7900, 29000, 30], price: 0.384 },
+      ];
+      const packing = packClasses(classes, options);
+      const cost = verify(packing, classes, options);
+      const optimum = bruteForce(classes, options);
+      worst = Math.max(worst, cost / optimum);
+    }
+    expect(worst).toBeLessThanOrEqual(1.01);
+  });
+});
