@@ -1103,69 +1103,179 @@ function fittingFast(options: PricedType[], requests: ResourceList): PricedType[
 /** Probe claims per topology state and template (see `PlannedNodeClaim.probe`). */
 const probes = new WeakMap<Topology, Map<NodePoolTemplate, PlannedNodeClaim>>();
 
-/** The domains of one key that options can carry, and the options pinned to each (see {@link domainsOf}). */
-interface DomainOptions {
-  readonly values: readonly string[];
-  pin(domain: string): { readonly requirements: Requirements; readonly options: PricedType[] };
-}
-
-const domainOptions = new WeakMap<readonly PricedType[], WeakMap<Requirements, Map<string, DomainOptions>>>();
+/** Domain values of one key that options can carry (see {@link domainsOf}), cached per (options, requirements). */
+const domainOptions = new WeakMap<readonly PricedType[], WeakMap<Requirements, Map<string, readonly string[]>>>();
 
 /**
- * `domainValues(key, requirements, types of options)` and, lazily per domain, `requirements` pinned to it with the
- * options that remain, cached per (options array, requirements) — both immutable — so that every pod asking a
- * fresh NodeClaim (or the same planned NodeClaim state) where it could go pays for it once.
+ * `domainValues(key, requirements, types of options)`, cached per (options array, requirements) — both immutable —
+ * so that every pod asking a fresh NodeClaim (or the same planned NodeClaim state) where it could go pays for it once.
  */
-function domainsOf(options: readonly PricedType[], requirements: Requirements, key: string): DomainOptions {
+function domainsOf(options: readonly PricedType[], requirements: Requirements, key: string): readonly string[] {
   let byRequirements = domainOptions.get(options);
   if (!byRequirements) domainOptions.set(options, (byRequirements = new WeakMap()));
   let byKey = byRequirements.get(requirements);
   if (!byKey) byRequirements.set(requirements, (byKey = new Map()));
   let hit = byKey.get(key);
-  if (!hit) {
-    const pinned = new Map<string, { requirements: Requirements; options: PricedType[] }>();
-    hit = {
-      values: domainValues(
-        key,
-        requirements,
-        options.map((o) => o.type),
-      ),
-      pin(domain) {
-        let p = pinned.get(domain);
-        if (!p) {
-          const r = requirements.add(Requirement.in(key, [domain]));
-          p = { requirements: r, options: pinOptions(options, r, key, domain) };
-          pinned.set(domain, p);
-        }
-        return p;
-      },
-    };
-    byKey.set(key, hit);
-  }
+  if (!hit) byKey.set(key, (hit = optionDomainValues(key, requirements, options)));
   return hit;
 }
 
-/**
- * `options` (compatible with requirements that differ from `pinned` only on `key`) narrowed to those whose type can
- * carry `key = domain`, re-priced when the key decides offerings (zone, capacity type). Same result as
- * `pricedOptions(options, pinned)` without re-intersecting every requirement.
- */
-function pinOptions(options: readonly PricedType[], pinned: Requirements, key: string, domain: string): PricedType[] {
-  const pricing = key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE;
-  const [zone, capacityType] = [pinned.get(LABEL_ZONE), pinned.get(LABEL_CAPACITY_TYPE)];
-  const out: PricedType[] = [];
-  for (const o of options) {
-    if (!o.type.requirements.get(key).has(domain)) continue;
-    if (!pricing) {
-      out.push(o);
-      continue;
+/** Per label key: every value some instance type's requirement on it lists, numbered (bit positions of {@link typeValueBits}). */
+const valueBits = new Map<string, { readonly bit: Map<string, number>; readonly values: string[] }>();
+
+/** Per instance type and label key: the bits ({@link valueBits}) of the values it lists, 0 for a complement. */
+const typeBits = new WeakMap<InstanceType, Map<string, number>>();
+
+/** Bits fit a small integer: keys with more distinct values take the generic path. */
+const MAX_VALUE_BITS = 30;
+
+/** The values `type`'s requirement on `key` lists as a bit set ({@link valueBits}); undefined when there are too many. */
+function typeValueBits(type: InstanceType, key: string): number | undefined {
+  let byKey = typeBits.get(type);
+  if (!byKey) typeBits.set(type, (byKey = new Map()));
+  let mask = byKey.get(key);
+  if (mask !== undefined) return mask;
+  const r = type.requirements.get(key);
+  let index = valueBits.get(key);
+  if (!index) valueBits.set(key, (index = { bit: new Map(), values: [] }));
+  mask = 0;
+  if (!r.complement) {
+    for (const v of r.values) {
+      let bit = index.bit.get(v);
+      if (bit === undefined) {
+        if (index.values.length >= MAX_VALUE_BITS) return undefined;
+        index.bit.set(v, (bit = index.values.length));
+        index.values.push(v);
+      }
+      mask |= 1 << bit;
     }
-    // `cheapestOffering(o.type, pinned)` without allocating.
-    let price = Number.POSITIVE_INFINITY;
-    for (const offering of o.type.offerings) if (offering.available && offering.price < price && zone.has(offering.zone) && capacityType.has(offering.capacityType)) price = offering.price;
-    if (price !== Number.POSITIVE_INFINITY) out.push(price === o.price ? o : { type: o.type, price });
   }
-  return pricing ? out.sort(byPrice) : out;
+  byKey.set(key, mask);
+  return mask;
+}
+
+/**
+ * `domainValues(key, requirements, options.map((o) => o.type))` (same values, same order) as a union of per-type bit
+ * sets: the types' requirements are read once per type, not once per call.
+ */
+function optionDomainValues(key: string, requirements: Requirements, options: readonly PricedType[]): string[] {
+  const r = requirements.get(key);
+  // A finite requirement bounds the values: they are exactly its own (see `domainValues`).
+  if (!r.complement) return [...r.values].sort();
+  let mask = 0;
+  for (const o of options) {
+    const bits = typeValueBits(o.type, key);
+    if (bits === undefined) {
+      return domainValues(
+        key,
+        requirements,
+        options.map((x) => x.type),
+      );
+    }
+    mask |= bits;
+  }
+  const out: string[] = [];
+  const index = valueBits.get(key);
+  if (index) for (let b = 0; b < index.values.length; b++) if (mask & (1 << b) && r.has(index.values[b]!)) out.push(index.values[b]!);
+  return out.sort();
+}
+
+/**
+ * Options pinned to one domain of one key: `requirements` with `key In [domain]`, and every instance type seen so far
+ * that can carry the domain, priced under the pinned requirements (zone and capacity type decide offerings) and
+ * ranked cheapest first (ties by name). A claim's options are always a subset of what was seen under its
+ * requirements, so pinning them is a lookup and a sort of integer ranks, not a walk of requirements and offerings.
+ */
+class PinnedDomain {
+  /** `requirements` with `key In [domain]`. */
+  readonly requirements: Requirements;
+  private readonly pricing: boolean;
+  private readonly zone: Requirement;
+  private readonly capacityType: Requirement;
+  /** Instance type → its entry in `ranked`, or undefined when it cannot carry the domain (or has no offering). */
+  private readonly entries = new Map<InstanceType, PricedType | undefined>();
+  private ranked: PricedType[] = [];
+  private rank = new Map<PricedType, number>();
+
+  constructor(
+    requirements: Requirements,
+    private readonly key: string,
+    private readonly domain: string,
+  ) {
+    this.requirements = requirements.add(Requirement.in(key, [domain]));
+    this.pricing = key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE;
+    this.zone = this.requirements.get(LABEL_ZONE);
+    this.capacityType = this.requirements.get(LABEL_CAPACITY_TYPE);
+  }
+
+  /**
+   * `options` (compatible with the unpinned requirements) narrowed to the types that can carry the domain, re-priced
+   * and re-sorted when the key decides offerings. Same result as `pricedOptions(options, this.requirements)`.
+   */
+  pin(options: readonly PricedType[]): PricedType[] {
+    if (!this.pricing) return options.filter((o) => this.carries(o.type));
+    this.learn(options);
+    const ranks: number[] = [];
+    for (const o of options) {
+      const e = this.entries.get(o.type);
+      if (e) ranks.push(this.rank.get(e)!);
+    }
+    ranks.sort((a, b) => a - b);
+    return ranks.map((r) => this.ranked[r]!);
+  }
+
+  /** The first option of `pin(options)` without building it, or undefined when none can carry the domain. */
+  cheapest(options: readonly PricedType[]): PricedType | undefined {
+    if (!this.pricing) return options.find((o) => this.carries(o.type));
+    this.learn(options);
+    let best: PricedType | undefined;
+    let bestRank = Number.POSITIVE_INFINITY;
+    for (const o of options) {
+      const e = this.entries.get(o.type);
+      if (!e) continue;
+      const r = this.rank.get(e)!;
+      if (r < bestRank) [best, bestRank] = [e, r];
+    }
+    return best;
+  }
+
+  /** Whether `type` lists the domain on the key. */
+  private carries(type: InstanceType): boolean {
+    return type.requirements.get(this.key).has(this.domain);
+  }
+
+  /** Prices the types of `options` not seen yet and re-ranks when there are any. */
+  private learn(options: readonly PricedType[]): void {
+    let grew = false;
+    for (const o of options) {
+      if (this.entries.has(o.type)) continue;
+      grew = true;
+      if (!this.carries(o.type)) {
+        this.entries.set(o.type, undefined);
+        continue;
+      }
+      // `cheapestOffering(o.type, this.requirements)` without allocating.
+      let price = Number.POSITIVE_INFINITY;
+      for (const offering of o.type.offerings) if (offering.available && offering.price < price && this.zone.has(offering.zone) && this.capacityType.has(offering.capacityType)) price = offering.price;
+      this.entries.set(o.type, price === Number.POSITIVE_INFINITY ? undefined : { type: o.type, price });
+    }
+    if (!grew) return;
+    this.ranked = [...this.entries.values()].filter((e) => e !== undefined).sort(byPrice);
+    this.rank = new Map(this.ranked.map((e, i) => [e, i]));
+  }
+}
+
+/** {@link PinnedDomain}s per requirements object, then per `key=domain`. */
+const pinnedDomains = new WeakMap<Requirements, Map<string, PinnedDomain>>();
+
+/** The {@link PinnedDomain} of (`requirements`, `key`, `domain`), shared by every claim with those requirements. */
+function pinnedDomain(requirements: Requirements, key: string, domain: string): PinnedDomain {
+  let byDomain = pinnedDomains.get(requirements);
+  if (!byDomain) pinnedDomains.set(requirements, (byDomain = new Map()));
+  const id = `${key}=${domain}`;
+  let hit = byDomain.get(id);
+  if (!hit) byDomain.set(id, (hit = new PinnedDomain(requirements, key, domain)));
+  return hit;
 }
 
 function byPrice(a: PricedType, b: PricedType): number {
@@ -1357,10 +1467,7 @@ class PlannedNodeClaim {
       const placed =
         keys.length === 0
           ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined }
-          : this.placeTopology(pod, keys, narrowed.requirements, options, (pinned) => {
-              const fitted = this.fitting(pinned, requests, budget);
-              return daemons.length === 0 ? fitted : fitted.filter((o) => !clashes(o));
-            }, narrowed.options);
+          : this.placeTopology(pod, keys, narrowed.requirements, options, narrowed.options);
       if (!placed.ok) {
         firstRejection ??= placed;
         temporary ||= placed.temporary === true;
@@ -1409,11 +1516,11 @@ class PlannedNodeClaim {
     keys: readonly string[],
     requirements: Requirements,
     options: PricedType[],
-    refit: (pinned: PricedType[]) => PricedType[],
     base: PricedType[],
   ): Acceptance<{ requirements: Requirements; options: PricedType[]; domains: ReadonlyMap<string, string> }> | Rejection {
     const domains = new Map<string, string>();
-    for (const key of keys) {
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
       if (key === LABEL_HOSTNAME) {
         const verdict = this.topology.allowed(pod, key, [this.id]);
         if (!verdict.ok) return refusal(verdict);
@@ -1427,25 +1534,27 @@ class PlannedNodeClaim {
         domains.set(key, pinned);
         continue;
       }
-      // Domains and pinned options come from the options before the resource filter (`base`, stable while the
-      // claim is unchanged, so cached across pods), then each candidate domain's options are filtered (`refit`).
-      const cache = domainsOf(base, requirements, key);
-      const verdict = this.topology.allowed(pod, key, cache.values);
+      // Domains come from the options before the resource filter (`base`, stable while the claim is unchanged, so
+      // cached across pods); each candidate domain is priced on the fitted options (pinning commutes with filtering),
+      // and only the chosen domain's list is built.
+      const values = domainsOf(base, requirements, key);
+      const verdict = this.topology.allowed(pod, key, values);
       if (!verdict.ok) return refusal(verdict);
-      let best: { domain: string; load: number; requirements: Requirements; options: PricedType[]; base: PricedType[] } | undefined;
+      let best: { domain: string; load: number; pinned: PinnedDomain; price: number } | undefined;
       for (const domain of verdict.allowed) {
         const load = this.topology.spreadLoad(pod, key, domain);
         if (best && load > best.load) continue;
-        const pin = cache.pin(domain);
-        const fitted = refit(pin.options);
-        if (fitted.length === 0) continue;
-        if (!best || load < best.load || fitted[0]!.price < best.options[0]!.price) best = { domain, load, requirements: pin.requirements, options: fitted, base: pin.options };
+        const pinned = pinnedDomain(requirements, key, domain);
+        const first = pinned.cheapest(options);
+        if (!first) continue;
+        if (!best || load < best.load || first.price < best.price) best = { domain, load, pinned, price: first.price };
       }
       if (verdict.allowed.length === 0) continue;
       if (!best) return { ok: false, reason: `no instance type that fits is offered in ${verdict.allowed.join(', ')} (${key})`, temporary: true };
-      requirements = best.requirements;
-      options = best.options;
-      base = best.base;
+      requirements = best.pinned.requirements;
+      options = best.pinned.pin(options);
+      // Only a later key that is neither pinned nor the hostname reads `base`.
+      if (keys.slice(i + 1).some((k) => k !== LABEL_HOSTNAME)) base = best.pinned.pin(base);
       domains.set(key, best.domain);
     }
     return { ok: true, requirements, options, domains };
