@@ -1048,6 +1048,9 @@ function optionsOf(template: NodePoolTemplate): PricedType[] {
   return options;
 }
 
+/** What `PlannedNodeClaim.quote` returns when the pod can join: the price of the cheapest option, USD/hour. */
+type Quote = Acceptance<{ price: number }>;
+
 /** What `PlannedNodeClaim.canAdd` returns when the pod can join. */
 type Accepted = Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList; domains?: ReadonlyMap<string, string> }>;
 
@@ -1224,19 +1227,17 @@ class PinnedDomain {
     return ranks.map((r) => this.ranked[r]!);
   }
 
-  /** The first option of `pin(options)` without building it, or undefined when none can carry the domain. */
-  cheapest(options: readonly PricedType[]): PricedType | undefined {
-    if (!this.pricing) return options.find((o) => this.carries(o.type));
+  /**
+   * The first option of `pin(options.filter(keep))` without building it, or undefined when none is kept and can
+   * carry the domain: a scan of the ranked types (cheapest first) that stops at the first kept member of `options`.
+   * `keep` must depend on the option's type only.
+   */
+  cheapest(options: readonly PricedType[], keep: (o: PricedType) => boolean): PricedType | undefined {
+    if (!this.pricing) return options.find((o) => this.carries(o.type) && keep(o));
     this.learn(options);
-    let best: PricedType | undefined;
-    let bestRank = Number.POSITIVE_INFINITY;
-    for (const o of options) {
-      const e = this.entries.get(o.type);
-      if (!e) continue;
-      const r = this.rank.get(e)!;
-      if (r < bestRank) [best, bestRank] = [e, r];
-    }
-    return best;
+    const members = typeSet(options);
+    for (const e of this.ranked) if (members.has(e.type) && keep(e)) return e;
+    return undefined;
   }
 
   /** Whether `type` lists the domain on the key. */
@@ -1244,8 +1245,13 @@ class PinnedDomain {
     return type.requirements.get(this.key).has(this.domain);
   }
 
+  /** Option arrays whose types are all in `entries`. */
+  private readonly learned = new WeakSet<readonly PricedType[]>();
+
   /** Prices the types of `options` not seen yet and re-ranks when there are any. */
   private learn(options: readonly PricedType[]): void {
+    if (this.learned.has(options)) return;
+    this.learned.add(options);
     let grew = false;
     for (const o of options) {
       if (this.entries.has(o.type)) continue;
@@ -1263,6 +1269,14 @@ class PinnedDomain {
     this.ranked = [...this.entries.values()].filter((e) => e !== undefined).sort(byPrice);
     this.rank = new Map(this.ranked.map((e, i) => [e, i]));
   }
+}
+
+/** The instance types of an options array, computed once per array. */
+const typeSets = new WeakMap<readonly PricedType[], Set<InstanceType>>();
+function typeSet(options: readonly PricedType[]): Set<InstanceType> {
+  let set = typeSets.get(options);
+  if (!set) typeSets.set(options, (set = new Set(options.map((o) => o.type))));
+  return set;
 }
 
 /** {@link PinnedDomain}s per requirements object, then per `key=domain`. */
@@ -1429,6 +1443,26 @@ class PlannedNodeClaim {
    *   not fit in it together with that reservation are dropped, so growing a claim never overruns a limit
    */
   canAdd(pod: SchedulingPod, remaining?: ResourceList, count = 1, plus?: ResourceList): Accepted | Rejection {
+    return this.check(pod, remaining, count, plus, false) as Accepted | Rejection;
+  }
+
+  /**
+   * `canAdd` priced only: the same acceptance or rejection (reason and `temporary` flag included) and, when
+   * accepted, the price (USD/hour) of the check's cheapest option — without building option lists, so evaluating
+   * many candidate claims costs a short scan each. Commit with a `canAdd` of the chosen claim.
+   */
+  quote(pod: SchedulingPod, remaining?: ResourceList, count = 1, plus?: ResourceList): Quote | Rejection {
+    const quoted = this.minValues ? undefined : this.check(pod, remaining, count, plus, true);
+    if (quoted) return quoted as Quote | Rejection;
+    const check = this.canAdd(pod, remaining, count, plus);
+    return check.ok ? { ok: true, price: check.options[0]!.price } : check;
+  }
+
+  /**
+   * `canAdd` (`priceOnly` false) or `quote` (true; undefined when the answer needs option lists: a second topology key
+   * to pin). Options are filtered by what fits, by limits and by DaemonSet host ports, then pinned per topology key.
+   */
+  private check(pod: SchedulingPod, remaining: ResourceList | undefined, count: number, plus: ResourceList | undefined, priceOnly: boolean): Accepted | Quote | Rejection | undefined {
     const gate = this.gate(pod);
     if (gate) return gate;
     const keys = this.topology.keysOf(pod);
@@ -1450,29 +1484,38 @@ class PlannedNodeClaim {
         firstRejection ??= narrowed;
         continue;
       }
-      let options = this.fitting(narrowed.options, requests, budget);
-      if (options.length === 0) {
+      const daemons = this.clashingDaemons(pod);
+      const clashes = (o: PricedType) => daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined));
+      const fitsType = (o: PricedType) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget));
+      // The fitted options (full check), or the first of them (quote).
+      let options: PricedType[] | undefined;
+      let first: PricedType | undefined;
+      if (priceOnly) first = narrowed.options.find(fitsType);
+      else first = (options = this.fitting(narrowed.options, requests, budget))[0];
+      if (!first) {
         firstRejection ??= { ok: false, reason: 'no instance type fits' };
         continue;
       }
-      const daemons = this.clashingDaemons(pod);
-      const clashes = (o: PricedType) => daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined));
       if (daemons.length > 0) {
-        options = options.filter((o) => !clashes(o));
-        if (options.length === 0) {
+        if (options) first = (options = options.filter((o) => !clashes(o)))[0];
+        else first = narrowed.options.find((o) => fitsType(o) && !clashes(o));
+        if (!first) {
           firstRejection ??= { ok: false, reason: `host port ${daemons[0]!.port} is bound by DaemonSet ${daemons[0]!.daemonSet} on every instance type that fits` };
           continue;
         }
       }
+      const keep = daemons.length === 0 ? fitsType : (o: PricedType) => fitsType(o) && !clashes(o);
       const placed =
         keys.length === 0
-          ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined }
-          : this.placeTopology(pod, keys, narrowed.requirements, options, narrowed.options);
+          ? { ok: true as const, requirements: narrowed.requirements, options, price: first.price, domains: undefined }
+          : this.placeTopology(pod, keys, narrowed.requirements, options, first.price, narrowed.options, keep);
+      if (!placed) return undefined;
       if (!placed.ok) {
         firstRejection ??= placed;
         temporary ||= placed.temporary === true;
         continue;
       }
+      if (!placed.options) return { ok: true, price: placed.price };
       const shortfall = this.minValues && minValuesShortfall(placed.requirements, placed.options);
       if (shortfall) {
         firstRejection ??= { ok: false, reason: shortfall };
@@ -1510,15 +1553,23 @@ class PlannedNodeClaim {
   /**
    * Chooses the claim's domain for every topology key `pod` is involved in: the claim is pinned to one value of
    * each key (the least-loaded allowed domain for a spread constraint, then the cheapest), so counts stay exact.
+   * @param options the fitted options (`base` filtered by `keep`), or undefined to price only (then undefined comes
+   *   back when a second key would need the pinned lists)
+   * @param price the first fitted option's price, USD/hour
+   * @param base the options before the resource filter (domains are read from them)
+   * @param keep the resource, limits and host-port filter
    */
   private placeTopology(
     pod: SchedulingPod,
     keys: readonly string[],
     requirements: Requirements,
-    options: PricedType[],
+    options: PricedType[] | undefined,
+    price: number,
     base: PricedType[],
-  ): Acceptance<{ requirements: Requirements; options: PricedType[]; domains: ReadonlyMap<string, string> }> | Rejection {
+    keep: (o: PricedType) => boolean,
+  ): Acceptance<{ requirements: Requirements; options: PricedType[] | undefined; price: number; domains: ReadonlyMap<string, string> }> | Rejection | undefined {
     const domains = new Map<string, string>();
+    let pins = 0;
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i]!;
       if (key === LABEL_HOSTNAME) {
@@ -1534,9 +1585,10 @@ class PlannedNodeClaim {
         domains.set(key, pinned);
         continue;
       }
+      if (!options && pins++ > 0) return undefined;
       // Domains come from the options before the resource filter (`base`, stable while the claim is unchanged, so
-      // cached across pods); each candidate domain is priced on the fitted options (pinning commutes with filtering),
-      // and only the chosen domain's list is built.
+      // cached across pods); each candidate domain is priced by its cheapest kept option (pinning commutes with
+      // filtering), and only the chosen domain's list is built.
       const values = domainsOf(base, requirements, key);
       const verdict = this.topology.allowed(pod, key, values);
       if (!verdict.ok) return refusal(verdict);
@@ -1545,27 +1597,30 @@ class PlannedNodeClaim {
         const load = this.topology.spreadLoad(pod, key, domain);
         if (best && load > best.load) continue;
         const pinned = pinnedDomain(requirements, key, domain);
-        const first = pinned.cheapest(options);
+        const first = pinned.cheapest(base, keep);
         if (!first) continue;
         if (!best || load < best.load || first.price < best.price) best = { domain, load, pinned, price: first.price };
       }
       if (verdict.allowed.length === 0) continue;
       if (!best) return { ok: false, reason: `no instance type that fits is offered in ${verdict.allowed.join(', ')} (${key})`, temporary: true };
       requirements = best.pinned.requirements;
-      options = best.pinned.pin(options);
-      // Only a later key that is neither pinned nor the hostname reads `base`.
-      if (keys.slice(i + 1).some((k) => k !== LABEL_HOSTNAME)) base = best.pinned.pin(base);
+      price = best.price;
+      if (options) {
+        options = best.pinned.pin(options);
+        // Only a later key that is neither pinned nor the hostname reads `base`.
+        if (keys.slice(i + 1).some((k) => k !== LABEL_HOSTNAME)) base = best.pinned.pin(base);
+      }
       domains.set(key, best.domain);
     }
-    return { ok: true, requirements, options, domains };
+    return { ok: true, requirements, options, price, domains };
   }
 
   /** The cheapest price (USD/hour) the claim could launch at with `pod` added, or undefined if it cannot join. */
   cheapestFit(pod: SchedulingPod, remaining?: ResourceList): number | undefined {
     if (!fits(pod.requests, this.room)) return undefined;
     if (this.minValues || this.clashingDaemons(pod).length > 0 || this.topology.keysOf(pod).length > 0) {
-      const check = this.canAdd(pod, remaining);
-      return check.ok ? check.options[0]?.price : undefined;
+      const check = this.quote(pod, remaining);
+      return check.ok ? check.price : undefined;
     }
     if (this.gate(pod)) return undefined;
     const budget = this.budget(remaining);
