@@ -333,7 +333,8 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     for (; candidates.seen < planned.length; candidates.seen++) candidates.claims.push(planned[candidates.seen]);
     const list = candidates.claims;
     const growthLimit = deadline.expired() ? 1 : MAX_GROWTH_CANDIDATES;
-    let best: { claim: PlannedNodeClaim; check: Accepted; marginal: number } | undefined;
+    // Candidates are priced with `quote`; only the chosen one is checked in full (deterministic: same answer).
+    let best: { claim: PlannedNodeClaim; marginal: number } | undefined;
     const growth: { claim: PlannedNodeClaim; at: number }[] = [];
     let visited = 0;
     // Newest first: the NodeClaims still filling up.
@@ -354,20 +355,20 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
         if (growth.length < growthLimit) growth.push({ claim, at: i });
         continue;
       }
-      const check = claim.canAdd(pod, remaining.get(claim.template.name));
+      const check = claim.quote(pod, remaining.get(claim.template.name));
       if (!check.ok) {
         if (!check.temporary) drop();
         continue;
       }
-      if (check.options[0]!.price - claim.ceiling() <= 1e-9) {
-        best = { claim, check, marginal: 0 };
+      if (check.price - claim.ceiling() <= 1e-9) {
+        best = { claim, marginal: 0 };
         break;
       }
       if (growth.length < growthLimit) growth.push({ claim, at: i });
     }
     if (!best) {
       for (const { claim, at } of growth) {
-        const check = claim.canAdd(pod, remaining.get(claim.template.name));
+        const check = claim.quote(pod, remaining.get(claim.template.name));
         if (!check.ok) {
           if (!check.temporary && list[at] === claim) {
             list[at] = undefined;
@@ -375,8 +376,8 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
           }
           continue;
         }
-        const marginal = check.options[0]!.price - claim.ceiling();
-        if (!best || marginal < best.marginal - 1e-12 || (Math.abs(marginal - best.marginal) <= 1e-12 && claim.pods.length < best.claim.pods.length)) best = { claim, check, marginal };
+        const marginal = check.price - claim.ceiling();
+        if (!best || marginal < best.marginal - 1e-12 || (Math.abs(marginal - best.marginal) <= 1e-12 && claim.pods.length < best.claim.pods.length)) best = { claim, marginal };
       }
     }
     if (candidates.dead > 32 && candidates.dead * 2 > list.length) {
@@ -384,15 +385,13 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       candidates.dead = 0;
     }
     consume(pod);
-    if (best && best.marginal <= 1e-9) {
-      best.claim.commit([pod], best.check, remaining);
+    const join = (claim: PlannedNodeClaim): true => {
+      claim.commit([pod], claim.canAdd(pod, remaining.get(claim.template.name)) as Accepted, remaining);
       return true;
-    }
+    };
+    if (best && best.marginal <= 1e-9) return join(best.claim);
     const fresh = freshFor(pod);
-    if (best && (!fresh || best.marginal <= fresh.check.options[0]!.price * PACKING_TOLERANCE)) {
-      best.claim.commit([pod], best.check, remaining);
-      return true;
-    }
+    if (best && (!fresh || best.marginal <= fresh.check.options[0]!.price * PACKING_TOLERANCE)) return join(best.claim);
     if (!fresh) {
       consume(pod, -1);
       return false;
