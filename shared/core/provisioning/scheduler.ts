@@ -1194,10 +1194,12 @@ class PinnedDomain {
   private readonly pricing: boolean;
   private readonly zone: Requirement;
   private readonly capacityType: Requirement;
-  /** Instance type → its entry in `ranked`, or undefined when it cannot carry the domain (or has no offering). */
-  private readonly entries = new Map<InstanceType, PricedType | undefined>();
+  /** Instance type → its pinned option, or null when it cannot carry the domain (or has no offering there). */
+  private readonly entries = new Map<InstanceType, PricedType | null>();
+  /** The pinned options of every type in `rankOf`, cheapest first (ties by name). */
   private ranked: PricedType[] = [];
-  private rank = new Map<PricedType, number>();
+  /** Instance type → its index in `ranked`, or -1 when it has no pinned option. */
+  private rankOf = new Map<InstanceType, number>();
 
   constructor(
     requirements: Requirements,
@@ -1216,27 +1218,37 @@ class PinnedDomain {
    */
   pin(options: readonly PricedType[]): PricedType[] {
     if (!this.pricing) return options.filter((o) => this.carries(o.type));
-    this.learn(options);
-    const ranks: number[] = [];
-    for (const o of options) {
-      const e = this.entries.get(o.type);
-      if (e) ranks.push(this.rank.get(e)!);
+    let marks = new Uint8Array(this.ranked.length);
+    for (let i = 0; i < options.length; i++) {
+      const r = this.rankOf.get(options[i]!.type);
+      if (r === undefined) {
+        // A type not ranked yet: rank every type seen so far with the new ones, then mark again.
+        this.rerank(options);
+        marks = new Uint8Array(this.ranked.length);
+        i = -1;
+      } else if (r >= 0) marks[r] = 1;
     }
-    ranks.sort((a, b) => a - b);
-    return ranks.map((r) => this.ranked[r]!);
+    const out: PricedType[] = [];
+    for (let r = 0; r < marks.length; r++) if (marks[r]) out.push(this.ranked[r]!);
+    return out;
   }
 
   /**
    * The first option of `pin(options.filter(keep))` without building it, or undefined when none is kept and can
-   * carry the domain: a scan of the ranked types (cheapest first) that stops at the first kept member of `options`.
-   * `keep` must depend on the option's type only.
+   * carry the domain. `options` must be priced under the unpinned requirements (as every options list is): pinning
+   * only removes offerings, so an option's price bounds its pinned price from below and the scan stops once the
+   * prices pass the best pinned price found. `keep` must depend on the option's type only.
    */
   cheapest(options: readonly PricedType[], keep: (o: PricedType) => boolean): PricedType | undefined {
     if (!this.pricing) return options.find((o) => this.carries(o.type) && keep(o));
-    this.learn(options);
-    const members = typeSet(options);
-    for (const e of this.ranked) if (members.has(e.type) && keep(e)) return e;
-    return undefined;
+    let best: PricedType | undefined;
+    for (const o of options) {
+      if (best && o.price > best.price) break;
+      const e = this.entry(o.type);
+      if (!e || (best && byPrice(e, best) >= 0) || !keep(o)) continue;
+      best = e;
+    }
+    return best;
   }
 
   /** Whether `type` lists the domain on the key. */
@@ -1244,38 +1256,29 @@ class PinnedDomain {
     return type.requirements.get(this.key).has(this.domain);
   }
 
-  /** Option arrays whose types are all in `entries`. */
-  private readonly learned = new WeakSet<readonly PricedType[]>();
-
-  /** Prices the types of `options` not seen yet and re-ranks when there are any. */
-  private learn(options: readonly PricedType[]): void {
-    if (this.learned.has(options)) return;
-    this.learned.add(options);
-    let grew = false;
-    for (const o of options) {
-      if (this.entries.has(o.type)) continue;
-      grew = true;
-      if (!this.carries(o.type)) {
-        this.entries.set(o.type, undefined);
-        continue;
+  /** `type`'s pinned option (priced lazily, once), or null when it cannot carry the domain or has no offering there. */
+  private entry(type: InstanceType): PricedType | null {
+    let e = this.entries.get(type);
+    if (e === undefined) {
+      e = null;
+      if (this.carries(type)) {
+        // `cheapestOffering(type, this.requirements)` without allocating.
+        let price = Number.POSITIVE_INFINITY;
+        for (const offering of type.offerings) if (offering.available && offering.price < price && this.zone.has(offering.zone) && this.capacityType.has(offering.capacityType)) price = offering.price;
+        if (price !== Number.POSITIVE_INFINITY) e = { type, price };
       }
-      // `cheapestOffering(o.type, this.requirements)` without allocating.
-      let price = Number.POSITIVE_INFINITY;
-      for (const offering of o.type.offerings) if (offering.available && offering.price < price && this.zone.has(offering.zone) && this.capacityType.has(offering.capacityType)) price = offering.price;
-      this.entries.set(o.type, price === Number.POSITIVE_INFINITY ? undefined : { type: o.type, price });
+      this.entries.set(type, e);
     }
-    if (!grew) return;
-    this.ranked = [...this.entries.values()].filter((e) => e !== undefined).sort(byPrice);
-    this.rank = new Map(this.ranked.map((e, i) => [e, i]));
+    return e;
   }
-}
 
-/** The instance types of an options array, computed once per array. */
-const typeSets = new WeakMap<readonly PricedType[], Set<InstanceType>>();
-function typeSet(options: readonly PricedType[]): Set<InstanceType> {
-  let set = typeSets.get(options);
-  if (!set) typeSets.set(options, (set = new Set(options.map((o) => o.type))));
-  return set;
+  /** Ranks every type seen so far plus the types of `options`. */
+  private rerank(options: readonly PricedType[]): void {
+    for (const o of options) this.entry(o.type);
+    this.ranked = [...this.entries.values()].filter((e) => e !== null).sort(byPrice);
+    this.rankOf = new Map([...this.entries.keys()].map((type) => [type, -1] as const));
+    this.ranked.forEach((e, i) => this.rankOf.set(e.type, i));
+  }
 }
 
 /** {@link PinnedDomain}s per requirements object, then per `key=domain`. */
