@@ -724,19 +724,29 @@ function fractionalCost(option: PricedType, demand: ResourceList, overhead: Reso
  * the demand's dominant resource, or the cheapest that holds it all when it fits on one node.
  */
 function packingTarget(options: readonly PricedType[], demand: ResourceList, overhead: ResourceList): PricedType {
-  let best: { option: PricedType; cost: number } | undefined;
+  // The demanded resources, in the demand's key order, with their overhead (hot: once per NodeClaim opened).
+  const keys: string[] = [];
+  const amounts: number[] = [];
+  const reserved: number[] = [];
+  for (const k in demand) {
+    if (demand[k]! <= 1e-6) continue;
+    keys.push(k);
+    amounts.push(demand[k]!);
+    reserved.push(overhead[k] ?? 0);
+  }
+  let best: PricedType | undefined;
+  let bestCost = 0;
   for (const option of options) {
     let nodes = 1;
-    for (const k in demand) {
-      const d = demand[k]!;
-      if (d <= 1e-6) continue;
-      const room = (option.type.allocatable[k] ?? 0) - (overhead[k] ?? 0);
-      nodes = room <= 0 ? Number.POSITIVE_INFINITY : Math.max(nodes, d / room);
+    const allocatable = option.type.allocatable;
+    for (let j = 0; j < keys.length; j++) {
+      const room = (allocatable[keys[j]!] ?? 0) - reserved[j]!;
+      nodes = room <= 0 ? Number.POSITIVE_INFINITY : Math.max(nodes, amounts[j]! / room);
     }
     const cost = nodes * option.price;
-    if (!best || cost < best.cost - 1e-12) best = { option, cost };
+    if (!best || cost < bestCost - 1e-12) [best, bestCost] = [option, cost];
   }
-  return best!.option;
+  return best!;
 }
 
 /**
@@ -1016,9 +1026,40 @@ function singleValue(r: Requirement): string | undefined {
 }
 
 /** An instance type with the price of its cheapest offering a NodeClaim's requirements allow (USD/hour). */
-interface PricedType {
-  readonly type: InstanceType;
-  readonly price: number;
+class PricedType {
+  /** The type's allocatable cpu (millicores), memory (MiB) and pods, copied for the hot fit checks. */
+  readonly cpu: number;
+  readonly memory: number;
+  readonly pods: number;
+  /** The label key `bits` was computed for, and the type's value bits on it (see {@link typeValueBits}). */
+  private bitsKey: string | undefined;
+  private bits: number | undefined;
+
+  constructor(
+    readonly type: InstanceType,
+    /** USD/hour. */
+    readonly price: number,
+  ) {
+    this.cpu = type.allocatable.cpu ?? 0;
+    this.memory = type.allocatable.memory ?? 0;
+    this.pods = type.allocatable.pods ?? 0;
+  }
+
+  /** `typeValueBits(this.type, key)`, remembered for the last key asked (solves use one or two keys). */
+  valueBits(key: string): number | undefined {
+    if (this.bitsKey !== key) [this.bitsKey, this.bits] = [key, typeValueBits(this.type, key)];
+    return this.bits;
+  }
+}
+
+/**
+ * `(o) => fits(requests, o.type.allocatable)`: over the copied columns when `requests` asks only for cpu, memory and
+ * pods (the usual case), else the generic check.
+ */
+function fitter(requests: ResourceList): (o: PricedType) => boolean {
+  for (const k in requests) if (k !== 'cpu' && k !== 'memory' && k !== 'pods' && requests[k]! > FIT_EPSILON) return (o) => fits(requests, o.type.allocatable);
+  const [c, m, p] = [requests.cpu ?? 0, requests.memory ?? 0, requests.pods ?? 0];
+  return (o) => !((c > FIT_EPSILON && c > o.cpu + FIT_EPSILON) || (m > FIT_EPSILON && m > o.memory + FIT_EPSILON) || (p > FIT_EPSILON && p > o.pods + FIT_EPSILON));
 }
 
 /**
@@ -1031,7 +1072,7 @@ function pricedOptions(types: readonly (InstanceType | PricedType)[], requiremen
     const type = 'type' in x ? x.type : x;
     if (requirements.intersects(type.requirements) !== undefined) continue;
     const offering = cheapestOffering(type, requirements);
-    if (offering) out.push({ type, price: offering.price });
+    if (offering) out.push(new PricedType(type, offering.price));
   }
   return out.sort(byPrice);
 }
@@ -1069,58 +1110,26 @@ function largestAllocatable(options: readonly PricedType[]): ResourceList {
   return out;
 }
 
-/** The options' allocatable cpu, memory and pods as columns (see {@link fittingFast}), per options array. */
-const columns = new WeakMap<readonly PricedType[], { readonly cpu: Float64Array; readonly memory: Float64Array; readonly pods: Float64Array }>();
-
 /** Tolerance of `fits` (resource-list.ts). */
 const FIT_EPSILON = 1e-6;
 
 /**
- * `options.filter((o) => fits(requests, o.type.allocatable))` (the same array when all fit) over typed columns, for
- * requests of cpu, memory and pods only; undefined when `requests` has another resource (use the generic path).
+ * `options.filter((o) => fits(requests, o.type.allocatable))` (the same array when all fit), for requests of cpu,
+ * memory and pods only; undefined when `requests` has another resource (use the generic path).
  */
 function fittingFast(options: PricedType[], requests: ResourceList): PricedType[] | undefined {
   for (const k in requests) if (k !== 'cpu' && k !== 'memory' && k !== 'pods' && requests[k]! > FIT_EPSILON) return undefined;
-  let col = columns.get(options);
-  if (!col) {
-    const n = options.length;
-    col = { cpu: new Float64Array(n), memory: new Float64Array(n), pods: new Float64Array(n) };
-    options.forEach((o, i) => {
-      col!.cpu[i] = o.type.allocatable.cpu ?? 0;
-      col!.memory[i] = o.type.allocatable.memory ?? 0;
-      col!.pods[i] = o.type.allocatable.pods ?? 0;
-    });
-    columns.set(options, col);
-  }
-  const [c, m, p] = [requests.cpu ?? 0, requests.memory ?? 0, requests.pods ?? 0];
-  const ok = (i: number) => !((c > FIT_EPSILON && c > col!.cpu[i]! + FIT_EPSILON) || (m > FIT_EPSILON && m > col!.memory[i]! + FIT_EPSILON) || (p > FIT_EPSILON && p > col!.pods[i]! + FIT_EPSILON));
+  const ok = fitter(requests);
   let i = 0;
-  while (i < options.length && ok(i)) i++;
+  while (i < options.length && ok(options[i]!)) i++;
   if (i === options.length) return options;
   const out = options.slice(0, i);
-  for (i++; i < options.length; i++) if (ok(i)) out.push(options[i]!);
+  for (i++; i < options.length; i++) if (ok(options[i]!)) out.push(options[i]!);
   return out;
 }
 
 /** Probe claims per topology state and template (see `PlannedNodeClaim.probe`). */
 const probes = new WeakMap<Topology, Map<NodePoolTemplate, PlannedNodeClaim>>();
-
-/** Domain values of one key that options can carry (see {@link domainsOf}), cached per (options, requirements). */
-const domainOptions = new WeakMap<readonly PricedType[], WeakMap<Requirements, Map<string, readonly string[]>>>();
-
-/**
- * `domainValues(key, requirements, types of options)`, cached per (options array, requirements) — both immutable —
- * so that every pod asking a fresh NodeClaim (or the same planned NodeClaim state) where it could go pays for it once.
- */
-function domainsOf(options: readonly PricedType[], requirements: Requirements, key: string): readonly string[] {
-  let byRequirements = domainOptions.get(options);
-  if (!byRequirements) domainOptions.set(options, (byRequirements = new WeakMap()));
-  let byKey = byRequirements.get(requirements);
-  if (!byKey) byRequirements.set(requirements, (byKey = new Map()));
-  let hit = byKey.get(key);
-  if (!hit) byKey.set(key, (hit = optionDomainValues(key, requirements, options)));
-  return hit;
-}
 
 /** Per label key: every value some instance type's requirement on it lists, numbered (bit positions of {@link typeValueBits}). */
 const valueBits = new Map<string, { readonly bit: Map<string, number>; readonly values: string[] }>();
@@ -1166,7 +1175,7 @@ function optionDomainValues(key: string, requirements: Requirements, options: re
   if (!r.complement) return [...r.values].sort();
   let mask = 0;
   for (const o of options) {
-    const bits = typeValueBits(o.type, key);
+    const bits = o.valueBits(key);
     if (bits === undefined) {
       return domainValues(
         key,
@@ -1265,7 +1274,7 @@ class PinnedDomain {
         // `cheapestOffering(type, this.requirements)` without allocating.
         let price = Number.POSITIVE_INFINITY;
         for (const offering of type.offerings) if (offering.available && offering.price < price && this.zone.has(offering.zone) && this.capacityType.has(offering.capacityType)) price = offering.price;
-        if (price !== Number.POSITIVE_INFINITY) e = { type, price };
+        if (price !== Number.POSITIVE_INFINITY) e = new PricedType(type, price);
       }
       this.entries.set(type, e);
     }
@@ -1488,7 +1497,8 @@ class PlannedNodeClaim {
       }
       const daemons = this.clashingDaemons(pod);
       const clashes = (o: PricedType) => daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined));
-      const fitsType = (o: PricedType) => fits(requests, o.type.allocatable) && (!budget || withinLimits(add(o.type.capacity, { nodes: 1 }), budget));
+      const fitsRequests = fitter(requests);
+      const fitsType = budget ? (o: PricedType) => fitsRequests(o) && withinLimits(add(o.type.capacity, { nodes: 1 }), budget) : fitsRequests;
       // The fitted options (full check), or the first of them (quote).
       let options: PricedType[] | undefined;
       let first: PricedType | undefined;
@@ -1591,7 +1601,7 @@ class PlannedNodeClaim {
       // Domains come from the options before the resource filter (`base`, stable while the claim is unchanged, so
       // cached across pods); each candidate domain is priced by its cheapest kept option (pinning commutes with
       // filtering), and only the chosen domain's list is built.
-      const values = domainsOf(base, requirements, key);
+      const values = this.domainsOf(base, requirements, key);
       const verdict = this.topology.allowed(pod, key, values);
       if (!verdict.ok) return refusal(verdict);
       let best: { domain: string; load: number; pinned: PinnedDomain; price: number } | undefined;
@@ -1615,6 +1625,21 @@ class PlannedNodeClaim {
       domains.set(key, best.domain);
     }
     return { ok: true, requirements, options, price, domains };
+  }
+
+  /** The last {@link optionDomainValues} answer per key, with the (options, requirements) it was for. */
+  private readonly domainValues = new Map<string, { readonly base: readonly PricedType[]; readonly requirements: Requirements; readonly values: readonly string[] }>();
+
+  /**
+   * `domainValues(key, requirements, types of base)`, remembered per key while (base, requirements) — both immutable
+   * — stay the same, so that every pod asking a probe (or the same planned NodeClaim state) pays for it once.
+   */
+  private domainsOf(base: readonly PricedType[], requirements: Requirements, key: string): readonly string[] {
+    const hit = this.domainValues.get(key);
+    if (hit && hit.base === base && hit.requirements === requirements) return hit.values;
+    const values = optionDomainValues(key, requirements, base);
+    this.domainValues.set(key, { base, requirements, values });
+    return values;
   }
 
   /** The cheapest price (USD/hour) the claim could launch at with `pod` added, or undefined if it cannot join. */
