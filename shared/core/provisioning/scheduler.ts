@@ -583,7 +583,13 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
   }
 
   const unschedulable = diagnoseUnplaced(unplaced.sort((a, b) => byCpuAndMemoryDescending(a.pod, b.pod)), byWeight, remaining, topology);
-  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+  return { newNodeClaims: finalizeAll(planned), existing: placedExisting, unschedulable };
+}
+
+/** The plans of a pass's NodeClaims, sharing identical instance-type lists. */
+function finalizeAll(planned: readonly PlannedNodeClaim[]): NodeClaimPlan[] {
+  const lists: FinalLists = new Map();
+  return planned.map((c) => c.finalize(lists));
 }
 
 /** Tolerance of the packing arithmetic (as `fits`). */
@@ -858,7 +864,7 @@ function solveWith(
 
   unschedulable.push(...diagnoseUnplaced(placeWithRelaxation(ordered, place, maxLevel), byWeight, remaining, topology));
 
-  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+  return { newNodeClaims: finalizeAll(planned), existing: placedExisting, unschedulable };
 }
 
 /**
@@ -1308,19 +1314,51 @@ function byPrice(a: PricedType, b: PricedType): number {
 }
 
 /** A NodeClaim being planned in this solve. */
-/** {@link finalOptions}' answers per options array, then per requirements (NodeClaims of one pattern share both). */
-const finals = new WeakMap<readonly PricedType[], { instanceTypes: readonly { name: string; price: number }[]; byRequirements: WeakMap<Requirements, Requirements> }>();
+/** One instance-type list of {@link finalOptions}, with its requirements per claim requirements object. */
+interface FinalList {
+  /** The options it was built from (the first {@link MAX_INSTANCE_TYPES} count). */
+  readonly head: readonly PricedType[];
+  readonly instanceTypes: readonly { name: string; price: number }[];
+  readonly byRequirements: WeakMap<Requirements, Requirements>;
+}
+
+/** {@link finalOptions}' answers per options array. */
+const finals = new WeakMap<readonly PricedType[], FinalList>();
+
+/**
+ * The lists one solve pass has built, by a cheap signature: NodeClaims whose options differ only in array identity
+ * (or beyond the first {@link MAX_INSTANCE_TYPES}) share one list.
+ */
+type FinalLists = Map<string, FinalList[]>;
+
+/** Whether two option lists agree on their first {@link MAX_INSTANCE_TYPES} entries (type and price). */
+function sameHead(a: readonly PricedType[], b: readonly PricedType[]): boolean {
+  const n = Math.min(a.length, MAX_INSTANCE_TYPES);
+  if (Math.min(b.length, MAX_INSTANCE_TYPES) !== n) return false;
+  for (let i = 0; i < n; i++) if (a[i]!.type !== b[i]!.type || a[i]!.price !== b[i]!.price) return false;
+  return true;
+}
 
 /**
  * A planned NodeClaim's instance-type list (its {@link MAX_INSTANCE_TYPES} cheapest options: name and USD/hour) and
- * its requirements with `node.kubernetes.io/instance-type In` that list. Cached: thousands of NodeClaims of one
- * packing pattern share one options array, and building a 600-entry list for each dominated large solves.
+ * its requirements with `node.kubernetes.io/instance-type In` that list. Cached per options array and shared, within
+ * a pass (`lists`), by NodeClaims with the same list: thousands of NodeClaims share a few lists, and building a
+ * 600-entry list (and a 600-value requirement) for each dominated large solves.
  */
-function finalOptions(options: readonly PricedType[], requirements: Requirements): { instanceTypes: readonly { name: string; price: number }[]; requirements: Requirements } {
+function finalOptions(options: readonly PricedType[], requirements: Requirements, lists: FinalLists): { instanceTypes: readonly { name: string; price: number }[]; requirements: Requirements } {
   let cached = finals.get(options);
   if (!cached) {
-    const instanceTypes = options.slice(0, MAX_INSTANCE_TYPES).map((o) => ({ name: o.type.name, price: o.price }));
-    finals.set(options, (cached = { instanceTypes, byRequirements: new WeakMap() }));
+    const n = Math.min(options.length, MAX_INSTANCE_TYPES);
+    const signature = n === 0 ? '' : `${n}|${options[0]!.type.name}|${options[0]!.price}|${options[n - 1]!.type.name}|${options[n - 1]!.price}`;
+    const bucket = lists.get(signature) ?? [];
+    cached = bucket.find((l) => sameHead(l.head, options));
+    if (!cached) {
+      const instanceTypes = options.slice(0, MAX_INSTANCE_TYPES).map((o) => ({ name: o.type.name, price: o.price }));
+      cached = { head: options, instanceTypes, byRequirements: new WeakMap() };
+      bucket.push(cached);
+      lists.set(signature, bucket);
+    }
+    finals.set(options, cached);
   }
   let withTypes = cached.byRequirements.get(requirements);
   if (!withTypes) {
@@ -1773,8 +1811,9 @@ class PlannedNodeClaim {
     return subtractOnKeysOf(updated, next);
   }
 
-  finalize(): NodeClaimPlan {
-    const { instanceTypes, requirements } = finalOptions(this.options, this.requirements);
+  /** The plan of this NodeClaim; `lists` shares instance-type lists between the NodeClaims of one pass. */
+  finalize(lists: FinalLists): NodeClaimPlan {
+    const { instanceTypes, requirements } = finalOptions(this.options, this.requirements, lists);
     return {
       nodePool: this.template.name,
       nodeClass: this.template.nodeClass,
