@@ -740,13 +740,13 @@ function packingTarget(options: readonly PricedType[], demand: ResourceList, ove
     amounts.push(demand[k]!);
     reserved.push(overhead[k] ?? 0);
   }
+  const allocatableOf = keys.map((k): ((o: PricedType) => number) => (k === 'cpu' ? (o) => o.cpu : k === 'memory' ? (o) => o.memory : k === 'pods' ? (o) => o.pods : (o) => o.type.allocatable[k] ?? 0));
   let best: PricedType | undefined;
   let bestCost = 0;
   for (const option of options) {
     let nodes = 1;
-    const allocatable = option.type.allocatable;
     for (let j = 0; j < keys.length; j++) {
-      const room = (allocatable[keys[j]!] ?? 0) - reserved[j]!;
+      const room = allocatableOf[j]!(option) - reserved[j]!;
       nodes = room <= 0 ? Number.POSITIVE_INFINITY : Math.max(nodes, amounts[j]! / room);
     }
     const cost = nodes * option.price;
@@ -1102,15 +1102,20 @@ type Accepted = Acceptance<{ requirements: Requirements; options: PricedType[]; 
 
 const largest = new WeakMap<readonly PricedType[], ResourceList>();
 
+/** `Object.entries(type.allocatable)`, once per instance type (a for-in over objects of many shapes is slow). */
+const allocatableLists = new WeakMap<InstanceType, readonly (readonly [string, number])[]>();
+function allocatableEntries(type: InstanceType): readonly (readonly [string, number])[] {
+  let list = allocatableLists.get(type);
+  if (!list) allocatableLists.set(type, (list = Object.entries(type.allocatable)));
+  return list;
+}
+
 /** Key-wise maximum of the options' allocatable (canonical units), computed once per options array. */
 function largestAllocatable(options: readonly PricedType[]): ResourceList {
   let out = largest.get(options);
   if (!out) {
     const acc: Record<string, number> = {};
-    for (const o of options) {
-      const a = o.type.allocatable;
-      for (const k in a) if (!(a[k]! <= (acc[k] ?? 0))) acc[k] = Math.max(0, a[k]!);
-    }
+    for (const o of options) for (const [k, v] of allocatableEntries(o.type)) if (!(v <= (acc[k] ?? 0))) acc[k] = Math.max(0, v);
     largest.set(options, (out = acc));
   }
   return out;
