@@ -1037,6 +1037,8 @@ class PricedType {
   readonly cpu: number;
   readonly memory: number;
   readonly pods: number;
+  /** The type's other allocatable resources (extended resources, storage), canonical units. */
+  readonly extras: readonly (readonly [string, number])[];
   /** The label key `bits` was computed for, and the type's value bits on it (see {@link typeValueBits}). */
   private bitsKey: string | undefined;
   private bits: number | undefined;
@@ -1049,6 +1051,7 @@ class PricedType {
     this.cpu = type.allocatable.cpu ?? 0;
     this.memory = type.allocatable.memory ?? 0;
     this.pods = type.allocatable.pods ?? 0;
+    this.extras = extraAllocatable(type);
   }
 
   /** `typeValueBits(this.type, key)`, remembered for the last key asked (solves use one or two keys). */
@@ -1102,11 +1105,11 @@ type Accepted = Acceptance<{ requirements: Requirements; options: PricedType[]; 
 
 const largest = new WeakMap<readonly PricedType[], ResourceList>();
 
-/** `Object.entries(type.allocatable)`, once per instance type (a for-in over objects of many shapes is slow). */
-const allocatableLists = new WeakMap<InstanceType, readonly (readonly [string, number])[]>();
-function allocatableEntries(type: InstanceType): readonly (readonly [string, number])[] {
-  let list = allocatableLists.get(type);
-  if (!list) allocatableLists.set(type, (list = Object.entries(type.allocatable)));
+/** The allocatable entries of an instance type other than cpu, memory and pods (see `PricedType.extras`), once per type. */
+const extraLists = new WeakMap<InstanceType, readonly (readonly [string, number])[]>();
+function extraAllocatable(type: InstanceType): readonly (readonly [string, number])[] {
+  let list = extraLists.get(type);
+  if (!list) extraLists.set(type, (list = Object.entries(type.allocatable).filter(([k]) => k !== 'cpu' && k !== 'memory' && k !== 'pods')));
   return list;
 }
 
@@ -1114,8 +1117,18 @@ function allocatableEntries(type: InstanceType): readonly (readonly [string, num
 function largestAllocatable(options: readonly PricedType[]): ResourceList {
   let out = largest.get(options);
   if (!out) {
+    // Only positive maxima are kept (a missing key reads as 0); cpu, memory and pods come from the columns.
+    let [cpu, memory, pods] = [0, 0, 0];
     const acc: Record<string, number> = {};
-    for (const o of options) for (const [k, v] of allocatableEntries(o.type)) if (!(v <= (acc[k] ?? 0))) acc[k] = Math.max(0, v);
+    for (const o of options) {
+      if (o.cpu > cpu) cpu = o.cpu;
+      if (o.memory > memory) memory = o.memory;
+      if (o.pods > pods) pods = o.pods;
+      for (const [k, v] of o.extras) if (!(v <= (acc[k] ?? 0))) acc[k] = Math.max(0, v);
+    }
+    if (cpu > 0) acc.cpu = cpu;
+    if (memory > 0) acc.memory = memory;
+    if (pods > 0) acc.pods = pods;
     largest.set(options, (out = acc));
   }
   return out;
@@ -1237,6 +1250,19 @@ class PinnedDomain {
    * and re-sorted when the key decides offerings. Same result as `pricedOptions(options, this.requirements)`.
    */
   pin(options: readonly PricedType[]): PricedType[] {
+    // The same input (a probe's cached fitted options) gets the same array, so what is cached per array stays valid.
+    const hit = this.recent.find((r) => r.of === options);
+    if (hit) return hit.pinned;
+    const pinned = this.pinUncached(options);
+    if (this.recent.length >= RECENT_PINS) this.recent.shift();
+    this.recent.push({ of: options, pinned });
+    return pinned;
+  }
+
+  /** The last {@link RECENT_PINS} answers of `pin`. */
+  private readonly recent: { readonly of: readonly PricedType[]; readonly pinned: PricedType[] }[] = [];
+
+  private pinUncached(options: readonly PricedType[]): PricedType[] {
     if (!this.pricing) return options.filter((o) => this.carries(o.type));
     let marks = new Uint8Array(this.ranked.length);
     for (let i = 0; i < options.length; i++) {
@@ -1300,6 +1326,9 @@ class PinnedDomain {
     this.ranked.forEach((e, i) => this.rankOf.set(e.type, i));
   }
 }
+
+/** How many answers a {@link PinnedDomain} remembers. */
+const RECENT_PINS = 8;
 
 /** {@link PinnedDomain}s per requirements object, then per `key=domain`. */
 const pinnedDomains = new WeakMap<Requirements, Map<string, PinnedDomain>>();
