@@ -334,7 +334,8 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     for (; candidates.seen < planned.length; candidates.seen++) candidates.claims.push(planned[candidates.seen]);
     const list = candidates.claims;
     const growthLimit = deadline.expired() ? 1 : MAX_GROWTH_CANDIDATES;
-    let best: { claim: PlannedNodeClaim; check: Accepted; marginal: number } | undefined;
+    // Candidates are priced with `quote`; only the chosen one is checked in full (deterministic: same answer).
+    let best: { claim: PlannedNodeClaim; marginal: number } | undefined;
     const growth: { claim: PlannedNodeClaim; at: number }[] = [];
     let visited = 0;
     // Newest first: the NodeClaims still filling up.
@@ -355,20 +356,20 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
         if (growth.length < growthLimit) growth.push({ claim, at: i });
         continue;
       }
-      const check = claim.canAdd(pod, remaining.get(claim.template.name));
+      const check = claim.quote(pod, remaining.get(claim.template.name));
       if (!check.ok) {
         if (!check.temporary) drop();
         continue;
       }
-      if (check.options[0]!.price - claim.ceiling() <= 1e-9) {
-        best = { claim, check, marginal: 0 };
+      if (check.price - claim.ceiling() <= 1e-9) {
+        best = { claim, marginal: 0 };
         break;
       }
       if (growth.length < growthLimit) growth.push({ claim, at: i });
     }
     if (!best) {
       for (const { claim, at } of growth) {
-        const check = claim.canAdd(pod, remaining.get(claim.template.name));
+        const check = claim.quote(pod, remaining.get(claim.template.name));
         if (!check.ok) {
           if (!check.temporary && list[at] === claim) {
             list[at] = undefined;
@@ -376,8 +377,8 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
           }
           continue;
         }
-        const marginal = check.options[0]!.price - claim.ceiling();
-        if (!best || marginal < best.marginal - 1e-12 || (Math.abs(marginal - best.marginal) <= 1e-12 && claim.pods.length < best.claim.pods.length)) best = { claim, check, marginal };
+        const marginal = check.price - claim.ceiling();
+        if (!best || marginal < best.marginal - 1e-12 || (Math.abs(marginal - best.marginal) <= 1e-12 && claim.pods.length < best.claim.pods.length)) best = { claim, marginal };
       }
     }
     if (candidates.dead > 32 && candidates.dead * 2 > list.length) {
@@ -385,15 +386,13 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       candidates.dead = 0;
     }
     consume(pod);
-    if (best && best.marginal <= 1e-9) {
-      best.claim.commit([pod], best.check, remaining);
+    const join = (claim: PlannedNodeClaim): true => {
+      claim.commit([pod], claim.canAdd(pod, remaining.get(claim.template.name)) as Accepted, remaining);
       return true;
-    }
+    };
+    if (best && best.marginal <= 1e-9) return join(best.claim);
     const fresh = freshFor(pod);
-    if (best && (!fresh || best.marginal <= fresh.check.options[0]!.price * PACKING_TOLERANCE)) {
-      best.claim.commit([pod], best.check, remaining);
-      return true;
-    }
+    if (best && (!fresh || best.marginal <= fresh.check.options[0]!.price * PACKING_TOLERANCE)) return join(best.claim);
     if (!fresh) {
       consume(pod, -1);
       return false;
@@ -638,7 +637,13 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
   }
 
   const unschedulable = diagnoseUnplaced(unplaced.sort((a, b) => byCpuAndMemoryDescending(a.pod, b.pod)), byWeight, remaining, topology);
-  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+  return { newNodeClaims: finalizeAll(planned), existing: placedExisting, unschedulable };
+}
+
+/** The plans of a pass's NodeClaims, sharing identical instance-type lists. */
+function finalizeAll(planned: readonly PlannedNodeClaim[]): NodeClaimPlan[] {
+  const lists: FinalLists = new Map();
+  return planned.map((c) => c.finalize(lists));
 }
 
 /** Tolerance of the packing arithmetic (as `fits`). */
@@ -782,19 +787,29 @@ function fractionalCost(option: PricedType, demand: ResourceList, overhead: Reso
  * the demand's dominant resource, or the cheapest that holds it all when it fits on one node.
  */
 function packingTarget(options: readonly PricedType[], demand: ResourceList, overhead: ResourceList): PricedType {
-  let best: { option: PricedType; cost: number } | undefined;
+  // The demanded resources, in the demand's key order, with their overhead (hot: once per NodeClaim opened).
+  const keys: string[] = [];
+  const amounts: number[] = [];
+  const reserved: number[] = [];
+  for (const k in demand) {
+    if (demand[k]! <= 1e-6) continue;
+    keys.push(k);
+    amounts.push(demand[k]!);
+    reserved.push(overhead[k] ?? 0);
+  }
+  const allocatableOf = keys.map((k): ((o: PricedType) => number) => (k === 'cpu' ? (o) => o.cpu : k === 'memory' ? (o) => o.memory : k === 'pods' ? (o) => o.pods : (o) => o.type.allocatable[k] ?? 0));
+  let best: PricedType | undefined;
+  let bestCost = 0;
   for (const option of options) {
     let nodes = 1;
-    for (const k in demand) {
-      const d = demand[k]!;
-      if (d <= 1e-6) continue;
-      const room = (option.type.allocatable[k] ?? 0) - (overhead[k] ?? 0);
-      nodes = room <= 0 ? Number.POSITIVE_INFINITY : Math.max(nodes, d / room);
+    for (let j = 0; j < keys.length; j++) {
+      const room = allocatableOf[j]!(option) - reserved[j]!;
+      nodes = room <= 0 ? Number.POSITIVE_INFINITY : Math.max(nodes, amounts[j]! / room);
     }
     const cost = nodes * option.price;
-    if (!best || cost < best.cost - 1e-12) best = { option, cost };
+    if (!best || cost < bestCost - 1e-12) [best, bestCost] = [option, cost];
   }
-  return best!.option;
+  return best!;
 }
 
 /**
@@ -906,7 +921,7 @@ function solveWith(
 
   unschedulable.push(...diagnoseUnplaced(placeWithRelaxation(ordered, place, maxLevel), byWeight, remaining, topology));
 
-  return { newNodeClaims: planned.map((c) => c.finalize()), existing: placedExisting, unschedulable };
+  return { newNodeClaims: finalizeAll(planned), existing: placedExisting, unschedulable };
 }
 
 /**
@@ -1074,9 +1089,43 @@ function singleValue(r: Requirement): string | undefined {
 }
 
 /** An instance type with the price of its cheapest offering a NodeClaim's requirements allow (USD/hour). */
-interface PricedType {
-  readonly type: InstanceType;
-  readonly price: number;
+class PricedType {
+  /** The type's allocatable cpu (millicores), memory (MiB) and pods, copied for the hot fit checks. */
+  readonly cpu: number;
+  readonly memory: number;
+  readonly pods: number;
+  /** The type's other allocatable resources (extended resources, storage), canonical units. */
+  readonly extras: readonly (readonly [string, number])[];
+  /** The label key `bits` was computed for, and the type's value bits on it (see {@link typeValueBits}). */
+  private bitsKey: string | undefined;
+  private bits: number | undefined;
+
+  constructor(
+    readonly type: InstanceType,
+    /** USD/hour. */
+    readonly price: number,
+  ) {
+    this.cpu = type.allocatable.cpu ?? 0;
+    this.memory = type.allocatable.memory ?? 0;
+    this.pods = type.allocatable.pods ?? 0;
+    this.extras = extraAllocatable(type);
+  }
+
+  /** `typeValueBits(this.type, key)`, remembered for the last key asked (solves use one or two keys). */
+  valueBits(key: string): number | undefined {
+    if (this.bitsKey !== key) [this.bitsKey, this.bits] = [key, typeValueBits(this.type, key)];
+    return this.bits;
+  }
+}
+
+/**
+ * `(o) => fits(requests, o.type.allocatable)`: over the copied columns when `requests` asks only for cpu, memory and
+ * pods (the usual case), else the generic check.
+ */
+function fitter(requests: ResourceList): (o: PricedType) => boolean {
+  for (const k in requests) if (k !== 'cpu' && k !== 'memory' && k !== 'pods' && requests[k]! > FIT_EPSILON) return (o) => fits(requests, o.type.allocatable);
+  const [c, m, p] = [requests.cpu ?? 0, requests.memory ?? 0, requests.pods ?? 0];
+  return (o) => !((c > FIT_EPSILON && c > o.cpu + FIT_EPSILON) || (m > FIT_EPSILON && m > o.memory + FIT_EPSILON) || (p > FIT_EPSILON && p > o.pods + FIT_EPSILON));
 }
 
 /**
@@ -1089,7 +1138,7 @@ function pricedOptions(types: readonly (InstanceType | PricedType)[], requiremen
     const type = 'type' in x ? x.type : x;
     if (requirements.intersects(type.requirements) !== undefined) continue;
     const offering = cheapestOffering(type, requirements);
-    if (offering) out.push({ type, price: offering.price });
+    if (offering) out.push(new PricedType(type, offering.price));
   }
   return out.sort(byPrice);
 }
@@ -1105,124 +1154,250 @@ function optionsOf(template: NodePoolTemplate): PricedType[] {
   return options;
 }
 
+/** What `PlannedNodeClaim.quote` returns when the pod can join: the price of the cheapest option, USD/hour. */
+type Quote = Acceptance<{ price: number }>;
+
 /** What `PlannedNodeClaim.canAdd` returns when the pod can join. */
 type Accepted = Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList; domains?: ReadonlyMap<string, string> }>;
 
 const largest = new WeakMap<readonly PricedType[], ResourceList>();
 
+/** The allocatable entries of an instance type other than cpu, memory and pods (see `PricedType.extras`), once per type. */
+const extraLists = new WeakMap<InstanceType, readonly (readonly [string, number])[]>();
+function extraAllocatable(type: InstanceType): readonly (readonly [string, number])[] {
+  let list = extraLists.get(type);
+  if (!list) extraLists.set(type, (list = Object.entries(type.allocatable).filter(([k]) => k !== 'cpu' && k !== 'memory' && k !== 'pods')));
+  return list;
+}
+
 /** Key-wise maximum of the options' allocatable (canonical units), computed once per options array. */
 function largestAllocatable(options: readonly PricedType[]): ResourceList {
   let out = largest.get(options);
   if (!out) {
+    // Only positive maxima are kept (a missing key reads as 0); cpu, memory and pods come from the columns.
+    let [cpu, memory, pods] = [0, 0, 0];
     const acc: Record<string, number> = {};
     for (const o of options) {
-      const a = o.type.allocatable;
-      for (const k in a) if (!(a[k]! <= (acc[k] ?? 0))) acc[k] = Math.max(0, a[k]!);
+      if (o.cpu > cpu) cpu = o.cpu;
+      if (o.memory > memory) memory = o.memory;
+      if (o.pods > pods) pods = o.pods;
+      for (const [k, v] of o.extras) if (!(v <= (acc[k] ?? 0))) acc[k] = Math.max(0, v);
     }
+    if (cpu > 0) acc.cpu = cpu;
+    if (memory > 0) acc.memory = memory;
+    if (pods > 0) acc.pods = pods;
     largest.set(options, (out = acc));
   }
   return out;
 }
 
-/** The options' allocatable cpu, memory and pods as columns (see {@link fittingFast}), per options array. */
-const columns = new WeakMap<readonly PricedType[], { readonly cpu: Float64Array; readonly memory: Float64Array; readonly pods: Float64Array }>();
-
 /** Tolerance of `fits` (resource-list.ts). */
 const FIT_EPSILON = 1e-6;
 
 /**
- * `options.filter((o) => fits(requests, o.type.allocatable))` (the same array when all fit) over typed columns, for
- * requests of cpu, memory and pods only; undefined when `requests` has another resource (use the generic path).
+ * `options.filter((o) => fits(requests, o.type.allocatable))` (the same array when all fit), for requests of cpu,
+ * memory and pods only; undefined when `requests` has another resource (use the generic path).
  */
 function fittingFast(options: PricedType[], requests: ResourceList): PricedType[] | undefined {
   for (const k in requests) if (k !== 'cpu' && k !== 'memory' && k !== 'pods' && requests[k]! > FIT_EPSILON) return undefined;
-  let col = columns.get(options);
-  if (!col) {
-    const n = options.length;
-    col = { cpu: new Float64Array(n), memory: new Float64Array(n), pods: new Float64Array(n) };
-    options.forEach((o, i) => {
-      col!.cpu[i] = o.type.allocatable.cpu ?? 0;
-      col!.memory[i] = o.type.allocatable.memory ?? 0;
-      col!.pods[i] = o.type.allocatable.pods ?? 0;
-    });
-    columns.set(options, col);
-  }
-  const [c, m, p] = [requests.cpu ?? 0, requests.memory ?? 0, requests.pods ?? 0];
-  const ok = (i: number) => !((c > FIT_EPSILON && c > col!.cpu[i]! + FIT_EPSILON) || (m > FIT_EPSILON && m > col!.memory[i]! + FIT_EPSILON) || (p > FIT_EPSILON && p > col!.pods[i]! + FIT_EPSILON));
+  const ok = fitter(requests);
   let i = 0;
-  while (i < options.length && ok(i)) i++;
+  while (i < options.length && ok(options[i]!)) i++;
   if (i === options.length) return options;
   const out = options.slice(0, i);
-  for (i++; i < options.length; i++) if (ok(i)) out.push(options[i]!);
+  for (i++; i < options.length; i++) if (ok(options[i]!)) out.push(options[i]!);
   return out;
 }
 
 /** Probe claims per topology state and template (see `PlannedNodeClaim.probe`). */
 const probes = new WeakMap<Topology, Map<NodePoolTemplate, PlannedNodeClaim>>();
 
-/** The domains of one key that options can carry, and the options pinned to each (see {@link domainsOf}). */
-interface DomainOptions {
-  readonly values: readonly string[];
-  pin(domain: string): { readonly requirements: Requirements; readonly options: PricedType[] };
+/** Per label key: every value some instance type's requirement on it lists, numbered (bit positions of {@link typeValueBits}). */
+const valueBits = new Map<string, { readonly bit: Map<string, number>; readonly values: string[] }>();
+
+/** Per instance type and label key: the bits ({@link valueBits}) of the values it lists, 0 for a complement. */
+const typeBits = new WeakMap<InstanceType, Map<string, number>>();
+
+/** Bits fit a small integer: keys with more distinct values take the generic path. */
+const MAX_VALUE_BITS = 30;
+
+/** The values `type`'s requirement on `key` lists as a bit set ({@link valueBits}); undefined when there are too many. */
+function typeValueBits(type: InstanceType, key: string): number | undefined {
+  let byKey = typeBits.get(type);
+  if (!byKey) typeBits.set(type, (byKey = new Map()));
+  let mask = byKey.get(key);
+  if (mask !== undefined) return mask;
+  const r = type.requirements.get(key);
+  let index = valueBits.get(key);
+  if (!index) valueBits.set(key, (index = { bit: new Map(), values: [] }));
+  mask = 0;
+  if (!r.complement) {
+    for (const v of r.values) {
+      let bit = index.bit.get(v);
+      if (bit === undefined) {
+        if (index.values.length >= MAX_VALUE_BITS) return undefined;
+        index.bit.set(v, (bit = index.values.length));
+        index.values.push(v);
+      }
+      mask |= 1 << bit;
+    }
+  }
+  byKey.set(key, mask);
+  return mask;
 }
 
-const domainOptions = new WeakMap<readonly PricedType[], WeakMap<Requirements, Map<string, DomainOptions>>>();
-
 /**
- * `domainValues(key, requirements, types of options)` and, lazily per domain, `requirements` pinned to it with the
- * options that remain, cached per (options array, requirements) — both immutable — so that every pod asking a
- * fresh NodeClaim (or the same planned NodeClaim state) where it could go pays for it once.
+ * `domainValues(key, requirements, options.map((o) => o.type))` (same values, same order) as a union of per-type bit
+ * sets: the types' requirements are read once per type, not once per call.
  */
-function domainsOf(options: readonly PricedType[], requirements: Requirements, key: string): DomainOptions {
-  let byRequirements = domainOptions.get(options);
-  if (!byRequirements) domainOptions.set(options, (byRequirements = new WeakMap()));
-  let byKey = byRequirements.get(requirements);
-  if (!byKey) byRequirements.set(requirements, (byKey = new Map()));
-  let hit = byKey.get(key);
-  if (!hit) {
-    const pinned = new Map<string, { requirements: Requirements; options: PricedType[] }>();
-    hit = {
-      values: domainValues(
+function optionDomainValues(key: string, requirements: Requirements, options: readonly PricedType[]): string[] {
+  const r = requirements.get(key);
+  // A finite requirement bounds the values: they are exactly its own (see `domainValues`).
+  if (!r.complement) return [...r.values].sort();
+  let mask = 0;
+  for (const o of options) {
+    const bits = o.valueBits(key);
+    if (bits === undefined) {
+      return domainValues(
         key,
         requirements,
-        options.map((o) => o.type),
-      ),
-      pin(domain) {
-        let p = pinned.get(domain);
-        if (!p) {
-          const r = requirements.add(Requirement.in(key, [domain]));
-          p = { requirements: r, options: pinOptions(options, r, key, domain) };
-          pinned.set(domain, p);
-        }
-        return p;
-      },
-    };
-    byKey.set(key, hit);
+        options.map((x) => x.type),
+      );
+    }
+    mask |= bits;
   }
-  return hit;
+  const out: string[] = [];
+  const index = valueBits.get(key);
+  if (index) for (let b = 0; b < index.values.length; b++) if (mask & (1 << b) && r.has(index.values[b]!)) out.push(index.values[b]!);
+  return out.sort();
 }
 
 /**
- * `options` (compatible with requirements that differ from `pinned` only on `key`) narrowed to those whose type can
- * carry `key = domain`, re-priced when the key decides offerings (zone, capacity type). Same result as
- * `pricedOptions(options, pinned)` without re-intersecting every requirement.
+ * Options pinned to one domain of one key: `requirements` with `key In [domain]`, and every instance type seen so far
+ * that can carry the domain, priced under the pinned requirements (zone and capacity type decide offerings) and
+ * ranked cheapest first (ties by name). A claim's options are always a subset of what was seen under its
+ * requirements, so pinning them is a lookup and a sort of integer ranks, not a walk of requirements and offerings.
  */
-function pinOptions(options: readonly PricedType[], pinned: Requirements, key: string, domain: string): PricedType[] {
-  const pricing = key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE;
-  const [zone, capacityType] = [pinned.get(LABEL_ZONE), pinned.get(LABEL_CAPACITY_TYPE)];
-  const out: PricedType[] = [];
-  for (const o of options) {
-    if (!o.type.requirements.get(key).has(domain)) continue;
-    if (!pricing) {
-      out.push(o);
-      continue;
-    }
-    // `cheapestOffering(o.type, pinned)` without allocating.
-    let price = Number.POSITIVE_INFINITY;
-    for (const offering of o.type.offerings) if (offering.available && offering.price < price && zone.has(offering.zone) && capacityType.has(offering.capacityType)) price = offering.price;
-    if (price !== Number.POSITIVE_INFINITY) out.push(price === o.price ? o : { type: o.type, price });
+class PinnedDomain {
+  /** `requirements` with `key In [domain]`. */
+  readonly requirements: Requirements;
+  private readonly pricing: boolean;
+  private readonly zone: Requirement;
+  private readonly capacityType: Requirement;
+  /** Instance type → its pinned option, or null when it cannot carry the domain (or has no offering there). */
+  private readonly entries = new Map<InstanceType, PricedType | null>();
+  /** The pinned options of every type in `rankOf`, cheapest first (ties by name). */
+  private ranked: PricedType[] = [];
+  /** Instance type → its index in `ranked`, or -1 when it has no pinned option. */
+  private rankOf = new Map<InstanceType, number>();
+
+  constructor(
+    requirements: Requirements,
+    private readonly key: string,
+    private readonly domain: string,
+  ) {
+    this.requirements = requirements.add(Requirement.in(key, [domain]));
+    this.pricing = key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE;
+    this.zone = this.requirements.get(LABEL_ZONE);
+    this.capacityType = this.requirements.get(LABEL_CAPACITY_TYPE);
   }
-  return pricing ? out.sort(byPrice) : out;
+
+  /**
+   * `options` (compatible with the unpinned requirements) narrowed to the types that can carry the domain, re-priced
+   * and re-sorted when the key decides offerings. Same result as `pricedOptions(options, this.requirements)`.
+   */
+  pin(options: readonly PricedType[]): PricedType[] {
+    // The same input (a probe's cached fitted options) gets the same array, so what is cached per array stays valid.
+    const hit = this.recent.find((r) => r.of === options);
+    if (hit) return hit.pinned;
+    const pinned = this.pinUncached(options);
+    if (this.recent.length >= RECENT_PINS) this.recent.shift();
+    this.recent.push({ of: options, pinned });
+    return pinned;
+  }
+
+  /** The last {@link RECENT_PINS} answers of `pin`. */
+  private readonly recent: { readonly of: readonly PricedType[]; readonly pinned: PricedType[] }[] = [];
+
+  private pinUncached(options: readonly PricedType[]): PricedType[] {
+    if (!this.pricing) return options.filter((o) => this.carries(o.type));
+    let marks = new Uint8Array(this.ranked.length);
+    for (let i = 0; i < options.length; i++) {
+      const r = this.rankOf.get(options[i]!.type);
+      if (r === undefined) {
+        // A type not ranked yet: rank every type seen so far with the new ones, then mark again.
+        this.rerank(options);
+        marks = new Uint8Array(this.ranked.length);
+        i = -1;
+      } else if (r >= 0) marks[r] = 1;
+    }
+    const out: PricedType[] = [];
+    for (let r = 0; r < marks.length; r++) if (marks[r]) out.push(this.ranked[r]!);
+    return out;
+  }
+
+  /**
+   * The first option of `pin(options.filter(keep))` without building it, or undefined when none is kept and can
+   * carry the domain. `options` must be priced under the unpinned requirements (as every options list is): pinning
+   * only removes offerings, so an option's price bounds its pinned price from below and the scan stops once the
+   * prices pass the best pinned price found. `keep` must depend on the option's type only.
+   */
+  cheapest(options: readonly PricedType[], keep: (o: PricedType) => boolean): PricedType | undefined {
+    if (!this.pricing) return options.find((o) => this.carries(o.type) && keep(o));
+    let best: PricedType | undefined;
+    for (const o of options) {
+      if (best && o.price > best.price) break;
+      const e = this.entry(o.type);
+      if (!e || (best && byPrice(e, best) >= 0) || !keep(o)) continue;
+      best = e;
+    }
+    return best;
+  }
+
+  /** Whether `type` lists the domain on the key. */
+  private carries(type: InstanceType): boolean {
+    return type.requirements.get(this.key).has(this.domain);
+  }
+
+  /** `type`'s pinned option (priced lazily, once), or null when it cannot carry the domain or has no offering there. */
+  private entry(type: InstanceType): PricedType | null {
+    let e = this.entries.get(type);
+    if (e === undefined) {
+      e = null;
+      if (this.carries(type)) {
+        // `cheapestOffering(type, this.requirements)` without allocating.
+        let price = Number.POSITIVE_INFINITY;
+        for (const offering of type.offerings) if (offering.available && offering.price < price && this.zone.has(offering.zone) && this.capacityType.has(offering.capacityType)) price = offering.price;
+        if (price !== Number.POSITIVE_INFINITY) e = new PricedType(type, price);
+      }
+      this.entries.set(type, e);
+    }
+    return e;
+  }
+
+  /** Ranks every type seen so far plus the types of `options`. */
+  private rerank(options: readonly PricedType[]): void {
+    for (const o of options) this.entry(o.type);
+    this.ranked = [...this.entries.values()].filter((e) => e !== null).sort(byPrice);
+    this.rankOf = new Map([...this.entries.keys()].map((type) => [type, -1] as const));
+    this.ranked.forEach((e, i) => this.rankOf.set(e.type, i));
+  }
+}
+
+/** How many answers a {@link PinnedDomain} remembers. */
+const RECENT_PINS = 8;
+
+/** {@link PinnedDomain}s per requirements object, then per `key=domain`. */
+const pinnedDomains = new WeakMap<Requirements, Map<string, PinnedDomain>>();
+
+/** The {@link PinnedDomain} of (`requirements`, `key`, `domain`), shared by every claim with those requirements. */
+function pinnedDomain(requirements: Requirements, key: string, domain: string): PinnedDomain {
+  let byDomain = pinnedDomains.get(requirements);
+  if (!byDomain) pinnedDomains.set(requirements, (byDomain = new Map()));
+  const id = `${key}=${domain}`;
+  let hit = byDomain.get(id);
+  if (!hit) byDomain.set(id, (hit = new PinnedDomain(requirements, key, domain)));
+  return hit;
 }
 
 function byPrice(a: PricedType, b: PricedType): number {
@@ -1230,19 +1405,51 @@ function byPrice(a: PricedType, b: PricedType): number {
 }
 
 /** A NodeClaim being planned in this solve. */
-/** {@link finalOptions}' answers per options array, then per requirements (NodeClaims of one pattern share both). */
-const finals = new WeakMap<readonly PricedType[], { instanceTypes: readonly { name: string; price: number }[]; byRequirements: WeakMap<Requirements, Requirements> }>();
+/** One instance-type list of {@link finalOptions}, with its requirements per claim requirements object. */
+interface FinalList {
+  /** The options it was built from (the first {@link MAX_INSTANCE_TYPES} count). */
+  readonly head: readonly PricedType[];
+  readonly instanceTypes: readonly { name: string; price: number }[];
+  readonly byRequirements: WeakMap<Requirements, Requirements>;
+}
+
+/** {@link finalOptions}' answers per options array. */
+const finals = new WeakMap<readonly PricedType[], FinalList>();
+
+/**
+ * The lists one solve pass has built, by a cheap signature: NodeClaims whose options differ only in array identity
+ * (or beyond the first {@link MAX_INSTANCE_TYPES}) share one list.
+ */
+type FinalLists = Map<string, FinalList[]>;
+
+/** Whether two option lists agree on their first {@link MAX_INSTANCE_TYPES} entries (type and price). */
+function sameHead(a: readonly PricedType[], b: readonly PricedType[]): boolean {
+  const n = Math.min(a.length, MAX_INSTANCE_TYPES);
+  if (Math.min(b.length, MAX_INSTANCE_TYPES) !== n) return false;
+  for (let i = 0; i < n; i++) if (a[i]!.type !== b[i]!.type || a[i]!.price !== b[i]!.price) return false;
+  return true;
+}
 
 /**
  * A planned NodeClaim's instance-type list (its {@link MAX_INSTANCE_TYPES} cheapest options: name and USD/hour) and
- * its requirements with `node.kubernetes.io/instance-type In` that list. Cached: thousands of NodeClaims of one
- * packing pattern share one options array, and building a 600-entry list for each dominated large solves.
+ * its requirements with `node.kubernetes.io/instance-type In` that list. Cached per options array and shared, within
+ * a pass (`lists`), by NodeClaims with the same list: thousands of NodeClaims share a few lists, and building a
+ * 600-entry list (and a 600-value requirement) for each dominated large solves.
  */
-function finalOptions(options: readonly PricedType[], requirements: Requirements): { instanceTypes: readonly { name: string; price: number }[]; requirements: Requirements } {
+function finalOptions(options: readonly PricedType[], requirements: Requirements, lists: FinalLists): { instanceTypes: readonly { name: string; price: number }[]; requirements: Requirements } {
   let cached = finals.get(options);
   if (!cached) {
-    const instanceTypes = options.slice(0, MAX_INSTANCE_TYPES).map((o) => ({ name: o.type.name, price: o.price }));
-    finals.set(options, (cached = { instanceTypes, byRequirements: new WeakMap() }));
+    const n = Math.min(options.length, MAX_INSTANCE_TYPES);
+    const signature = n === 0 ? '' : `${n}|${options[0]!.type.name}|${options[0]!.price}|${options[n - 1]!.type.name}|${options[n - 1]!.price}`;
+    const bucket = lists.get(signature) ?? [];
+    cached = bucket.find((l) => sameHead(l.head, options));
+    if (!cached) {
+      const instanceTypes = options.slice(0, MAX_INSTANCE_TYPES).map((o) => ({ name: o.type.name, price: o.price }));
+      cached = { head: options, instanceTypes, byRequirements: new WeakMap() };
+      bucket.push(cached);
+      lists.set(signature, bucket);
+    }
+    finals.set(options, cached);
   }
   let withTypes = cached.byRequirements.get(requirements);
   if (!withTypes) {
@@ -1376,6 +1583,26 @@ class PlannedNodeClaim {
    *   not fit in it together with that reservation are dropped, so growing a claim never overruns a limit
    */
   canAdd(pod: SchedulingPod, remaining?: ResourceList, count = 1, plus?: ResourceList): Accepted | Rejection {
+    return this.check(pod, remaining, count, plus, false) as Accepted | Rejection;
+  }
+
+  /**
+   * `canAdd` priced only: the same acceptance or rejection (reason and `temporary` flag included) and, when
+   * accepted, the price (USD/hour) of the check's cheapest option — without building option lists, so evaluating
+   * many candidate claims costs a short scan each. Commit with a `canAdd` of the chosen claim.
+   */
+  quote(pod: SchedulingPod, remaining?: ResourceList, count = 1, plus?: ResourceList): Quote | Rejection {
+    const quoted = this.minValues ? undefined : this.check(pod, remaining, count, plus, true);
+    if (quoted) return quoted as Quote | Rejection;
+    const check = this.canAdd(pod, remaining, count, plus);
+    return check.ok ? { ok: true, price: check.options[0]!.price } : check;
+  }
+
+  /**
+   * `canAdd` (`priceOnly` false) or `quote` (true; undefined when the answer needs option lists: a second topology key
+   * to pin). Options are filtered by what fits, by limits and by DaemonSet host ports, then pinned per topology key.
+   */
+  private check(pod: SchedulingPod, remaining: ResourceList | undefined, count: number, plus: ResourceList | undefined, priceOnly: boolean): Accepted | Quote | Rejection | undefined {
     const gate = this.gate(pod);
     if (gate) return gate;
     const keys = this.topology.keysOf(pod);
@@ -1397,32 +1624,39 @@ class PlannedNodeClaim {
         firstRejection ??= narrowed;
         continue;
       }
-      let options = this.fitting(narrowed.options, requests, budget);
-      if (options.length === 0) {
+      const daemons = this.clashingDaemons(pod);
+      const clashes = (o: PricedType) => daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined));
+      const fitsRequests = fitter(requests);
+      const fitsType = budget ? (o: PricedType) => fitsRequests(o) && withinLimits(add(o.type.capacity, { nodes: 1 }), budget) : fitsRequests;
+      // The fitted options (full check), or the first of them (quote).
+      let options: PricedType[] | undefined;
+      let first: PricedType | undefined;
+      if (priceOnly) first = narrowed.options.find(fitsType);
+      else first = (options = this.fitting(narrowed.options, requests, budget))[0];
+      if (!first) {
         firstRejection ??= { ok: false, reason: 'no instance type fits' };
         continue;
       }
-      const daemons = this.clashingDaemons(pod);
-      const clashes = (o: PricedType) => daemons.some((d) => d.requirements.some((alt) => alt.intersects(o.type.requirements) === undefined && alt.intersects(narrowed.requirements) === undefined));
       if (daemons.length > 0) {
-        options = options.filter((o) => !clashes(o));
-        if (options.length === 0) {
+        if (options) first = (options = options.filter((o) => !clashes(o)))[0];
+        else first = narrowed.options.find((o) => fitsType(o) && !clashes(o));
+        if (!first) {
           firstRejection ??= { ok: false, reason: `host port ${daemons[0]!.port} is bound by DaemonSet ${daemons[0]!.daemonSet} on every instance type that fits` };
           continue;
         }
       }
+      const keep = daemons.length === 0 ? fitsType : (o: PricedType) => fitsType(o) && !clashes(o);
       const placed =
         keys.length === 0
-          ? { ok: true as const, requirements: narrowed.requirements, options, domains: undefined }
-          : this.placeTopology(pod, keys, narrowed.requirements, options, (pinned) => {
-              const fitted = this.fitting(pinned, requests, budget);
-              return daemons.length === 0 ? fitted : fitted.filter((o) => !clashes(o));
-            }, narrowed.options);
+          ? { ok: true as const, requirements: narrowed.requirements, options, price: first.price, domains: undefined }
+          : this.placeTopology(pod, keys, narrowed.requirements, options, first.price, narrowed.options, keep);
+      if (!placed) return undefined;
       if (!placed.ok) {
         firstRejection ??= placed;
         temporary ||= placed.temporary === true;
         continue;
       }
+      if (!placed.options) return { ok: true, price: placed.price };
       const shortfall = this.minValues && minValuesShortfall(placed.requirements, placed.options);
       if (shortfall) {
         firstRejection ??= { ok: false, reason: shortfall };
@@ -1460,17 +1694,25 @@ class PlannedNodeClaim {
   /**
    * Chooses the claim's domain for every topology key `pod` is involved in: the claim is pinned to one value of
    * each key (the least-loaded allowed domain for a spread constraint, then the cheapest), so counts stay exact.
+   * @param options the fitted options (`base` filtered by `keep`), or undefined to price only (then undefined comes
+   *   back when a second key would need the pinned lists)
+   * @param price the first fitted option's price, USD/hour
+   * @param base the options before the resource filter (domains are read from them)
+   * @param keep the resource, limits and host-port filter
    */
   private placeTopology(
     pod: SchedulingPod,
     keys: readonly string[],
     requirements: Requirements,
-    options: PricedType[],
-    refit: (pinned: PricedType[]) => PricedType[],
+    options: PricedType[] | undefined,
+    price: number,
     base: PricedType[],
-  ): Acceptance<{ requirements: Requirements; options: PricedType[]; domains: ReadonlyMap<string, string> }> | Rejection {
+    keep: (o: PricedType) => boolean,
+  ): Acceptance<{ requirements: Requirements; options: PricedType[] | undefined; price: number; domains: ReadonlyMap<string, string> }> | Rejection | undefined {
     const domains = new Map<string, string>();
-    for (const key of keys) {
+    let pins = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
       if (key === LABEL_HOSTNAME) {
         const verdict = this.topology.allowed(pod, key, [this.id]);
         if (!verdict.ok) return refusal(verdict);
@@ -1484,36 +1726,57 @@ class PlannedNodeClaim {
         domains.set(key, pinned);
         continue;
       }
-      // Domains and pinned options come from the options before the resource filter (`base`, stable while the
-      // claim is unchanged, so cached across pods), then each candidate domain's options are filtered (`refit`).
-      const cache = domainsOf(base, requirements, key);
-      const verdict = this.topology.allowed(pod, key, cache.values);
+      if (!options && pins++ > 0) return undefined;
+      // Domains come from the options before the resource filter (`base`, stable while the claim is unchanged, so
+      // cached across pods); each candidate domain is priced by its cheapest kept option (pinning commutes with
+      // filtering), and only the chosen domain's list is built.
+      const values = this.domainsOf(base, requirements, key);
+      const verdict = this.topology.allowed(pod, key, values);
       if (!verdict.ok) return refusal(verdict);
-      let best: { domain: string; load: number; requirements: Requirements; options: PricedType[]; base: PricedType[] } | undefined;
+      let best: { domain: string; load: number; pinned: PinnedDomain; price: number } | undefined;
       for (const domain of verdict.allowed) {
         const load = this.topology.spreadLoad(pod, key, domain);
         if (best && load > best.load) continue;
-        const pin = cache.pin(domain);
-        const fitted = refit(pin.options);
-        if (fitted.length === 0) continue;
-        if (!best || load < best.load || fitted[0]!.price < best.options[0]!.price) best = { domain, load, requirements: pin.requirements, options: fitted, base: pin.options };
+        const pinned = pinnedDomain(requirements, key, domain);
+        const first = pinned.cheapest(base, keep);
+        if (!first) continue;
+        if (!best || load < best.load || first.price < best.price) best = { domain, load, pinned, price: first.price };
       }
       if (verdict.allowed.length === 0) continue;
       if (!best) return { ok: false, reason: `no instance type that fits is offered in ${verdict.allowed.join(', ')} (${key})`, temporary: true };
-      requirements = best.requirements;
-      options = best.options;
-      base = best.base;
+      requirements = best.pinned.requirements;
+      price = best.price;
+      if (options) {
+        options = best.pinned.pin(options);
+        // Only a later key that is neither pinned nor the hostname reads `base`.
+        if (keys.slice(i + 1).some((k) => k !== LABEL_HOSTNAME)) base = best.pinned.pin(base);
+      }
       domains.set(key, best.domain);
     }
-    return { ok: true, requirements, options, domains };
+    return { ok: true, requirements, options, price, domains };
+  }
+
+  /** The last {@link optionDomainValues} answer per key, with the (options, requirements) it was for. */
+  private readonly domainValues = new Map<string, { readonly base: readonly PricedType[]; readonly requirements: Requirements; readonly values: readonly string[] }>();
+
+  /**
+   * `domainValues(key, requirements, types of base)`, remembered per key while (base, requirements) — both immutable
+   * — stay the same, so that every pod asking a probe (or the same planned NodeClaim state) pays for it once.
+   */
+  private domainsOf(base: readonly PricedType[], requirements: Requirements, key: string): readonly string[] {
+    const hit = this.domainValues.get(key);
+    if (hit && hit.base === base && hit.requirements === requirements) return hit.values;
+    const values = optionDomainValues(key, requirements, base);
+    this.domainValues.set(key, { base, requirements, values });
+    return values;
   }
 
   /** The cheapest price (USD/hour) the claim could launch at with `pod` added, or undefined if it cannot join. */
   cheapestFit(pod: SchedulingPod, remaining?: ResourceList): number | undefined {
     if (!fits(pod.requests, this.room)) return undefined;
     if (this.minValues || this.clashingDaemons(pod).length > 0 || this.topology.keysOf(pod).length > 0) {
-      const check = this.canAdd(pod, remaining);
-      return check.ok ? check.options[0]?.price : undefined;
+      const check = this.quote(pod, remaining);
+      return check.ok ? check.price : undefined;
     }
     if (this.gate(pod)) return undefined;
     const budget = this.budget(remaining);
@@ -1639,8 +1902,9 @@ class PlannedNodeClaim {
     return subtractOnKeysOf(updated, next);
   }
 
-  finalize(): NodeClaimPlan {
-    const { instanceTypes, requirements } = finalOptions(this.options, this.requirements);
+  /** The plan of this NodeClaim; `lists` shares instance-type lists between the NodeClaims of one pass. */
+  finalize(lists: FinalLists): NodeClaimPlan {
+    const { instanceTypes, requirements } = finalOptions(this.options, this.requirements, lists);
     return {
       nodePool: this.template.name,
       nodeClass: this.template.nodeClass,
