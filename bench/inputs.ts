@@ -56,11 +56,19 @@ export type CapacityChoice = 'on-demand' | 'spot-and-on-demand';
  * A NodePool over the whole catalogue: its only requirements are Linux and the capacity types, no instance
  * category, family, size or architecture restriction; daemonset overhead from {@link BENCH_DAEMONSETS}.
  * @param capacity which capacity types it allows
+ * @param cmr restrict it to instance categories c, m, r of generation > 4 (the seed's general NodePool)
  */
-export function catalogueNodePool(capacity: CapacityChoice): NodePoolLike {
+export function catalogueNodePool(capacity: CapacityChoice, cmr = false): NodePoolLike {
   const requirements: NodeSelectorRequirement[] = [
     { key: LABEL_OS, operator: 'In', values: ['linux'] },
     { key: LABEL_CAPACITY_TYPE, operator: 'In', values: capacity === 'on-demand' ? ['on-demand'] : ['spot', 'on-demand'] },
+    // The c/m/r price list of the issue: the seed's general NodePool's categories and generations.
+    ...(cmr
+      ? [
+          { key: 'karpenter.k8s.aws/instance-category', operator: 'In' as const, values: ['c', 'm', 'r'] },
+          { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt' as const, values: ['4'] },
+        ]
+      : []),
   ];
   return { metadata: { name: 'bench' }, spec: { template: { spec: { nodeClassRef: { name: 'default' }, requirements } } } };
 }
@@ -68,9 +76,10 @@ export function catalogueNodePool(capacity: CapacityChoice): NodePoolLike {
 /**
  * The solver template of {@link catalogueNodePool}, built as the provisioner builds it.
  * @param types from {@link catalogueInstanceTypes}
+ * @param cmr as {@link catalogueNodePool}'s
  */
-export function catalogueTemplate(types: readonly InstanceType[], capacity: CapacityChoice): NodePoolTemplate {
-  return buildNodePoolTemplate(catalogueNodePool(capacity), types, BENCH_DAEMONSETS, {});
+export function catalogueTemplate(types: readonly InstanceType[], capacity: CapacityChoice, cmr = false): NodePoolTemplate {
+  return buildNodePoolTemplate(catalogueNodePool(capacity, cmr), types, BENCH_DAEMONSETS, {});
 }
 
 /** A pod's requests: cpu millicores, memory MiB, optional GPUs. */

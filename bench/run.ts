@@ -95,6 +95,14 @@ export async function runSuite(settings: SuiteSettings): Promise<BenchResults> {
     log(`B3 ${mix}: ${describe(outcome)}`);
     b3.push({ name: mix, outcome });
   }
+  {
+    // The issue's yardstick: greedy packing on a real c/m/r price list lands 16–19 % above the LP bound.
+    const name = 'uniform, c/m/r';
+    log(`B3 ${name}`);
+    const outcome = await inWorker<TraceCostRow>({ kind: 'cost', mix: 'uniform', pods: s.costPods, cmr: true }, 300);
+    log(`B3 ${name}: ${describe(outcome)}`);
+    b3.push({ name, outcome });
+  }
   const b3exact: { name: string; outcome: Outcome<ExactRow> }[] = [];
   for (const pods of s.exactSizes) {
     for (const mix of COST_MIXES) {

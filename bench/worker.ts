@@ -15,7 +15,7 @@ import { traceSnapshot } from './trace-snapshot.js';
 /** A task the worker runs. */
 export type WorkerTask =
   | { readonly kind: 'solve-time'; readonly task: SolveTimeTask }
-  | { readonly kind: 'cost'; readonly mix: CostMix | 'trace'; readonly pods: number }
+  | { readonly kind: 'cost'; readonly mix: CostMix | 'trace'; readonly pods: number; readonly cmr?: boolean }
   | { readonly kind: 'exact'; readonly mix: CostMix; readonly pods: number; readonly timeLimitSeconds: number }
   | { readonly kind: 'latency'; readonly replicas: number; readonly seed: number }
   | { readonly kind: 'lambdas'; readonly imports: number };
@@ -37,7 +37,7 @@ export async function runTask(task: WorkerTask, save: (partial: unknown) => void
         const { plans: _plans, ...row } = await costRow({ name: 'trace', pods: snapshot.pods, templates: snapshot.templates });
         return { ...row, atSeconds: snapshot.atSeconds, nodePools: snapshot.templates.map((t) => t.name) };
       }
-      const template = catalogueTemplate(await catalogueInstanceTypes(), 'on-demand');
+      const template = catalogueTemplate(await catalogueInstanceTypes(), 'on-demand', task.cmr === true);
       const { plans: _plans, ...row } = await costRow({ name: task.mix, pods: costMix(task.mix, task.pods), templates: [template] });
       return row;
     }
