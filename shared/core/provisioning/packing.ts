@@ -71,7 +71,7 @@ export interface PackingLimits {
  * Default bin count up to which every pair of bins is re-packed on its own (a small packing of their pods alone);
  * the pair's new bins replace it when cheaper (large-neighbourhood search, after the LP rounding).
  */
-export const REPACK_MAX_BINS = 16;
+export const REPACK_MAX_BINS = 10;
 
 /** Default pivot budget of one {@link packClasses} call. */
 export const DEFAULT_MAX_PIVOTS = 20_000;
@@ -187,7 +187,7 @@ function nonDominated(options: readonly PackingOption[]): number[] {
 }
 
 /** How many pods of `requests` fit in `room` (Infinity when they request nothing). */
-function fitCount(requests: readonly number[], room: readonly number[]): number {
+function fitCount(requests: ArrayLike<number>, room: ArrayLike<number>): number {
   let n = Number.POSITIVE_INFINITY;
   for (let j = 0; j < requests.length; j++) {
     const r = requests[j]!;
@@ -389,17 +389,20 @@ function solveMaster(
     candidates.push(o);
   }
   const threshold = (price: number) => -EPS * Math.max(1, price);
+  const scratch = new PricingScratch(classes.length, d, m);
   for (;;) {
     // Simplex over the pool (and the surplus columns) to its optimum.
     while (work.pivots > 0) {
       computeDuals();
-      let entering: Basic | undefined;
+      let surplus = -1;
+      let enteringColumn: Column | undefined;
       let best = 0;
-      for (let i = 0; i < m; i++) if (dual[i]! < Math.min(best, -EPS)) [entering, best] = [{ surplus: i }, dual[i]!];
+      for (let i = 0; i < m; i++) if (dual[i]! < Math.min(best, -EPS)) [surplus, best] = [i, dual[i]!];
       for (const column of pool.columns) {
         const r = reducedCost(column);
-        if (r < Math.min(best, threshold(column.price))) [entering, best] = [{ column, a: vectorOf(column) }, r];
+        if (r < Math.min(best, threshold(column.price))) [enteringColumn, best] = [column, r];
       }
+      const entering: Basic | undefined = enteringColumn ? { column: enteringColumn, a: vectorOf(enteringColumn) } : surplus >= 0 ? { surplus } : undefined;
       if (!entering) break;
       work.pivots--;
       if (!pivot(entering)) break;
@@ -425,12 +428,7 @@ function solveMaster(
       }
       if (options[o]!.price + threshold(options[o]!.price) >= bound) continue;
       work.pricings++;
-      let bestCounts: number[] | undefined;
-      let bestReduced = threshold(options[o]!.price);
-      for (const counts of pricePatterns(classes, options[o]!.room, active, left, dual)) {
-        const r = reducedCost({ option: o, counts, price: options[o]!.price });
-        if (r < bestReduced) [bestCounts, bestReduced] = [counts, r];
-      }
+      const bestCounts = pricePattern(classes, options[o]!.room, active, left, dual, options[o]!.price + threshold(options[o]!.price), scratch);
       if (bestCounts && pool.add({ option: o, counts: bestCounts, price: options[o]!.price }).added) added++;
     }
     if (added === 0) break;
@@ -489,57 +487,108 @@ function multiply(matrix: Float64Array, v: Float64Array, m: number): Float64Arra
   return out;
 }
 
+/** Reusable buffers of {@link pricePattern} (one solve's worth). */
+class PricingScratch {
+  readonly counts: Float64Array;
+  readonly rem: Float64Array;
+  readonly items: Int32Array;
+  readonly value: Float64Array;
+  readonly size: Float64Array;
+  readonly order: number[] = [];
+  constructor(classes: number, d: number, rows: number) {
+    this.counts = new Float64Array(classes);
+    this.rem = new Float64Array(d);
+    this.items = new Int32Array(rows);
+    this.value = new Float64Array(rows);
+    this.size = new Float64Array(rows);
+  }
+}
+
 /**
- * Pricing: candidate patterns for one option, filled greedily at the dual prices `dual` (per row of `active`) in
- * three orders — value per unit of normalised size, value alone, and value per size re-weighted by the room still
- * free (a few pods at a time). Each is a full class-count vector.
+ * Pricing for one option: patterns filled greedily at the dual prices `dual` (per row of `active`) in three orders —
+ * value per unit of normalised size, value alone, and value per size re-weighted by the room still free (a quarter
+ * of what fits at a time) — and the most valuable kept when its value exceeds `minValue` (the option's price: the
+ * pattern then has a negative reduced cost).
+ * @returns pods per class of the best pattern, or undefined when none prices out
  */
-function pricePatterns(classes: readonly PackingClass[], room: readonly number[], active: readonly number[], left: readonly number[], dual: Float64Array): number[][] {
+function pricePattern(
+  classes: readonly PackingClass[],
+  room: readonly number[],
+  active: readonly number[],
+  left: readonly number[],
+  dual: Float64Array,
+  minValue: number,
+  scratch: PricingScratch,
+): number[] | undefined {
   const d = room.length;
-  const items: { c: number; value: number; size: number }[] = [];
-  active.forEach((c, i) => {
+  const { items, value, size, counts, rem } = scratch;
+  let n = 0;
+  for (let i = 0; i < active.length; i++) {
     const y = dual[i]!;
-    if (y <= EPS) return;
-    const req = classes[c]!.requests;
-    if (fitCount(req, room) < 1) return;
-    let size = 0;
-    for (let j = 0; j < d; j++) if (room[j]! > FIT) size += req[j]! / room[j]!;
-    items.push({ c, value: y, size: Math.max(size, EPS) });
-  });
-  if (items.length === 0) return [];
-  const fill = (order: readonly { c: number }[]): number[] => {
-    const rem = [...room];
-    const counts = classes.map(() => 0);
-    for (const { c } of order) {
-      const k = Math.min(left[c]!, fitCount(classes[c]!.requests, rem));
+    if (y <= EPS) continue;
+    const req = classes[active[i]!]!.requests;
+    if (fitCount(req, room) < 1) continue;
+    let s = 0;
+    for (let j = 0; j < d; j++) if (room[j]! > FIT) s += req[j]! / room[j]!;
+    items[n] = active[i]!;
+    value[n] = y;
+    size[n] = Math.max(s, EPS);
+    n++;
+  }
+  if (n === 0) return undefined;
+  let best: number[] | undefined;
+  let bestValue = minValue;
+  const keep = (total: number) => {
+    if (total <= bestValue) return;
+    bestValue = total;
+    best = Array.from(counts);
+  };
+  const fill = (order: readonly number[]) => {
+    counts.fill(0);
+    for (let j = 0; j < d; j++) rem[j] = room[j]!;
+    let total = 0;
+    for (const t of order) {
+      const c = items[t]!;
+      const req = classes[c]!.requests;
+      const k = Math.min(left[c]!, fitCount(req, rem));
       if (k <= 0) continue;
       counts[c] = k;
-      for (let j = 0; j < d; j++) rem[j]! -= k * classes[c]!.requests[j]!;
+      total += k * value[t]!;
+      for (let j = 0; j < d; j++) rem[j]! -= k * req[j]!;
     }
-    return counts;
+    keep(total);
   };
-  const out = [fill([...items].sort((a, b) => b.value / b.size - a.value / a.size)), fill([...items].sort((a, b) => b.value - a.value))];
+  const order = scratch.order;
+  order.length = n;
+  for (let t = 0; t < n; t++) order[t] = t;
+  fill(order.sort((a, b) => value[b]! / size[b]! - value[a]! / size[a]!));
+  fill(order.sort((a, b) => value[b]! - value[a]!));
   // Dynamic: value per size against the room still free, a quarter of what fits at a time.
-  const rem = [...room];
-  const counts = classes.map(() => 0);
+  counts.fill(0);
+  for (let j = 0; j < d; j++) rem[j] = room[j]!;
+  let total = 0;
   for (;;) {
-    let best: { c: number; score: number } | undefined;
-    for (const it of items) {
-      const req = classes[it.c]!.requests;
-      if (counts[it.c]! >= left[it.c]! || fitCount(req, rem) < 1) continue;
-      let size = 0;
-      for (let j = 0; j < d; j++) if (req[j]! > FIT) size += req[j]! / Math.max(rem[j]!, FIT);
-      const score = it.value / Math.max(size, EPS);
-      if (!best || score > best.score) best = { c: it.c, score };
+    let pick = -1;
+    let pickScore = -1;
+    for (let t = 0; t < n; t++) {
+      const c = items[t]!;
+      const req = classes[c]!.requests;
+      if (counts[c]! >= left[c]! || fitCount(req, rem) < 1) continue;
+      let s = 0;
+      for (let j = 0; j < d; j++) if (req[j]! > FIT) s += req[j]! / Math.max(rem[j]!, FIT);
+      const score = value[t]! / Math.max(s, EPS);
+      if (score > pickScore) [pick, pickScore] = [t, score];
     }
-    if (!best) break;
-    const req = classes[best.c]!.requests;
-    const k = Math.max(1, Math.min(left[best.c]! - counts[best.c]!, Math.floor(fitCount(req, rem) / 4)));
-    counts[best.c]! += k;
+    if (pick < 0) break;
+    const c = items[pick]!;
+    const req = classes[c]!.requests;
+    const k = Math.max(1, Math.min(left[c]! - counts[c]!, Math.floor(fitCount(req, rem) / 4)));
+    counts[c]! += k;
+    total += k * value[pick]!;
     for (let j = 0; j < d; j++) rem[j]! -= k * req[j]!;
   }
-  out.push(counts);
-  return out;
+  keep(total);
+  return best;
 }
 
 /** Whole bins of every pattern the LP opens at least once (⌊λ⌋ each, most used first), capped to the pods left. */
