@@ -205,10 +205,12 @@ class Deadline {
  * required node affinity terms are placed one at a time in Karpenter's order with its retry and relaxation loop.
  * The other pods are then placed in bulk, per run of identical pods (same requests, requirements and tolerations)
  * in the same order: existing capacity first, then room planned NodeClaims hold for free, then new NodeClaims of the
- * highest-weight NodePool that can take them, each filled up to the instance type with the lowest price per unit of
- * the remaining demand's dominant resource (cpu, memory or pods, after daemonset overhead). Every NodeClaim is then
- * offered as its cheapest type that still fits (right-sizing). Bulk placement checks exactly what placing the pods
- * one by one checks. Small batches ({@link PORTFOLIO_MAX_PODS}) also run solver v1's passes and keep the best plan.
+ * highest-weight NodePool that can take them. The runs that share a NodePool and requirements are packed together
+ * by column generation (`packing.ts`: an LP over packing patterns, priced by knapsacks over every instance type some
+ * run fits, rounded to whole NodeClaims); groups of more than {@link MAX_PACKING_CLASSES} runs are filled up to
+ * one target type instead. Every NodeClaim is then offered as its cheapest type that still fits (right-sizing).
+ * Bulk placement checks exactly what placing the pods one by one checks. Small batches ({@link PORTFOLIO_MAX_PODS})
+ * also run solver v1's passes and keep the best plan.
  * @param pods pending pods (any order; the solver sorts them)
  * @param templates NodePools with their instance types
  * @param existing nodes and in-flight NodeClaims with their free room
