@@ -457,6 +457,41 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
    * (vector bin packing, dot-product heuristic: each NodeClaim is filled with the pod whose requests best align
    * with the room left, normalised by the target's room). Returns the runs' pods left over.
    */
+  /**
+   * Commits one planned bin: `plan[c]` pods of each run `c` from `next[c]` on, into a new NodeClaim of `template`
+   * no dearer than `target`. In one check when it passes (the pods share requirements, and a fresh NodeClaim of the
+   * NodePool accepts each class: what placing them one by one checks), else class by class as far as each fits.
+   * Advances `next`; returns whether a NodeClaim was opened.
+   */
+  const commitBin = (template: NodePoolTemplate, runs: readonly SchedulingPod[][], next: number[], plan: readonly number[], target: PricedType): boolean => {
+    const reps = runs.map((r) => r[0]!);
+    const probe = probeOf(template);
+    const first = plan.findIndex((n) => n > 0);
+    if (first < 0) return false;
+    const all = runs.flatMap((run, c) => run.slice(next[c]!, next[c]! + plan[c]!));
+    let plus: ResourceList = {};
+    for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
+    const whole = probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
+    if (whole.ok && whole.options[0]!.price <= target.price + 1e-9) {
+      open(template, whole, all).target = { allocatable: target.type.allocatable, price: target.price };
+      for (let c = 0; c < runs.length; c++) next[c]! += plan[c]!;
+      return true;
+    }
+    let claim: PlannedNodeClaim | undefined;
+    for (let c = 0; c < runs.length; c++) {
+      const n = plan[c]!;
+      if (n === 0) continue;
+      const pod = reps[c]!;
+      const pods = runs[c]!.slice(next[c]!, next[c]! + n);
+      const into = claim;
+      const batch = largestBatch((k) => (into ?? probe).canAdd(pod, remaining.get(template.name), k), n, target.price);
+      if (!batch) continue;
+      if (into) into.commit(pods.slice(0, batch.n), batch.check, remaining);
+      else (claim = open(template, batch.check, pods.slice(0, batch.n))).target = { allocatable: target.type.allocatable, price: target.price };
+      next[c]! += batch.n;
+    }
+    return claim !== undefined;
+  };
   const packGroupOneType = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
     const overhead = template.daemonOverhead;
     const reps = runs.map((r) => r[0]!);
@@ -478,7 +513,6 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     );
     const room = roomOf(target);
     const next = runs.map(() => 0);
-    const probe = probeOf(template);
     for (;;) {
       // Plan one NodeClaim arithmetically.
       const plan = planBin(
@@ -489,39 +523,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       );
       const planned = plan.reduce((a, b) => a + b, 0);
       if (planned === 0) break;
-      // Commit it in one check when it passes (the pods share requirements, and a fresh NodeClaim of the NodePool
-      // accepts each class: what placing them one by one checks), else class by class.
-      const all = runs.flatMap((run, c) => run.slice(next[c]!, next[c]! + plan[c]!));
-      const first = plan.findIndex((n) => n > 0);
-      let plus: ResourceList = {};
-      for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
-      const whole = probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
-      if (whole.ok && whole.options[0]!.price <= target.price + 1e-9) {
-        open(template, whole, all).target = { allocatable: target.type.allocatable, price: target.price };
-        for (let c = 0; c < runs.length; c++) next[c]! += plan[c]!;
-        continue;
-      }
-      let claim: PlannedNodeClaim | undefined;
-      for (let c = 0; c < runs.length; c++) {
-        const n = plan[c]!;
-        if (n === 0) continue;
-        const pod = reps[c]!;
-        const pods = runs[c]!.slice(next[c]!, next[c]! + n);
-        if (!claim) {
-          const batch = largestBatch((k) => probe.canAdd(pod, remaining.get(template.name), k), n, target.price);
-          if (!batch) continue;
-          claim = open(template, batch.check, pods.slice(0, batch.n));
-          claim.target = { allocatable: target.type.allocatable, price: target.price };
-          next[c]! += batch.n;
-        } else {
-          const into = claim;
-          const batch = largestBatch((k) => into.canAdd(pod, remaining.get(template.name), k), n, target.price);
-          if (!batch) continue;
-          into.commit(pods.slice(0, batch.n), batch.check, remaining);
-          next[c]! += batch.n;
-        }
-      }
-      if (!claim) break;
+      if (!commitBin(template, runs, next, plan, target)) break;
     }
     return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
   };
@@ -542,35 +544,12 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       options.map((o) => ({ room: keys.map((k) => Math.max(0, (o.type.allocatable[k] ?? 0) - (overhead[k] ?? 0))), price: o.price })),
     );
     const next = runs.map(() => 0);
-    const probe = probeOf(template);
     for (const bin of packing.bins) {
       const target = options[bin.option]!;
       for (let copy = 0; copy < bin.copies; copy++) {
         const plan = bin.counts.map((k, c) => Math.min(k, runs[c]!.length - next[c]!));
-        const first = plan.findIndex((n) => n > 0);
-        if (first < 0) break;
-        const all = runs.flatMap((run, c) => run.slice(next[c]!, next[c]! + plan[c]!));
-        let plus: ResourceList = {};
-        for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
-        const whole = probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
-        if (whole.ok && whole.options[0]!.price <= target.price + 1e-9) {
-          open(template, whole, all).target = { allocatable: target.type.allocatable, price: target.price };
-          for (let c = 0; c < runs.length; c++) next[c]! += plan[c]!;
-          continue;
-        }
-        let claim: PlannedNodeClaim | undefined;
-        for (let c = 0; c < runs.length; c++) {
-          const n = plan[c]!;
-          if (n === 0) continue;
-          const pod = reps[c]!;
-          const pods = runs[c]!.slice(next[c]!, next[c]! + n);
-          const into = claim;
-          const batch = largestBatch((k) => (into ?? probe).canAdd(pod, remaining.get(template.name), k), n, target.price);
-          if (!batch) continue;
-          if (into) into.commit(pods.slice(0, batch.n), batch.check, remaining);
-          else (claim = open(template, batch.check, pods.slice(0, batch.n))).target = { allocatable: target.type.allocatable, price: target.price };
-          next[c]! += batch.n;
-        }
+        if (plan.every((n) => n === 0)) break;
+        commitBin(template, runs, next, plan, target);
       }
     }
     return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
