@@ -70,7 +70,7 @@ export function renderReport(r: BenchResults): string {
     '',
     `- Machine: ${m.cpuModel}, ${m.cores} logical cores, ${int(m.memoryMiB)} MiB, ${m.platform} (shared with other work while measured: 1-minute load average ${fmt(m.loadAverage, 1)} at the start)`,
     `- Node.js ${m.node}; date ${m.date}; whole run ${fmt(r.totalSeconds, 0)} s`,
-    '- Reproduce: `npm run bench` (about 15 min here), `npm run bench -- --quick` for development (fewer sizes and runs, about 4 min); the',
+    '- Reproduce: `npm run bench` (a few minutes here: the whole run above), `npm run bench -- --quick` for development (fewer sizes and runs); the',
     '  generators, the FFD baseline, the plan check, the LP bound and the MIP are unit-tested on a tiny case in `test/bench/bench.test.ts`.',
     `- Timings are wall-clock medians of several runs in a fresh process per case (${r.settings.solveRuns}); a case still running after its limit is stopped and reported as timed out.`,
     '',
