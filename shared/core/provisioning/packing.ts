@@ -8,10 +8,15 @@
  *   class, a few dozen at most in practice);
  * - new patterns come from pricing: for each option, a bounded multi-dimensional knapsack over the classes valued
  *   at the master's dual prices (greedy, several orders), entering when its reduced cost is negative;
- * - the integral plan is rounded from the LP: whole bins of every pattern the LP opens at least once, then one bin
- *   of the most used fractional pattern, re-solving the master on what is left each round ("diving");
- * - a final pass merges pairs of bins that one cheaper option holds, and re-sizes every bin to the cheapest option
- *   that holds its pods.
+ * - the integral plan is rounded from the LP: whole bins of every pattern the LP opens at least once, then, for
+ *   the fractional tail, one bin per round re-solving the master on what is left ("diving") — the most used
+ *   pattern, and when the tail is small also the pattern whose bin plus the LP cost of the rest is lowest
+ *   (lookahead), keeping the cheaper plan;
+ * - every bin is re-sized to the cheapest option that holds its pods, pairs of bins one cheaper option holds are
+ *   merged, and for a handful of bins each pair is re-packed on its own (exhaustively when it holds at most
+ *   {@link EXACT_MAX_PODS} pods).
+ *
+ * All work limits are counts (pivots, search nodes, bins), never time, so a packing is reproducible.
  *
  * Pure arithmetic on dense vectors: no Kubernetes types. The scheduler maps pods to classes and instance types to
  * options, and checks every bin it commits exactly as it checks a pod placed alone.
