@@ -309,16 +309,22 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
   const classes = new Map<string, ClassCandidates>();
   // What is left to place (canonical units), per set of requested resource names: a NodeClaim opened for a pod
   // is filled up to the instance type that serves the demand of pods like it most cheaply (see `packingTarget`).
-  const demand = new Map<string, Record<string, number>>();
+  // Built on the first pod placed one by one (a batch of plain pods never needs it).
+  let demandOf: Map<string, Record<string, number>> | undefined;
   const signature = (pod: SchedulingPod) => Object.keys(pod.requests).filter((k) => (pod.requests[k] ?? 0) > 0).sort().join(',');
-  for (const pod of ordered) {
-    const sig = signature(pod);
-    const d = demand.get(sig) ?? {};
-    for (const k in pod.requests) d[k] = (d[k] ?? 0) + pod.requests[k]!;
-    demand.set(sig, d);
-  }
+  const demand = (): Map<string, Record<string, number>> => {
+    if (demandOf) return demandOf;
+    demandOf = new Map();
+    for (const pod of ordered) {
+      const sig = signature(pod);
+      const d = demandOf.get(sig) ?? {};
+      for (const k in pod.requests) d[k] = (d[k] ?? 0) + pod.requests[k]!;
+      demandOf.set(sig, d);
+    }
+    return demandOf;
+  };
   const consume = (pod: SchedulingPod, n = 1) => {
-    const d = demand.get(signature(pod));
+    const d = demand().get(signature(pod));
     if (d) for (const k in pod.requests) d[k] = Math.max(0, d[k]! - pod.requests[k]! * n);
   };
   const placeOne = (pod: SchedulingPod): boolean => {
@@ -400,7 +406,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       return false;
     }
     const claim = open(fresh.template, fresh.check, [pod]);
-    const target = packingTarget(fresh.check.options, add(pod.requests, demand.get(signature(pod)) ?? {}), fresh.template.daemonOverhead);
+    const target = packingTarget(fresh.check.options, add(pod.requests, demand().get(signature(pod)) ?? {}), fresh.template.daemonOverhead);
     claim.target = { allocatable: target.type.allocatable, price: target.price };
     return true;
   };
@@ -461,21 +467,34 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
    * Commits one planned bin: `plan[c]` pods of each run `c` from `next[c]` on, into a new NodeClaim of `template`
    * no dearer than `target`. In one check when it passes (the pods share requirements, and a fresh NodeClaim of the
    * NodePool accepts each class: what placing them one by one checks), else class by class as far as each fits.
-   * Advances `next`; returns whether a NodeClaim was opened.
+   * Advances `next`; returns whether a NodeClaim was opened and, when the bin passed in one check, that check.
+   * @param known the one-check acceptance of an identical bin (same runs, same plan) while the NodePool has no
+   *   limits: the check reads only the runs' first pods, the plan and the probe (never mutated), so it would
+   *   answer the same and is not repeated
    */
-  const commitBin = (template: NodePoolTemplate, runs: readonly SchedulingPod[][], next: number[], plan: readonly number[], target: PricedType): boolean => {
+  const commitBin = (
+    template: NodePoolTemplate,
+    runs: readonly SchedulingPod[][],
+    next: number[],
+    plan: readonly number[],
+    target: PricedType,
+    known?: Accepted,
+  ): { opened: boolean; whole?: Accepted } => {
     const reps = runs.map((r) => r[0]!);
     const probe = probeOf(template);
     const first = plan.findIndex((n) => n > 0);
-    if (first < 0) return false;
+    if (first < 0) return { opened: false };
     const all = runs.flatMap((run, c) => run.slice(next[c]!, next[c]! + plan[c]!));
-    let plus: ResourceList = {};
-    for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
-    const whole = probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
+    const checkWhole = (): Accepted | Rejection => {
+      let plus: ResourceList = {};
+      for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
+      return probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
+    };
+    const whole = known ?? checkWhole();
     if (whole.ok && whole.options[0]!.price <= target.price + 1e-9) {
       open(template, whole, all).target = { allocatable: target.type.allocatable, price: target.price };
       for (let c = 0; c < runs.length; c++) next[c]! += plan[c]!;
-      return true;
+      return { opened: true, whole };
     }
     let claim: PlannedNodeClaim | undefined;
     for (let c = 0; c < runs.length; c++) {
@@ -490,7 +509,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       else (claim = open(template, batch.check, pods.slice(0, batch.n))).target = { allocatable: target.type.allocatable, price: target.price };
       next[c]! += batch.n;
     }
-    return claim !== undefined;
+    return { opened: claim !== undefined };
   };
   const packGroupOneType = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
     const overhead = template.daemonOverhead;
@@ -523,7 +542,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       );
       const planned = plan.reduce((a, b) => a + b, 0);
       if (planned === 0) break;
-      if (!commitBin(template, runs, next, plan, target)) break;
+      if (!commitBin(template, runs, next, plan, target).opened) break;
     }
     return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
   };
@@ -546,10 +565,14 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     const next = runs.map(() => 0);
     for (const bin of packing.bins) {
       const target = options[bin.option]!;
+      // Copies of a bin are checked once while the NodePool has no limits (see `commitBin`).
+      let previous: { plan: readonly number[]; whole: Accepted } | undefined;
       for (let copy = 0; copy < bin.copies; copy++) {
         const plan = bin.counts.map((k, c) => Math.min(k, runs[c]!.length - next[c]!));
         if (plan.every((n) => n === 0)) break;
-        commitBin(template, runs, next, plan, target);
+        const same = previous !== undefined && remaining.get(template.name) === undefined && plan.every((n, c) => n === previous!.plan[c]);
+        const { whole } = commitBin(template, runs, next, plan, target, same ? previous!.whole : undefined);
+        previous = whole ? { plan, whole } : undefined;
       }
     }
     return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
@@ -608,10 +631,10 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     }
     // Options: every type some run of the group fits (the smallest pods can use types the largest cannot).
     for (const group of groups.values()) for (const rest of packGroup(group.template, [...group.options].sort(byPrice), group.runs)) failed.push(...openBins(rest));
-    const base = new Map(pending.map((p) => [p.key, p]));
+    const base = failed.length > 0 ? new Map(pending.map((p) => [p.key, p])) : undefined;
     pending = [];
     for (const v of failed) {
-      const pod = base.get(v.key)!;
+      const pod = base!.get(v.key)!;
       if (level < maxLevel(pod)) pending.push(pod);
       else unplaced.push({ pod, level });
     }

@@ -171,6 +171,17 @@ describe('solve', () => {
       expect(r.unschedulable).toHaveLength(3);
     });
 
+    it('stops opening copies of one packed bin at the limit (bulk pods are re-checked per NodeClaim under limits)', () => {
+      // 60 pods of 3 cpu need four of the largest type (15 each); two nodes are allowed.
+      const limited = template('general', catalogue(), { remaining: { nodes: 2 } });
+      const r = solve(pods('p', 60, { cpu: '3', memory: '1Gi' }), [limited], []);
+      expect(r.newNodeClaims).toHaveLength(2);
+      const placed = r.newNodeClaims.flatMap((c) => c.pods);
+      expect(placed.length + r.unschedulable.length).toBe(60);
+      expect(r.unschedulable.length).toBeGreaterThanOrEqual(30);
+      expect(r.unschedulable[0]!.nodePools.general).toMatch(/limits/);
+    });
+
     it('limits the number of nodes when `nodes` is limited', () => {
       const limited = template('general', catalogue(), { remaining: { nodes: 1 } });
       const r = solve(pods('p', 2, { cpu: '1500m', memory: '5Gi' }).concat([pod('q', { cpu: '1500m', hostPort: 1 }), pod('s', { cpu: '1500m', hostPort: 1 })]), [limited], []);
