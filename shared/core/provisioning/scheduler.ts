@@ -475,16 +475,17 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
   const commitBin = (
     template: NodePoolTemplate,
     runs: readonly SchedulingPod[][],
+    reps: readonly SchedulingPod[],
     next: number[],
     plan: readonly number[],
     target: PricedType,
     known?: Accepted,
   ): { opened: boolean; whole?: Accepted } => {
-    const reps = runs.map((r) => r[0]!);
     const probe = probeOf(template);
     const first = plan.findIndex((n) => n > 0);
     if (first < 0) return { opened: false };
-    const all = runs.flatMap((run, c) => run.slice(next[c]!, next[c]! + plan[c]!));
+    const all: SchedulingPod[] = [];
+    for (let c = first; c < runs.length; c++) for (let i = next[c]!, end = next[c]! + plan[c]!; i < end; i++) all.push(runs[c]![i]!);
     const checkWhole = (): Accepted | Rejection => {
       let plus: ResourceList = {};
       for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
@@ -542,7 +543,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       );
       const planned = plan.reduce((a, b) => a + b, 0);
       if (planned === 0) break;
-      if (!commitBin(template, runs, next, plan, target).opened) break;
+      if (!commitBin(template, runs, reps, next, plan, target).opened) break;
     }
     return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
   };
@@ -568,10 +569,11 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       // Copies of a bin are checked once while the NodePool has no limits (see `commitBin`).
       let previous: { plan: readonly number[]; whole: Accepted } | undefined;
       for (let copy = 0; copy < bin.copies; copy++) {
-        const plan = bin.counts.map((k, c) => Math.min(k, runs[c]!.length - next[c]!));
+        // The bin's own counts while every run still has them (the plan is only read).
+        const plan = bin.counts.every((k, c) => k <= runs[c]!.length - next[c]!) ? bin.counts : bin.counts.map((k, c) => Math.min(k, runs[c]!.length - next[c]!));
         if (plan.every((n) => n === 0)) break;
-        const same = previous !== undefined && remaining.get(template.name) === undefined && plan.every((n, c) => n === previous!.plan[c]);
-        const { whole } = commitBin(template, runs, next, plan, target, same ? previous!.whole : undefined);
+        const same = previous !== undefined && remaining.get(template.name) === undefined && (plan === previous.plan || plan.every((n, c) => n === previous!.plan[c]));
+        const { whole } = commitBin(template, runs, reps, next, plan, target, same ? previous!.whole : undefined);
         previous = whole ? { plan, whole } : undefined;
       }
     }
@@ -1017,14 +1019,22 @@ function podShape(pod: SchedulingPod): string {
 function sameShape(a: SchedulingPod, b: SchedulingPod): boolean {
   if (a.hostPorts.length > 0 || b.hostPorts.length > 0) return podShape(a) === podShape(b);
   if (a.avoidPreferNoSchedule !== b.avoidPreferNoSchedule || a.topology.length !== b.topology.length) return false;
-  if (a.requests !== b.requests) {
-    const ka = Object.keys(a.requests);
-    if (ka.length !== Object.keys(b.requests).length || !ka.every((k) => a.requests[k] === b.requests[k])) return false;
-  }
+  if (a.requests !== b.requests && !sameRequests(a.requests, b.requests)) return false;
   const [ra, rb] = [a.requirementAlternatives, b.requirementAlternatives];
   if (ra !== rb && (ra.length !== rb.length || !ra.every((r, i) => r === rb[i] || (r.isEmpty() && rb[i]!.isEmpty()) || alternativeKey(r) === alternativeKey(rb[i]!)))) return false;
   const [ta, tb] = [a.tolerations, b.tolerations];
   return ta === tb || (ta.length === 0 && tb.length === 0) || JSON.stringify(ta) === JSON.stringify(tb);
+}
+
+/** Same keys with the same values (hot: once per pod of a bulk pass, so no key arrays are built). */
+function sameRequests(a: ResourceList, b: ResourceList): boolean {
+  let n = 0;
+  for (const k in a) {
+    if (a[k] !== b[k]) return false;
+    n++;
+  }
+  for (const _ in b) n--;
+  return n === 0;
 }
 
 /** `a.localeCompare(b)` for many comparisons (same order, much faster). */
@@ -1467,6 +1477,22 @@ function finalOptions(options: readonly PricedType[], requirements: Requirements
   return { instanceTypes: cached.instanceTypes, requirements: withTypes };
 }
 
+/** Whether any requirement of a NodePool sets `minValues`, once per template. */
+const minValuesTemplates = new WeakMap<NodePoolTemplate, boolean>();
+function hasMinValues(template: NodePoolTemplate): boolean {
+  let answer = minValuesTemplates.get(template);
+  if (answer === undefined) minValuesTemplates.set(template, (answer = template.requirements.values().some((r) => r.minValues !== undefined)));
+  return answer;
+}
+
+/** `requirements.labels()` once per (immutable) requirements object: NodeClaims of one check share it. */
+const requirementLabels = new WeakMap<Requirements, Readonly<Record<string, string>>>();
+function labelsOf(requirements: Requirements): Readonly<Record<string, string>> {
+  let labels = requirementLabels.get(requirements);
+  if (!labels) requirementLabels.set(requirements, (labels = requirements.labels()));
+  return labels;
+}
+
 class PlannedNodeClaim {
   readonly pods: SchedulingPod[] = [];
   private reserved: ResourceList = {};
@@ -1485,7 +1511,7 @@ class PlannedNodeClaim {
     readonly id: string,
   ) {
     this.updateRoom();
-    this.minValues = template.requirements.values().some((r) => r.minValues !== undefined);
+    this.minValues = hasMinValues(template);
   }
 
   /** Whether any requirement of the pool sets `minValues` (checked on every add). */
@@ -1920,7 +1946,7 @@ class PlannedNodeClaim {
       instanceTypes,
       pods: this.pods.map((p) => p.key),
       requests: this.requests,
-      labels: { ...this.template.labels, ...this.requirements.labels() },
+      labels: { ...this.template.labels, ...labelsOf(this.requirements) },
       taints: this.template.taints,
       startupTaints: this.template.startupTaints,
     };
