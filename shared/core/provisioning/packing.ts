@@ -147,7 +147,13 @@ export function packClasses(classes: readonly PackingClass[], options: readonly 
     }
   };
   const finish = (bins: readonly number[][]) => {
-    const sized = bins.map((counts) => ({ counts, option: cheapestHolding(classes, counts, options, kept) }));
+    // Bins that share a counts array (copies from `roundWhole`) are sized once.
+    const holding = new Map<readonly number[], number>();
+    const sized = bins.map((counts) => {
+      let option = holding.get(counts);
+      if (option === undefined) holding.set(counts, (option = cheapestHolding(classes, counts, options, kept)));
+      return { counts, option };
+    });
     const merged = sized.length <= (limits.mergeMaxBins ?? MERGE_MAX_BINS) ? mergePairs(sized, classes, options, kept) : sized;
     return { merged, cost: merged.reduce((sum, b) => sum + (b.option >= 0 ? options[b.option]!.price : 0), 0) };
   };
@@ -321,16 +327,30 @@ function solveMaster(
       for (let i = 0; i < m; i++) dual[i]! += p * inverse![k * m + i]!;
     }
   };
-  const reducedCost = (column: Column): number => {
-    let value = 0;
-    const counts = column.counts;
-    for (let c = 0; c < counts.length; c++) {
-      const k = counts[c]!;
-      if (k === 0) continue;
-      const i = rowOf[c]!;
-      if (i >= 0) value += dual[i]! * Math.min(k, left[c]!);
+  // Pooled columns as sparse vectors over this solve's rows (counts capped at the pods left), built once each.
+  const sparseRows: Int32Array[] = [];
+  const sparseValues: Float64Array[] = [];
+  const sparse = (index: number): void => {
+    const counts = pool.columns[index]!.counts;
+    let nnz = 0;
+    for (let c = 0; c < counts.length; c++) if (counts[c]! > 0 && rowOf[c]! >= 0) nnz++;
+    const rows = new Int32Array(nnz);
+    const values = new Float64Array(nnz);
+    for (let c = 0, t = 0; c < counts.length; c++) {
+      if (counts[c]! === 0 || rowOf[c]! < 0) continue;
+      rows[t] = rowOf[c]!;
+      values[t++] = Math.min(counts[c]!, left[c]!);
     }
-    return column.price - value;
+    sparseRows[index] = rows;
+    sparseValues[index] = values;
+  };
+  const reducedCost = (index: number): number => {
+    if (index >= sparseRows.length) for (let k = sparseRows.length; k <= index; k++) sparse(k);
+    const rows = sparseRows[index]!;
+    const values = sparseValues[index]!;
+    let value = 0;
+    for (let t = 0; t < rows.length; t++) value += dual[rows[t]!]! * values[t]!;
+    return pool.columns[index]!.price - value;
   };
   /** One pivot with `entering`; false when the ratio test finds no leaving row (cannot happen with positive prices). */
   const pivot = (entering: Basic): boolean => {
@@ -395,6 +415,7 @@ function solveMaster(
   }
   const threshold = (price: number) => -EPS * Math.max(1, price);
   const scratch = new PricingScratch(classes.length, d, m);
+  const bounds = new KnapsackBound(classes, active, left, d);
   for (;;) {
     // Simplex over the pool (and the surplus columns) to its optimum.
     while (work.pivots > 0) {
@@ -403,8 +424,9 @@ function solveMaster(
       let enteringColumn: Column | undefined;
       let best = 0;
       for (let i = 0; i < m; i++) if (dual[i]! < Math.min(best, -EPS)) [surplus, best] = [i, dual[i]!];
-      for (const column of pool.columns) {
-        const r = reducedCost(column);
+      for (let index = 0; index < pool.columns.length; index++) {
+        const column = pool.columns[index]!;
+        const r = reducedCost(index);
         if (r < Math.min(best, threshold(column.price))) [enteringColumn, best] = [column, r];
       }
       const entering: Basic | undefined = enteringColumn ? { column: enteringColumn, a: vectorOf(enteringColumn) } : surplus >= 0 ? { surplus } : undefined;
@@ -415,23 +437,11 @@ function solveMaster(
     if (work.pivots <= 0 || !price) break;
     // Pricing: each option's best pattern at the current duals joins the pool when it prices out.
     computeDuals();
+    bounds.orderRows(dual);
     let added = 0;
     for (const o of candidates) {
-      // Fractional-knapsack bound on any pattern's value, one dimension at a time: skip options that cannot price out.
-      const room = options[o]!.room;
-      let bound = Number.POSITIVE_INFINITY;
-      for (let j = 0; j < room.length; j++) {
-        let density = 0;
-        for (let i = 0; i < m; i++) {
-          const y = dual[i]!;
-          if (y <= EPS) continue;
-          const req = classes[active[i]!]!.requests[j]!;
-          density = req > FIT ? Math.max(density, y / req) : Number.POSITIVE_INFINITY;
-          if (density === Number.POSITIVE_INFINITY) break;
-        }
-        bound = Math.min(bound, density * room[j]!);
-      }
-      if (options[o]!.price + threshold(options[o]!.price) >= bound) continue;
+      // Skip options whose patterns cannot price out (bounded fractional-knapsack bound, see `KnapsackBound`).
+      if (options[o]!.price + threshold(options[o]!.price) >= bounds.bound(options[o]!.room, dual)) continue;
       work.pricings++;
       const bestCounts = pricePattern(classes, options[o]!.room, active, left, dual, options[o]!.price + threshold(options[o]!.price), scratch);
       if (bestCounts && pool.add({ option: o, counts: bestCounts, price: options[o]!.price }).added) added++;
@@ -490,6 +500,79 @@ function multiply(matrix: Float64Array, v: Float64Array, m: number): Float64Arra
     out[i] = s;
   }
   return out;
+}
+
+/**
+ * An upper bound on the dual value Σ_c y_c·a_c of any pattern of one option: for each dimension j alone, the
+ * fractional knapsack over the classes with at most min(pods left, pods that fit the room) of each class, filled by
+ * decreasing y_c / request_c,j (Dantzig's bound, "Discrete-variable extremum problems", Operations Research 5, 1957);
+ * the least over the dimensions. Every pattern meets each dimension's capacity and the count bounds, so none is
+ * worth more. Bounding counts by the pods left is what makes it tight in the diving rounds, where few pods remain.
+ * Exported for its tests; the master's pricing is its only user.
+ */
+export class KnapsackBound {
+  /** Rows (indexes into `active`) with a positive dual, by decreasing value density, per dimension (row-major). */
+  private readonly order: Int32Array;
+  private rows = 0;
+  constructor(
+    private readonly classes: readonly PackingClass[],
+    private readonly active: readonly number[],
+    private readonly left: readonly number[],
+    private readonly d: number,
+  ) {
+    this.order = new Int32Array(active.length * d);
+  }
+
+  /** Sorts the rows with a positive dual by density in each dimension, once per pricing pass. */
+  orderRows(dual: Float64Array): void {
+    const rows: number[] = [];
+    for (let i = 0; i < this.active.length; i++) if (dual[i]! > EPS) rows.push(i);
+    this.rows = rows.length;
+    for (let j = 0; j < this.d; j++) {
+      const density = (i: number) => {
+        const req = this.classes[this.active[i]!]!.requests[j]!;
+        return req > FIT ? dual[i]! / req : Number.POSITIVE_INFINITY;
+      };
+      rows.sort((a, b) => density(b) - density(a) || a - b);
+      this.order.set(rows, j * this.active.length);
+    }
+  }
+
+  /** Per option (by room array): pods of each row at most, min(pods left, pods that fit the room alone). */
+  private readonly most = new Map<readonly number[], Float64Array>();
+
+  /** The bound for an option of `room` at the duals last given to {@link orderRows}. */
+  bound(room: readonly number[], dual: Float64Array): number {
+    const m = this.active.length;
+    let most = this.most.get(room);
+    if (!most) {
+      most = new Float64Array(m);
+      for (let i = 0; i < m; i++) most[i] = Math.min(this.left[this.active[i]!]!, fitCount(this.classes[this.active[i]!]!.requests, room));
+      this.most.set(room, most);
+    }
+    let best = Number.POSITIVE_INFINITY;
+    for (let j = 0; j < this.d && best > 0; j++) {
+      let free = room[j]!;
+      let value = 0;
+      for (let t = 0; t < this.rows; t++) {
+        const i = this.order[j * m + t]!;
+        const req = this.classes[this.active[i]!]!.requests;
+        const k = most[i]!;
+        if (k <= 0) continue;
+        const r = req[j]!;
+        if (r <= FIT) {
+          value += dual[i]! * k;
+          continue;
+        }
+        if (free <= FIT) break;
+        const take = Math.min(k, free / r);
+        value += dual[i]! * take;
+        free -= take * r;
+      }
+      best = Math.min(best, value);
+    }
+    return best;
+  }
 }
 
 /** Reusable buffers of {@link pricePattern} (one solve's worth). */
@@ -601,11 +684,15 @@ function roundWhole(columns: readonly BasicColumn[], leftIn: readonly number[]):
   const left = [...leftIn];
   const out: number[][] = [];
   for (const { column, value } of [...columns].sort((a, b) => b.value - a.value)) {
-    for (let n = Math.floor(value + 1e-7); n > 0; n--) {
+    for (let n = Math.floor(value + 1e-7); n > 0; ) {
       const capped = column.counts.map((k, c) => Math.min(k, left[c]!));
-      if (capped.every((k) => k === 0)) break;
-      capped.forEach((k, c) => (left[c]! -= k));
-      out.push(capped);
+      // Copies that fit whole share one counts array (a large packing has thousands of identical bins).
+      let copies = n;
+      for (let c = 0; c < capped.length; c++) if (capped[c]! > 0) copies = Math.min(copies, Math.floor(left[c]! / capped[c]!));
+      if (copies === 0) break;
+      capped.forEach((k, c) => (left[c]! -= k * copies));
+      for (let i = 0; i < copies; i++) out.push(capped);
+      n -= copies;
     }
   }
   return out;
@@ -801,11 +888,17 @@ function exactSmall(classes: readonly PackingClass[], counts: readonly number[],
 /** Groups identical bins (same option and counts). */
 function group(bins: readonly { counts: number[]; option: number }[]): PackedBin[] {
   const byKey = new Map<string, { option: number; counts: number[]; copies: number }>();
+  // Consecutive copies sharing one counts array (see `roundWhole`) are counted without building their key.
+  let last: { option: number; counts: number[]; copies: number } | undefined;
   for (const b of bins) {
+    if (last && last.counts === b.counts && last.option === b.option) {
+      last.copies++;
+      continue;
+    }
     const key = `${b.option}:${b.counts.join(',')}`;
-    const hit = byKey.get(key);
-    if (hit) hit.copies++;
-    else byKey.set(key, { option: b.option, counts: b.counts, copies: 1 });
+    last = byKey.get(key);
+    if (last) last.copies++;
+    else byKey.set(key, (last = { option: b.option, counts: b.counts, copies: 1 }));
   }
   return [...byKey.values()];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { packClasses, type Packing, type PackingClass, type PackingOption } from '../../../shared/core/provisioning/packing.js';
+import { KnapsackBound, packClasses, type Packing, type PackingClass, type PackingOption } from '../../../shared/core/provisioning/packing.js';
 import { mulberry32 } from '../../../shared/ports/ids.js';
 
 /** Checks a packing independently: every pod placed once, every bin holds its pods, returns the cost (USD/h). */
@@ -160,5 +160,46 @@ describe('packClasses', () => {
       worst = Math.max(worst, cost / optimum);
     }
     expect(worst).toBeLessThanOrEqual(1.01);
+  });
+});
+
+describe('KnapsackBound (pricing bound)', () => {
+  it('is never below the dual value of any pattern that fits, on random cases (exhaustive)', () => {
+    const random = mulberry32(7);
+    let tight = 0;
+    for (let trial = 0; trial < 200; trial++) {
+      const d = 1 + Math.floor(random() * 3);
+      const classes = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({
+        requests: Array.from({ length: d }, () => (random() < 0.15 ? 0 : 1 + Math.floor(random() * 6))),
+        count: 1 + Math.floor(random() * 4),
+      }));
+      const active = classes.map((_, c) => c);
+      const left = classes.map((c) => c.count);
+      const room = Array.from({ length: d }, () => 2 + Math.floor(random() * 12));
+      const dual = Float64Array.from(classes, () => (random() < 0.2 ? 0 : random()));
+      const bound = new KnapsackBound(classes, active, left, d);
+      bound.orderRows(dual);
+      const value = bound.bound(room, dual);
+      // Exhaustive: the most valuable pattern within the room and the counts.
+      let best = 0;
+      const counts = classes.map(() => 0);
+      const walk = (c: number): void => {
+        if (c === classes.length) {
+          const fitsRoom = room.every((r, j) => counts.reduce((sum, k, i) => sum + k * classes[i]!.requests[j]!, 0) <= r);
+          if (fitsRoom) best = Math.max(best, counts.reduce((sum, k, i) => sum + k * dual[i]!, 0));
+          return;
+        }
+        for (let k = 0; k <= left[c]!; k++) {
+          counts[c] = k;
+          walk(c + 1);
+        }
+        counts[c] = 0;
+      };
+      walk(0);
+      expect(value).toBeGreaterThanOrEqual(best - 1e-9);
+      if (value <= best + 1e-9) tight++;
+    }
+    // A bound of +Infinity would pass the check above: it must also be exact on some cases.
+    expect(tight).toBeGreaterThan(20);
   });
 });
