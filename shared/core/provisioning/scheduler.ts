@@ -1496,8 +1496,11 @@ function labelsOf(requirements: Requirements): Readonly<Record<string, string>> 
 class PlannedNodeClaim {
   readonly pods: SchedulingPod[] = [];
   private reserved: ResourceList = {};
-  /** Options narrowed by a pod requirement alternative (before resource filtering), keyed by the alternative. */
-  private narrowed = new Map<string, { requirements: Requirements; options: PricedType[] }>();
+  /**
+   * Options narrowed by a pod requirement alternative (before resource filtering), keyed by the alternative. This
+   * and the other caches are created on first use: a bulk pass keeps thousands of claims that never need them.
+   */
+  private narrowed: Map<string, { requirements: Requirements; options: PricedType[] }> | undefined;
 
   private constructor(
     readonly template: NodePoolTemplate,
@@ -1505,7 +1508,8 @@ class PlannedNodeClaim {
     /** Every option that fits the claim's pods, cheapest first. */
     private options: readonly PricedType[],
     private requests: ResourceList,
-    private readonly hostPorts: Set<string>,
+    /** Host ports its pods bind; created on the first pod that binds one. */
+    private hostPorts: Set<string> | undefined,
     private readonly topology: Topology,
     /** Its hostname domain while it has no node. */
     readonly id: string,
@@ -1525,7 +1529,7 @@ class PlannedNodeClaim {
       template.requirements,
       remaining ? options.filter((o) => withinLimits(add(o.type.capacity, { nodes: 1 }), remaining)) : options,
       template.daemonOverhead,
-      new Set(),
+      undefined,
       topology,
       id,
     );
@@ -1555,7 +1559,7 @@ class PlannedNodeClaim {
     if (!byTemplate) probes.set(topology, (byTemplate = new Map()));
     let probe = byTemplate.get(template);
     if (!probe) {
-      probe = new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, new Set(), topology, 'a new node');
+      probe = new PlannedNodeClaim(template, template.requirements, optionsOf(template), template.daemonOverhead, undefined, topology, 'a new node');
       probe.isProbe = true;
       byTemplate.set(template, probe);
     }
@@ -1567,7 +1571,7 @@ class PlannedNodeClaim {
    * template, topology and limits state): the check is not repeated.
    */
   static open(template: NodePoolTemplate, check: Accepted, pods: readonly SchedulingPod[], topology: Topology, id: string, remaining: Map<string, ResourceList | undefined>): PlannedNodeClaim {
-    const claim = new PlannedNodeClaim(template, template.requirements, check.options, template.daemonOverhead, new Set(), topology, id);
+    const claim = new PlannedNodeClaim(template, template.requirements, check.options, template.daemonOverhead, undefined, topology, id);
     claim.commit(pods, check, remaining);
     return claim;
   }
@@ -1586,16 +1590,16 @@ class PlannedNodeClaim {
    */
   commit(pods: readonly SchedulingPod[], check: Accepted, remaining: Map<string, ResourceList | undefined> | undefined): void {
     if (check.requirements !== this.requirements) {
-      this.narrowed = new Map();
+      this.narrowed = undefined;
       this.largest = undefined;
     }
-    this.fitCache.clear();
+    this.fitCache?.clear();
     this.requirements = check.requirements;
     this.options = check.options;
     this.requests = check.requests;
     this.updateRoom();
     for (const pod of pods) {
-      for (const p of pod.hostPorts) this.hostPorts.add(p);
+      for (const p of pod.hostPorts) (this.hostPorts ??= new Set()).add(p);
       this.pods.push(pod);
       // A NodeClaim's hostname domain is its own id (a probe's check names the probe).
       if (check.domains) this.topology.record(pod, (key) => (key === LABEL_HOSTNAME ? this.id : check.domains!.get(key)));
@@ -1706,7 +1710,7 @@ class PlannedNodeClaim {
   private isProbe = false;
 
   /** Filtered options by (options array, requests, budget), while the claim's state stands (probes: for good). */
-  private fitCache = new Map<string, { of: readonly PricedType[]; options: PricedType[] }>();
+  private fitCache: Map<string, { of: readonly PricedType[]; options: PricedType[] }> | undefined;
 
   /**
    * The options that fit `requests` and, with a budget, stay within the pool's limits. The same array comes back for
@@ -1717,7 +1721,7 @@ class PlannedNodeClaim {
     // Only a probe (never committed) asks the same question twice.
     if (!this.isProbe) return (!budget && fittingFast(options, requests)) || (options.every(keep) ? options : options.filter(keep));
     const key = budget ? `${JSON.stringify(requests)}|${JSON.stringify(budget)}` : JSON.stringify(requests);
-    const hit = this.fitCache.get(key);
+    const hit = (this.fitCache ??= new Map()).get(key);
     if (hit && hit.of === options) return hit.options;
     const out = options.every(keep) ? options : options.filter(keep);
     if (this.fitCache.size > 256) this.fitCache.clear();
@@ -1791,14 +1795,14 @@ class PlannedNodeClaim {
   }
 
   /** The last {@link optionDomainValues} answer per key, with the (options, requirements) it was for. */
-  private readonly domainValues = new Map<string, { readonly base: readonly PricedType[]; readonly requirements: Requirements; readonly values: readonly string[] }>();
+  private domainValues: Map<string, { readonly base: readonly PricedType[]; readonly requirements: Requirements; readonly values: readonly string[] }> | undefined;
 
   /**
    * `domainValues(key, requirements, types of base)`, remembered per key while (base, requirements) — both immutable
    * — stay the same, so that every pod asking a probe (or the same planned NodeClaim state) pays for it once.
    */
   private domainsOf(base: readonly PricedType[], requirements: Requirements, key: string): readonly string[] {
-    const hit = this.domainValues.get(key);
+    const hit = (this.domainValues ??= new Map()).get(key);
     if (hit && hit.base === base && hit.requirements === requirements) return hit.values;
     const values = optionDomainValues(key, requirements, base);
     this.domainValues.set(key, { base, requirements, values });
@@ -1850,7 +1854,8 @@ class PlannedNodeClaim {
   private gate(pod: SchedulingPod): Rejection | undefined {
     const taint = firstUntolerated(this.template.taints, pod.tolerations, pod.avoidPreferNoSchedule);
     if (taint) return { ok: false, reason: `the NodePool's taint ${formatTaint(taint)} is not tolerated` };
-    const port = pod.hostPorts.find((p) => this.hostPorts.has(p));
+    const used = this.hostPorts;
+    const port = used && pod.hostPorts.find((p) => used.has(p));
     if (port) return { ok: false, reason: `host port ${port} is already used on the node` };
     return undefined;
   }
@@ -1866,7 +1871,7 @@ class PlannedNodeClaim {
     if (incompatibility) return { ok: false, reason: describeIncompatibility(incompatibility), incompatibility };
     if (alternative.keys().length === 0) return { ok: true, requirements: this.requirements, options: this.options as PricedType[] };
     const key = alternativeKey(alternative);
-    let hit = this.narrowed.get(key);
+    let hit = (this.narrowed ??= new Map()).get(key);
     if (!hit) {
       const requirements = this.requirements.intersect(alternative);
       // A pod that only repeats what the claim already requires (its NodePool's label, say) narrows nothing.
