@@ -129,6 +129,7 @@ async function runScenario(command: string, path: string, seed: number, io: CliI
     // The engine's progress hook is only wired when a bar may be drawn: piped and `--json` runs stay exactly as before.
     const run = await simulateScenario(path, { seed, ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
     for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
+    for (const o of run.scenario.skipped) io.err(`note: ${o.file}:${o.line}: skipped ${o.kind}${o.name !== undefined ? ` ${JSON.stringify(o.name)}` : ''} (${o.apiVersion}): not a kind Skiff reads\n`);
     return run;
   } catch (e) {
     if (!isValidationError(e)) throw e;

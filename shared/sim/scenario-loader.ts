@@ -11,6 +11,7 @@ import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
 import type { LimitRange } from '../core/api/limitrange.js';
 import {
   NAMESPACED_KINDS,
+  foreignKind,
   formatPath,
   parseManifestDocument,
   readManifestDocuments,
@@ -52,6 +53,11 @@ export interface LoadedScenario {
    * eviction (its minAvailable equals the replica count: the seed article's warning).
    */
   readonly warnings: readonly ValidationIssue[];
+  /**
+   * Documents of kinds Skiff does not read (Service, ConfigMap, another project's CRDs), skipped as `skiff validate`
+   * skips them, with where each starts: a manifests folder can be simulated as it is.
+   */
+  readonly skipped: readonly { readonly kind: string; readonly apiVersion: string; readonly name?: string; readonly file: string; readonly line: number }[];
 }
 
 /** Options of {@link loadScenario}. */
@@ -124,6 +130,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const files = await scenarioFiles(path);
   const issues: ValidationIssue[] = [];
   const located: Located[] = [];
+  const skipped: { kind: string; apiVersion: string; name?: string; file: string; line: number }[] = [];
   let scenario: { doc: ManifestDocument; parsed: NonNullable<ReturnType<typeof parseScenarioDocument>['scenario']> } | undefined;
   let firstScenario: ManifestSource | undefined;
 
@@ -147,6 +154,11 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
         const result = parseScenarioDocument(doc, options);
         issues.push(...result.issues);
         if (result.scenario) scenario = { doc, parsed: result.scenario };
+        continue;
+      }
+      const foreign = foreignKind(doc.value, [SCENARIO_KIND]);
+      if (foreign) {
+        skipped.push({ ...foreign, file: doc.file, line: doc.line });
         continue;
       }
       const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
@@ -182,7 +194,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     pdbs: of('PodDisruptionBudget'),
     limitRanges: of('LimitRange'),
   };
-  return { ...loaded, warnings: pdbWarnings(located.filter((l) => l.at === -Infinity)) };
+  return { ...loaded, warnings: pdbWarnings(located.filter((l) => l.at === -Infinity)), skipped };
 }
 
 /** Cross-object validation over the initial objects and the manifests applied by events. */

@@ -64,6 +64,16 @@ afterEach(() => {
 
 describe('scenario-loader', () => {
   describe('loadScenario', () => {
+    it('skips kinds Skiff does not read, as validate does, and says where; a near miss of its own kinds is still an error', async () => {
+      const service = 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n';
+      write({ 'a.yaml': NODE_CLASS, 'b.yaml': nodePool('general'), 'c.yaml': `${deployment('web', 2)}---\n${service}` });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.deployments.map((d) => d.metadata.name)).toEqual(['web']);
+      expect(scenario.skipped).toEqual([{ kind: 'Service', apiVersion: 'v1', name: 'web', file: join(dir, 'c.yaml'), line: 13 }]);
+      write({ 'd.yaml': 'apiVersion: apps/v1\nkind: Deploymnt\nmetadata: {name: x}\n' });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { file: join(dir, 'd.yaml'), path: 'kind', line: 2, message: /unknown kind "Deploymnt"/ });
+    });
+
     it('loads the whole examples/seed folder', async () => {
       const scenario = await loadScenario(SEED, { now: NOW });
       expect(scenario.name).toBe('seed');
@@ -238,7 +248,7 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
     it('throws one error listing the problems of every file, and returns nothing', async () => {
       write({
         'a.yaml': nodePool('general', 'missing'),
-        'b.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: s}\n',
+        'b.yaml': 'apiVersion: apps/v1\nkind: Deploymnt\nmetadata: {name: s}\n',
         'c.yaml': 'key: [unclosed\n',
         'd.yaml': deployment('web', 1).replace('replicas: 1', 'replicas: -1'),
       });
