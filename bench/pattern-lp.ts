@@ -48,8 +48,9 @@ export interface KnapsackResult {
   /** Copies of each item in the best solution found, in the order of the items given. */
   readonly counts: readonly number[];
   /**
-   * A proven upper bound on the optimum: max(`value`, floor) when `exact`, otherwise also at least the largest bound of
-   * the subtrees the search did not explore (each bound as in {@link boundedKnapsack}).
+   * A proven upper bound on the optimum: the larger of `value` and the largest bound of a pruned subtree (≤ the floor
+   * where one was given); when not `exact`, also at least the largest bound of the subtrees the search did not explore
+   * (each bound as in {@link boundedKnapsack}).
    */
   readonly upper: number;
   /** True when the search finished within its node limit, so `value` is the optimum when it exceeds the floor. */
@@ -64,8 +65,8 @@ export interface KnapsackLimits {
   readonly nodeLimit?: number;
   /**
    * Only solutions worth more than this matter: subtrees whose bound is at most `floor` are pruned, so when no
-   * solution beats it the result's `value` may be below the optimum while `upper` is `floor` (still a proven upper
-   * bound). Column generation passes the option's price. @default 0
+   * solution beats it the result's `value` may be below the optimum while `upper` is at most about `floor` (still a
+   * proven upper bound). Column generation passes the option's price × (1 + relativeGap/2). @default 0
    */
   readonly floor?: number;
   /** Extra surrogate weights to bound with (one per dimension, ≥ 0; any such weights give a valid bound). */
@@ -170,6 +171,14 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
   let nodes = 0;
   let aborted = false;
   let openUpper = 0;
+  // The largest bound of a subtree pruned because it could not beat max(incumbent, floor): with the incumbent, it
+  // bounds the optimum when the search finishes (tighter than the floor itself).
+  let prunedUpper = 0;
+  const prune = (b: number): boolean => {
+    if (b > Math.max(bestValue, floor) * (1 + 1e-12)) return false;
+    if (b > prunedUpper) prunedUpper = b;
+    return true;
+  };
 
   const search = (level: number, value: number, rem: readonly number[]): void => {
     if (value > bestValue) {
@@ -183,12 +192,12 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
       return;
     }
     const it = live[level]!;
-    if (value + bound(level, rem, it.max) <= Math.max(bestValue, floor) * (1 + 1e-12)) return;
+    if (prune(value + bound(level, rem, it.max))) return;
     let kmax = it.max;
     for (let r = 0; r < dims; r++) if (it.size[r]! > 0) kmax = Math.min(kmax, Math.floor((rem[r]! + EPSILON) / it.size[r]!));
     for (let k = kmax; k >= 0; k--) {
       // Prune the remaining counts k, k-1, …, 0 at once when even k copies of this item cannot beat the incumbent.
-      if (k < kmax && value + bound(level, rem, k) <= Math.max(bestValue, floor) * (1 + 1e-12)) return;
+      if (k < kmax && prune(value + bound(level, rem, k))) return;
       current[level] = k;
       const next = k === 0 ? rem : rem.map((v, r) => v - k * it.size[r]!);
       search(level + 1, value + k * it.value, next);
@@ -204,7 +213,7 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
     counts[it.index] = bestCounts[i]!;
   });
   const value = live.reduce((s, it, i) => s + it.value * bestCounts[i]!, 0);
-  const proven = Math.max(value, floor);
+  const proven = Math.max(value, prunedUpper);
   return { value, counts, upper: aborted ? Math.max(proven, openUpper) : proven, exact: !aborted, nodes: Math.min(nodes, nodeLimit) };
 }
 
