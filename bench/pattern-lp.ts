@@ -57,6 +57,11 @@ export interface KnapsackResult {
   readonly exact: boolean;
   /** Branch-and-bound nodes visited. */
   readonly nodes: number;
+  /**
+   * Up to 3 earlier incumbents worth more than the floor (item order as given, best first), when a floor was given:
+   * column generation adds them too, which speeds it up where each option gains one pattern per round.
+   */
+  readonly better?: readonly (readonly number[])[];
 }
 
 /** Limits of {@link boundedKnapsack}. */
@@ -105,7 +110,7 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
   const m = live.length;
 
   // Surrogate constraints Σ_r w_r·size_r·k ≤ Σ_r w_r·capacity_r, w ≥ 0. Candidates: each dimension alone, every pair
-  // mixed in steps of 1/20, and for three or more dimensions every mix of three in steps of 1/10 (weights relative to
+  // mixed in steps of 1/10, and for three or more dimensions every mix of three in steps of 1/5 (weights relative to
   // capacity); the branch and bound then uses the few that give the smallest bounds at the root.
   const used = [...Array(dims).keys()].filter((r) => live.some((it) => it.size[r]! > 0) && capacity[r]! > 0);
   const mixes: number[][] = [];
@@ -116,11 +121,11 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
   };
   for (const r of used) weights([[r, 1]]);
   for (let i = 0; i < used.length; i++)
-    for (let j = i + 1; j < used.length; j++) for (let t = 1; t < 20; t++) weights([[used[i]!, t / 20], [used[j]!, 1 - t / 20]]);
+    for (let j = i + 1; j < used.length; j++) for (let t = 1; t < 10; t++) weights([[used[i]!, t / 10], [used[j]!, 1 - t / 10]]);
   for (let i = 0; i < used.length; i++)
     for (let j = i + 1; j < used.length; j++)
       for (let l = j + 1; l < used.length; l++)
-        for (let a = 1; a < 10; a++) for (let b = 1; a + b < 10; b++) weights([[used[i]!, a / 10], [used[j]!, b / 10], [used[l]!, 1 - (a + b) / 10]]);
+        for (let a = 1; a < 5; a++) for (let b = 1; a + b < 5; b++) weights([[used[i]!, a / 5], [used[j]!, b / 5], [used[l]!, 1 - (a + b) / 5]]);
   const surrogate = (w: readonly number[]) => {
     const size = live.map((it) => it.size.reduce((s, v, r) => s + w[r]! * v, 0));
     // Items by decreasing value per unit of surrogate size (size 0 first).
@@ -167,6 +172,7 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
   }
   let bestValue = 0;
   let bestCounts = new Array<number>(m).fill(0);
+  const improving: number[][] = [];
   const current = new Array<number>(m).fill(0);
   let nodes = 0;
   let aborted = false;
@@ -184,6 +190,7 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
     if (value > bestValue) {
       bestValue = value;
       bestCounts = [...current];
+      if (bestValue > floor && floor > 0) improving.push(bestCounts);
     }
     if (level === m) return;
     if (++nodes > nodeLimit) {
@@ -214,7 +221,15 @@ export function boundedKnapsack(items: readonly KnapsackItem[], capacity: readon
   });
   const value = live.reduce((s, it, i) => s + it.value * bestCounts[i]!, 0);
   const proven = Math.max(value, prunedUpper);
-  return { value, counts, upper: aborted ? Math.max(proven, openUpper) : proven, exact: !aborted, nodes: Math.min(nodes, nodeLimit) };
+  const toItems = (c: readonly number[]) => {
+    const out = items.map(() => 0);
+    live.forEach((it, i) => {
+      out[it.index] = c[i]!;
+    });
+    return out;
+  };
+  const better = improving.slice(-4, -1).reverse().map(toItems);
+  return { value, counts, upper: aborted ? Math.max(proven, openUpper) : proven, exact: !aborted, nodes: Math.min(nodes, nodeLimit), better };
 }
 
 /**
@@ -259,13 +274,13 @@ export interface PatternLpLimits {
   readonly maxRounds?: number;
   /** Patterns added in total, beyond the initial ones. @default 4000 */
   readonly maxColumns?: number;
-  /** Patterns added per round at most (those of the highest π·a ÷ price). @default 25 */
+  /** Patterns added per round at most (those of the highest π·a ÷ price). @default 100 */
   readonly columnsPerRound?: number;
   /** Branch-and-bound nodes per pricing knapsack. @default 20000 */
   readonly knapsackNodes?: number;
   /**
-   * When a round finds no new pattern but some branch-and-bound knapsacks stopped at their node limit, those are
-   * priced again as MIPs by HiGHS ({@link knapsackMip}) with this `mip_max_nodes`. @default 5000
+   * Branch-and-bound knapsacks that stop at their node limit are priced again as MIPs by HiGHS ({@link knapsackMip})
+   * with this `mip_max_nodes`. @default 5000
    */
   readonly mipNodes?: number;
   /** Stop when the bound is within this fraction of the master's optimum. @default 1e-4 */
@@ -317,7 +332,7 @@ export async function patternLp(classes: Classes, options: readonly NodeOption[]
   const solver = await highs();
   const maxRounds = limits.maxRounds ?? 100;
   const maxColumns = limits.maxColumns ?? 4000;
-  const perRound = limits.columnsPerRound ?? 25;
+  const perRound = limits.columnsPerRound ?? 100;
   const knapsackNodes = limits.knapsackNodes ?? 20_000;
   const mipNodes = limits.mipNodes ?? 5000;
   const relativeGap = limits.relativeGap ?? 1e-4;
@@ -380,8 +395,8 @@ export async function patternLp(classes: Classes, options: readonly NodeOption[]
       const pi = cls.map((_, ci) => Math.max(0, solution.rowDual[ci] ?? 0));
       const dualObjective = cls.reduce((s, c, ci) => s + c.count * pi[ci]!, 0);
 
-      // Pricing: per option, max π·a over its patterns, by the small branch and bound. When that finds no new
-      // pattern but some knapsacks stopped at its node limit, those are priced again as MIPs by HiGHS.
+      // Pricing: per option, max π·a over its patterns, by the small branch and bound; the knapsacks it does not
+      // finish within its node limit are priced again as MIPs by HiGHS.
       // Patterns within a factor 1 + relativeGap/2 of the price need not be found: ρ ≤ 1 + relativeGap/2 still leaves
       // Farley's bound within the stopping gap, and pruning them spares the many near-ties of a degenerate π.
       const upper = options.map(() => 0);
@@ -391,12 +406,15 @@ export async function patternLp(classes: Classes, options: readonly NodeOption[]
         const items = cls.map((c, ci) => ({ value: fits[oi]![ci] ? pi[ci]! : 0, size: c.requests, max: c.count }));
         const result = mip ? knapsackMip(solver, items, o.room, mipNodes) : boundedKnapsack(items, o.room, { nodeLimit: knapsackNodes, floor: o.price * (1 + relativeGap / 2) });
         upper[oi] = result.upper;
-        if (result.value > o.price * (1 + 1e-7) && !seen.has(`${oi}:${result.counts.join(',')}`)) found.push({ option: oi, counts: result.counts, ratio: result.value / o.price });
+        for (const counts of [result.counts, ...(result.better ?? [])]) {
+          const value = counts.reduce((sum, k, ci) => sum + k * items[ci]!.value, 0);
+          if (value > o.price * (1 + 1e-7) && !seen.has(`${oi}:${counts.join(',')}`)) found.push({ option: oi, counts, ratio: value / o.price });
+        }
         return result.exact;
       };
       const again = options.flatMap((_, oi) => (price(oi, false) ? [] : [oi]));
       inexact = again.length;
-      if (found.length === 0 && again.length > 0) inexact = again.filter((oi) => !price(oi, true)).length;
+      if (again.length > 0) inexact = again.filter((oi) => !price(oi, true)).length;
       const rho = Math.max(...options.map((o, oi) => upper[oi]! / o.price));
       bound = Math.max(bound, dualObjective / Math.max(1, rho));
       if (bound >= master * (1 - relativeGap)) {
