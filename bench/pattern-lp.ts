@@ -15,8 +15,10 @@
  *
  * Column generation: the restricted master (a subset of the patterns) is an LP solved by HiGHS, whose row duals
  * π_c ≥ 0 price the pods; for each option the pricing problem max_a π·a over its patterns is a bounded
- * multi-dimensional integer knapsack, solved exactly by {@link boundedKnapsack} (branch and bound, with a node limit).
- * Patterns with π·a > price_o are added until none is left or a limit is reached.
+ * multi-dimensional integer knapsack, solved exactly by {@link boundedKnapsack} (branch and bound, with a node limit),
+ * and by HiGHS as a MIP ({@link knapsackMip}, with a node limit) where that branch and bound stops at its limit.
+ * Patterns with π·a > price_o are added until none is left or a limit is reached. The pricing prunes patterns worth at
+ * most price_o·(1 + 5e-5), half the stopping gap, so the bound converges to within 1e-4 of the LP optimum, not exactly.
  *
  * The bound reported is valid whether or not column generation converged — **Farley's bound** (A. A. Farley, "A note
  * on bounding a class of linear programming problems, including cutting stock problems", Operations Research 38(5),
@@ -84,7 +86,8 @@ export interface KnapsackLimits {
  *
  * Items are branched on in decreasing value ÷ max_r(size_r ÷ capacity_r), each count tried from its largest feasible
  * value down to 0. A node's bound is the minimum, over a few **surrogate** constraints Σ_r w_r·size_r·k ≤ Σ_r
- * w_r·capacity_r with w ≥ 0 (each single dimension, each pair and all dimensions, normalised by capacity), of the
+ * w_r·capacity_r with w ≥ 0 (each single dimension and a grid of mixes of pairs and of triples, normalised by capacity;
+ * the 4 tightest at the root are kept for the whole search), of the
  * fractional (Dantzig) bound of that one-constraint bounded knapsack: every solution of the original problem satisfies
  * each surrogate constraint, so each such bound — and their minimum — bounds it from above (surrogate relaxation:
  * F. Glover, "Surrogate constraint duality in mathematical programming", Operations Research 23(3), 1975).
