@@ -266,7 +266,8 @@ function b3Section(r: BenchResults): string[] {
     '4 non-dominated types with the lowest price per unit of the case\'s binding demand (price ÷ min_r room_r ÷ demand_r). Each candidate gets K node',
     'slots (binary y, symmetry y_k ≥ y_k+1) with integer pod counts per class; K = min(⌊best plan\'s $/h ÷ price⌋, pods that fit it,',
     '1 + Σ_r ⌊2·demand_r ÷ room_r⌋) — in an optimal plan no two nodes of a type could be merged, so all but one are more than half full in some',
-    `resource. The pattern LP bound enters the MIP as a cut (Σ price·y ≥ bound), which is valid because it bounds every plan over the whole catalogue.`,
+    'resource. The pattern LP bound is not given to the MIP as a cut (Σ price·y ≥ bound): tried, HiGHS ended the uniform 40- and 60-pod cases with',
+    'a lower dual bound and dearer incumbents than without it; it is combined with the MIP\'s bound below instead (valid: it bounds every plan).',
     `\`mip_rel_gap\` 1e-6, time limit ${r.settings.mipTimeLimitSeconds} s. The optimum is over the candidates only: at or above the true optimum over the`,
     'catalogue, and at most the cheaper of the two plans (their types are candidates). When the MIP stops at its time limit its incumbent may be dearer',
     'than either plan, so the table shows the **best known plan** = the cheapest of the MIP incumbent, the solver\'s and the FFD plan, and the best',
@@ -305,7 +306,10 @@ function uniformExcess(r: BenchResults): string {
   const excess = rows.map((x) => 100 * (bestKnown(x) / x.lp.bound - 1));
   const proven = rows.every((x) => bestKnown(x) <= exactLow(x) * (1 + 1e-6));
   const range = rows.length === 1 ? `${fmt(excess[0]!, 1)} %` : `${fmt(Math.min(...excess), 1)}–${fmt(Math.max(...excess), 1)} %`;
-  return `: the ${proven ? 'proven optimum' : 'best known plan (proven optimal where the table below says so)'} of the ${rows.map((x) => x.pods).join(', ')}-pod uniform case${rows.length === 1 ? '' : 's'} below ${rows.length === 1 ? 'is' : 'are'} ${range} above it`;
+  const sizes = rows.map((x) => `${x.pods}-`);
+  const cases = sizes.length === 1 ? `${sizes[0]}pod uniform case` : `${sizes.slice(0, -1).join(', ')} and ${sizes.at(-1)}pod uniform cases`;
+  const what = proven ? (rows.length === 1 ? 'proven optimum' : 'proven optima') : rows.length === 1 ? 'best known plan' : 'best known plans (proven optimal where the table below says so)';
+  return `: the ${what} of the ${cases} below ${rows.length === 1 ? 'is' : 'are'} ${range} above it`;
 }
 
 /** A sentence on how far the optimum of the 1,000-pod uniform case must be above the per-class LP, from the pattern LP bound (none when not measured). */
