@@ -315,6 +315,8 @@ export interface PatternLp {
 /**
  * The pattern LP bound of pods on NodePool templates: groups the pods into classes and keeps the non-dominated options
  * exactly as the per-class LP does (`podClasses`, `paretoOptions` of `lp-bound.ts`), then runs {@link patternLp}.
+ * Dropping a dominated option leaves the optimum unchanged: each of its patterns fits the option that dominates it,
+ * which costs no more (USD per hour).
  */
 export async function patternLpBound(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], limits: PatternLpLimits = {}): Promise<PatternLp> {
   const classes = podClasses(pods, templates);
