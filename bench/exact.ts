@@ -37,6 +37,12 @@ export interface ExactOptions {
   readonly extra?: number;
   /** A known plan's price, USD per hour (bounds the slots). */
   readonly upperBound: number;
+  /**
+   * A proven lower bound on every plan's price, USD per hour (e.g. the pattern LP bound of `pattern-lp.ts`), added as
+   * the cut Σ price·y ≥ lowerBound·(1 − 1e-9) so the MIP's dual bound starts there. It must bound the optimum over
+   * the whole catalogue (which is ≤ the optimum over the candidates), else the MIP may be cut wrongly.
+   */
+  readonly lowerBound?: number;
   /** HiGHS `time_limit`, seconds. @default 30 */
   readonly timeLimitSeconds?: number;
 }
@@ -106,6 +112,7 @@ export async function exactOptimum(pods: readonly SchedulingPod[], templates: re
     if (assign[ci]!.length === 0) throw new Error('a pod class fits no candidate slot');
     rows.push(` d${ci}: ${assign[ci]!.join(' + ')} = ${c.count}`);
   });
+  if (options.lowerBound !== undefined && options.lowerBound > 0) rows.push(` lb: ${objective.join(' + ')} >= ${lpNumber(options.lowerBound * (1 - 1e-9))}`);
   const text = `Minimize\n obj: ${objective.join(' + ')}\nSubject To\n${rows.join('\n')}\nBounds\n${bounds.join('\n')}\nGeneral\n ${integers.join(' ')}\nBinary\n ${binaries.join(' ')}\nEnd\n`;
   const result = solver.withModel({ format: 'lp', data: text }, (model) => {
     model.options.set({ output_flag: false, time_limit: options.timeLimitSeconds ?? 30, mip_rel_gap: 1e-6 });

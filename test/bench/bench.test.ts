@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { exactOptimum } from '../../bench/exact.js';
 import { firstFitDecreasing } from '../../bench/ffd.js';
 import { catalogueInstanceTypes, catalogueTemplate, costMix, diverseMix, plainMix, plainPod } from '../../bench/inputs.js';
-import { lpBound } from '../../bench/lp-bound.js';
+import { highs, lpBound, type Classes, type NodeOption } from '../../bench/lp-bound.js';
+import { boundedKnapsack, knapsackMip, patternLp, patternLpBound } from '../../bench/pattern-lp.js';
 import { planCost, verifyPlan, type Plan } from '../../bench/plan.js';
 import { median, percentile, seededRandom } from '../../bench/stats.js';
 import type { NodePoolTemplate } from '../../shared/core/provisioning/scheduler.js';
@@ -100,4 +101,81 @@ describe('FFD baseline, LP bound and exact optimum on a tiny case', () => {
     const plan = firstFitDecreasing([plainPod('huge', { cpu: 10_000_000, memory: 1 })], [template]);
     expect(plan.unplaced).toEqual(['default/huge']);
   });
+});
+
+describe('pattern LP bound', () => {
+  const oneBin = (room: number): NodeOption[] => [{ nodePool: 'p', instanceType: 'bin', price: 1, room: [room] }];
+  const sizes = (...list: [size: number, count: number][]): Classes => ({
+    resources: ['cpu'],
+    classes: list.map(([size, count]) => ({ requests: [size], nodePools: new Set(['p']), count })),
+  });
+
+  it('equals the configuration LP worked by hand on a cutting-stock case', async () => {
+    // Bins of 10; items 6 ×2, 4 ×2, 3 ×3 (total 29). Patterns (6,4), (6,3), (4,3,3), (3,3,3) each cost 1; the duals
+    // π = (2/3, 1/3, 1/3) price every pattern at ≤ 1 and give 2·2/3 + 2·1/3 + 3·1/3 = 3, and x(6,4) = 2, x(3,3,3) = 1
+    // costs 3: the LP optimum is 3 (above the 2.9 of splitting items, the per-class LP here).
+    const r = await patternLp(sizes([6, 2], [4, 2], [3, 3]), oneBin(10));
+    expect(r.converged).toBe(true);
+    // Farley's bound is within the stopping gap (1e-4) below the LP optimum, never above it.
+    expect(r.bound).toBeCloseTo(3, 4);
+    expect(r.bound).toBeLessThanOrEqual(3 + 1e-9);
+    expect(r.master).toBeCloseTo(3, 6);
+  });
+
+  it('is fractional where the configuration LP is, and above splitting pods', async () => {
+    // Items 4 ×2 and 3 ×3 in bins of 10 (total 17, so splitting gives 1.7). Patterns (4,4), (4,3,3), (3,3,3), …:
+    // x(4,3,3) = 1.5, x(4,4) = 0.25 covers both (1.5 + 0.5 fours, 3 threes) at 1.75, and the duals π4 = ½, π3 = ¼
+    // price every pattern at ≤ 1 ((4,4) 1, (4,3,3) 1, (3,3,3) ¾) with 2·½ + 3·¼ = 1.75: the optimum is 1.75.
+    const r = await patternLp(sizes([4, 2], [3, 3]), oneBin(10));
+    expect(r.converged).toBe(true);
+    expect(r.bound).toBeCloseTo(1.75, 4);
+    expect(r.bound).toBeLessThanOrEqual(1.75 + 1e-9);
+    expect((await patternLp(sizes([6, 3]), oneBin(10))).bound).toBeCloseTo(3, 4);
+  });
+
+  it('solves bounded multi-dimensional knapsacks exactly, as HiGHS does, and bounds them when stopped', async () => {
+    const solver = await highs();
+    const items = [
+      { value: 10, size: [5, 1], max: 3 },
+      { value: 7, size: [3, 4], max: 4 },
+      { value: 4, size: [2, 2], max: 5 },
+      { value: 3, size: [1, 3], max: 2 },
+    ];
+    for (const capacity of [[10, 10], [17, 9], [4, 20]]) {
+      const bb = boundedKnapsack(items, capacity);
+      const mip = knapsackMip(solver, items, capacity, 1000);
+      expect(bb.exact).toBe(true);
+      expect(bb.value).toBeCloseTo(mip.value, 9);
+      for (let r = 0; r < capacity.length; r++) expect(items.reduce((s, it, i) => s + it.size[r]! * bb.counts[i]!, 0)).toBeLessThanOrEqual(capacity[r]!);
+      const stopped = boundedKnapsack(items, capacity, { nodeLimit: 1 });
+      expect(stopped.upper).toBeGreaterThanOrEqual(bb.value - 1e-9);
+    }
+  });
+
+  it("gives Farley's bound below the converged value when column generation stops early", async () => {
+    const classes = sizes([6, 2], [4, 2], [3, 3], [2, 5], [5, 3]);
+    const full = await patternLp(classes, oneBin(10));
+    const early = await patternLp(classes, oneBin(10), { maxRounds: 1 });
+    expect(full.converged).toBe(true);
+    expect(early.bound).toBeLessThanOrEqual(full.bound + 1e-9);
+    expect(early.master).toBeGreaterThanOrEqual(full.master - 1e-9);
+    expect(early.bound).toBeGreaterThan(0);
+  });
+
+  it('lies between the per-class LP and the exact optimum on small catalogue cases', async () => {
+    for (const [mix, n] of [['bimodal', 8], ['uniform', 6], ['heavy-tailed', 6]] as const) {
+      const pods = costMix(mix, n, 11);
+      const ffd = firstFitDecreasing(pods, [template]);
+      const lp = await lpBound(pods, [template]);
+      const pattern = await patternLpBound(pods, [template]);
+      const exact = await exactOptimum(pods, [template], { include: ffd.nodes.map((x) => `bench/${x.instanceType}`), upperBound: planCost(ffd) * (1 + 1e-9), timeLimitSeconds: 10 });
+      expect(pattern.converged).toBe(true);
+      expect(pattern.bound).toBeGreaterThanOrEqual(lp.bound * (1 - 1e-6));
+      expect(exact.optimal).toBe(true);
+      expect(pattern.bound).toBeLessThanOrEqual(exact.objective * (1 + 1e-6));
+      // The bound as a MIP cut leaves the optimum unchanged.
+      const cut = await exactOptimum(pods, [template], { include: ffd.nodes.map((x) => `bench/${x.instanceType}`), upperBound: planCost(ffd) * (1 + 1e-9), lowerBound: pattern.bound, timeLimitSeconds: 10 });
+      expect(cut.objective).toBeCloseTo(exact.objective, 6);
+    }
+  }, 60_000);
 });
