@@ -95,7 +95,7 @@ export interface PackingLimits {
 /** Pods at most for a packing to be *small*: searched by {@link discrepancyDives} with exact pricing. */
 export const SMALL_PACKING_PODS = 60;
 /** Default branch-and-bound node budget of exact pricing, one small packing. */
-export const EXACT_PRICING_NODES = 50_000;
+export const EXACT_PRICING_NODES = 100_000;
 /** Branch-and-bound nodes at most for one exact pricing (one option, one round). */
 const EXACT_PRICING_NODES_PER_OPTION = 5_000;
 
@@ -968,7 +968,7 @@ function exactSmall(classes: readonly PackingClass[], counts: readonly number[],
 }
 
 /** Default master-solve budget of {@link discrepancyDives}, one small packing. */
-export const DIVE_NODES = 20;
+export const DIVE_NODES = 30;
 /** Alternatives {@link discrepancyDives} tries at each node of a dive besides the pattern the dive takes. */
 const DIVE_ALTERNATIVES = 2;
 
