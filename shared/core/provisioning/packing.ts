@@ -19,8 +19,8 @@
  *   the largest share of the LP cost first, the next two kept as alternatives for later dives — and is cut when its
  *   bins plus its LP cost reach the best plan. The search prices exactly: a bounded multi-dimensional knapsack per
  *   option by depth-first branch and bound with per-dimension fractional bounds (Kellerer, Pferschy and Pisinger,
- *   *Knapsack Problems*, Springer 2004), so while its node budget lasts its LPs are the configuration LP and the
- *   cuts are sound;
+ *   *Knapsack Problems*, Springer 2004), so while no knapsack search is cut short by its node limits, its LPs are
+ *   the configuration LP and the cuts are sound;
  * - every bin is re-sized to the cheapest option that holds its pods, pairs of bins one cheaper option holds are
  *   merged, and for a handful of bins each pair is re-packed on its own (exhaustively when it holds at most
  *   {@link EXACT_MAX_PODS} pods).
@@ -81,7 +81,7 @@ export interface PackingLimits {
   /** Bins at most for re-packing every pair of bins on its own ({@link REPACK_MAX_BINS}); 0 turns it off. */
   readonly repackMaxBins?: number;
   /**
-   * Branch-and-bound nodes of exact pricing over the whole packing, used only by packings of at most
+   * Branch-and-bound nodes of exact pricing over the whole packing, used only by the search of packings of at most
    * {@link SMALL_PACKING_PODS} pods; default {@link EXACT_PRICING_NODES}, 0 turns exact pricing off.
    */
   readonly knapsackNodes?: number;
@@ -206,7 +206,7 @@ export function packClasses(classes: readonly PackingClass[], options: readonly 
   }
   if (small && work.pivots > 0 && (limits.diveNodes ?? DIVE_NODES) > 0) {
     // The search prices exactly once the greedy orders find nothing: its first solve adds the patterns they missed,
-    // and while the knapsack budget lasts each node's LP is the configuration LP, a sound bound to cut it with.
+    // and while no knapsack search is cut short each node's LP is the configuration LP, a sound bound to cut with.
     work.knapsackNodes = limits.knapsackNodes ?? EXACT_PRICING_NODES;
     const searched = discrepancyDives(classes, options, kept, pool, work, initial, best.cost, limits.diveNodes ?? DIVE_NODES, finish);
     if (searched && searched.cost < best.cost - EPS) best = searched;
@@ -483,7 +483,8 @@ function solveMaster(
       const bestCounts = pricePattern(classes, options[o]!.room, active, left, dual, options[o]!.price + threshold(options[o]!.price), scratch);
       if (bestCounts && pool.add({ option: o, counts: bestCounts, price: options[o]!.price }).added) added++;
     }
-    // Small packings: when the greedy orders find nothing, price exactly (the LP is then the configuration LP).
+    // The small-packing search: when the greedy orders find nothing, price exactly (the LP is then the
+    // configuration LP, unless a knapsack search is cut short).
     if (added === 0 && work.knapsackNodes > 0) {
       const knapsack = new KnapsackScratch(classes, active, left, dual, d);
       for (const o of candidates) {
