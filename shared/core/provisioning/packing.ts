@@ -12,11 +12,21 @@
  *   the fractional tail, one bin per round re-solving the master on what is left ("diving") — the most used
  *   pattern, and when the tail is small also the pattern whose bin plus the LP cost of the rest is lowest
  *   (lookahead), keeping the cheaper plan;
+ * - small packings (at most {@link SMALL_PACKING_PODS} pods) are then searched for a cheaper plan by diving with
+ *   limited discrepancy search over the master's patterns, from all the pods again (Sadykov, Vanderbeck, Pessoa,
+ *   Tahiri and Uchoa, "Primal Heuristics for Branch and Price: The Assets of Diving Methods", INFORMS Journal on
+ *   Computing 31, 2019): each node re-solves the master on the pods left and fixes bins of one of its patterns —
+ *   the largest share of the LP cost first, the next two kept as alternatives for later dives — and is cut when its
+ *   bins plus its LP cost reach the best plan. The search prices exactly: a bounded multi-dimensional knapsack per
+ *   option by depth-first branch and bound with per-dimension fractional bounds (Kellerer, Pferschy and Pisinger,
+ *   *Knapsack Problems*, Springer 2004), so while no knapsack search is cut short by its node limits, its LPs are
+ *   the configuration LP and the cuts are sound;
  * - every bin is re-sized to the cheapest option that holds its pods, pairs of bins one cheaper option holds are
  *   merged, and for a handful of bins each pair is re-packed on its own (exhaustively when it holds at most
  *   {@link EXACT_MAX_PODS} pods).
  *
- * All work limits are counts (pivots, search nodes, bins), never time, so a packing is reproducible.
+ * All work limits are counts (pivots, search nodes, master solves, bins), never time, so a packing is reproducible.
+ * Packings of more than {@link SMALL_PACKING_PODS} pods skip the search and exact pricing (their cost grows fast).
  *
  * Pure arithmetic on dense vectors: no Kubernetes types. The scheduler maps pods to classes and instance types to
  * options, and checks every bin it commits exactly as it checks a pod placed alone.
@@ -70,6 +80,33 @@ export interface PackingLimits {
   readonly mergeMaxBins?: number;
   /** Bins at most for re-packing every pair of bins on its own ({@link REPACK_MAX_BINS}); 0 turns it off. */
   readonly repackMaxBins?: number;
+  /**
+   * Branch-and-bound nodes of exact pricing over the whole packing, used only by the search of packings of at most
+   * {@link SMALL_PACKING_PODS} pods; default {@link EXACT_PRICING_NODES}, 0 turns exact pricing off.
+   */
+  readonly knapsackNodes?: number;
+  /**
+   * Master solves of the limited-discrepancy dives ({@link discrepancyDives}), used only by packings of at most
+   * {@link SMALL_PACKING_PODS} pods; default {@link DIVE_NODES}, 0 turns them off.
+   */
+  readonly diveNodes?: number;
+}
+
+/** Pods at most for a packing to be *small*: searched by {@link discrepancyDives} with exact pricing. */
+export const SMALL_PACKING_PODS = 60;
+/** Default branch-and-bound node budget of exact pricing, one small packing. */
+export const EXACT_PRICING_NODES = 100_000;
+/** Branch-and-bound nodes at most for one exact pricing (one option, one round). */
+const EXACT_PRICING_NODES_PER_OPTION = 5_000;
+
+/** Work left and done in one packing (all counts). */
+interface Work {
+  /** Simplex pivots left. */
+  pivots: number;
+  /** Heuristic pricings done. */
+  pricings: number;
+  /** Exact-pricing search nodes left (0: heuristic pricing only). */
+  knapsackNodes: number;
 }
 
 /**
@@ -105,7 +142,9 @@ export function packClasses(classes: readonly PackingClass[], options: readonly 
     if (o.room.length !== d) throw new Error(`packClasses: an option has ${o.room.length} dimensions, expected ${d}`);
     if (!(o.price > 0)) throw new Error(`packClasses: option price ${o.price} is not positive`);
   }
-  const work = { pivots: limits.maxPivots ?? DEFAULT_MAX_PIVOTS, pricings: 0 };
+  const totalPods = classes.reduce((sum, c) => sum + c.count, 0);
+  const small = totalPods <= SMALL_PACKING_PODS;
+  const work: Work = { pivots: limits.maxPivots ?? DEFAULT_MAX_PIVOTS, pricings: 0, knapsackNodes: 0 };
   const kept = nonDominated(options);
   const unplaced = classes.map(() => 0);
   const left = classes.map((c, i) => {
@@ -113,6 +152,7 @@ export function packClasses(classes: readonly PackingClass[], options: readonly 
     if (!placeable) unplaced[i] = c.count;
     return placeable ? c.count : 0;
   });
+  const initial = [...left];
   const pool = new ColumnPool();
   let fractionalCost = Number.NaN;
   let rounds = 0;
@@ -169,6 +209,13 @@ export function packClasses(classes: readonly PackingClass[], options: readonly 
     run([...tail], lookaheadBins, 'lookahead');
     const alternative = finish(lookaheadBins);
     if (alternative.cost < best.cost - EPS) best = alternative;
+  }
+  if (small && work.pivots > 0 && (limits.diveNodes ?? DIVE_NODES) > 0) {
+    // The search prices exactly once the greedy orders find nothing: its first solve adds the patterns they missed,
+    // and while no knapsack search is cut short each node's LP is the configuration LP, a sound bound to cut with.
+    work.knapsackNodes = limits.knapsackNodes ?? EXACT_PRICING_NODES;
+    const searched = discrepancyDives(classes, options, kept, pool, work, initial, best.cost, limits.diveNodes ?? DIVE_NODES, finish);
+    if (searched && searched.cost < best.cost - EPS) best = searched;
   }
   const merged = repackPairs(best.merged, classes, options, kept, limits.repackMaxBins ?? REPACK_MAX_BINS);
   return { bins: group(merged), unplaced, fractionalCost, stats: { rounds, pivots: budget - work.pivots, pricings: work.pricings, columns: pool.columns.length, options: kept.length } };
@@ -283,7 +330,7 @@ function solveMaster(
   active: readonly number[],
   left: readonly number[],
   pool: ColumnPool,
-  work: { pivots: number; pricings: number },
+  work: Work,
   price = true,
 ): { columns: BasicColumn[]; objective: number } | undefined {
   const m = active.length;
@@ -445,6 +492,17 @@ function solveMaster(
       work.pricings++;
       const bestCounts = pricePattern(classes, options[o]!.room, active, left, dual, options[o]!.price + threshold(options[o]!.price), scratch);
       if (bestCounts && pool.add({ option: o, counts: bestCounts, price: options[o]!.price }).added) added++;
+    }
+    // The small-packing search: when the greedy orders find nothing, price exactly (the LP is then the
+    // configuration LP, unless a knapsack search is cut short).
+    if (added === 0 && work.knapsackNodes > 0) {
+      const knapsack = new KnapsackScratch(classes, active, left, dual, d);
+      for (const o of candidates) {
+        if (work.knapsackNodes <= 0) break;
+        const minValue = options[o]!.price + threshold(options[o]!.price);
+        const bestCounts = knapsack.solve(options[o]!.room, minValue, work);
+        if (bestCounts && pool.add({ option: o, counts: bestCounts, price: options[o]!.price }).added) added++;
+      }
     }
     if (added === 0) break;
   }
@@ -679,6 +737,118 @@ function pricePattern(
   return best;
 }
 
+/**
+ * Exact pricing: the most valuable pattern of one option at the dual prices, a bounded multi-dimensional integer
+ * knapsack solved by depth-first branch and bound (Kellerer, Pferschy and Pisinger, *Knapsack Problems*, 2004):
+ * items (classes with a positive dual) in order of value per normalised size, each branched on its count from
+ * the most that fits down to 0; a node is pruned when its value plus an upper bound on the rest cannot beat the best —
+ * the bound is the least, over dimensions, of that dimension's fractional knapsack over the items not yet branched
+ * (each relaxes the problem, so each bounds it). Node-limited: it then returns the best pattern found.
+ */
+class KnapsackScratch {
+  private readonly n: number;
+  private readonly item: Int32Array;
+  private readonly value: Float64Array;
+  /** Per dimension, item indices by value per unit of that dimension, densest first. */
+  private readonly byDensity: Int32Array[];
+  private readonly pos: Int32Array;
+  private readonly cap: Float64Array;
+  private readonly counts: Float64Array;
+  private readonly rem: Float64Array;
+  constructor(
+    private readonly classes: readonly PackingClass[],
+    active: readonly number[],
+    private readonly left: readonly number[],
+    dual: Float64Array,
+    private readonly d: number,
+  ) {
+    const item: number[] = [];
+    const value: number[] = [];
+    active.forEach((c, i) => {
+      if (dual[i]! > EPS) [item.push(c), value.push(dual[i]!)];
+    });
+    this.n = item.length;
+    this.item = Int32Array.from(item);
+    this.value = Float64Array.from(value);
+    this.byDensity = Array.from({ length: d }, (_, j) => {
+      const density = (t: number) => {
+        const r = classes[item[t]!]!.requests[j]!;
+        return r > FIT ? value[t]! / r : Number.POSITIVE_INFINITY;
+      };
+      return Int32Array.from(item.map((_, t) => t).sort((a, b) => density(b) - density(a) || a - b));
+    });
+    this.pos = new Int32Array(this.n);
+    this.cap = new Float64Array(this.n);
+    this.counts = new Float64Array(classes.length);
+    this.rem = new Float64Array(d);
+  }
+
+  /** The best pattern of an option with `room` worth more than `minValue`, or undefined (see the class doc). */
+  solve(room: readonly number[], minValue: number, work: Work): number[] | undefined {
+    const { n, d, classes, item, value, pos, cap, counts, rem } = this;
+    const order: number[] = [];
+    const size = new Float64Array(n);
+    for (let t = 0; t < n; t++) {
+      const req = classes[item[t]!]!.requests;
+      cap[t] = Math.min(this.left[item[t]!]!, fitCount(req, room));
+      if (cap[t]! < 1) continue;
+      let s = 0;
+      for (let j = 0; j < d; j++) if (room[j]! > FIT) s += req[j]! / room[j]!;
+      size[t] = Math.max(s, EPS);
+      order.push(t);
+    }
+    if (order.length === 0) return undefined;
+    order.sort((a, b) => value[b]! / size[b]! - value[a]! / size[a]! || a - b);
+    pos.fill(n);
+    order.forEach((t, i) => (pos[t] = i));
+    for (let j = 0; j < d; j++) rem[j] = room[j]!;
+    counts.fill(0);
+    let best: number[] | undefined;
+    let bestValue = minValue;
+    let nodes = Math.min(work.knapsackNodes, EXACT_PRICING_NODES_PER_OPTION);
+    const used = nodes;
+    /** Upper bound on the value the items from `from` on (branching order) add within `rem`. */
+    const bound = (from: number): number => {
+      let ub = Number.POSITIVE_INFINITY;
+      for (let j = 0; j < d && ub > 0; j++) {
+        let room = rem[j]!;
+        let total = 0;
+        for (const t of this.byDensity[j]!) {
+          if (pos[t]! < from || pos[t]! >= n) continue;
+          const r = classes[item[t]!]!.requests[j]!;
+          const k = r > FIT ? Math.min(cap[t]!, room / r) : cap[t]!;
+          total += k * value[t]!;
+          if (r > FIT) {
+            room -= k * r;
+            if (room <= FIT) break;
+          }
+        }
+        ub = Math.min(ub, total);
+      }
+      return ub;
+    };
+    const dfs = (i: number, total: number): void => {
+      if (nodes <= 0) return;
+      nodes--;
+      if (total > bestValue + EPS) [bestValue, best] = [total, Array.from(counts)];
+      if (i >= order.length || total + bound(i) <= bestValue + EPS) return;
+      const t = order[i]!;
+      const c = item[t]!;
+      const req = classes[c]!.requests;
+      for (let k = Math.min(cap[t]!, fitCount(req, rem)); k >= 0 && nodes > 0; k--) {
+        for (let j = 0; j < d; j++) rem[j]! -= k * req[j]!;
+        counts[c] = k;
+        dfs(i + 1, total + k * value[t]!);
+        for (let j = 0; j < d; j++) rem[j]! += k * req[j]!;
+      }
+      counts[c] = 0;
+    };
+    dfs(0, 0);
+    work.knapsackNodes -= used - Math.max(nodes, 0);
+    return best;
+  }
+}
+
 /** Whole bins of every pattern the LP opens at least once (⌊λ⌋ each, most used first), capped to the pods left. */
 function roundWhole(columns: readonly BasicColumn[], leftIn: readonly number[]): number[][] {
   const left = [...leftIn];
@@ -721,7 +891,7 @@ function lookahead(
   options: readonly PackingOption[],
   kept: readonly number[],
   pool: ColumnPool,
-  work: { pivots: number; pricings: number },
+  work: Work,
 ): number[] {
   const sorted = [...columns].sort((a, b) => b.value - a.value);
   const capped = (column: Column) => column.counts.map((k, c) => Math.min(k, left[c]!));
@@ -795,7 +965,7 @@ function repackPairs(binsIn: readonly { counts: number[]; option: number }[], cl
           const packed = packClasses(
             classes.map((c, k) => ({ requests: c.requests, count: counts[k]! })),
             options,
-            { repackMaxBins: 0, mergeMaxBins: 4 },
+            { repackMaxBins: 0, mergeMaxBins: 4, knapsackNodes: 0, diveNodes: 0 },
           );
           if (packed.unplaced.some((n) => n > 0)) continue;
           replacement = packed.bins.flatMap((x) => Array.from({ length: x.copies }, () => ({ counts: [...x.counts], option: x.option })));
@@ -884,6 +1054,80 @@ function exactSmall(classes: readonly PackingClass[], counts: readonly number[],
   if (nodes > EXACT_MAX_NODES) return undefined;
   return best;
 }
+
+/** Default master-solve budget of {@link discrepancyDives}, one small packing. */
+export const DIVE_NODES = 30;
+/** Alternatives {@link discrepancyDives} tries at each node of a dive besides the pattern the dive takes. */
+const DIVE_ALTERNATIVES = 2;
+
+/**
+ * Diving with limited discrepancy search (Sadykov, Vanderbeck, Pessoa, Tahiri and Uchoa, "Primal Heuristics for
+ * Branch and Price: The Assets of Diving Methods", INFORMS Journal on Computing 31, 2019; Harvey and Ginsberg,
+ * "Limited Discrepancy Search", IJCAI 1995), from all the pods: each node solves the master (with pricing) on the
+ * pods left and fixes bins of one pattern of its solution — ⌊λ⌋ bins, at least one — the pattern with the largest
+ * share of the LP cost (price·λ) first; a dive follows the first choice to a full plan. Every node's next
+ * {@link DIVE_ALTERNATIVES} patterns are queued, and once a dive ends the queue is taken first in, first out: each
+ * alternative starts a new dive — so all plans one choice away from the first dive are tried, nearest the root
+ * first, before those two away. A node is cut when its bins
+ * plus its LP cost reach the best plan (`incumbent` at first). Work: `maxNodes` master solves.
+ * @returns the cheapest plan found (after `finish`), or undefined when none is below `incumbent`
+ */
+function discrepancyDives(
+  classes: readonly PackingClass[],
+  options: readonly PackingOption[],
+  kept: readonly number[],
+  pool: ColumnPool,
+  work: Work,
+  start: readonly number[],
+  incumbent: number,
+  maxNodes: number,
+  finish: (bins: readonly number[][]) => { merged: Bin[]; cost: number },
+): { merged: Bin[]; cost: number } | undefined {
+  type State = { left: number[]; bins: number[][]; cost: number };
+  let nodes = maxNodes;
+  let best: { merged: Bin[]; cost: number } | undefined;
+  let bestCost = incumbent;
+  const queue: { state: State; column: BasicColumn }[] = [];
+  const apply = (state: State, { column, value }: BasicColumn): State => {
+    const left = [...state.left];
+    const bins = [...state.bins];
+    let cost = state.cost;
+    for (let n = Math.max(1, Math.floor(value + 1e-7)); n > 0; n--) {
+      const capped = column.counts.map((k, c) => Math.min(k, left[c]!));
+      if (capped.every((k) => k === 0)) break;
+      capped.forEach((k, c) => (left[c]! -= k));
+      bins.push(capped);
+      const o = cheapestHolding(classes, capped, options, kept);
+      cost += o >= 0 ? options[o]!.price : column.price;
+    }
+    return { left, bins, cost };
+  };
+  const dive = (from: State): void => {
+    let state = from;
+    for (;;) {
+      if (state.left.every((n) => n === 0)) {
+        const plan = finish(state.bins);
+        if (plan.cost < bestCost - EPS) [best, bestCost] = [plan, plan.cost];
+        return;
+      }
+      if (nodes <= 0 || work.pivots <= 0) return;
+      nodes--;
+      const active = state.left.flatMap((n, c) => (n > 0 ? [c] : []));
+      const lp = solveMaster(classes, options, kept, active, state.left, pool, work);
+      if (!lp || lp.columns.length === 0) return;
+      if (state.cost + lp.objective >= bestCost - EPS * Math.max(1, bestCost)) return;
+      // Largest share of the LP cost first: the big bins shape the plan, the small ones fill in around them.
+      const sorted = [...lp.columns].sort((a, b) => b.value * b.column.price - a.value * a.column.price);
+      for (const column of sorted.slice(1, 1 + DIVE_ALTERNATIVES)) queue.push({ state, column });
+      state = apply(state, sorted[0]!);
+    }
+  };
+  dive({ left: [...start], bins: [], cost: 0 });
+  for (let next = 0; next < queue.length && nodes > 0 && work.pivots > 0; next++) dive(apply(queue[next]!.state, queue[next]!.column));
+  return best;
+}
+
+type Bin = { counts: number[]; option: number };
 
 /** Groups identical bins (same option and counts). */
 function group(bins: readonly { counts: number[]; option: number }[]): PackedBin[] {
