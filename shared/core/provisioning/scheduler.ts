@@ -284,6 +284,9 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
   let nextId = 0;
   const preferNoSchedule = [...templates.flatMap((t) => t.taints), ...existing.flatMap((e) => e.taints)].some((t) => t.effect === 'PreferNoSchedule');
   const maxLevel = (pod: SchedulingPod) => relaxationSteps(pod) - (preferNoSchedule ? 0 : 1);
+  // A pod without preferences is its own view while no taint is PreferNoSchedule: its views would differ only in
+  // avoiding such taints, so a bulk pass copies no pod.
+  const viewOf = (pod: SchedulingPod, level: number) => (!preferNoSchedule && relaxationSteps(pod) === 1 ? pod : view(pod, level));
   const probeOf = (t: NodePoolTemplate) => PlannedNodeClaim.probe(t, topology);
   /** The first NodePool by weight whose fresh NodeClaim takes `count` × `pod`, with the check. */
   const freshFor = (pod: SchedulingPod, count = 1): { template: NodePoolTemplate; check: Accepted } | undefined => {
@@ -410,7 +413,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     claim.target = { allocatable: target.type.allocatable, price: target.price };
     return true;
   };
-  const isSimple = ordered.map((p) => simple(view(p, 0)));
+  const isSimple = ordered.map((p) => simple(viewOf(p, 0)));
   unplaced.push(...placeWithRelaxation(ordered.filter((_, i) => !isSimple[i]), placeOne, maxLevel));
 
   // Phase 2: the other pods in bulk, one run of identical pods at a time, relaxing level by level.
@@ -607,7 +610,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
   };
   let pending = ordered.filter((_, i) => isSimple[i]);
   for (let level = 0; pending.length > 0; level++) {
-    const views = pending.map((p) => view(p, level));
+    const views = pending.map((p) => viewOf(p, level));
     const runs: SchedulingPod[][] = [];
     for (const v of views) {
       const last = runs[runs.length - 1];
