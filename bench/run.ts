@@ -50,7 +50,7 @@ export interface SuiteSettings {
 export function suiteSettings(quick: boolean): SuiteSettings {
   return quick
     ? { quick, diverseSizes: [1000, 5000], maxRuns: 2, minRuns: 1, budgetSeconds: 5, solveLimitSeconds: 60, plainPods: 10_000, costPods: 300, exactSizes: [20], mipTimeLimitSeconds: 10, singleSeeds: [1], burstReplicas: 1000, burstLimitSeconds: 120, lambdaImports: 2 }
-    : { quick, diverseSizes: [1000, 5000, 10_000, 20_000], maxRuns: 5, minRuns: 3, budgetSeconds: 20, solveLimitSeconds: 240, plainPods: 50_000, costPods: 1000, exactSizes: [20, 40, 60], mipTimeLimitSeconds: 20, singleSeeds: [1, 2, 3], burstReplicas: 10_000, burstLimitSeconds: 600, lambdaImports: 5 };
+    : { quick, diverseSizes: [1000, 5000, 10_000, 20_000], maxRuns: 5, minRuns: 3, budgetSeconds: 20, solveLimitSeconds: 240, plainPods: 50_000, costPods: 1000, exactSizes: [20, 40, 60], mipTimeLimitSeconds: 120, singleSeeds: [1, 2, 3], burstReplicas: 10_000, burstLimitSeconds: 600, lambdaImports: 5 };
 }
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
