@@ -116,7 +116,7 @@ function parseSeed(value: string): number {
 }
 
 /**
- * Loads and simulates a scenario for `command`, printing load warnings on stderr. On an invalid scenario it prints
+ * Loads and simulates a scenario for `command`, printing load warnings and skipped kinds on stderr (not for `--json`). On an invalid scenario it prints
  * the issues (file:line:column: path: message) on stderr and returns undefined: the caller exits with status 2.
  * @param progress whether a progress bar may be drawn on stderr (when it is a terminal and the run takes over 2 s);
  *   false for `--json`, which adds nothing to any stream
@@ -128,6 +128,8 @@ async function runScenario(command: string, path: string, seed: number, io: CliI
   try {
     // The engine's progress hook is only wired when a bar may be drawn: piped and `--json` runs stay exactly as before.
     const run = await simulateScenario(path, { seed, ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
+    // `--json` (no progress) adds nothing to stderr: the warnings are Events in the Result, `validate` lists skipped kinds.
+    if (!progress) return run;
     for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
     for (const o of run.scenario.skipped) io.err(`note: ${o.file}:${o.line}: skipped ${o.kind}${o.name !== undefined ? ` ${JSON.stringify(o.name)}` : ''} (${o.apiVersion}): not a kind Skiff reads\n`);
     return run;

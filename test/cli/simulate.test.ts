@@ -111,6 +111,19 @@ describe('skiff CLI', () => {
     expect(c.err()).toMatch(/b-pool\.yaml:5(:\d+)?: spec\.weight/);
   });
 
+  it('skips a Service in the folder with a note on stderr, and with --json writes nothing but the Result', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-foreign-'));
+    for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+    writeFileSync(join(dir, 'service.yaml'), 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n');
+    const text = capture();
+    expect(await main(['simulate', dir], text.io)).toBe(0);
+    expect(text.err()).toMatch(/^note: .*service\.yaml:1: skipped Service "web" \(v1\): not a kind Skiff reads$/m);
+    const json = capture();
+    expect(await main(['simulate', dir, '--json'], json.io)).toBe(0);
+    expect(json.err()).toBe('');
+    expect(ResultSchema.safeParse(JSON.parse(json.out())).success).toBe(true);
+  });
+
   it('exits 2 for a bad --seed', async () => {
     const c = capture();
     expect(await main(['simulate', 'examples/seed', '--seed', 'abc'], c.io)).toBe(2);
