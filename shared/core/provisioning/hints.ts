@@ -8,10 +8,20 @@
  */
 import { closest, distance } from 'fastest-levenshtein';
 import type { Taint, Toleration } from '../api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_OS, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { formatTaint, tolerates } from '../scheduling/taints.js';
 import type { SchedulingPod } from './pod.js';
 import type { NodePoolTemplate } from './scheduler.js';
+
+/**
+ * Well-known labels whose values form a closed set (Kubernetes' GOARCH/GOOS values EC2 offers; Karpenter's
+ * capacity types): a pod asking for one of them that no NodePool offers gets no near-miss suggestion.
+ */
+const CLOSED_VALUES: ReadonlyMap<string, ReadonlySet<string>> = new Map([
+  [LABEL_ARCH, new Set(['amd64', 'arm64'])],
+  [LABEL_OS, new Set(['linux', 'windows'])],
+  [LABEL_CAPACITY_TYPE, new Set(['spot', 'on-demand', 'reserved'])],
+]);
 
 /** What a hint is about. */
 export type HintKind =
@@ -98,6 +108,8 @@ export function labelKeyHint(key: string, definedBy: ReadonlyMap<string, readonl
  */
 export function labelValueHint(key: string, value: string, offeredBy: ReadonlyMap<string, readonly string[]>): Hint | undefined {
   if (offeredBy.has(value)) return undefined;
+  // Another value of a closed well-known set is a choice, not a typo: arm64 is not a misspelt amd64.
+  if (CLOSED_VALUES.get(key)?.has(value)) return undefined;
   const suggestion = closestNearMiss(value, offeredBy.keys());
   if (suggestion === undefined) return undefined;
   const nodePools = [...(offeredBy.get(suggestion) ?? [])].sort();

@@ -93,6 +93,13 @@ describe('hints', () => {
       });
     });
 
+    it('treats another value of a closed well-known set as a choice, not a typo (arm64 is not a misspelt amd64)', () => {
+      expect(labelValueHint('kubernetes.io/arch', 'arm64', new Map([['amd64', ['general']]]))).toBeUndefined();
+      expect(labelValueHint('karpenter.sh/capacity-type', 'spot', new Map([['on-demand', ['general']]]))).toBeUndefined();
+      // A real typo of such a value still gets its suggestion.
+      expect(labelValueHint('kubernetes.io/arch', 'amd46', new Map([['amd64', ['general']]]))?.suggestion).toBe('amd64');
+    });
+
     it('says nothing for an offered value or a distant one', () => {
       const offered = new Map([['high-memory', ['memory']]]);
       expect(labelValueHint('node-type', 'high-memory', offered)).toBeUndefined();
