@@ -468,6 +468,18 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   }
 
   // ---- pods --------------------------------------------------------------------------------------------------
+  /**
+   * `prefix` plus a random suffix no live pod of `namespace` has: the API server refuses a taken name and the
+   * controller (ReplicaSet, Job, DaemonSet) retries with a new one. The 5-character suffixes collide often enough at
+   * thousands of replicas that keeping both would silently drop a pod.
+   */
+  private generateName(namespace: string, prefix: string): string {
+    for (;;) {
+      const name = `${prefix}${this.options.ids()}`;
+      if (!this.pods.has(`${namespace}/${name}`)) return name;
+    }
+  }
+
   private createPod(namespace: string, name: string, template: PodTemplateSpec, owner: string | null, runFor: number | null, nodeName?: string): SimPod {
     const spec = this.admit(namespace, template.spec as PodSpecLike);
     const now = this.clock.now();
@@ -578,7 +590,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     const hash = templateHash(d.spec.template);
     const owner = `ReplicaSet/${d.metadata.name}-${hash}`;
     const pods = this.ownedPods(owner, namespace);
-    for (let i = pods.length; i < d.spec.replicas; i++) this.createPod(namespace, `${d.metadata.name}-${hash}-${this.options.ids()}`, d.spec.template, owner, null);
+    for (let i = pods.length; i < d.spec.replicas; i++) this.createPod(namespace, this.generateName(namespace, `${d.metadata.name}-${hash}-`), d.spec.template, owner, null);
     // Scale down removes the newest pods first (pending ones before running ones).
     const extra = pods.length - d.spec.replicas;
     if (extra > 0) {
@@ -622,7 +634,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     const runFor = runForSeconds(job.spec.template);
     for (let i = 0; i < wanted && state.created < completions + 1000; i++) {
       state.created++;
-      this.createPod(namespace, `${job.metadata.name}-${this.options.ids()}`, job.spec.template, owner, runFor);
+      this.createPod(namespace, this.generateName(namespace, `${job.metadata.name}-`), job.spec.template, owner, runFor);
     }
   }
 
@@ -641,7 +653,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       const spec = template.spec as PodSpecLike;
       if (untoleratedTaint(spec.tolerations ?? [], node.taints)) continue;
       if (nodeAffinityProblem({ namespace, name: ds.metadata.name, labels: template.metadata.labels ?? {}, spec }, node)) continue;
-      this.createPod(namespace, `${ds.metadata.name}-${this.options.ids()}`, template, owner, null, node.name);
+      this.createPod(namespace, this.generateName(namespace, `${ds.metadata.name}-`), template, owner, null, node.name);
     }
   }
 

@@ -61,6 +61,19 @@ async function setup(yaml: string, options: { unregisteredTaint?: boolean } = {}
 }
 
 describe('SimulatedCluster', () => {
+  it('gives every replica its own name when generated suffixes collide (the controller retries, as against the API server)', async () => {
+    const clock = new VirtualClock(START);
+    // Each suffix comes up twice in a row: without a retry the second pod would replace the first.
+    const suffixes = ['bbbbb', 'bbbbb', 'ccccc', 'ccccc', 'ddddd', 'ddddd', 'fffff'];
+    let i = 0;
+    const cluster = new SimulatedCluster(clock, { region: 'us-west-2', ids: () => suffixes[i++ % suffixes.length]!, registerWithUnregisteredTaint: false });
+    for (const m of parseManifests(web(3), 'test.yaml')) cluster.apply(m);
+    await clock.runUntil(clock.now());
+    const names = [...cluster.pods.values()].map((p) => p.name);
+    expect(names).toHaveLength(3);
+    expect(new Set(names).size).toBe(3);
+  });
+
   describe('evictPod', () => {
     it('evicts when the PDB allows a disruption; the controller replaces the pod under a new name', async () => {
       const { cluster } = await setup(`${web(3)}\n---\n${pdb(2)}`);
