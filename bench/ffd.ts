@@ -1,7 +1,7 @@
 /**
  * A Karpenter-like first-fit-decreasing baseline for the cost benchmark, written independently of the project's
  * solver (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/scheduler.go`, summarised in
- * KARPENTER-V1.md §1.2):
+ * docs/karpenter-semantics.md#placement-order):
  * - pods sorted by cpu descending, then memory descending (then creation time and key, for stability);
  * - each pod joins the first in-flight NodeClaim — in Karpenter's order, fewest pods first, ties in creation order —
  *   whose NodePool it tolerates and is compatible with and that still has some instance type fitting all its pods

@@ -199,7 +199,7 @@ function b3Section(r: BenchResults): string[] {
     '## B3: fleet cost',
     '',
     'Each case is solved by the project\'s `solve()` and by the **FFD baseline** of `bench/ffd.ts`, written independently of the solver (Karpenter v1,',
-    'KARPENTER-V1.md §1.2): pods sorted cpu desc, then memory desc; each pod joins the first in-flight NodeClaim — in Karpenter\'s order, fewest pods',
+    '`docs/karpenter-semantics.md#placement-order`): pods sorted cpu desc, then memory desc; each pod joins the first in-flight NodeClaim — in Karpenter\'s order, fewest pods',
     'first — that still has an instance type fitting all its pods plus the daemonset overhead, else opens a new NodeClaim; at the end each NodeClaim',
     'launches its cheapest fitting type. Both plans are **verified** by `bench/plan.ts` before their cost is used (every pod on exactly one node; each',
     'node\'s type is offered by its NodePool at no more than its price, tolerates and matches its pods, and its allocatable holds the pods\' requests plus',

@@ -1,6 +1,6 @@
 /**
  * The CloudWatch metrics the alarms and the dashboard read. Names, namespace and dimensions come from
- * `shared/core/metrics.ts` (Karpenter's names, ../shared/KARPENTER-V1.md §6.1), which the publishers use too.
+ * `shared/core/metrics.ts` (Karpenter's names, docs/karpenter-semantics.md#metrics), which the publishers use too.
  *
  * Contract with the publisher (`shared/lambda/metrics.ts`, EMF through Powertools): every point is also published with
  * exactly the dimensions of {@link alarmDimensions} — `service` (from `POWERTOOLS_SERVICE_NAME`, which the stack sets

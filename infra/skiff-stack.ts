@@ -1,6 +1,6 @@
 /**
  * `SkiffStack`: everything Skiff runs on AWS for one EKS cluster, composed from the constructs in `constructs/`
- * (../shared/DESIGN.md "Event flow"):
+ * (docs/architecture.md#event-flow):
  *
  * relay → webhook (Function URL) → FIFO pod-event queue → provisioner; five EventBridge rules → interruption queue →
  * interruption; schedules → disruption (reserved concurrency 1) and lifecycle, plus a 12-hourly price refresh on the

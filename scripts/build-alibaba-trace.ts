@@ -2,7 +2,7 @@
  * Builds the example scenario `examples/alibaba-trace/` from the Alibaba GPU cluster trace.
  *
  * Usage: `npm run examples:build` (reads `../shared/data` next to the repository root, or the folder named by the
- * `SKIFF_REFERENCE_DATA` environment variable).
+ * `SKIFF_REFERENCE_DATA` environment variable; a build-time input: nothing reads it at run time).
  *
  * Inputs (see the reference folder's README.md for sources and licences):
  * - `alibaba-openb-pod-list-default.csv`: 8,152 pod requests with creation and deletion times, from
@@ -66,7 +66,7 @@ export interface LifetimeTolerance {
  */
 export const LIFETIME_TOLERANCE: LifetimeTolerance = { seconds: 30, relative: 0.1 };
 
-/** Pod template annotation holding how long a Job's pods run before completing (DESIGN.md, Scenario). */
+/** Pod template annotation holding how long a Job's pods run before completing (docs/contracts.md#scenario). */
 export const RUN_FOR_ANNOTATION = 'skiff.dev/run-for';
 
 /** The extended resource a GPU pod requests. */
@@ -919,7 +919,8 @@ export function buildAlibabaTrace(sources: TraceSources): GeneratedTrace {
 }
 
 /**
- * The reference data folder: `$SKIFF_REFERENCE_DATA` when set, else `../shared/data` next to the repository root.
+ * The reference data folder (a build-time input): `$SKIFF_REFERENCE_DATA` when set, else `../shared/data` beside the
+ * repository.
  * @param env the environment to read (defaults to `process.env`)
  */
 export function referenceDataDir(env: NodeJS.ProcessEnv = process.env): string {

@@ -2,7 +2,7 @@
  * Builds Skiff's instance-type catalogue, `shared/core/instancetypes/catalog.json`, from the reference data.
  *
  * Usage: `npm run catalog:build` (reads `../shared/data` next to the repository root, or the folder named by the
- * `SKIFF_REFERENCE_DATA` environment variable).
+ * `SKIFF_REFERENCE_DATA` environment variable; a build-time input: nothing reads it at run time).
  *
  * Inputs (see the reference folder's README.md for sources and licences):
  * - `ec2-instance-types.json`: Karpenter's labels and allocatable per instance type;
@@ -40,7 +40,8 @@ export const SOURCE_FILES = {
 export const PRICE_NOTE = 'on-demand prices are us-east-1 list prices, also used for us-east-2 and us-west-2';
 
 /**
- * The reference data folder: `$SKIFF_REFERENCE_DATA` when set, else `../shared/data` next to the repository root.
+ * The reference data folder (a build-time input): `$SKIFF_REFERENCE_DATA` when set, else `../shared/data` beside the
+ * repository.
  * @param env the environment to read (defaults to `process.env`)
  */
 export function referenceDataDir(env: NodeJS.ProcessEnv = process.env): string {

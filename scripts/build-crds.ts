@@ -19,7 +19,7 @@
  * Names, scope, categories, short names and printer columns are Karpenter's, copied from
  * kubernetes-sigs/karpenter `pkg/apis/crds/karpenter.sh_nodepools.yaml`, `karpenter.sh_nodeclaims.yaml` and
  * aws/karpenter-provider-aws `pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml`, so `kubectl get nodeclaims -o wide`
- * shows the same columns as with Karpenter (../shared/KARPENTER-V1.md §3 for the conditions behind READY).
+ * shows the same columns as with Karpenter (docs/karpenter-semantics.md#nodeclaim-lifecycle for the conditions behind READY).
  *
  * The NodeClaim has no zod schema in the core (Skiff's NodeClaim is the DynamoDB record): {@link nodeClaimObjectSchema}
  * here describes the `karpenter.sh/v1` object `shared/adapters/kubernetes/nodeclaim-mirror.ts` writes.

@@ -1,6 +1,7 @@
 /**
  * Writes `test/fixtures/describe-instance-types.json`: `DescribeInstanceTypes` entries for the instance types the
- * adapter tests use, derived from the reference data (`../shared/data`) by `test/support/ec2-instance-type-fixtures.ts`,
+ * adapter tests use, derived at build time from the reference data (`../shared/data`, a build-time input, never read at
+ * run time) by `test/support/ec2-instance-type-fixtures.ts`,
  * so the tests run in a clone without the reference folder.
  * Run: `npx tsx scripts/build-test-fixtures.ts`.
  */

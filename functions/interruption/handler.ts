@@ -1,7 +1,8 @@
 /**
  * The interruption Lambda: consumes the standard SQS interruption queue that five EventBridge rules feed (spot
  * interruption warnings, rebalance recommendations, instance state changes, AWS Health scheduled changes for EC2,
- * Capacity Reservation interruption warnings; ../shared/KARPENTER-V1.md §5) and runs the interruption controller once
+ * Capacity Reservation interruption warnings; docs/karpenter-semantics.md#interruption) and runs the interruption
+ * controller once
  * per message.
  *
  * Karpenter deletes a message it cannot parse and every message it handled; so does this handler: a malformed message

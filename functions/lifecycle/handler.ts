@@ -16,7 +16,7 @@
  * A failing pass throws, so the next scheduled run tries again.
  *
  * With a {@link LifecycleLease}, a pass runs only while its invocation holds the `lifecycle` lease
- * (../shared/DESIGN.md "State and idempotency"): an invocation that overlaps a running pass backs off and returns
+ * (docs/architecture.md#leases): an invocation that overlaps a running pass backs off and returns
  * `backedOff: true` — the running pass reads the same state. The holder is the Lambda request id (kept across
  * Lambda's asynchronous retries, so a retry of a crashed invocation may take its own lease back at once). Price
  * refreshes take the `prices` lease instead, so they never hold up a pass.

@@ -101,7 +101,7 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
 }
 
 /**
- * One structured line per decision, with Karpenter's context keys (KARPENTER-V1.md §6.3): `launched nodeclaim`
+ * One structured line per decision, with Karpenter's context keys (docs/karpenter-semantics.md#logs): `launched nodeclaim`
  * {NodeClaim, NodePool}; `nodeclaim launch failed` {NodeClaim, NodePool, error}; `pod unschedulable` {Pod, reason,
  * nodePools} for at most {@link MAX_LOGGED_UNSCHEDULABLE} pods (the `provisioned` line counts them all).
  */

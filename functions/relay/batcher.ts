@@ -1,6 +1,6 @@
 /**
  * Batches relay events the way Karpenter batches pending pods (`BATCH_IDLE_DURATION` 1 s, `BATCH_MAX_DURATION` 10 s;
- * ../shared/KARPENTER-V1.md): the window opens at the first event and closes when no event arrived for `idleMs`, or
+ * docs/karpenter-semantics.md#batching): the window opens at the first event and closes when no event arrived for `idleMs`, or
  * `maxMs` after it opened, whichever comes first. Events with the same key (the object's uid) coalesce within a
  * window: the latest one replaces the earlier one in place, so a batch never carries two versions of one object.
  */

@@ -1,7 +1,7 @@
 /**
  * `EventQueues`: the two queues the controllers consume — the FIFO pod-event queue the webhook fills (one message
  * group per cluster, so provisioning passes are serialised) and the interruption queue the five EventBridge rules
- * fill (../shared/KARPENTER-V1.md §5: retention 300 s, SSE, events.amazonaws.com may send, non-TLS denied) — each
+ * fill (docs/karpenter-semantics.md#interruption: retention 300 s, SSE, events.amazonaws.com may send, non-TLS denied) — each
  * with a dead-letter queue.
  */
 import { Duration } from 'aws-cdk-lib';

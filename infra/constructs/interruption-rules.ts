@@ -1,6 +1,6 @@
 /**
  * `InterruptionRules`: the five EventBridge rules that feed the interruption queue, as in Karpenter's CloudFormation
- * template (../shared/KARPENTER-V1.md §5). Events EventBridge cannot deliver go to the interruption queue's DLQ.
+ * template (docs/karpenter-semantics.md#interruption). Events EventBridge cannot deliver go to the interruption queue's DLQ.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';

@@ -1,5 +1,5 @@
 /**
- * `PriceRefresh`: the spot and on-demand price refresh (../shared/KARPENTER-V1.md §2.4: Karpenter refreshes both every
+ * `PriceRefresh`: the spot and on-demand price refresh (docs/karpenter-semantics.md#pricing: Karpenter refreshes both every
  * 12 h). A second EventBridge schedule on the lifecycle function sends it `{"task": "refresh-prices"}`
  * ({@link PRICE_REFRESH_EVENT}); the function fetches `GetProducts` and `DescribeSpotPriceHistory` and writes the
  * DynamoDB price snapshot the instance types read (`shared/adapters/aws/price-store.ts`). The lifecycle function also

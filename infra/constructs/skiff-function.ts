@@ -16,7 +16,7 @@ import { METRIC_NAMESPACE, METRIC_SERVICE } from '../metric-names.js';
 /** The repository root (entries, `package-lock.json`). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Lambda runtime of every function (STACK.md: Node.js 22; the code also runs on the local Node 20). */
+/** Lambda runtime of every function (docs/architecture.md#runtime: Node.js 22; the code also runs on the local Node 20). */
 export const SKIFF_RUNTIME = lambda.Runtime.NODEJS_22_X;
 
 /**
@@ -106,7 +106,7 @@ export class SkiffFunction extends Construct implements iam.IGrantable {
       },
     });
     this.grantPrincipal = this.function.grantPrincipal;
-    const runtime = `STACK.md pins the Lambda runtime to ${SKIFF_RUNTIME.name} (the code is tested on Node 20 and 22); move to a newer runtime together with the toolchain.`;
+    const runtime = `Skiff pins the Lambda runtime to ${SKIFF_RUNTIME.name} (docs/architecture.md#runtime; tested on Node 20 and 22); move to a newer runtime together with the toolchain.`;
     Validations.of(this.function).acknowledge({ id: 'AwsSolutions-L1', reason: runtime }, { id: 'Serverless-LambdaLatestVersion', reason: runtime });
     // Active tracing adds xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions.
     Validations.of(this.role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray PutTraceSegments/PutTelemetryRecords (active tracing) support no resource-level permissions' });

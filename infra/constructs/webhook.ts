@@ -2,7 +2,7 @@
  * `Webhook`: the Lambda behind a Function URL that the in-cluster relay posts signed pod and node events to, and the
  * Secrets Manager secret holding the HMAC key both sides share. The Function URL has no IAM auth: the relay runs in
  * the cluster without AWS credentials, and the HMAC signature (checked before anything is parsed) is the auth
- * (../shared/DESIGN.md "Webhook").
+ * (docs/contracts.md#webhook).
  */
 import { CfnOutput, Duration, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';

@@ -1,7 +1,7 @@
 /**
  * The interruption controller: what Skiff does about one interruption-queue message (EventBridge → SQS), following
  * Karpenter's action table (aws `pkg/controllers/interruption/controller.go`, `utils.go actionForMessage`;
- * ../shared/KARPENTER-V1.md §5):
+ * docs/karpenter-semantics.md#interruption):
  *
  * | message                              | action                                   | Event                                  |
  * |--------------------------------------|------------------------------------------|----------------------------------------|

@@ -1,5 +1,5 @@
 /**
- * The launch protocol shared by provisioning and disruption replacements (DESIGN.md "State and idempotency"):
+ * The launch protocol shared by provisioning and disruption replacements (docs/architecture.md#launch-protocol):
  * (1) conditionally create the Pending record under a decision-derived name, (2) commit it (give way to an overlapping
  * in-flight NodeClaim holding the same pods, else a conditional version bump), (3) CreateFleet with the NodeClaim name
  * as `ClientToken`, (4) record the instance conditionally. Also the view of existing capacity (nodes and in-flight

@@ -1,5 +1,5 @@
 /**
- * Running a periodic controller's pass under a lease (../shared/DESIGN.md "State and idempotency"): the pass runs
+ * Running a periodic controller's pass under a lease (docs/architecture.md#leases): the pass runs
  * only if its invocation takes the controller's lease, and an overlapping invocation backs off instead of acting
  * twice. Shared by the lifecycle and disruption handlers.
  */

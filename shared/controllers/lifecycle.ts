@@ -1,6 +1,6 @@
 /**
  * The lifecycle controller: one idempotent pass over NodeClaims, Nodes and instances (Karpenter's NodeClaim
- * lifecycle and garbage-collection controllers, ../shared/KARPENTER-V1.md §3, run as one scheduled Lambda).
+ * lifecycle and garbage-collection controllers, docs/karpenter-semantics.md#nodeclaim-lifecycle, run as one scheduled Lambda).
  *
  * Steps, in order, for every NodeClaim read at the start of the pass:
  * 1. registration (`lifecycle/registration.go`): a `Launched` NodeClaim whose instance's Node exists (matched by

@@ -122,7 +122,7 @@ export const isApiServerUnavailableError = (e: unknown): e is ApiServerUnavailab
 /** True when `e` is a {@link CloudProviderError}. */
 export const isCloudProviderError = (e: unknown): e is CloudProviderError => e instanceof CloudProviderError;
 
-/** EC2 error codes Karpenter treats as insufficient capacity (aws `pkg/errors/errors.go`; KARPENTER-V1.md §2.2). */
+/** EC2 error codes Karpenter treats as insufficient capacity (aws `pkg/errors/errors.go`; docs/karpenter-semantics.md#insufficient-capacity). */
 export const ICE_ERROR_CODES = [
   'InsufficientInstanceCapacity',
   'MaxSpotInstanceCountExceeded',

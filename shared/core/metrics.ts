@@ -1,12 +1,12 @@
 /**
- * Skiff's metrics under Karpenter's names, so dashboards and alerts built for Karpenter carry over (DESIGN.md
- * "Where the seed's advice becomes behaviour"). Pure: names, units, dimensions and the CloudWatch namespace, plus the
+ * Skiff's metrics under Karpenter's names, so dashboards and alerts built for Karpenter carry over
+ * (docs/karpenter-semantics.md#metrics). Pure: names, units, dimensions and the CloudWatch namespace, plus the
  * data-point shape; publishing lives in `shared/lambda/metrics.ts` (EMF through Powertools), and the CDK stack reads
  * the same constants for alarms and dashboards.
  *
- * Sources: ../shared/KARPENTER-V1.md §6.1 (v1 metric names, copied from Karpenter's docs `reference/metrics.md`) and
- * §5 (interruption metrics); the seed article's names (`karpenter_nodes_total`, `karpenter_nodeclaims_total`,
- * `karpenter_disruption_actions_performed_total`, `karpenter_pods_startup_duration_seconds`,
+ * Sources: docs/karpenter-semantics.md#metrics (v1 metric names, from Karpenter's docs `reference/metrics.md`) and
+ * docs/karpenter-semantics.md#interruption (interruption metrics); the seed article's names (`karpenter_nodes_total`,
+ * `karpenter_nodeclaims_total`, `karpenter_disruption_actions_performed_total`, `karpenter_pods_startup_duration_seconds`,
  * `karpenter_nodes_allocatable`, `karpenter_nodes_total_pod_requests`), which Skiff also emits because the seed's
  * dashboards use them. Prometheus labels become CloudWatch dimensions with the same names (`nodepool`, `reason`,
  * `capacity_type`, …); label values keep Karpenter's spelling (lower-case reasons such as `underutilized`).
@@ -48,7 +48,7 @@ export interface MetricDefinition {
   readonly kind: MetricKind;
   /** One line on what it counts or measures. */
   readonly description: string;
-  /** Where the name comes from: a KARPENTER-V1.md section, the seed, or Skiff. */
+  /** Where the name comes from: a section of `docs/karpenter-semantics.md`, the seed, or Skiff. */
   readonly source: string;
 }
 
@@ -77,14 +77,14 @@ const d = DIMENSIONS;
  * one invocation (use the Sum statistic); gauges as the current value (Maximum or Average).
  */
 export const METRICS = {
-  // NodeClaims (KARPENTER-V1.md §6.1 "NodeClaims").
+  // NodeClaims (docs/karpenter-semantics.md#metrics).
   nodeClaimsCreated: {
     name: 'karpenter_nodeclaims_created_total',
     unit: 'Count',
     dimensions: [d.nodePool, d.reason],
     kind: 'counter',
     description: 'NodeClaims launched (reason: provisioning, or the disruption reason of a replacement).',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   nodeClaimsTerminated: {
     name: 'karpenter_nodeclaims_terminated_total',
@@ -92,7 +92,7 @@ export const METRICS = {
     dimensions: [d.nodePool, d.reason],
     kind: 'counter',
     description: 'NodeClaims deleted (instance terminated), by why.',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   nodeClaimsDisrupted: {
     name: 'karpenter_nodeclaims_disrupted_total',
@@ -100,7 +100,7 @@ export const METRICS = {
     dimensions: [d.nodePool, d.reason],
     kind: 'counter',
     description: 'NodeClaims disrupted (empty, underutilized, drifted, expired, interrupted, registration_timeout).',
-    source: 'KARPENTER-V1.md §6.1, §3 (liveness reasons)',
+    source: 'docs/karpenter-semantics.md#metrics, docs/karpenter-semantics.md#launch-registration-initialization (liveness reasons)',
   },
   nodeClaimsTotal: {
     name: 'karpenter_nodeclaims_total',
@@ -125,7 +125,7 @@ export const METRICS = {
     dimensions: [d.nodePool],
     kind: 'counter',
     description: 'Nodes that registered (their NodeClaim became Registered).',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   nodesTerminated: {
     name: 'karpenter_nodes_terminated_total',
@@ -133,7 +133,7 @@ export const METRICS = {
     dimensions: [d.nodePool],
     kind: 'counter',
     description: 'Node objects Skiff deleted.',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   nodesAllocatable: {
     name: 'karpenter_nodes_allocatable',
@@ -143,7 +143,7 @@ export const METRICS = {
     kind: 'gauge',
     description:
       'Allocatable of one managed node (a point per node and resource per lifecycle pass): cpu in cores, memory and ephemeral-storage in bytes, pods and extended resources as counts. Average over a NodePool is the mean node; Sum over one pass the NodePool total.',
-    source: 'seed article; KARPENTER-V1.md §6.1',
+    source: 'seed article; docs/karpenter-semantics.md#metrics',
   },
   nodesTotalPodRequests: {
     name: 'karpenter_nodes_total_pod_requests',
@@ -152,7 +152,7 @@ export const METRICS = {
     properties: [d.nodeName, d.capacityType, d.zone],
     kind: 'gauge',
     description: 'Requests of the non-DaemonSet pods bound to one managed node, in the units of karpenter_nodes_allocatable (resource pods: how many).',
-    source: 'seed article; KARPENTER-V1.md §6.1',
+    source: 'seed article; docs/karpenter-semantics.md#metrics',
   },
   nodesTotalDaemonRequests: {
     name: 'karpenter_nodes_total_daemon_requests',
@@ -161,7 +161,7 @@ export const METRICS = {
     properties: [d.nodeName, d.capacityType, d.zone],
     kind: 'gauge',
     description: 'Requests of the DaemonSet pods bound to one managed node, in the units of karpenter_nodes_allocatable.',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   // Pods.
   podsStartupDuration: {
@@ -171,7 +171,7 @@ export const METRICS = {
     kind: 'histogram',
     description:
       'Time from a pod’s creation until the lifecycle pass first sees it Running, for pods the same Lambda container saw Pending before (Karpenter records pods it saw pending, until PodReady); resolution: the lifecycle schedule (1 minute by default).',
-    source: 'seed article; KARPENTER-V1.md §6.1',
+    source: 'seed article; docs/karpenter-semantics.md#metrics',
   },
   podsEvictionRequests: {
     name: 'karpenter_pods_eviction_requests_total',
@@ -179,7 +179,7 @@ export const METRICS = {
     dimensions: [d.code],
     kind: 'counter',
     description: 'Eviction API requests, by HTTP status code (200 evicted; a PDB answers 429).',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   // Disruption.
   disruptionActionsPerformed: {
@@ -188,7 +188,7 @@ export const METRICS = {
     dimensions: [d.reason, d.decision],
     kind: 'counter',
     description: 'Disruptions completed (the node deleted), by reason and decision. Pre-v1 name kept for the seed’s dashboards.',
-    source: 'seed article (Karpenter before v1; KARPENTER-V1.md §6.1 notes v1 dropped the karpenter_disruption_* family)',
+    source: 'seed article (Karpenter before v1; v1 dropped the karpenter_disruption_* family, docs/karpenter-semantics.md#metrics)',
   },
   voluntaryDisruptionDecisions: {
     name: 'karpenter_voluntary_disruption_decisions_total',
@@ -196,7 +196,7 @@ export const METRICS = {
     dimensions: [d.reason, d.decision],
     kind: 'counter',
     description: 'Voluntary disruption decisions (delete or replace) by reason (empty, underutilized, drifted); Skiff counts them when proposed.',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   voluntaryDisruptionFailedValidations: {
     name: 'karpenter_voluntary_disruption_failed_validations_total',
@@ -204,7 +204,7 @@ export const METRICS = {
     dimensions: [],
     kind: 'counter',
     description: 'Proposed disruptions dropped when re-validated a pass later (or abandoned when a replacement failed).',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   // Scheduler and cloud provider.
   schedulerUnschedulablePods: {
@@ -213,7 +213,7 @@ export const METRICS = {
     dimensions: [],
     kind: 'gauge',
     description: 'Pending pods no NodePool can serve, after the last provisioning pass.',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
   cloudProviderInstanceLaunchFailures: {
     name: 'karpenter_cloudprovider_instance_launch_failures_total',
@@ -221,16 +221,16 @@ export const METRICS = {
     dimensions: [d.nodePool, d.error],
     kind: 'counter',
     description: 'Failed launches (CreateFleet), by EC2 error code (e.g. InsufficientInstanceCapacity).',
-    source: 'KARPENTER-V1.md §6.1',
+    source: 'docs/karpenter-semantics.md#metrics',
   },
-  // Interruption (KARPENTER-V1.md §5 "Related metrics").
+  // Interruption (docs/karpenter-semantics.md#interruption).
   interruptionReceivedMessages: {
     name: 'karpenter_interruption_received_messages_total',
     unit: 'Count',
     dimensions: [d.messageType],
     kind: 'counter',
     description: 'Interruption messages received from the SQS queue, by kind (spot_interrupted, scheduled_change, …).',
-    source: 'KARPENTER-V1.md §5',
+    source: 'docs/karpenter-semantics.md#interruption',
   },
   interruptionDeletedMessages: {
     name: 'karpenter_interruption_deleted_messages_total',
@@ -238,7 +238,7 @@ export const METRICS = {
     dimensions: [],
     kind: 'counter',
     description: 'Interruption messages handled and deleted.',
-    source: 'KARPENTER-V1.md §5',
+    source: 'docs/karpenter-semantics.md#interruption',
   },
   // Skiff's own.
   orphanInstancesTerminated: {
@@ -247,7 +247,7 @@ export const METRICS = {
     dimensions: [],
     kind: 'counter',
     description: 'Instances tagged for the cluster with no NodeClaim, terminated by garbage collection (Karpenter only logs these).',
-    source: 'Skiff (DESIGN.md "State and idempotency")',
+    source: 'Skiff (docs/architecture.md#idempotency)',
   },
   decisionsUnpublished: {
     name: 'skiff_decisions_unpublished_total',
@@ -271,7 +271,7 @@ export const METRICS = {
     dimensions: [],
     kind: 'gauge',
     description: 'Age of the stored price snapshot when a lifecycle pass checked it (Karpenter refreshes every 12 h).',
-    source: 'Skiff (KARPENTER-V1.md §2.4)',
+    source: 'Skiff (docs/karpenter-semantics.md#pricing)',
   },
   nodeClaimMirrorFailures: {
     name: 'skiff_nodeclaim_mirror_failures_total',

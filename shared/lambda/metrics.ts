@@ -6,7 +6,7 @@
  * (the core may not import controllers). Handlers take an optional {@link MetricsPublisher}: the AWS composition root
  * passes {@link createEmfPublisher}, the simulation passes nothing.
  *
- * What each report yields (names: ../shared/KARPENTER-V1.md §6.1; reasons lower-case as Karpenter's labels):
+ * What each report yields (names: docs/karpenter-semantics.md#metrics; reasons lower-case as Karpenter's labels):
  * - provisioning: `karpenter_nodeclaims_created_total{nodepool, reason=provisioning}`,
  *   `karpenter_cloudprovider_instance_launch_failures_total{nodepool, error}`,
  *   `karpenter_scheduler_unschedulable_pods_count` (the pass's pending pods no NodePool can serve);
@@ -127,7 +127,8 @@ export function disruptionMetrics(report: DisruptionReport): MetricDataPoint[] {
 }
 
 /**
- * The data points of one interruption batch (KARPENTER-V1.md §5 "Related metrics"): messages received by kind
+ * The data points of one interruption batch (docs/karpenter-semantics.md#interruption,
+ * docs/karpenter-semantics.md#metrics): messages received by kind
  * (`malformed` and `ignored` for the ones no controller looked at) and messages deleted (handled, or dropped as
  * malformed: everything but the failures SQS redelivers).
  * @param counts the batch's counts (`InterruptionBatchCounts` of the interruption handler)

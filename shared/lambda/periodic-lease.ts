@@ -1,6 +1,6 @@
 /**
  * Periodic controllers (lifecycle, disruption) run one pass per invocation under the controller's lease
- * (DESIGN.md "State and idempotency"): an overlapping invocation backs off instead of acting twice.
+ * (docs/architecture.md#leases): an overlapping invocation backs off instead of acting twice.
  */
 import { randomUUID } from 'node:crypto';
 import { withLease } from '../controllers/lease.js';

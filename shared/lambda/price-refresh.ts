@@ -1,5 +1,5 @@
 /**
- * When the lifecycle Lambda refreshes prices (../shared/KARPENTER-V1.md §2.4: Karpenter refreshes on-demand and spot
+ * When the lifecycle Lambda refreshes prices (docs/karpenter-semantics.md#pricing: Karpenter refreshes on-demand and spot
  * prices every 12 h):
  *
  * - **On schedule.** A second EventBridge schedule (infra `PriceRefresh`, every 12 h) invokes the lifecycle function

@@ -1,5 +1,5 @@
 /**
- * The webhook's signing contract (DESIGN.md "Webhook"), in one place for both ends: the relay signs with
+ * The webhook's signing contract (docs/contracts.md#webhook), in one place for both ends: the relay signs with
  * {@link signWebhookBody}, the webhook Lambda checks with {@link verifyWebhookSignature}.
  *
  * - `x-skiff-timestamp`: the sender's unix time in whole seconds (decimal digits only).

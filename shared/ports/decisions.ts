@@ -59,7 +59,7 @@ export interface NodeClaimExpiredDecision {
 
 /**
  * A disruption was held back: a node by a do-not-disrupt annotation or a PDB, or a NodePool by its budgets (Karpenter's
- * `DisruptionBlocked` event, KARPENTER-V1.md §6.2), or a proposal dropped at validation.
+ * `DisruptionBlocked` event, docs/karpenter-semantics.md#events), or a proposal dropped at validation.
  */
 export interface DisruptionBlockedDecision {
   readonly type: 'DisruptionBlocked';

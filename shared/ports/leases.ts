@@ -1,7 +1,7 @@
 /**
- * Leases port: mutual exclusion for the periodic controllers (../shared/DESIGN.md "State and idempotency": "the
+ * Leases port: mutual exclusion for the periodic controllers (docs/architecture.md#leases: the
  * disruption and lifecycle controllers take a lease (conditional put with an expiry) so an overlapping invocation
- * backs off instead of acting twice").
+ * backs off instead of acting twice).
  *
  * A lease is named (one per controller, e.g. `lifecycle`, `disruption`) and held by one holder (an invocation id,
  * e.g. the Lambda request id) until it is released or it expires. Expiry is decided against the caller's clock in

@@ -1,5 +1,5 @@
 /**
- * Fault injection for the simulation (a scenario's `spec.faults`, DESIGN.md "Scenario"), seeded by `--seed`:
+ * Fault injection for the simulation (a scenario's `spec.faults`, docs/contracts.md#faults), seeded by `--seed`:
  *
  * - `duplicateDelivery` p — each SQS message the provisioner acknowledged is, with probability p, delivered once more
  *   after its visibility timeout (its deletion "was lost": SQS redelivers it, with a higher receive count; the FIFO

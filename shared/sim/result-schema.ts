@@ -1,6 +1,6 @@
 /**
- * The Result contract: the one JSON object `skiff simulate --json` prints on stdout (DESIGN.md,
- * "Result (simulate --json)"). It is public API: tools and benchmarks read it, so every field listed there is
+ * The Result contract: the one JSON object `skiff simulate --json` prints on stdout (docs/contracts.md#result).
+ * It is public API: tools and benchmarks read it, so every field listed there is
  * required here, and nothing is renamed or removed without a major version.
  *
  * Objects are loose: an unknown field is accepted and kept (the contract says "a field may be added"), so a

@@ -1,5 +1,5 @@
 /**
- * Builds the `simulate --json` Result (the contract in DESIGN.md) from what the simulation recorded:
+ * Builds the `simulate --json` Result (the contract in docs/contracts.md#result) from what the simulation recorded:
  * NodeClaim records from the store, the simulated cluster's nodes, pods and events, the simulated EC2's launch
  * attempts and instances, and the observer's violation counts. Times are ISO-8601 UTC.
  */

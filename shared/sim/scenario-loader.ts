@@ -1,5 +1,5 @@
 /**
- * Loads a scenario (DESIGN.md, "Scenario (input of simulate)") from a folder of YAML files or one multi-document
+ * Loads a scenario (docs/contracts.md#scenario) from a folder of YAML files or one multi-document
  * file: every manifest validated, at most one Scenario document, and cross-object checks (duplicate names, a
  * NodePool's EC2NodeClass, a starting node's NodePool, a pod's node, a scale target). All or nothing: any problem
  * throws one {@link ValidationError} listing every issue with file, line and field path.

@@ -1,5 +1,5 @@
 /**
- * The `skiff.dev/v1alpha1` Scenario kind (DESIGN.md, "Scenario (input of simulate)"): its zod schema, and its
+ * The `skiff.dev/v1alpha1` Scenario kind (docs/contracts.md#scenario-document): its zod schema, and its
  * normalisation into a {@link ScenarioSpec} whose times are numbers (epoch ms for the start, seconds for durations
  * and offsets), with defaults applied and events sorted by time.
  *

@@ -1,4 +1,5 @@
-// Enforces STYLE.md's "Import directions" paragraph and rule 1 (the core is pure) on every `.ts` file under shared/,
+// Enforces the import directions of docs/architecture.md#import-directions and the pure core of
+// docs/architecture.md#layout on every `.ts` file under shared/,
 // functions/ and infra/, by reading the AST (import/export-from declarations, `import x = require()`, `require()`,
 // dynamic `import()` and `import('…')` types), never the text, so comments and strings do not count.
 import { readFileSync, readdirSync } from 'node:fs';
@@ -159,7 +160,7 @@ function packageAllowed(specifier: string, patterns: readonly string[] | '*'): b
 /** Every import of `file` that breaks its layer's rule, as `file: imports X (rule)`. */
 function importViolations(file: string, text: string): string[] {
   const layer = layerOf(file);
-  if (!layer) return [`${file}: is in no layer (STYLE.md's layers: ${LAYERS.join(', ')})`];
+  if (!layer) return [`${file}: is in no layer (layers: ${LAYERS.join(', ')}; docs/architecture.md#import-directions)`];
   const rule = RULES[layer];
   const { imports, computed } = collectImports(file, text);
   const out = computed.map((line) => `${file}: imports a computed specifier at line ${line} (cannot be checked; use a string literal)`);
@@ -295,7 +296,7 @@ function expectNone(violations: readonly string[]): void {
   expect(violations, `\n${violations.join('\n')}\n`).toEqual([]);
 }
 
-describe('import directions (STYLE.md)', () => {
+describe('import directions (docs/architecture.md#import-directions)', () => {
   describe('importViolations', () => {
     it('reports a core file that imports an adapter, a node: builtin and an SDK', () => {
       const text = [

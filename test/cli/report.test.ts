@@ -1,6 +1,6 @@
 /**
  * The HTML report in a real browser: `skiff simulate --report` on a small scenario, opened from disk in headless
- * Chromium (Debian's `chromium` driven by playwright-core, STACK.md), must draw every chart with data, shade the
+ * Chromium (Debian's `chromium` driven by playwright-core), must draw every chart with data, shade the
  * budget windows, log no console error, load nothing but itself, and survive hostile names. A screenshot is saved
  * as test-output/report.png.
  */

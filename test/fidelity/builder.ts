@@ -2,7 +2,7 @@
  * Compact scenario builder and Result view for the scheduling-fidelity suite (test/fidelity/cases.ts).
  *
  * A case describes NodePools, workloads, pre-existing nodes and events in a few lines; {@link buildScenario} turns
- * that into an ordinary multi-document scenario (the format of DESIGN.md "Scenario (input of simulate)"), and
+ * that into an ordinary multi-document scenario (the format of docs/contracts.md#scenario), and
  * {@link View} answers the questions the expectations ask of the Result (launched NodeClaims, where each pod ran,
  * which pods are still pending and why). Nothing here knows how Skiff schedules: it only writes manifests and reads
  * the Result contract.
@@ -89,7 +89,7 @@ export interface WorkloadSpec {
   runFor?: string;
 }
 
-/** A node registered before the start (DESIGN.md `spec.nodes`). */
+/** A node registered before the start (docs/contracts.md#scenario-document, `spec.nodes`). */
 export interface NodeSpec {
   name: string;
   instanceType: string;

@@ -4,10 +4,11 @@
  * placements, or exactly which pods stay pending and why.
  *
  * EXPECTATIONS ARE DERIVED BY HAND from Kubernetes / Karpenter semantics, never copied from a run. Where a case
- * checks documented Karpenter behaviour the comment cites ../shared/KARPENTER-V1.md (§) or Karpenter's source
+ * checks documented Karpenter behaviour the comment cites docs/karpenter-semantics.md#<anchor> or Karpenter's source
  * (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/*`).
  *
- * Numbers used below (shared/core/instancetypes/catalog.json + the allocatable formula of KARPENTER-V1 §1.2:
+ * Numbers used below (shared/core/instancetypes/catalog.json + the allocatable formula of
+ * docs/karpenter-semantics.md#allocatable:
  * capacity − kube-reserved − eviction threshold, 7.5 % VM memory overhead; on-demand us-east-1 list prices):
  *
  *   type           vCPU  alloc cpu  alloc memory  max pods (ENI)  price $/h   extended
@@ -96,8 +97,8 @@ const AFFINITY_REASON = /affinity/i;
 
 export const cases: readonly FidelityCase[] = [
   // =================================================================================================================
-  // Node affinity: required terms are ORed; preferences are honoured, then relaxed one at a time (KARPENTER-V1 §1.2
-  // "Relaxing preferences", §1.3 "nodeAffinity required / preferred").
+  // Node affinity: required terms are ORed; preferences are honoured, then relaxed one at a time
+  // (docs/karpenter-semantics.md#preference-relaxation).
   // =================================================================================================================
   {
     name: 'node-affinity-required-single-term',
@@ -136,8 +137,9 @@ export const cases: readonly FidelityCase[] = [
         },
       ],
     },
-    // Term 1 is incompatible (a non-well-known label the NodePool neither requires nor sets, KARPENTER-V1 §1.3
-    // nodeSelector row); term 2 leaves only the xlarge size: m5.xlarge is the only m5 of that size.
+    // Term 1 is incompatible (a non-well-known label the NodePool neither requires nor sets,
+    // docs/karpenter-semantics.md#well-known-labels); term 2 leaves only the xlarge size: m5.xlarge is the only m5 of
+    // that size.
     expect: (v) => {
       expect(v.types()).toEqual(['m5.xlarge']);
       expect(v.pendingPods()).toEqual([]);
@@ -185,8 +187,8 @@ export const cases: readonly FidelityCase[] = [
     constraint: 'node affinity (preferred)',
     expectation: 'preference zone c is satisfiable, so it is honoured: 1 m5.large in us-west-2c',
     scenario: { pools: [m5()], workloads: [{ name: 'web', requests: cpu('500m'), spec: { affinity: nodeAffinity({ preferred: [{ weight: 50, match: [inReq(ZONE, C)] }] }) } }] },
-    // Karpenter treats the heaviest preferred term as a requirement first (KARPENTER-V1 §1.3 "Treated as a
-    // requirement first, then relaxed"; pkg/scheduling/requirements.go NewPodRequirements).
+    // Karpenter treats the heaviest preferred term as a requirement first
+    // (docs/karpenter-semantics.md#preference-relaxation; pkg/scheduling/requirements.go NewPodRequirements).
     expect: (v) => {
       expect(v.types()).toEqual(['m5.large']);
       expect(v.zones()).toEqual([C]);
@@ -237,7 +239,7 @@ export const cases: readonly FidelityCase[] = [
 
   // =================================================================================================================
   // Pod affinity and anti-affinity, required and preferred, on hostname and zone, against running pods and pods of
-  // the same solve (KARPENTER-V1 §1.3 "podAffinity / podAntiAffinity"; topologygroup.go nextDomainAffinity /
+  // the same solve (docs/karpenter-semantics.md#topology; topologygroup.go nextDomainAffinity /
   // nextDomainAntiAffinity; topology.go inverse anti-affinity).
   // =================================================================================================================
   {
@@ -460,8 +462,8 @@ export const cases: readonly FidelityCase[] = [
         },
       ],
     },
-    // KARPENTER-V1 §1.2: relaxation drops the heaviest preferred podAffinity term (step 2) before any ScheduleAnyway
-    // constraint (step 5), so the spread survives and the pods land in different zones.
+    // docs/karpenter-semantics.md#preference-relaxation: relaxation drops the heaviest preferred podAffinity term
+    // (step 2) before any ScheduleAnyway constraint (step 5), so the spread survives and the pods land in different zones.
     expect: (v) => {
       expect(v.launched()).toHaveLength(2);
       expect(v.distinctZones()).toHaveLength(2);
@@ -570,7 +572,8 @@ export const cases: readonly FidelityCase[] = [
       pools: [m5({ limits: { nodes: '3' } })],
       workloads: [{ name: 'web', replicas: 4, requests: cpu('500m'), spec: { affinity: podAffinity('podAntiAffinity', { preferred: [{ weight: 100, term: term(HOST, 'web') }] }) } }],
     },
-    // KARPENTER-V1 §1.2 relaxation step 3 (drop the heaviest preferred podAntiAffinity term); 2 × 500m fit m5.large.
+    // docs/karpenter-semantics.md#preference-relaxation step 3 (drop the heaviest preferred podAntiAffinity term);
+    // 2 × 500m fit m5.large.
     expect: (v) => {
       expect(v.types()).toEqual(['m5.large', 'm5.large', 'm5.large']);
       expect(v.scheduled('web')).toHaveLength(4);
@@ -590,7 +593,7 @@ export const cases: readonly FidelityCase[] = [
   },
 
   // =================================================================================================================
-  // Topology spread constraints (KARPENTER-V1 §1.3 "topologySpreadConstraints": zone, hostname, capacity type;
+  // Topology spread constraints (docs/karpenter-semantics.md#topology: zone, hostname, capacity type;
   // minDomains, nodeTaintsPolicy, nodeAffinityPolicy and matchLabelKeys honoured).
   // =================================================================================================================
   {
@@ -609,7 +612,7 @@ export const cases: readonly FidelityCase[] = [
     constraint: 'topology spread (zone, maxSkew 1)',
     expectation: '6 × 800m: 2 per zone; pods 4–6 join the zone NodeClaims (2 fit an m5.large): 3 m5.large',
     scenario: { pools: [m5()], workloads: [{ name: 'web', replicas: 6, requests: cpu('800m'), spec: { topologySpreadConstraints: [spread(ZONE, 1, 'web')] } }] },
-    // In-flight NodeClaims are tried before new ones (KARPENTER-V1 §1.2 placement order).
+    // In-flight NodeClaims are tried before new ones (docs/karpenter-semantics.md#placement-order).
     expect: (v) => {
       expect(v.types()).toEqual(['m5.large', 'm5.large', 'm5.large']);
       expect(v.distinctZones()).toEqual([A, B, C]);
@@ -675,7 +678,7 @@ export const cases: readonly FidelityCase[] = [
       pools: [large(), large({ name: 'dedicated', zones: [D], taints: [{ key: 'dedicated', value: 'infra', effect: 'NoSchedule' }] })],
       workloads: [{ name: 'web', replicas: 4, requests: cpu('1200m'), spec: { topologySpreadConstraints: [spread(ZONE, 1, 'web', { whenUnsatisfiable: 'ScheduleAnyway' })] } }],
     },
-    // KARPENTER-V1 §1.2 relaxation step 5 (drop a ScheduleAnyway constraint).
+    // docs/karpenter-semantics.md#preference-relaxation step 5 (drop a ScheduleAnyway constraint).
     expect: (v) => {
       expect(v.launched('general')).toHaveLength(4);
       expect(v.launched('dedicated')).toHaveLength(0);
@@ -859,8 +862,8 @@ export const cases: readonly FidelityCase[] = [
   },
 
   // =================================================================================================================
-  // Taints: NoSchedule, PreferNoSchedule, NoExecute; startupTaints (KARPENTER-V1 §1.2 fit check step 1, §1.3
-  // taints and startupTaints rows; pkg/scheduling/taints.go checks every effect, PreferNoSchedule included).
+  // Taints: NoSchedule, PreferNoSchedule, NoExecute; startupTaints (docs/karpenter-semantics.md#fit-check step 1,
+  // docs/karpenter-semantics.md#taints; pkg/scheduling/taints.go checks every effect, PreferNoSchedule included).
   // =================================================================================================================
   {
     name: 'taint-noschedule-untolerated-pool-skipped',
@@ -916,7 +919,8 @@ export const cases: readonly FidelityCase[] = [
       pools: [m5({ name: 'soft', weight: 50, taints: [{ key: 'example.com/soft', effect: 'PreferNoSchedule' }] }), m5({ name: 'plain', weight: 10 })],
       workloads: [{ name: 'web', requests: cpu('500m') }],
     },
-    // Karpenter's taint check covers PreferNoSchedule; tolerating it is the last relaxation (KARPENTER-V1 §1.2 step 6).
+    // Karpenter's taint check covers PreferNoSchedule; tolerating it is the last relaxation
+    // (docs/karpenter-semantics.md#preference-relaxation step 6).
     expect: (v) => {
       expect(v.launched('plain')).toHaveLength(1);
       expect(v.launched('soft')).toHaveLength(0);
@@ -967,7 +971,8 @@ export const cases: readonly FidelityCase[] = [
   // =================================================================================================================
   // Effective requests (k8s.io/component-helpers resource.PodRequests): max(Σ containers + Σ sidecars, max over init
   // containers of (request + sidecars started before it)) + overhead. Extended resources, ephemeral storage, host
-  // ports, max pods (KARPENTER-V1 §1.2 fit check, allocatable and max-pods formulas; §1.3 resources row).
+  // ports, max pods (docs/karpenter-semantics.md#fit-check, docs/karpenter-semantics.md#allocatable,
+  // docs/karpenter-semantics.md#max-pods).
   // =================================================================================================================
   {
     name: 'requests-init-container-dominates',
@@ -1102,7 +1107,7 @@ export const cases: readonly FidelityCase[] = [
         { name: 'scraper', requests: cpu('500m', '512Mi'), hostPorts: [9100] },
       ],
     },
-    // Karpenter checks host ports per daemon-overhead group (KARPENTER-V1 §1.2 fit check step 6).
+    // Karpenter checks host ports per daemon-overhead group (docs/karpenter-semantics.md#fit-check step 6).
     expect: (v) => {
       expect(v.types()).toEqual(['m5.large']);
       expect(v.scheduled('scraper')).toHaveLength(1);
@@ -1151,7 +1156,8 @@ export const cases: readonly FidelityCase[] = [
   },
 
   // =================================================================================================================
-  // minValues; NodePool template labels (KARPENTER-V1 §1.2 fit check step 8, §1.4 minValues; §1.3 nodeSelector row).
+  // minValues; NodePool template labels (docs/karpenter-semantics.md#fit-check step 8,
+  // docs/karpenter-semantics.md#min-values).
   // =================================================================================================================
   {
     name: 'min-values-satisfied',
@@ -1175,7 +1181,7 @@ export const cases: readonly FidelityCase[] = [
       pools: [{ name: 'general', requirements: [{ key: FAMILY, operator: 'In', values: ['c5', 'm5'], minValues: 2 }] }],
       workloads: [{ name: 'big', requests: cpu('1', '180Gi') }],
     },
-    // MIN_VALUES_POLICY defaults to Strict: the NodeClaim fails (KARPENTER-V1 §1.2 step 8).
+    // MIN_VALUES_POLICY defaults to Strict: the NodeClaim fails (docs/karpenter-semantics.md#min-values).
     expect: (v) => {
       expect(v.launched()).toHaveLength(0);
       expect(v.pending('big')).toHaveLength(1);
@@ -1322,7 +1328,7 @@ export const cases: readonly FidelityCase[] = [
 
   // =================================================================================================================
   // Existing nodes (spec.nodes) and in-flight NodeClaims are filled before anything new is launched
-  // (KARPENTER-V1 §1.2 placement order 1 and 2).
+  // (docs/karpenter-semantics.md#placement-order).
   // =================================================================================================================
   {
     name: 'existing-node-filled-first',
@@ -1387,7 +1393,7 @@ export const cases: readonly FidelityCase[] = [
   },
 
   // =================================================================================================================
-  // Capacity types (KARPENTER-V1 §2.1 getCapacityType: reserved > spot > on-demand).
+  // Capacity types (docs/karpenter-semantics.md#offerings, getCapacityType: reserved > spot > on-demand).
   // =================================================================================================================
   {
     name: 'capacity-type-spot-preferred',

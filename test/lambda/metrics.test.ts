@@ -46,7 +46,7 @@ const emptyLifecycle: LifecycleReport = {
 const emptyDisruption: DisruptionReport = { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] };
 
 describe('core metrics (shared/core/metrics.ts)', () => {
-  it('keeps Karpenter’s names (KARPENTER-V1.md §6.1) and the seed’s', () => {
+  it('keeps Karpenter’s names (docs/karpenter-semantics.md#metrics) and the seed’s', () => {
     const names = Object.values(METRICS).map((m) => m.name);
     expect(names).toEqual(
       expect.arrayContaining([

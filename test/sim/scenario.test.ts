@@ -15,7 +15,7 @@ import { edit, expectIssue } from '../core/api/validation-expectations.js';
 
 const NOW = Date.UTC(2026, 0, 15, 10, 30, 42, 123);
 
-/** DESIGN.md's example Scenario, with the elided parts filled in; line numbers matter to the tests below. */
+/** An example Scenario using every field (docs/contracts.md#scenario-document); line numbers matter to the tests below. */
 const DESIGN_EXAMPLE = `apiVersion: skiff.dev/v1alpha1
 kind: Scenario
 metadata: {name: burst}
@@ -120,7 +120,7 @@ describe('scenario', () => {
   });
 
   describe('parseScenarioDocument', () => {
-    it("reads every field of DESIGN.md's example", () => {
+    it('reads every field of the example Scenario', () => {
       const { name, spec, source } = ok(DESIGN_EXAMPLE);
       expect(name).toBe('burst');
       expect(source).toEqual({ file: 'scenario.yaml', line: 1 });

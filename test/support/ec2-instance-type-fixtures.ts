@@ -1,5 +1,5 @@
 /**
- * `DescribeInstanceTypes` entries for real instance types, built from the reference data (`../shared/data`:
+ * `DescribeInstanceTypes` entries for real instance types, built at build time from the reference data (`../shared/data`:
  * Karpenter's published labels and allocatable, amazon-eks-ami's ENI limits) rather than typed by hand. Each label is
  * turned back into the EC2 field Karpenter reads it from (aws `pkg/providers/instancetype/types.go`), in the form EC2
  * reports it: `x86_64` for amd64, manufacturer and device names in EC2's capitalisation, GHz, Gbps.
@@ -71,7 +71,7 @@ export function describeInstanceType(name: string, usage: readonly ('on-demand' 
 }
 
 /**
- * The `DescribeInstanceTypes` entry of a reference instance type, built from `../shared/data`.
+ * The `DescribeInstanceTypes` entry of a reference instance type, built from `../shared/data` (a build-time input).
  * @throws {Error} when the reference data does not know the type
  */
 export function referenceDescribeInstanceType(name: string, usage: readonly ('on-demand' | 'spot')[] = ['on-demand', 'spot']): Ec2InstanceTypeInfo {

@@ -5,8 +5,8 @@
  * Sources: aws/karpenter-provider-aws `pkg/providers/amifamily/{al2023,al2,bottlerocket,windows,ami,types}.go`
  * (SSM paths, variants per path, newest-image-wins, default owners), docs `concepts/nodeclasses.md`
  * (`amiSelectorTerms`); AWS docs "Retrieve recommended Amazon Linux AMI IDs" / "Retrieve recommended Bottlerocket
- * AMI IDs" / "Retrieve recommended Microsoft Windows AMI IDs" (EKS user guide); ../shared/KARPENTER-V1.md §2.3;
- * DESIGN.md "Semantics" (`eks-node@latest` is al2023@latest).
+ * AMI IDs" / "Retrieve recommended Microsoft Windows AMI IDs" (EKS user guide); docs/karpenter-semantics.md#ami-aliases
+ * (`eks-node@latest` is al2023@latest).
  */
 import { paginateDescribeImages, type DescribeImagesCommandInput, type EC2Client, type Filter, type Image } from '@aws-sdk/client-ec2';
 import { GetParametersCommand, type SSMClient } from '@aws-sdk/client-ssm';

@@ -5,8 +5,8 @@
  *
  * Sources: aws/karpenter-provider-aws `pkg/providers/subnet/subnet.go` (filters, `ZonalSubnetsForLaunch`),
  * `pkg/providers/securitygroup/securitygroup.go` (filters), `pkg/operator/options` (`SUBNET_REFRESH_INTERVAL` 1 m);
- * docs `concepts/nodeclasses.md` (terms ORed, conditions in a term ANDed, `*` tag values); ../shared/KARPENTER-V1.md
- * §2.1 (overrides carry one subnet per zone) and §2.3.
+ * docs `concepts/nodeclasses.md` (terms ORed, conditions in a term ANDed, `*` tag values);
+ * docs/karpenter-semantics.md#subnets-and-security-groups (overrides carry one subnet per zone).
  */
 import { paginateDescribeSecurityGroups, paginateDescribeSubnets, type EC2Client, type Filter } from '@aws-sdk/client-ec2';
 import type { EC2NodeClass } from '../../core/api/ec2nodeclass.js';

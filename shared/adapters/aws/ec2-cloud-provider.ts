@@ -3,7 +3,7 @@
  * the cluster's instances, TerminateInstances to delete one. Its contract is the simulated EC2's
  * (`shared/sim/simulated-ec2.ts`); errors leave translated (`ec2-errors.ts`).
  *
- * ## CreateFleet request (Karpenter `pkg/providers/instance/instance.go`; ../shared/KARPENTER-V1.md §2.1)
+ * ## CreateFleet request (Karpenter `pkg/providers/instance/instance.go`; docs/karpenter-semantics.md#createfleet)
  * - `Type: instant`, `TargetCapacitySpecification { TotalTargetCapacity: 1, DefaultTargetCapacityType }` with the
  *   request's capacity type (`spot` | `on-demand`; `reserved` is rejected: Skiff has no capacity reservations yet).
  * - Spot: `SpotOptions.AllocationStrategy = price-capacity-optimized`; on-demand:
@@ -137,8 +137,8 @@ export function clientToken(clusterName: string, nodeClaim: string, attempt = 0)
  * tags, then Skiff's, which win: `kubernetes.io/cluster/<cluster>=owned`, `eks:eks-cluster-name=<cluster>`,
  * `karpenter.sh/nodepool`, `karpenter.sh/nodeclaim`, `karpenter.k8s.aws/ec2nodeclass`, `Name=<nodeClaim>`.
  * Source: Karpenter `pkg/utils/utils.go GetTags` (static tags merged over `spec.tags`); Karpenter adds `Name`,
- * `karpenter.sh/nodeclaim` and `eks:eks-cluster-name` after registration, Skiff at launch (../shared/KARPENTER-V1.md
- * §2.3). The schema rejects the restricted keys in `spec.tags`, so only `Name` can actually be overridden here.
+ * `karpenter.sh/nodeclaim` and `eks:eks-cluster-name` after registration, Skiff at launch (docs/karpenter-semantics.md#tags).
+ * The schema rejects the restricted keys in `spec.tags`, so only `Name` can actually be overridden here.
  */
 export function launchTags(clusterName: string, request: LaunchRequest, nodeClassTags: Readonly<Record<string, string>> | undefined): Record<string, string> {
   return {

@@ -1,5 +1,5 @@
 /**
- * EC2 error codes and their translation into Skiff's errors, once, at the adapter boundary (STYLE.md rule 2).
+ * EC2 error codes and their translation into Skiff's errors, once, at the adapter boundary (docs/architecture.md#errors).
  *
  * Two kinds of EC2 failure reach the adapter:
  * - an **exception** thrown by the SDK (the whole call failed: `UnauthorizedOperation`, `RequestLimitExceeded` after
@@ -19,7 +19,7 @@ export { isThrottling, THROTTLING_CODES } from './sdk-errors.js';
  * CreateFleet error codes that mean "no capacity for this offering right now" (ICE): the offerings are marked
  * unavailable for 3 minutes and the NodeClaim is re-solved without them.
  * Source: aws/karpenter-provider-aws `pkg/errors/errors.go` (`unfulfillableCapacityErrorCodes` and the reservation
- * check), ../shared/KARPENTER-V1.md §2.2.
+ * check), docs/karpenter-semantics.md#insufficient-capacity.
  */
 export const INSUFFICIENT_CAPACITY_CODES: ReadonlySet<string> = new Set(ICE_ERROR_CODES);
 

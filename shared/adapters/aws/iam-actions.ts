@@ -71,7 +71,7 @@ export const AWS_ADAPTER_POLICY: readonly IamStatement[] = [
     ],
     scope: 'any',
   },
-  // pricing.ts: the 12-hourly price refresh (KARPENTER-V1.md §2.4), run by the lifecycle function only.
+  // pricing.ts: the 12-hourly price refresh (docs/karpenter-semantics.md#pricing), run by the lifecycle function only.
   { sid: 'RefreshPrices', actions: ['ec2:DescribeSpotPriceHistory', 'pricing:GetProducts'], scope: 'priceRefresh' },
   // decision-events.ts: decisions on the stack's EventBridge bus.
   { sid: 'PublishDecisions', actions: ['events:PutEvents'], scope: 'decisionBus' },

@@ -6,7 +6,7 @@
  * `pkg/controllers/nodeclass/instanceprofile.go` (profile per cluster/region/node class, under its own IAM path,
  * tagged for the cluster); docs `concepts/nodeclasses.md` (`spec.role`, `spec.instanceProfile`); IAM API reference
  * (`InstanceProfileName` pattern `[\w+=,.@-]+`, 1–128 characters; one role per instance profile, `LimitExceeded`
- * otherwise); ../shared/KARPENTER-V1.md §2.3.
+ * otherwise); docs/karpenter-semantics.md#instance-profile.
  */
 import { createHash } from 'node:crypto';
 import {

@@ -7,7 +7,7 @@
  * Source of the split: aws/karpenter-provider-aws `pkg/providers/instance/instance.go` asks the launch-template
  * provider for one template per AMI / architecture / GPU variant (`EnsureAll`), the subnet provider for one subnet
  * per zone (`ZonalSubnetsForLaunch`), and builds one override per (instance type × zone) from them
- * (../shared/KARPENTER-V1.md §2.1).
+ * (docs/karpenter-semantics.md#createfleet).
  */
 import type { EC2NodeClass } from '../../core/api/ec2nodeclass.js';
 import type { Taint } from '../../core/api/kubernetes.js';

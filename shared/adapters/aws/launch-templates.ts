@@ -9,7 +9,7 @@
  * 20 GiB gp3 encrypted on `/dev/xvda` for AL2/AL2023; 4 GiB `/dev/xvda` + 20 GiB `/dev/xvdb` for Bottlerocket;
  * 50 GiB `/dev/sda1` for Windows; none for Custom); EC2 API reference `CreateLaunchTemplate`
  * (`RequestLaunchTemplateData`, template names `[a-zA-Z0-9().\-/_]{3,128}`, user data ≤ 16 KiB before base64);
- * ../shared/KARPENTER-V1.md §2.1 and §2.3.
+ * docs/karpenter-semantics.md#launch-templates and docs/karpenter-semantics.md#createfleet.
  */
 import { createHash } from 'node:crypto';
 import {

@@ -1,5 +1,5 @@
 /**
- * Translation of AWS SDK errors into Skiff's errors, once, at the adapter edge (STYLE.md rule 2), for every AWS
+ * Translation of AWS SDK errors into Skiff's errors, once, at the adapter edge (docs/architecture.md#errors), for every AWS
  * service Skiff calls (EC2, SSM, IAM, Pricing; DynamoDB's `storeError` shares the throttling test): throttling
  * becomes {@link ThrottledError}, anything else {@link CloudProviderError} carrying the service's error code (the SDK
  * v3 puts it in the error's `name`). EC2-specific codes (capacity, launch templates) live in `ec2-errors.ts`.

@@ -1,6 +1,6 @@
 /**
  * Skiff's single DynamoDB table: its key layout, its index, and the conventions every store on it follows
- * (../shared/DESIGN.md "State and idempotency"). The CDK stack, the stores, the simulation and the tests all take
+ * (docs/architecture.md#state). The CDK stack, the stores, the simulation and the tests all take
  * the layout from here. This module has no runtime dependency on the AWS SDK (type imports only), so the CDK app
  * can import it cheaply.
  *

@@ -4,7 +4,7 @@
  * groups and images (1 min), instance profiles.
  *
  * Source: aws/karpenter-provider-aws `pkg/cache/cache.go` (`SSMCacheTTL` 24 h, `DefaultTTL` 1 min);
- * ../shared/KARPENTER-V1.md §9 ("AMI / subnet refresh 1m (SSM cache 24h)").
+ * docs/karpenter-semantics.md#caches-and-refresh (AMI and subnet refresh 1 min, SSM cache 24 h).
  */
 import type { Clock } from '../../ports/clock.js';
 

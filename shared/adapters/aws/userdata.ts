@@ -3,7 +3,7 @@
  * Pure functions: the result is plain text (the caller base64-encodes it for the launch template), and equal inputs
  * give byte-equal output (labels and map keys sorted) so launch-template hashes are stable.
  *
- * Layouts (Karpenter's, ../shared/KARPENTER-V1.md §2.3 "userData merging"):
+ * Layouts (Karpenter's, docs/karpenter-semantics.md#user-data):
  * - AL2023: MIME multipart; Skiff's nodeadm `NodeConfig` first, then the user's part(s) (MIME parts as they are,
  *   else a NodeConfig YAML or a shell script).
  * - AL2: MIME multipart; the user's part(s) first, then a shell part calling `/etc/eks/bootstrap.sh`.
@@ -58,7 +58,7 @@ export interface BootstrapInput {
   readonly instanceStorePolicy?: 'RAID0' | undefined;
 }
 
-/** The taint every launched node registers with until Skiff registers it (KARPENTER-V1 §3, "Registration"). */
+/** The taint every launched node registers with until Skiff registers it (docs/karpenter-semantics.md#launch-registration-initialization). */
 export const UNREGISTERED_TAINT: Taint = { key: UNREGISTERED_TAINT_KEY, effect: 'NoExecute' };
 
 /**

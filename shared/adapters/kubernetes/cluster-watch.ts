@@ -3,7 +3,8 @@
  * the {@link PodEvent}s the webhook accepts.
  *
  * ## What is reported
- * - A pod when kube-scheduler has marked it `PodScheduled=False, reason=Unschedulable` (DESIGN.md "Semantics"), on
+ * - A pod when kube-scheduler has marked it `PodScheduled=False, reason=Unschedulable`
+ *   (docs/karpenter-semantics.md#pending-pods), on
  *   every add or update that leaves it so, and again every `resyncIntervalMs` while it stays so (a trigger the
  *   provisioner may have consumed without placing the pod — a launch that failed, a node that never joined — is
  *   re-sent; the default, 6 minutes, is longer than SQS FIFO's 5-minute deduplication window so the re-sent event is

@@ -20,7 +20,7 @@
  *   first media type the OpenAPI spec lists (`application/json-patch+json`) unless told otherwise, so every patch
  *   passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call options.
  * - `evictPod`: `POST …/pods/{name}/eviction` with a `policy/v1` Eviction; 429 (a PDB forbids it now) and 404 are
- *   values, not errors (Karpenter's terminator retries a 429 with backoff; ../shared/KARPENTER-V1.md §3).
+ *   values, not errors (Karpenter's terminator retries a 429 with backoff; docs/karpenter-semantics.md#termination).
  * - `recordEvent`: a `core/v1` Event with a deterministic name (`<object>.<hash of type, reason, object, message>`),
  *   so a repeat bumps `count` and `lastTimestamp` of the existing Event instead of adding one (client-go's
  *   `EventCorrelator` does this in memory; a Lambda has no memory between invocations, so the name carries it).

@@ -1,5 +1,5 @@
 /**
- * Translation of Kubernetes API errors into Skiff's errors, once, at the adapter edge (STYLE.md rule 2).
+ * Translation of Kubernetes API errors into Skiff's errors, once, at the adapter edge (docs/architecture.md#errors).
  *
  * The API server answers a failed request with a `Status` object (`{kind: Status, apiVersion: v1, status: Failure,
  * reason, code, message}`, k8s.io/apimachinery `pkg/apis/meta/v1/types.go` `StatusReason`); `@kubernetes/client-node`

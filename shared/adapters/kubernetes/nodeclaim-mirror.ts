@@ -8,7 +8,8 @@
  * `karpenter.sh/nodepool`; NODE from `status.nodeName`; READY from the `Ready` condition; ID from
  * `status.providerID`; NODECLASS from `spec.nodeClassRef.name`.
  *
- * Conditions (core `pkg/apis/v1/nodeclaim_status.go`; ../shared/KARPENTER-V1.md §3): `Launched`, `Registered`,
+ * Conditions (core `pkg/apis/v1/nodeclaim_status.go`; docs/karpenter-semantics.md#nodeclaim-lifecycle): `Launched`,
+ * `Registered`,
  * `Initialized`, and `Ready` (True when the three are). Not-yet-reached conditions are `Unknown` with reason
  * `AwaitingReconciliation`, as operatorpkg initialises them; a failed launch makes `Launched=False`; a claim being
  * deleted gets `InstanceTerminating=True`. Every `lastTransitionTime` comes from the record's own timestamps, so the

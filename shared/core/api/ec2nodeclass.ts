@@ -3,7 +3,7 @@
  *
  * Sources: aws/karpenter-provider-aws `pkg/apis/v1/ec2nodeclass.go` and
  * `pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml` (fields, patterns, CEL rules), docs
- * `concepts/nodeclasses.md`; ../shared/KARPENTER-V1.md §2.3; DESIGN.md "Semantics" (the `eks-node@latest` alias means
+ * `concepts/nodeclasses.md`; docs/karpenter-semantics.md#ami-aliases (the `eks-node@latest` alias means
  * the EKS-optimized AL2023 image). Objects are strict: an unknown field is an error.
  */
 import { z } from 'zod';
@@ -14,7 +14,7 @@ export const AMI_ALIAS_FAMILIES = ['al2023', 'al2', 'bottlerocket', 'windows2019
 /** One of {@link AMI_ALIAS_FAMILIES}. */
 export type AmiAliasFamily = (typeof AMI_ALIAS_FAMILIES)[number];
 
-/** Skiff's own alias family (DESIGN.md): `eks-node@latest` is the EKS-optimized AL2023 image. Only `latest` is valid. */
+/** Skiff's own alias family (docs/karpenter-semantics.md#ami-aliases): `eks-node@latest` is the EKS-optimized AL2023 image. Only `latest` is valid. */
 export const EKS_NODE_ALIAS_FAMILY = 'eks-node';
 
 /** `spec.amiFamily` values. */

@@ -2,7 +2,7 @@
  * The EventBridge events the interruption queue carries, as AWS documents them, and a parser that turns one SQS
  * message body into what the interruption controller acts on.
  *
- * Five EventBridge rules feed the queue (Karpenter's CloudFormation template, ../shared/KARPENTER-V1.md §5):
+ * Five EventBridge rules feed the queue (Karpenter's CloudFormation template, docs/karpenter-semantics.md#interruption):
  * - `aws.ec2` / `EC2 Spot Instance Interruption Warning` — two minutes before EC2 stops, hibernates or terminates a
  *   spot instance; `detail: {"instance-id", "instance-action": "terminate" | "stop" | "hibernate"}` (EC2 User Guide,
  *   "Spot Instance interruption notices");

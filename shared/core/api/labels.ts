@@ -3,7 +3,7 @@
  *
  * Sources: kubernetes-sigs/karpenter `pkg/apis/v1/labels.go` (core well-known labels, restricted domains) and
  * aws/karpenter-provider-aws `pkg/apis/v1/labels.go` (the `karpenter.k8s.aws/*` labels); see
- * ../shared/KARPENTER-V1.md §1.4.
+ * docs/karpenter-semantics.md#well-known-labels.
  */
 
 /** `karpenter.sh/nodepool`: the NodePool that launched a node. */

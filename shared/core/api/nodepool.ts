@@ -3,7 +3,8 @@
  *
  * Sources: kubernetes-sigs/karpenter `pkg/apis/v1/nodepool.go` (defaults, CEL rules), `nodeclaim_validation.go`
  * (`ValidateRequirement`, `SupportedNodeSelectorOps`), `pkg/apis/crds/karpenter.sh_nodepools.yaml` (patterns,
- * bounds) and ../shared/KARPENTER-V1.md §1.4, §4.2–4.3. Objects are strict like kubectl's strict field validation:
+ * bounds) and docs/karpenter-semantics.md#requirements, docs/karpenter-semantics.md#consolidation,
+ * docs/karpenter-semantics.md#budgets. Objects are strict like kubectl's strict field validation:
  * an unknown field is an error.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * The webhook contract (DESIGN.md "Webhook (relay → webhook Lambda)"): what the in-cluster relay posts and the
+ * The webhook contract (docs/contracts.md#webhook): what the in-cluster relay posts and the
  * webhook Lambda accepts. One request is one batch of {@link PodEvent}s for one cluster.
  *
  * The schema is stricter than {@link PodEventSchema} alone because every accepted event becomes an SQS FIFO message
@@ -12,7 +12,7 @@
 import { z } from 'zod';
 import { PodEventSchema, deduplicationId, type PodEvent } from './pod-event.js';
 
-/** Largest request body the webhook accepts: 256 KiB (DESIGN.md), checked on the raw bytes before parsing. */
+/** Largest request body the webhook accepts: 256 KiB (docs/contracts.md#webhook), checked on the raw bytes before parsing. */
 export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
 
 /**
@@ -21,7 +21,7 @@ export const MAX_WEBHOOK_BODY_BYTES = 256 * 1024;
  */
 export const MAX_WEBHOOK_BATCH_EVENTS = 500;
 
-/** How far a request's `x-skiff-timestamp` may be from the webhook's clock: 300 s either way (DESIGN.md: 5 min). */
+/** How far a request's `x-skiff-timestamp` may be from the webhook's clock: 300 s either way (docs/contracts.md#webhook). */
 export const MAX_WEBHOOK_CLOCK_SKEW_SECONDS = 300;
 
 /** Header carrying the request's unix time in whole seconds, e.g. `1767225600`. */

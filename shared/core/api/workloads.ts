@@ -14,7 +14,7 @@ import { podTemplateSpecSchema, type PodTemplateSpec } from './pod.js';
 
 /**
  * Pod-template annotation giving how long each of a Job's pods runs before completing (a Go duration, e.g. `2h`).
- * Without it the pods run until the end of the simulation (DESIGN.md, Scenario).
+ * Without it the pods run until the end of the simulation (docs/contracts.md#scenario).
  */
 export const RUN_FOR_ANNOTATION = 'skiff.dev/run-for';
 

@@ -1,7 +1,7 @@
 /**
  * Launch planning: which capacity type and which (instance type × zone) overrides a NodeClaim's CreateFleet
  * request carries. Source: aws/karpenter-provider-aws `pkg/providers/instance/instance.go` (`getCapacityType`:
- * reserved > spot > on-demand; the 60 cheapest instance types, `maxInstanceTypes`); ../shared/KARPENTER-V1.md §2.1.
+ * reserved > spot > on-demand; the 60 cheapest instance types, `maxInstanceTypes`); docs/karpenter-semantics.md#createfleet.
  */
 import { LABEL_CAPACITY_TYPE, type CapacityType } from '../api/labels.js';
 import { compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';

@@ -1,6 +1,6 @@
 /**
  * Preferences treated as requirements, then relaxed one at a time — Karpenter's `preferences.go Relax`
- * (../shared/KARPENTER-V1.md §1.2). A pod's view at level `n` has the first `n` relaxation steps applied:
+ * (docs/karpenter-semantics.md#preference-relaxation). A pod's view at level `n` has the first `n` relaxation steps applied:
  * 1. drop the heaviest preferred pod affinity term (repeated while any remain);
  * 2. drop the heaviest preferred pod anti-affinity term;
  * 3. drop the heaviest preferred node affinity term (only the heaviest remaining one is ever required, as in

@@ -2,7 +2,7 @@
  * The provisioning solver: places pending pods on existing capacity, then on new NodeClaims from NodePool templates.
  *
  * Semantics follow Karpenter's scheduler (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/`,
- * summarised in ../shared/KARPENTER-V1.md §1.2):
+ * summarised in docs/karpenter-semantics.md#placement-order):
  * - pods are solved in order cpu desc, memory desc, creation time, name (`queue.go byCPUAndMemoryDescending`);
  * - each pod tries existing nodes and in-flight NodeClaims first (free capacity), then NodeClaims planned in this
  *   solve, then a new NodeClaim from the first NodePool by descending weight that can take it;

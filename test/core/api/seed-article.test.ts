@@ -1,5 +1,6 @@
 /**
- * The seed article's YAML must load unchanged (DESIGN.md). The example files are byte-for-byte copies of the
+ * The seed article's YAML must load unchanged (its NodePools are `examples/seed`; README). The example files are
+ * byte-for-byte copies of the
  * article's blocks; the budget and Job snippets (fragments, not whole objects) are copied here by hand and parsed
  * with the sub-schemas they belong to.
  */
