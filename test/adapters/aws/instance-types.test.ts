@@ -219,6 +219,25 @@ describe('instance-types', () => {
       expect(real.get('m5.large')?.allocatable['ephemeral-storage']).toBeGreaterThan(80_000);
     });
 
+    it('gives a Windows query os=windows and the windows-build, drops arm64, and sizes storage by the family, as the simulated EC2 does', async () => {
+      const query: InstanceTypeQuery = { nodeClass: 'win', amiFamily: 'Windows2022' };
+      const real = byName(await new Ec2InstanceTypes({ ec2, prices: pricesOf(snapshot), clock }).getInstanceTypes(query));
+      const sim = byName(await new SimulatedEc2(new VirtualClock(T0), { region: 'us-west-2', catalog: loadCatalog(), vmMemoryOverheadPercent: 0.075, clusterName: 'c', onRegister: () => undefined }).getInstanceTypes(query));
+      expect(real.has('c6gd.large')).toBe(false);
+      expect(real.get('m5.large')?.labels).toMatchObject({ 'kubernetes.io/os': 'windows', 'node.kubernetes.io/windows-build': '10.0.20348' });
+      expect(real.get('m5.large')?.capacity).toMatchObject({ pods: 110, 'ephemeral-storage': 51200 });
+      for (const [name, type] of real) expect({ name, labels: type.labels, capacity: type.capacity }).toEqual({ name, labels: sim.get(name)?.labels, capacity: sim.get(name)?.capacity });
+      const bottlerocket = byName(
+        await new Ec2InstanceTypes({ ec2, prices: pricesOf(snapshot), clock }).getInstanceTypes({
+          nodeClass: 'br',
+          amiFamily: 'Bottlerocket',
+          blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '4Gi' } }, { deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi' } }],
+        }),
+      );
+      expect(bottlerocket.get('c6gd.large')?.labels['kubernetes.io/os']).toBe('linux');
+      expect(bottlerocket.get('m5.large')?.capacity['ephemeral-storage']).toBe(102_400);
+    });
+
     describe('cache', () => {
       const ec2Calls = (): number => mock.commandCalls(DescribeInstanceTypesCommand).length + mock.commandCalls(DescribeInstanceTypeOfferingsCommand).length;
 
