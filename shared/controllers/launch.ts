@@ -8,6 +8,7 @@
  */
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
 import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { ec2NodeClassAmiFamily } from '../core/api/ec2nodeclass.js';
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
@@ -16,7 +17,6 @@ import { planLaunch } from '../core/provisioning/launch.js';
 import { placedPod, podHostPorts, podRequests } from '../core/provisioning/pod.js';
 import type { ExistingCapacity, NodeClaimPlan } from '../core/provisioning/scheduler.js';
 import { add, formatResources, subtract, type ResourceList } from '../core/resources/resource-list.js';
-import { mebibytes } from '../core/resources/quantity.js';
 import { Requirements } from '../core/scheduling/requirements.js';
 import type { CloudProvider, InstanceTypeQuery, LaunchedInstance } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
@@ -44,20 +44,29 @@ export interface LaunchDeps {
 
 /** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
 export const UNAVAILABLE_OFFERING_TTL_MS = 3 * 60 * 1000;
-/** The instance-type query an EC2NodeClass implies (kubelet settings and root volume size change allocatable). */
+/**
+ * The instance-type query an EC2NodeClass implies: its effective AMI family (`ec2NodeClassAmiFamily`: labels, which
+ * types it boots, allocatable), kubelet settings, and the block device mappings and instance store policy that set
+ * ephemeral storage (only each mapping's device name, `rootVolume` and volume size are kept, so unrelated EBS
+ * settings do not split the instance-type cache).
+ */
 export function instanceTypeQuery(nodeClass: EC2NodeClassLike): InstanceTypeQuery {
-  const root = nodeClass.spec.blockDeviceMappings?.find((m) => m.rootVolume) ?? nodeClass.spec.blockDeviceMappings?.find((m) => m.deviceName === '/dev/xvda');
-  const size = root?.ebs?.volumeSize;
+  const { spec } = nodeClass;
   return {
     nodeClass: nodeClass.metadata.name,
-    ...(nodeClass.spec.kubelet ? { kubelet: nodeClass.spec.kubelet } : {}),
-    ...(size !== undefined ? { rootVolumeGiB: gibOf(size) } : {}),
+    amiFamily: ec2NodeClassAmiFamily(nodeClass),
+    ...(spec.kubelet ? { kubelet: spec.kubelet } : {}),
+    ...(spec.blockDeviceMappings !== undefined && spec.blockDeviceMappings.length > 0
+      ? {
+          blockDeviceMappings: spec.blockDeviceMappings.map((m) => ({
+            ...(m.deviceName !== undefined ? { deviceName: m.deviceName } : {}),
+            ...(m.rootVolume !== undefined ? { rootVolume: m.rootVolume } : {}),
+            ...(m.ebs?.volumeSize !== undefined ? { ebs: { volumeSize: m.ebs.volumeSize } } : {}),
+          })),
+        }
+      : {}),
+    ...(spec.instanceStorePolicy !== undefined ? { instanceStorePolicy: spec.instanceStorePolicy } : {}),
   };
-}
-
-/** A volume size quantity (`50Gi`, `100G`, bytes as a number) in GiB. @throws {QuantityError} when malformed (schemas reject this earlier). */
-function gibOf(size: string | number): number {
-  return mebibytes(size) / 1024;
 }
 
 /** Karpenter's registration timeout: a NodeClaim whose node has not registered 15 minutes after launch is not coming. */

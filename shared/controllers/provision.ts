@@ -30,6 +30,7 @@
  *   collection terminates any instance it got.
  */
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
+import type { AmiFamily } from '../core/instancetypes/allocatable.js';
 import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
@@ -73,8 +74,12 @@ export const MAX_ROUNDS = 3;
 export interface EC2NodeClassLike {
   readonly metadata: { readonly name: string };
   readonly spec: {
+    /** With the alias of `amiSelectorTerms`, decides the AMI family (`ec2NodeClassAmiFamily`). */
+    readonly amiFamily?: AmiFamily;
+    readonly amiSelectorTerms?: readonly { readonly alias?: string }[];
     readonly kubelet?: InstanceTypeQuery['kubelet'];
     readonly blockDeviceMappings?: readonly { readonly deviceName?: string; readonly rootVolume?: boolean; readonly ebs?: { readonly volumeSize?: string | number } }[];
+    readonly instanceStorePolicy?: 'RAID0';
   };
 }
 

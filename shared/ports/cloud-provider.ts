@@ -6,11 +6,17 @@
  */
 import type { Taint } from '../core/api/kubernetes.js';
 import type { CapacityType } from '../core/api/labels.js';
+import type { AmiFamily, EphemeralBlockDeviceMapping } from '../core/instancetypes/allocatable.js';
 import type { InstanceType, OfferingKey } from '../core/instancetypes/offering.js';
 
-/** Inputs that change what an EC2NodeClass's instance types offer (kubelet settings change allocatable). */
+/**
+ * Inputs that change what an EC2NodeClass's instance types are: the AMI family (labels, which types it boots,
+ * allocatable), kubelet settings, block device mappings and instance store policy (allocatable).
+ */
 export interface InstanceTypeQuery {
   readonly nodeClass: string;
+  /** The EC2NodeClass's effective AMI family. @default 'AL2023' */
+  readonly amiFamily?: AmiFamily;
   readonly kubelet?: {
     readonly maxPods?: number;
     readonly podsPerCore?: number;
@@ -18,8 +24,10 @@ export interface InstanceTypeQuery {
     readonly kubeReserved?: Readonly<Record<string, string>>;
     readonly evictionHard?: Readonly<Record<string, string>>;
   };
-  /** Root volume size in GiB (from blockDeviceMappings); default 20. */
-  readonly rootVolumeGiB?: number;
+  /** `spec.blockDeviceMappings` (only device name, `rootVolume` and EBS volume size matter). @default the family's defaults */
+  readonly blockDeviceMappings?: readonly EphemeralBlockDeviceMapping[];
+  /** `spec.instanceStorePolicy`. @default undefined */
+  readonly instanceStorePolicy?: 'RAID0';
 }
 
 /** One CreateFleet-style launch: one instance for one NodeClaim. */

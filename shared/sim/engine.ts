@@ -113,7 +113,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const ec2 = new SimulatedEc2(clock, {
     region: spec.region,
     catalog: deps.catalog,
-    // Launched nodes get the allocatable the solver planned with: the EC2NodeClass's kubelet and root volume.
+    // Launched nodes get the labels and allocatable the solver planned with: the EC2NodeClass's AMI family, kubelet and volumes.
     instanceTypeQuery: (nodeClass) => {
       const nc = cluster.nodeClasses.get(nodeClass);
       return nc ? instanceTypeQuery(nc) : { nodeClass };

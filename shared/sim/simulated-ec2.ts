@@ -11,7 +11,7 @@
 import { InsufficientCapacityError } from '../core/errors.js';
 import { LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
 import type { Taint } from '../core/api/kubernetes.js';
-import { computeAllocatable, computeCapacity, nodeClassAllocatableOptions } from '../core/instancetypes/allocatable.js';
+import { amiFamilyLabels, computeAllocatable, computeCapacity, launchableWithAmiFamily, nodeClassAllocatableOptions } from '../core/instancetypes/allocatable.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import { buildInstanceType, offeringKey, type InstanceType, type Offering, type OfferingKey } from '../core/instancetypes/offering.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../ports/cloud-provider.js';
@@ -109,10 +109,11 @@ export interface SimulatedEc2Options {
   /** Called when an instance's kubelet registers. */
   readonly onRegister: (instance: SimInstance) => void;
   /**
-   * The instance-type query an EC2NodeClass implies (its kubelet settings and root volume change allocatable), so a
-   * launched or adopted instance gets the allocatable the solver planned with. The composition root passes the
+   * The instance-type query an EC2NodeClass implies (its AMI family changes labels and allocatable; its kubelet
+   * settings, block device mappings and instance store policy change allocatable), so a launched or adopted
+   * instance gets the labels and allocatable the solver planned with. The composition root passes the
    * provision controller's `instanceTypeQuery` of the named EC2NodeClass.
-   * @default `{ nodeClass }` (the catalogue defaults: no kubelet overrides, 20 GiB root volume)
+   * @default `{ nodeClass }` (the catalogue defaults: AL2023, no kubelet overrides, 20 GiB root volume)
    */
   readonly instanceTypeQuery?: (nodeClass: string) => InstanceTypeQuery;
 }
@@ -149,7 +150,7 @@ export class SimulatedEc2 implements CloudProvider {
     const allocatableOptions = nodeClassAllocatableOptions(query, this.options.vmMemoryOverheadPercent);
     const types: InstanceType[] = [];
     for (const info of this.options.catalog) {
-      if (info.onDemandPrice === null) continue;
+      if (info.onDemandPrice === null || !launchableWithAmiFamily(info, query.amiFamily)) continue;
       const od = info.onDemandPrice;
       const offerings: Offering[] = zones.flatMap((zone) => [
         { zone, capacityType: 'on-demand' as const, price: od, available: true },
@@ -158,7 +159,7 @@ export class SimulatedEc2 implements CloudProvider {
       types.push(
         buildInstanceType({
           name: info.name,
-          labels: info.labels,
+          labels: amiFamilyLabels(info, query.amiFamily),
           capacity: computeCapacity(info, allocatableOptions),
           allocatable: computeAllocatable(info, allocatableOptions),
           offerings,
@@ -193,7 +194,8 @@ export class SimulatedEc2 implements CloudProvider {
     }
     this.launchAttempts.push({ ...attempt, result: 'ok' });
     const info = this.options.catalog.find((t) => t.name === choice.instanceType);
-    const type = (await this.getInstanceTypes(this.queryFor(request.nodeClass))).find((t) => t.name === choice.instanceType);
+    const query = this.queryFor(request.nodeClass);
+    const type = (await this.getInstanceTypes(query)).find((t) => t.name === choice.instanceType);
     const instanceId = `i-${(this.nextInstance++).toString(16).padStart(17, '0')}`;
     const instance: SimInstance = {
       instanceId,
@@ -205,7 +207,8 @@ export class SimulatedEc2 implements CloudProvider {
       launchedAt: now,
       nodeClaim: request.nodeClaim,
       price: choice.price,
-      labels: { ...(info?.labels ?? {}), ...request.labels, [LABEL_ZONE]: choice.zone, [LABEL_CAPACITY_TYPE]: request.capacityType },
+      // The kubelet reports the OS of the AMI the EC2NodeClass boots (kubernetes.io/os, windows-build).
+      labels: { ...(info ? amiFamilyLabels(info, query.amiFamily) : {}), ...request.labels, [LABEL_ZONE]: choice.zone, [LABEL_CAPACITY_TYPE]: request.capacityType },
       taints: request.taints,
       startupTaints: request.startupTaints,
       allocatable: type?.allocatable ?? {},
@@ -236,7 +239,8 @@ export class SimulatedEc2 implements CloudProvider {
   }): Promise<SimInstance> {
     const info = this.options.catalog.find((t) => t.name === args.instanceType);
     if (!info) throw new RangeError(`unknown instance type ${args.instanceType}`);
-    const type = (await this.getInstanceTypes(this.queryFor(args.nodeClass))).find((t) => t.name === args.instanceType);
+    const query = this.queryFor(args.nodeClass);
+    const type = (await this.getInstanceTypes(query)).find((t) => t.name === args.instanceType);
     const offering = type?.offerings.find((o) => o.zone === args.zone && o.capacityType === args.capacityType);
     const instance: SimInstance = {
       instanceId: `i-${(this.nextInstance++).toString(16).padStart(17, '0')}`,
@@ -248,7 +252,7 @@ export class SimulatedEc2 implements CloudProvider {
       launchedAt: args.launchedAt,
       nodeClaim: args.nodeClaim,
       price: offering?.price ?? info.onDemandPrice ?? 0,
-      labels: { ...info.labels, ...args.labels, [LABEL_ZONE]: args.zone, [LABEL_CAPACITY_TYPE]: args.capacityType },
+      labels: { ...amiFamilyLabels(info, query.amiFamily), ...args.labels, [LABEL_ZONE]: args.zone, [LABEL_CAPACITY_TYPE]: args.capacityType },
       taints: args.taints,
       startupTaints: [],
       allocatable: type?.allocatable ?? {},

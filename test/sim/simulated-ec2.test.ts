@@ -80,11 +80,13 @@ describe('simulatedSpotPrice', () => {
 
 describe('SimulatedEc2', () => {
   describe('getInstanceTypes', () => {
-    it('offers every priced catalogue type in every zone of the region as on-demand and spot', async () => {
+    it('offers every priced catalogue type the AMI family boots in every zone of the region as on-demand and spot', async () => {
       const { ec2 } = setup();
       const types = await ec2.getInstanceTypes({ nodeClass: 'default' });
       const priced = CATALOG.filter((t) => t.onDemandPrice !== null);
-      expect(types.map((t) => t.name)).toEqual(priced.map((t) => t.name));
+      // AL2023 (the default) does not boot a1; AL2 does.
+      expect(types.map((t) => t.name)).toEqual(priced.filter((t) => !t.name.startsWith('a1.')).map((t) => t.name));
+      expect((await ec2.getInstanceTypes({ nodeClass: 'default', amiFamily: 'AL2' })).map((t) => t.name)).toEqual(priced.map((t) => t.name));
       for (const type of types) {
         const pairs = type.offerings.map((o) => `${o.zone}/${o.capacityType}`).sort();
         expect(pairs, type.name).toEqual(US_WEST_2_ZONES.flatMap((z) => [`${z}/on-demand`, `${z}/spot`]).sort());
@@ -220,8 +222,8 @@ describe('SimulatedEc2', () => {
       expect(instance?.state).toBe('running');
     });
 
-    it("gives the instance the allocatable of its EC2NodeClass's kubelet and root volume, as the solver saw it", async () => {
-      const query = { nodeClass: 'default', kubelet: { maxPods: 8, systemReserved: { cpu: '300m' } }, rootVolumeGiB: 100 };
+    it("gives the instance the allocatable of its EC2NodeClass's kubelet and root volume mapping, as the solver saw it", async () => {
+      const query = { nodeClass: 'default', kubelet: { maxPods: 8, systemReserved: { cpu: '300m' } }, blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '100Gi' } }] };
       const { ec2 } = setup({ instanceTypeQuery: (nodeClass) => ({ ...query, nodeClass }) });
       await ec2.create(launchRequest());
       const planned = (await ec2.getInstanceTypes(query)).find((t) => t.name === 'c5.large');

@@ -38,8 +38,9 @@ export interface ResolvedAmi {
   readonly architecture: AmiArchitecture;
   /**
    * The instance types the image is built for: `standard` (no NVIDIA GPU, no AWS accelerator), `nvidia`, `neuron`.
-   * `undefined` for images selected by `id`/`name`/`tags`/`ssmParameter`: EC2 does not say what they are built for,
-   * so, as in Karpenter, they serve every instance type of their architecture.
+   * `undefined` for images selected by `id`/`name`/`tags`/`ssmParameter` (EC2 does not say what they are built for)
+   * and for the Windows alias images (Karpenter gives them OS and build requirements only): as in Karpenter, they
+   * serve every instance type of their architecture.
    */
   readonly variant: AmiVariant | undefined;
   /** The EC2NodeClass's effective AMI family (drives userData and default block devices). */
@@ -83,8 +84,11 @@ export interface AliasParameter {
   /** The full parameter name, e.g. `/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/x86_64/standard/recommended/image_id`. */
   readonly name: string;
   readonly architecture: AmiArchitecture;
-  /** The variants the image serves (the AL2 GPU image and the Bottlerocket x86_64 image serve two). */
-  readonly variants: readonly AmiVariant[];
+  /**
+   * The variants the image serves (the AL2 GPU image and the Bottlerocket x86_64 image serve two); `undefined` when
+   * the image serves every instance type of its architecture (the Windows images).
+   */
+  readonly variants: readonly (AmiVariant | undefined)[];
 }
 
 /** EC2's architecture names for the Kubernetes ones. */
@@ -113,7 +117,8 @@ export function kubernetesMinorVersion(version: string): string {
  * - `bottlerocket`: `/aws/service/bottlerocket/aws-k8s-<k8s>[-nvidia]/<x86_64|arm64>/<latest|version>/image_id`,
  *   the version without its leading `v`; the x86_64 standard image serves neuron types too (Karpenter `bottlerocket.go`).
  * - `windows2019|2022|2025`: `/aws/service/ami-windows-latest/Windows_Server-<year>-English-Core-EKS_Optimized-<k8s>/image_id`,
- *   amd64 standard only (Karpenter `windows.go`; only `@latest` is valid).
+ *   amd64 only, with no variant: it serves GPU and accelerator types too, as Karpenter's Windows image carries only
+ *   OS and build requirements (Karpenter `windows.go` `DescribeImageQuery`; only `@latest` is valid).
  * @param alias a parsed alias (`eks-node@latest` is already `al2023@latest`)
  * @param kubernetesVersion the cluster's `major.minor`, e.g. `1.31`
  * @example aliasParameters(parseAmiAlias('bottlerocket@latest')!, '1.31')[0]?.name // '/aws/service/bottlerocket/aws-k8s-1.31/x86_64/latest/image_id'
@@ -158,7 +163,7 @@ export function aliasParameters(alias: AmiAlias, kubernetesVersion: string): Ali
     case 'windows2022':
     case 'windows2025': {
       const year = alias.family.slice('windows'.length);
-      return [{ name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${k8s}/image_id`, architecture: 'amd64', variants: ['standard'] }];
+      return [{ name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-${k8s}/image_id`, architecture: 'amd64', variants: [undefined] }];
     }
   }
 }

@@ -41,7 +41,7 @@ import {
   type InstanceStateName,
   type Tag,
 } from '@aws-sdk/client-ec2';
-import type { EC2NodeClass } from '../../core/api/ec2nodeclass.js';
+import { ec2NodeClassAmiFamily, type EC2NodeClass } from '../../core/api/ec2nodeclass.js';
 import { LABEL_EC2NODECLASS, LABEL_NODEPOOL, type CapacityType } from '../../core/api/labels.js';
 import { CloudProviderError, InsufficientCapacityError } from '../../core/errors.js';
 import { offeringKey, type InstanceType, type OfferingKey } from '../../core/instancetypes/offering.js';
@@ -221,8 +221,8 @@ export class Ec2CloudProvider implements CloudProvider {
     if (!nodeClass) throw new CloudProviderError(`cannot launch ${subject}: EC2NodeClass ${request.nodeClass} does not exist`, 'NodeClassNotFound');
     const [zonal, types] = await Promise.all([
       guard(this.#props.subnets.zonalSubnets(nodeClass), 'subnet discovery', subject),
-      // Labels do not depend on kubelet settings, so the plain query serves (and hits the source's cache).
-      guard(this.#props.instanceTypes.getInstanceTypes({ nodeClass: request.nodeClass }), 'instance types', subject),
+      // Labels depend on the AMI family only (not on kubelet settings or volumes), so this query serves.
+      guard(this.#props.instanceTypes.getInstanceTypes({ nodeClass: request.nodeClass, amiFamily: ec2NodeClassAmiFamily(nodeClass) }), 'instance types', subject),
     ]);
     const labelsByType = new Map(types.map((t) => [t.name, t.labels] as const));
     const requested = [...new Set(request.overrides.map((o) => o.instanceType))];

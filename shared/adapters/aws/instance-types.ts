@@ -11,7 +11,14 @@ import {
   type InstanceTypeInfo as Ec2InstanceTypeInfo,
 } from '@aws-sdk/client-ec2';
 import type { CapacityType } from '../../core/api/labels.js';
-import { computeAllocatable, computeCapacity, DEFAULT_VM_MEMORY_OVERHEAD_PERCENT, nodeClassAllocatableOptions } from '../../core/instancetypes/allocatable.js';
+import {
+  amiFamilyLabels,
+  computeAllocatable,
+  computeCapacity,
+  DEFAULT_VM_MEMORY_OVERHEAD_PERCENT,
+  launchableWithAmiFamily,
+  nodeClassAllocatableOptions,
+} from '../../core/instancetypes/allocatable.js';
 import { loadCatalog } from '../../core/instancetypes/catalog.js';
 import type { InstanceTypeInfo } from '../../core/instancetypes/instance-type.js';
 import { instanceTypeInfoFromLabels } from '../../core/instancetypes/instance-type-info-from-labels.js';
@@ -222,6 +229,8 @@ interface Ec2Row {
  *   catalogue's (us-east-1 list price, as Karpenter falls back to its compiled-in prices); spot only where the
  *   snapshot has a spot price for that type and zone (no snapshot yet: no spot). Every offering is `available`; the
  *   ICE cache is applied by the caller. A type left with no offering is left out.
+ * - **AMI family:** types the query's family cannot boot are left out (`launchableWithAmiFamily`: a1 with AL2023, arm64
+ *   with Windows) and labels carry the family's OS (`amiFamilyLabels`), exactly as the simulated EC2 does.
  * - **Allocatable:** `computeCapacity`/`computeAllocatable` with `nodeClassAllocatableOptions(query, …)`, exactly as
  *   the simulated EC2 does.
  * - **Cache:** one fetch (types, zones, price snapshot) serves every query for {@link INSTANCE_TYPES_TTL_MS} after it
@@ -250,8 +259,9 @@ export class Ec2InstanceTypes implements Pick<CloudProvider, 'getInstanceTypes'>
   }
 
   /**
-   * Every instance type EC2 offers in the region with on-demand and spot offerings per zone (price USD/hour) and
-   * allocatable for the query's kubelet settings and root volume. Repeated calls within the TTL return the same array.
+   * Every instance type EC2 offers in the region that the query's AMI family can boot, with on-demand and spot
+   * offerings per zone (price USD/hour), the family's labels, and allocatable for the query's AMI family, kubelet
+   * settings and volumes. Repeated calls within the TTL return the same array.
    * @throws {ThrottledError} when EC2 or DynamoDB throttles past the SDK's retries
    * @throws {CloudProviderError} when an EC2 call fails
    * @throws {SkiffError} when the price store fails
@@ -264,12 +274,13 @@ export class Ec2InstanceTypes implements Pick<CloudProvider, 'getInstanceTypes'>
     const options = nodeClassAllocatableOptions(query, this.#vmMemoryOverheadPercent);
     const types: InstanceType[] = [];
     for (const row of fetched.rows) {
+      if (!launchableWithAmiFamily(row.info, query.amiFamily)) continue;
       const offerings = offeringsOf(row);
       if (offerings.length === 0) continue;
       types.push(
         buildInstanceType({
           name: row.info.name,
-          labels: row.info.labels,
+          labels: amiFamilyLabels(row.info, query.amiFamily),
           capacity: computeCapacity(row.info, options),
           allocatable: computeAllocatable(row.info, options),
           offerings,

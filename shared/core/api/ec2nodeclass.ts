@@ -327,16 +327,27 @@ export type AmiSelectorTerm = z.output<typeof amiSelectorTermSchema>;
 /** A parsed block device mapping. */
 export type BlockDeviceMapping = z.output<typeof blockDeviceMappingSchema>;
 
+/** The part of an EC2NodeClass that decides its AMI family (a parsed EC2NodeClass is assignable to it). */
+export interface AmiFamilySource {
+  readonly spec: {
+    readonly amiFamily?: AmiFamily;
+    readonly amiSelectorTerms?: readonly { readonly alias?: string }[];
+  };
+}
+
 /**
- * The AMI family an EC2NodeClass launches: the family its alias implies, else `spec.amiFamily`.
+ * The AMI family an EC2NodeClass launches: `spec.amiFamily` when set (validation allows only the alias's family or
+ * `Custom` next to an alias), else the family its alias implies, else `Custom`.
+ * Source: aws `pkg/apis/v1/ec2nodeclass.go` `AMIFamily`.
  * @param nodeClass a parsed EC2NodeClass (valid, so one of the two is set)
  * @example ec2NodeClassAmiFamily(seedDefault) // 'AL2023' (from eks-node@latest)
  */
-export function ec2NodeClassAmiFamily(nodeClass: EC2NodeClass): AmiFamily {
-  for (const term of nodeClass.spec.amiSelectorTerms) {
+export function ec2NodeClassAmiFamily(nodeClass: AmiFamilySource): AmiFamily {
+  if (nodeClass.spec.amiFamily !== undefined) return nodeClass.spec.amiFamily;
+  for (const term of nodeClass.spec.amiSelectorTerms ?? []) {
     if (term.alias === undefined) continue;
     const alias = parseAmiAlias(term.alias);
-    if (alias !== undefined) return nodeClass.spec.amiFamily === 'Custom' ? 'Custom' : alias.amiFamily;
+    if (alias !== undefined) return alias.amiFamily;
   }
-  return nodeClass.spec.amiFamily ?? 'Custom';
+  return 'Custom';
 }

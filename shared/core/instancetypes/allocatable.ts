@@ -8,7 +8,11 @@
  *
  * With default options the result equals Karpenter's published allocatable (AL2023, no blockDeviceMappings) for
  * every type in the catalogue; `test/core/instancetypes/allocatable-agreement.test.ts` checks this.
+ *
+ * Also what an EC2NodeClass's AMI family changes besides allocatable: the OS labels of its nodes
+ * ({@link amiFamilyLabels}) and which instance types it can boot ({@link launchableWithAmiFamily}).
  */
+import { LABEL_OS, LABEL_WINDOWS_BUILD } from '../api/labels.js';
 import { QuantityError } from '../errors.js';
 import { mebibytes } from '../resources/quantity.js';
 import { parseResourceList, type ResourceList } from '../resources/resource-list.js';
@@ -21,8 +25,9 @@ const MIB = 2 ** 20;
 export type AmiFamily = 'AL2023' | 'AL2' | 'Bottlerocket' | 'Windows2019' | 'Windows2022' | 'Windows2025' | 'Custom';
 
 /**
- * What an AMI family changes in the allocatable computation (Karpenter's `amifamily.FeatureFlags` and default
- * block device mappings).
+ * What an AMI family changes in an instance type: its OS labels, whether it can boot the type at all, and the
+ * allocatable computation (Karpenter's `amifamily.FeatureFlags`, `EphemeralBlockDevice` and default block device
+ * mappings).
  */
 export interface AmiFamilyTraits {
   /** Max pods comes from the ENI formula; otherwise it is 110 (Windows). */
@@ -31,44 +36,109 @@ export interface AmiFamilyTraits {
   readonly usesENILimitedMemoryOverhead: boolean;
   /** `kubelet.podsPerCore` is honoured (not on Bottlerocket). */
   readonly podsPerCoreEnabled: boolean;
-  /** Size of the volume kubelet's nodefs lives on when no blockDeviceMappings are given, in MiB. */
+  /**
+   * The device kubelet's nodefs lives on (Karpenter's `EphemeralBlockDevice`): `/dev/xvda` for AL2/AL2023,
+   * Bottlerocket's data volume `/dev/xvdb`, `/dev/sda1` for Windows; undefined for Custom (unknown to Karpenter).
+   */
+  readonly ephemeralBlockDevice: string | undefined;
+  /**
+   * Size of the family's default mapping for {@link ephemeralBlockDevice}, in MiB (20 GiB; 50 GiB for Windows); for
+   * Custom, which has no default mappings, Karpenter's `DefaultEBS` size (20 GiB).
+   */
   readonly defaultEphemeralVolumeMiB: number;
   /** The node reports `vpc.amazonaws.com/PrivateIPv4Address` (Windows IPAM). */
   readonly privateIPv4Address: boolean;
+  /** `kubernetes.io/os` of the nodes: `windows` for the Windows families, else `linux`. */
+  readonly os: 'linux' | 'windows';
+  /** `node.kubernetes.io/windows-build` of the nodes (Windows families only). */
+  readonly windowsBuild?: string;
 }
 
 /** Karpenter's default EBS volume size for the ephemeral block device (`amifamily.DefaultEBS`): 20 GiB, in MiB. */
 export const DEFAULT_ROOT_VOLUME_MIB = 20 * 1024;
 
-const DEFAULT_FAMILY: AmiFamilyTraits = {
+/**
+ * `node.kubernetes.io/windows-build` of each Windows family. Source: aws `pkg/apis/v1/labels.go`
+ * (`Windows2019Build`, `Windows2022Build`, `Windows2025Build`).
+ */
+export const WINDOWS_BUILDS = { Windows2019: '10.0.17763', Windows2022: '10.0.20348', Windows2025: '10.0.26100' } as const;
+
+const LINUX_FAMILY: AmiFamilyTraits = {
   supportsENILimitedPodDensity: true,
   usesENILimitedMemoryOverhead: true,
   podsPerCoreEnabled: true,
+  ephemeralBlockDevice: '/dev/xvda',
   defaultEphemeralVolumeMiB: DEFAULT_ROOT_VOLUME_MIB,
   privateIPv4Address: false,
+  os: 'linux',
 };
-const WINDOWS: AmiFamilyTraits = {
+const windows = (build: string): AmiFamilyTraits => ({
   supportsENILimitedPodDensity: false,
   usesENILimitedMemoryOverhead: false,
   podsPerCoreEnabled: true,
+  ephemeralBlockDevice: '/dev/sda1',
   defaultEphemeralVolumeMiB: 50 * 1024,
   privateIPv4Address: true,
-};
+  os: 'windows',
+  windowsBuild: build,
+});
 
 /**
  * The traits of each AMI family. Source: aws/karpenter-provider-aws `pkg/providers/amifamily/{resolver,al2023,al2,
- * bottlerocket,windows,custom}.go` (`FeatureFlags`, `DefaultBlockDeviceMappings`: 20 GiB `/dev/xvda` for AL2/AL2023,
- * 20 GiB `/dev/xvdb` data volume for Bottlerocket, 50 GiB `/dev/sda1` for Windows, `DefaultEBS` for Custom).
+ * bottlerocket,windows,custom}.go` (`FeatureFlags`, `EphemeralBlockDevice`, `DefaultBlockDeviceMappings`: 20 GiB
+ * `/dev/xvda` for AL2/AL2023, a 4 GiB `/dev/xvda` OS volume and a 20 GiB `/dev/xvdb` data volume for Bottlerocket,
+ * 50 GiB `/dev/sda1` for Windows, none for Custom) and `pkg/providers/instancetype/types.go` (`getOS`, the
+ * `LabelWindowsBuild` requirement).
  */
 export const AMI_FAMILY_TRAITS: Readonly<Record<AmiFamily, AmiFamilyTraits>> = {
-  AL2023: DEFAULT_FAMILY,
-  AL2: DEFAULT_FAMILY,
-  Custom: DEFAULT_FAMILY,
-  Bottlerocket: { ...DEFAULT_FAMILY, usesENILimitedMemoryOverhead: false, podsPerCoreEnabled: false },
-  Windows2019: WINDOWS,
-  Windows2022: WINDOWS,
-  Windows2025: WINDOWS,
+  AL2023: LINUX_FAMILY,
+  AL2: LINUX_FAMILY,
+  Custom: { ...LINUX_FAMILY, ephemeralBlockDevice: undefined },
+  Bottlerocket: { ...LINUX_FAMILY, usesENILimitedMemoryOverhead: false, podsPerCoreEnabled: false, ephemeralBlockDevice: '/dev/xvdb' },
+  Windows2019: windows(WINDOWS_BUILDS.Windows2019),
+  Windows2022: windows(WINDOWS_BUILDS.Windows2022),
+  Windows2025: windows(WINDOWS_BUILDS.Windows2025),
 };
+
+/**
+ * Whether an EC2NodeClass of `family` can launch `type`. Two rules, each as Karpenter applies it:
+ * - `a1.*` (first-generation Graviton) cannot boot AL2023. Source: aws
+ *   `pkg/providers/instancetype/compatibility/compatibility.go` `amiFamilyCheck` (since v1.11; Karpenter marks every
+ *   offering of the type unavailable, `offering/base_resolver.go`, so it is never launched).
+ * - The Windows families boot amd64 only: `types.go getOS` gives an arm64 type no `kubernetes.io/os` value under a
+ *   Windows family, and the Windows AMIs (`amifamily/windows.go`, x86_64 images) serve no arm64 type, so
+ *   `amifamily.MapToInstanceTypes` never launches one.
+ *
+ * Skiff leaves such types out of the EC2NodeClass's instance types altogether (as Karpenter's
+ * `FilterForNodeClass` does for EC2NodeClass validation); the launch outcome is the same. Nothing else is excluded
+ * per family: Windows launches GPU types, as Karpenter's Windows AMI carries no GPU-variant requirement.
+ * @param type a catalogue row (uses `name` and `arch`)
+ * @param family the EC2NodeClass's AMI family @default 'AL2023'
+ * @example launchableWithAmiFamily(instanceTypeByName('a1.large')!, 'AL2023') // false
+ */
+export function launchableWithAmiFamily(type: Pick<InstanceTypeInfo, 'name' | 'arch'>, family: AmiFamily = 'AL2023'): boolean {
+  if (family === 'AL2023' && type.name.startsWith('a1.')) return false;
+  if (AMI_FAMILY_TRAITS[family].os === 'windows' && type.arch !== 'amd64') return false;
+  return true;
+}
+
+/**
+ * The well-known labels a node of `type` carries under `family`: the catalogue's labels with `kubernetes.io/os` from
+ * the family (`windows` for Windows2019/2022/2025, else `linux`) and, for Windows, `node.kubernetes.io/windows-build`.
+ * Source: aws `pkg/providers/instancetype/types.go computeRequirements` (`getOS`; `LabelWindowsBuild` is
+ * `DoesNotExist` unless the family is Windows, then its `Build`).
+ * @param type a catalogue row (uses `labels`)
+ * @param family the EC2NodeClass's AMI family @default 'AL2023'
+ * @returns a new label map
+ * @example amiFamilyLabels(m5large, 'Windows2022')['node.kubernetes.io/windows-build'] // '10.0.20348'
+ */
+export function amiFamilyLabels(type: Pick<InstanceTypeInfo, 'labels'>, family: AmiFamily = 'AL2023'): Record<string, string> {
+  const traits = AMI_FAMILY_TRAITS[family];
+  const labels: Record<string, string> = { ...type.labels, [LABEL_OS]: traits.os };
+  delete labels[LABEL_WINDOWS_BUILD];
+  if (traits.windowsBuild !== undefined) labels[LABEL_WINDOWS_BUILD] = traits.windowsBuild;
+  return labels;
+}
 
 /** The kubelet fields of an EC2NodeClass (`spec.kubelet`) that change allocatable. Field names as in Karpenter v1. */
 export interface KubeletAllocatableConfig {
@@ -95,6 +165,19 @@ export interface NetworkInterfaceConfig {
   readonly interfaceType: 'interface' | 'efa-only';
 }
 
+/**
+ * A block device mapping as far as ephemeral storage cares (EC2NodeClass `spec.blockDeviceMappings[]`; the parsed
+ * schema type is assignable to it).
+ */
+export interface EphemeralBlockDeviceMapping {
+  /** e.g. `/dev/xvda`. */
+  readonly deviceName?: string;
+  /** Marks the mapping as the root volume (Skiff and Karpenter then use it as the ephemeral volume). */
+  readonly rootVolume?: boolean;
+  /** `volumeSize` is a Kubernetes quantity (`100Gi`, `100G`) or a byte count. */
+  readonly ebs?: { readonly volumeSize?: string | number };
+}
+
 /** Settings that change an instance type's capacity, overhead or allocatable. All optional. */
 export interface AllocatableOptions {
   /** EC2NodeClass `spec.kubelet`. @default {} */
@@ -109,10 +192,12 @@ export interface AllocatableOptions {
   /** ENIs reserved for other uses (Karpenter's `RESERVED_ENIS`); lowers ENI-limited max pods. @default 0 */
   readonly reservedENIs?: number;
   /**
-   * Size of the volume kubelet's nodefs lives on (root volume, or the blockDeviceMapping Karpenter picks), in MiB.
-   * @default the AMI family's default: 20480 (20 GiB), 51200 (50 GiB) for Windows
+   * EC2NodeClass `spec.blockDeviceMappings`; the one {@link ephemeralStorageCapacity} picks sets ephemeral storage.
+   * @default the AMI family's default mappings
    */
-  readonly ephemeralVolumeMiB?: number;
+  readonly blockDeviceMappings?: readonly EphemeralBlockDeviceMapping[];
+  /** EC2NodeClass `spec.instanceStorePolicy`: `RAID0` puts ephemeral storage on the instance-store NVMe disks. @default undefined */
+  readonly instanceStorePolicy?: 'RAID0';
   /** EC2NodeClass `spec.networkInterfaces`; when set, EFA-only interfaces replace the instance's EFA count. @default undefined */
   readonly networkInterfaces?: readonly NetworkInterfaceConfig[];
 }
@@ -137,28 +222,35 @@ export const KUBE_RESERVED_EPHEMERAL_STORAGE_MIB = 1024;
 
 /**
  * The EC2NodeClass settings an instance-type query carries (the CloudProvider port's `InstanceTypeQuery` is
- * assignable to this): the kubelet fields that change allocatable and the root volume size.
+ * assignable to this): the AMI family, the kubelet fields that change allocatable, the block device mappings and
+ * the instance store policy.
  */
 export interface NodeClassAllocatableSettings {
+  /** The EC2NodeClass's AMI family (`ec2NodeClassAmiFamily`). @default 'AL2023' */
+  readonly amiFamily?: AmiFamily;
   /** EC2NodeClass `spec.kubelet`. @default {} */
   readonly kubelet?: KubeletAllocatableConfig;
-  /** Size of the root volume from `spec.blockDeviceMappings`, in GiB. @default the AMI family's default (20 GiB) */
-  readonly rootVolumeGiB?: number;
+  /** EC2NodeClass `spec.blockDeviceMappings`. @default the AMI family's default mappings */
+  readonly blockDeviceMappings?: readonly EphemeralBlockDeviceMapping[];
+  /** EC2NodeClass `spec.instanceStorePolicy`. @default undefined */
+  readonly instanceStorePolicy?: 'RAID0';
 }
 
 /**
- * The {@link AllocatableOptions} for an EC2NodeClass's settings: its kubelet as is, its root volume as the ephemeral
- * volume (GiB → MiB), and the deployment's VM memory overhead. Every CloudProvider (simulated and EC2) builds its
- * options here, so the same EC2NodeClass gets the same allocatable everywhere.
- * @param settings kubelet and root volume (GiB) of the EC2NodeClass
+ * The {@link AllocatableOptions} for an EC2NodeClass's settings: its AMI family, kubelet, block device mappings and
+ * instance store policy as they are, and the deployment's VM memory overhead. Every CloudProvider (simulated and
+ * EC2) builds its options here, so the same EC2NodeClass gets the same allocatable everywhere.
+ * @param settings AMI family, kubelet, block device mappings and instance store policy of the EC2NodeClass
  * @param vmMemoryOverheadPercent Karpenter's `VM_MEMORY_OVERHEAD_PERCENT`, a fraction (0.075 = 7.5 %)
- * @example nodeClassAllocatableOptions({ rootVolumeGiB: 100 }, 0.075) // { vmMemoryOverheadPercent: 0.075, ephemeralVolumeMiB: 102400 }
+ * @example nodeClassAllocatableOptions({ amiFamily: 'Bottlerocket' }, 0.075) // { vmMemoryOverheadPercent: 0.075, amiFamily: 'Bottlerocket' }
  */
 export function nodeClassAllocatableOptions(settings: NodeClassAllocatableSettings, vmMemoryOverheadPercent: number): AllocatableOptions {
   return {
     vmMemoryOverheadPercent,
+    ...(settings.amiFamily !== undefined ? { amiFamily: settings.amiFamily } : {}),
     ...(settings.kubelet ? { kubelet: settings.kubelet } : {}),
-    ...(settings.rootVolumeGiB !== undefined ? { ephemeralVolumeMiB: settings.rootVolumeGiB * 1024 } : {}),
+    ...(settings.blockDeviceMappings !== undefined ? { blockDeviceMappings: settings.blockDeviceMappings } : {}),
+    ...(settings.instanceStorePolicy !== undefined ? { instanceStorePolicy: settings.instanceStorePolicy } : {}),
   };
 }
 
@@ -300,13 +392,45 @@ export function memoryCapacity(type: InstanceTypeInfo, options: AllocatableOptio
   return mib - Math.ceil((mib * MIB * overheadPercent) / 1024 / 1024);
 }
 
+/** `karpenter.k8s.aws/instance-local-nvme`: total instance-store NVMe size in GB (decimal). */
+const LABEL_INSTANCE_LOCAL_NVME = 'karpenter.k8s.aws/instance-local-nvme';
+
 /**
- * Ephemeral-storage capacity: the size of the volume kubelet's nodefs lives on.
- * Source: aws `types.go ephemeralStorage` (default block device of the AMI family, else `DefaultEBS` 20 GiB).
- * @returns MiB
+ * Ephemeral-storage capacity: the size of the volume kubelet's nodefs lives on, in this order:
+ * 1. `instanceStorePolicy: RAID0` and the type has instance-store NVMe: their total (`instance-local-nvme` GB, decimal);
+ * 2. with `blockDeviceMappings`: the `rootVolume: true` mapping's size; else, for Custom, the last mapping's size
+ *    (20 GiB when it has none); else the mapping on the family's ephemeral device (`/dev/xvda` AL2/AL2023,
+ *    `/dev/xvdb` Bottlerocket, `/dev/sda1` Windows) when it has a size;
+ * 3. the family's default for its ephemeral device: 20 GiB (Bottlerocket's 20 GiB data volume, not its 4 GiB OS
+ *    volume), 50 GiB for Windows, Karpenter's `DefaultEBS` 20 GiB for Custom.
+ *
+ * Source: aws `pkg/providers/instancetype/types.go ephemeralStorage`, `pkg/providers/amifamily/*.go
+ * EphemeralBlockDevice` and `DefaultBlockDeviceMappings`. Karpenter's RAID0 rule reads `InstanceStorageInfo.
+ * TotalSizeInGB`; Skiff reads the NVMe total label, so a type with only non-NVMe instance store (e.g. d2, h1) keeps
+ * its EBS volume here.
+ * @param type a catalogue row (only its `instance-local-nvme` label is read)
+ * @returns MiB (fractions when a size is decimal, e.g. `100G` = 95367.43 MiB)
+ * @throws {QuantityError} when a volume size is not a quantity (schemas reject this earlier)
+ * @example ephemeralStorageCapacity(m5large, { amiFamily: 'Bottlerocket', blockDeviceMappings: [{ deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi' } }] }) // 102400
  */
-export function ephemeralStorageCapacity(options: AllocatableOptions = {}): number {
-  return options.ephemeralVolumeMiB ?? amiFamilyTraits(options).defaultEphemeralVolumeMiB;
+export function ephemeralStorageCapacity(type: Pick<InstanceTypeInfo, 'labels'>, options: AllocatableOptions = {}): number {
+  const traits = amiFamilyTraits(options);
+  if (options.instanceStorePolicy === 'RAID0') {
+    const nvme = type.labels[LABEL_INSTANCE_LOCAL_NVME];
+    if (nvme !== undefined) return mebibytes(`${nvme}G`);
+  }
+  const mappings = options.blockDeviceMappings ?? [];
+  if (mappings.length > 0) {
+    const root = mappings.find((m) => m.rootVolume === true)?.ebs?.volumeSize;
+    if (root !== undefined) return mebibytes(root);
+    if (traits.ephemeralBlockDevice === undefined) {
+      const last = mappings[mappings.length - 1]?.ebs?.volumeSize;
+      return last !== undefined ? mebibytes(last) : DEFAULT_ROOT_VOLUME_MIB;
+    }
+    const device = mappings.find((m) => m.deviceName === traits.ephemeralBlockDevice)?.ebs?.volumeSize;
+    if (device !== undefined) return mebibytes(device);
+  }
+  return traits.defaultEphemeralVolumeMiB;
 }
 
 /**
@@ -322,7 +446,7 @@ export function computeCapacity(type: InstanceTypeInfo, options: AllocatableOpti
   const capacity: Record<string, number> = {
     cpu: type.vcpu * 1000,
     memory: memoryCapacity(type, options),
-    'ephemeral-storage': ephemeralStorageCapacity(options),
+    'ephemeral-storage': ephemeralStorageCapacity(type, options),
     pods: maxPods(type, options),
     ...type.extendedResources,
   };

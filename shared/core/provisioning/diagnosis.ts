@@ -26,6 +26,10 @@
  *    solver's own check, `minValuesShortfall`);
  * 12. `fitsAlone` — none of the above: a fresh node of the NodePool could take the pod on its own.
  *
+ * When `kubernetes.io/os` is what fails (at 3, at 5, or a NodePool whose own OS requirement its EC2NodeClass cannot
+ * meet), the reason names the OS the EC2NodeClass's AMI family boots and the aliases that boot the other one, since no
+ * NodePool requirement can change a node's OS.
+ *
  * A pod with several required node affinity terms gets, per NodePool, the reason of the term that got furthest in
  * this order. Near misses ("did you mean") come from `hints.ts` and are appended after {@link HINT_MARK}.
  */
@@ -213,7 +217,12 @@ function whyNotAlternative(pod: SchedulingPod, t: NodePoolTemplate, alternative:
     );
   }
 
-  if (t.instanceTypes.length === 0) return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}; widen spec.template.spec.requirements`);
+  if (t.instanceTypes.length === 0) {
+    const os = t.requirements.get(LABEL_OS);
+    const booted = t.nodeClassOs ?? [];
+    if (t.requirements.has(LABEL_OS) && booted.length > 0 && !booted.some((v) => os.has(v))) return reject('requirements', nodePoolOsReason(t, os, booted));
+    return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}; widen spec.template.spec.requirements`);
+  }
   const byLabels = t.instanceTypes.filter((it) => requirements.intersects(it.requirements) === undefined);
   if (byLabels.length === 0) return reject('requirements', requirementsReason(t, alternative, requirements, hints));
 
@@ -278,6 +287,14 @@ function labelReason(t: NodePoolTemplate, i: Incompatibility, nodePools: readonl
   const incoming = i.incoming;
   const existing = i.kind === 'noIntersection' ? i.existing : t.requirements.get(key);
   if (key === LABEL_NODEPOOL) return `the pod selects ${incoming}, and this is NodePool ${t.name}`;
+  if (key === LABEL_OS) {
+    const booted = t.nodeClassOs ?? [];
+    // The EC2NodeClass boots an OS the pod accepts: the NodePool's own os requirement is what excludes it.
+    if (booted.some((v) => incoming.has(v))) {
+      return `the pod requires ${incoming} and EC2NodeClass ${t.nodeClass} boots ${booted.join(' and ')} nodes, but the NodePool allows only ${existing}; change the NodePool's ${LABEL_OS} requirement`;
+    }
+    if (booted.length > 0) return podOsReason(t, incoming, booted);
+  }
   const near = hints.find((h) => h.kind === 'labelValue' && h.nodePools.includes(t.name) && incoming.values.has(h.typed));
   return `the pod requires ${incoming}, but the NodePool allows only ${existing}; change the pod's ${key} selector or the NodePool's requirement on it${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
 }
@@ -288,12 +305,37 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
     const r = requirements.get(key);
     const alone = Requirements.of(r);
     if (!t.instanceTypes.every((it) => alone.intersects(it.requirements) !== undefined)) continue;
+    if (key === LABEL_OS && (t.nodeClassOs ?? []).length > 0) return podOsReason(t, alternative.get(key), t.nodeClassOs ?? []);
     const values = sortValues(new Set(t.instanceTypes.flatMap((it) => valuesOf(it, key))));
     const have = values.length === 0 ? `none of its ${t.instanceTypes.length} instance types has the label ${key}` : `its ${t.instanceTypes.length} instance types have ${key} in [${shortList(values, 8)}]`;
     const near = hints.find((h) => h.kind === 'labelValue' && r.values.has(h.typed) && h.nodePools.includes(t.name));
     return `no instance type the NodePool allows has ${r} (${have}); change the pod's requirement or widen the NodePool's${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
   }
   return `no instance type the NodePool allows satisfies its requirements and the pod's together (${requirements}); relax the pod's requirements or widen the NodePool's`;
+}
+
+/** Where a node's OS comes from, and the aliases that choose it. */
+const OS_ORIGIN = `${LABEL_OS} comes from the EC2NodeClass's AMI family, not from NodePool requirements`;
+
+/** The EC2NodeClass fix for a pod (or NodePool) that needs `wanted`. */
+function osFix(wanted: Requirement): string {
+  return wanted.has('windows')
+    ? 'a Windows AMI family (amiSelectorTerms alias windows2019@latest, windows2022@latest or windows2025@latest)'
+    : 'a Linux AMI family (e.g. amiSelectorTerms alias al2023@latest or bottlerocket@latest)';
+}
+
+/**
+ * The pod needs an OS the NodePool's EC2NodeClass does not boot (Karpenter: `kubernetes.io/os` of an instance type
+ * comes from the AMI family, aws `pkg/providers/instancetype/types.go getOS`).
+ * @param booted the OS values the EC2NodeClass's instance types carry (not empty)
+ */
+function podOsReason(t: NodePoolTemplate, wanted: Requirement, booted: readonly string[]): string {
+  return `the pod requires ${wanted}, but EC2NodeClass ${t.nodeClass} of the NodePool boots ${booted.join(' and ')} nodes (${OS_ORIGIN}); run the pod on a NodePool whose EC2NodeClass uses ${osFix(wanted)}`;
+}
+
+/** The NodePool requires an OS its own EC2NodeClass does not boot, so it can launch nothing. */
+function nodePoolOsReason(t: NodePoolTemplate, required: Requirement, booted: readonly string[]): string {
+  return `the NodePool requires ${required}, but its EC2NodeClass ${t.nodeClass} boots ${booted.join(' and ')} nodes (${OS_ORIGIN}); change the NodePool's ${LABEL_OS} requirement, or point it at an EC2NodeClass that uses ${osFix(required)}`;
 }
 
 /** The values of `key` an instance type carries (zones and capacity types come from its offerings). */

@@ -4,7 +4,7 @@
  * Structural input types keep this independent of the manifest schemas (any parsed `karpenter.sh/v1` NodePool fits).
  */
 import type { NodeSelectorRequirement, Taint } from '../api/kubernetes.js';
-import { LABEL_NODEPOOL, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_NODEPOOL, LABEL_OS, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { type InstanceType } from '../instancetypes/offering.js';
 import { add, parseResourceList, subtract, type ResourceList } from '../resources/resource-list.js';
 import { Requirements } from '../scheduling/requirements.js';
@@ -100,11 +100,25 @@ export function buildNodePoolTemplate(
     taints: nodePool.spec.template.spec.taints ?? [],
     startupTaints: nodePool.spec.template.spec.startupTaints ?? [],
     instanceTypes: compatibleTypes(requirements, instanceTypes),
+    nodeClassOs: osOf(instanceTypes),
     daemonOverhead: daemonOverhead(nodePool, daemonSets),
     daemonHostPorts: daemonHostPorts(nodePool, daemonSets),
     ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))) } : {}),
   };
 }
+
+/** The sorted `kubernetes.io/os` values of an EC2NodeClass's instance types, memoized by the list's identity. */
+function osOf(instanceTypes: readonly InstanceType[]): readonly string[] {
+  let hit = OS_MEMO.get(instanceTypes);
+  if (!hit) {
+    hit = [...new Set(instanceTypes.flatMap((t) => (t.labels[LABEL_OS] !== undefined ? [t.labels[LABEL_OS]] : [])))].sort();
+    OS_MEMO.set(instanceTypes, hit);
+  }
+  return hit;
+}
+
+/** {@link osOf}'s results by input list. */
+const OS_MEMO = new WeakMap<readonly InstanceType[], readonly string[]>();
 
 /** The instance types compatible with a NodePool's requirements, memoized by the list's identity and the requirements. */
 function compatibleTypes(requirements: Requirements, instanceTypes: readonly InstanceType[]): InstanceType[] {

@@ -63,6 +63,12 @@ export interface NodePoolTemplate {
   readonly startupTaints: readonly Taint[];
   /** Candidate instance types with offerings (unavailable offerings already marked). */
   readonly instanceTypes: readonly InstanceType[];
+  /**
+   * The `kubernetes.io/os` values the EC2NodeClass's instance types carry before the NodePool's requirements filter
+   * them (its AMI family's OS: `linux`, or `windows` for the Windows families), sorted; lets a diagnosis name the
+   * OS when it is the reason. Undefined when unknown.
+   */
+  readonly nodeClassOs?: readonly string[];
   /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
   readonly daemonOverhead: ResourceList;
   /** Host ports those DaemonSet pods bind, with where each DaemonSet runs. */

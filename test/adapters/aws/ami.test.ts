@@ -83,10 +83,16 @@ describe('aliasParameters', () => {
     ['windows2019@latest', '2019'],
     ['windows2022@latest', '2022'],
     ['windows2025@latest', '2025'],
-  ])('reads the EKS-optimized Windows Server Core parameter for %s', (text, year) => {
-    expect(aliasParameters(alias(text), '1.31')).toEqual([
-      { name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-1.31/image_id`, architecture: 'amd64', variants: ['standard'] },
+  ])('reads the EKS-optimized Windows Server Core parameter for %s, an image for every amd64 type (GPU types too)', (text, year) => {
+    const parameters = aliasParameters(alias(text), '1.31');
+    expect(parameters).toEqual([
+      { name: `/aws/service/ami-windows-latest/Windows_Server-${year}-English-Core-EKS_Optimized-1.31/image_id`, architecture: 'amd64', variants: [undefined] },
     ]);
+    // Karpenter's windows.go gives the image OS and build requirements only: an NVIDIA type launches from it, arm64 does not.
+    const image = { architecture: 'amd64' as const, variant: parameters[0]?.variants[0] };
+    expect(amiMatches(image, { 'kubernetes.io/arch': 'amd64', 'karpenter.k8s.aws/instance-gpu-manufacturer': 'nvidia' })).toBe(true);
+    expect(amiMatches(image, { 'kubernetes.io/arch': 'amd64' })).toBe(true);
+    expect(amiMatches(image, { 'kubernetes.io/arch': 'arm64' })).toBe(false);
   });
 });
 

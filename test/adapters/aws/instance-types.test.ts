@@ -204,7 +204,7 @@ describe('instance-types', () => {
     });
 
     it('computes capacity and allocatable for the query exactly as the simulated EC2 does', async () => {
-      const query: InstanceTypeQuery = { nodeClass: 'tuned', kubelet: { maxPods: 110, kubeReserved: { cpu: '200m' }, evictionHard: { 'memory.available': '5%' } }, rootVolumeGiB: 100 };
+      const query: InstanceTypeQuery = { nodeClass: 'tuned', kubelet: { maxPods: 110, kubeReserved: { cpu: '200m' }, evictionHard: { 'memory.available': '5%' } }, blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '100Gi' } }] };
       const real = byName(await new Ec2InstanceTypes({ ec2, prices: pricesOf(snapshot), clock, vmMemoryOverheadPercent: 0.05 }).getInstanceTypes(query));
       const sim = new SimulatedEc2(new VirtualClock(T0), { region: 'us-west-2', catalog: loadCatalog(), vmMemoryOverheadPercent: 0.05, clusterName: 'c', onRegister: () => undefined });
       const simulated = byName(await sim.getInstanceTypes(query));
@@ -217,6 +217,25 @@ describe('instance-types', () => {
         expect(real.get(name)?.labels).toEqual(simulated.get(name)?.labels);
       }
       expect(real.get('m5.large')?.allocatable['ephemeral-storage']).toBeGreaterThan(80_000);
+    });
+
+    it('gives a Windows query os=windows and the windows-build, drops arm64, and sizes storage by the family, as the simulated EC2 does', async () => {
+      const query: InstanceTypeQuery = { nodeClass: 'win', amiFamily: 'Windows2022' };
+      const real = byName(await new Ec2InstanceTypes({ ec2, prices: pricesOf(snapshot), clock }).getInstanceTypes(query));
+      const sim = byName(await new SimulatedEc2(new VirtualClock(T0), { region: 'us-west-2', catalog: loadCatalog(), vmMemoryOverheadPercent: 0.075, clusterName: 'c', onRegister: () => undefined }).getInstanceTypes(query));
+      expect(real.has('c6gd.large')).toBe(false);
+      expect(real.get('m5.large')?.labels).toMatchObject({ 'kubernetes.io/os': 'windows', 'node.kubernetes.io/windows-build': '10.0.20348' });
+      expect(real.get('m5.large')?.capacity).toMatchObject({ pods: 110, 'ephemeral-storage': 51200 });
+      for (const [name, type] of real) expect({ name, labels: type.labels, capacity: type.capacity }).toEqual({ name, labels: sim.get(name)?.labels, capacity: sim.get(name)?.capacity });
+      const bottlerocket = byName(
+        await new Ec2InstanceTypes({ ec2, prices: pricesOf(snapshot), clock }).getInstanceTypes({
+          nodeClass: 'br',
+          amiFamily: 'Bottlerocket',
+          blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '4Gi' } }, { deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi' } }],
+        }),
+      );
+      expect(bottlerocket.get('c6gd.large')?.labels['kubernetes.io/os']).toBe('linux');
+      expect(bottlerocket.get('m5.large')?.capacity['ephemeral-storage']).toBe(102_400);
     });
 
     describe('cache', () => {
@@ -243,9 +262,9 @@ describe('instance-types', () => {
 
       it('keys results by query content, not by key order', async () => {
         const types = new Ec2InstanceTypes({ ec2, prices: pricesOf(snapshot), clock });
-        const a = await types.getInstanceTypes({ nodeClass: 'x', kubelet: { maxPods: 20, podsPerCore: 4 }, rootVolumeGiB: 50 });
-        const b = await types.getInstanceTypes({ rootVolumeGiB: 50, kubelet: { podsPerCore: 4, maxPods: 20 }, nodeClass: 'x' });
-        const c = await types.getInstanceTypes({ nodeClass: 'x', kubelet: { maxPods: 30, podsPerCore: 4 }, rootVolumeGiB: 50 });
+        const a = await types.getInstanceTypes({ nodeClass: 'x', kubelet: { maxPods: 20, podsPerCore: 4 }, blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '50Gi' } }] });
+        const b = await types.getInstanceTypes({ blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '50Gi' } }], kubelet: { podsPerCore: 4, maxPods: 20 }, nodeClass: 'x' });
+        const c = await types.getInstanceTypes({ nodeClass: 'x', kubelet: { maxPods: 30, podsPerCore: 4 }, blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '50Gi' } }] });
         expect(b).toBe(a);
         expect(c).not.toBe(a);
         expect(byName(c).get('m5.large')?.allocatable.pods).toBe(8);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QuantityError } from '../../../shared/core/errors.js';
 import {
+  amiFamilyLabels,
   computeAllocatable,
   computeCapacity,
   computeOverhead,
@@ -11,6 +12,7 @@ import {
   kubeReserved,
   kubeReservedCpu,
   kubeReservedMemory,
+  launchableWithAmiFamily,
   maxPods,
   memoryCapacity,
   systemReserved,
@@ -217,12 +219,77 @@ describe('allocatable', () => {
     });
   });
 
-  describe('ephemeralStorageCapacity', () => {
-    it('is 20 GiB by default, 50 GiB on Windows, or the configured volume', () => {
-      expect(ephemeralStorageCapacity()).toBe(20480);
-      expect(ephemeralStorageCapacity({ amiFamily: 'Bottlerocket' })).toBe(20480);
-      expect(ephemeralStorageCapacity({ amiFamily: 'Windows2019' })).toBe(51200);
-      expect(ephemeralStorageCapacity({ ephemeralVolumeMiB: 102400 })).toBe(102400);
+  describe('ephemeralStorageCapacity (aws types.go ephemeralStorage, amifamily EphemeralBlockDevice)', () => {
+    const ebs = (deviceName: string | undefined, volumeSize?: string, rootVolume?: boolean) => ({
+      ...(deviceName !== undefined ? { deviceName } : {}),
+      ...(rootVolume !== undefined ? { rootVolume } : {}),
+      ebs: volumeSize !== undefined ? { volumeSize } : {},
+    });
+    /** Karpenter's examples/v1/bottlerocket.yaml with a 100Gi data volume. */
+    const bottlerocket100 = [ebs('/dev/xvda', '4Gi'), ebs('/dev/xvdb', '100Gi')];
+    /** Karpenter's examples/v1/multiple-ebs.yaml (al2023). */
+    const multipleEbs = [ebs('/dev/xvda', '20Gi'), ebs('/dev/xvdb', '100Gi'), ebs('/dev/xvdc', '2000Gi')];
+
+    it("is the family's default ephemeral device without mappings: 20 GiB (Bottlerocket's /dev/xvdb data volume), 50 GiB on Windows", () => {
+      expect(ephemeralStorageCapacity(m5large)).toBe(20480);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'AL2' })).toBe(20480);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Bottlerocket' })).toBe(20480);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Custom' })).toBe(20480);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Windows2019' })).toBe(51200);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Windows2025' })).toBe(51200);
+    });
+
+    it("is Bottlerocket's /dev/xvdb data volume, not its 4 GiB /dev/xvda OS volume", () => {
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Bottlerocket', blockDeviceMappings: bottlerocket100 })).toBe(102400);
+      // The same mappings under AL2023 use the root device /dev/xvda.
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'AL2023', blockDeviceMappings: bottlerocket100 })).toBe(4096);
+    });
+
+    it('is the root device /dev/xvda on AL2/AL2023 however many other volumes there are (examples/v1/multiple-ebs.yaml)', () => {
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'AL2023', blockDeviceMappings: multipleEbs })).toBe(20480);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'AL2', blockDeviceMappings: [ebs('/dev/xvda', '80Gi')] })).toBe(81920);
+    });
+
+    it("falls back to the family's default when no mapping is on its ephemeral device, or that mapping has no size", () => {
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'AL2023', blockDeviceMappings: [ebs('/dev/xvdb', '100Gi')] })).toBe(20480);
+      // Karpenter's "should default to EBS defaults when volumeSize is not defined" (snapshot-only mappings).
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'AL2', blockDeviceMappings: [ebs('/dev/xvda')] })).toBe(20480);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Bottlerocket', blockDeviceMappings: [ebs('/dev/xvdb')] })).toBe(20480);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Windows2022', blockDeviceMappings: [ebs('/dev/xvda', '100Gi')] })).toBe(51200);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Windows2022', blockDeviceMappings: [ebs('/dev/sda1', '100Gi')] })).toBe(102400);
+    });
+
+    it('prefers the rootVolume mapping over the family device, in every family', () => {
+      const mappings = [ebs('/dev/xvda', '30Gi'), ebs('/dev/xvdc', '200Gi', true), ebs('/dev/xvdb', '60Gi')];
+      for (const amiFamily of ['AL2023', 'Bottlerocket', 'Custom', 'Windows2022'] as const) {
+        expect(ephemeralStorageCapacity(m5large, { amiFamily, blockDeviceMappings: mappings })).toBe(204800);
+      }
+    });
+
+    it('is the last mapping for Custom (20 GiB when it has no size)', () => {
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Custom', blockDeviceMappings: [ebs('/dev/xvda', '30Gi'), ebs('/dev/xvdb', '80Gi')] })).toBe(81920);
+      expect(ephemeralStorageCapacity(m5large, { amiFamily: 'Custom', blockDeviceMappings: [ebs('/dev/xvda', '30Gi'), ebs('/dev/xvdb')] })).toBe(20480);
+    });
+
+    it('reads decimal sizes exactly (100G = 10^11 bytes)', () => {
+      expect(ephemeralStorageCapacity(m5large, { blockDeviceMappings: [ebs('/dev/xvda', '100G')] }) * MIB).toBe(100e9);
+    });
+
+    it('is the instance-store NVMe total with instanceStorePolicy RAID0 (m6idn.32xlarge: 7600G, as in Karpenter), else the EBS volume', () => {
+      const raid = { instanceStorePolicy: 'RAID0' as const, blockDeviceMappings: [ebs('/dev/xvda', '100Gi')] };
+      expect(ephemeralStorageCapacity(catalogType('m6idn.32xlarge'), raid) * MIB).toBe(7600e9);
+      expect(ephemeralStorageCapacity(catalogType('m5d.large'), raid) * MIB).toBe(75e9);
+      expect(ephemeralStorageCapacity(m5large, raid)).toBe(102400);
+    });
+
+    it('gives more allocatable ephemeral-storage to Bottlerocket with a 100Gi /dev/xvdb than to AL2023 with its 20Gi root', () => {
+      const bottlerocket = computeAllocatable(m5large, { amiFamily: 'Bottlerocket', blockDeviceMappings: bottlerocket100 })['ephemeral-storage'];
+      const al2023 = computeAllocatable(m5large)['ephemeral-storage'];
+      // capacity − 1 GiB kube-reserved − 10 % nodefs eviction threshold
+      expect(bottlerocket).toBe(102400 - 1024 - 10240);
+      expect(al2023).toBe(20480 - 1024 - 2048);
+      expect(bottlerocket).toBeGreaterThan(50 * 1024);
+      expect(al2023).toBeLessThan(50 * 1024);
     });
   });
 
@@ -370,7 +437,7 @@ describe('allocatable', () => {
     });
 
     it('sizes storage from the configured volume', () => {
-      expect(computeAllocatable(m5large, { ephemeralVolumeMiB: 102400 })['ephemeral-storage']).toBe(102400 - 1024 - 10240);
+      expect(computeAllocatable(m5large, { blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize: '100Gi' } }] })['ephemeral-storage']).toBe(102400 - 1024 - 10240);
     });
 
     it('ignores reservations of resources the node does not have', () => {
@@ -409,5 +476,51 @@ describe('allocatable', () => {
         }),
       );
     });
+  });
+});
+
+describe('AMI family: which instance types it boots and what OS its nodes report', () => {
+  it('does not boot a1 (first-generation Graviton) with AL2023, as Karpenter since v1.11 (compatibility.go amiFamilyCheck)', () => {
+    const a1 = loadCatalog().filter((t) => t.name.startsWith('a1.'));
+    expect(a1.length).toBeGreaterThan(0);
+    for (const t of a1) {
+      expect(launchableWithAmiFamily(t, 'AL2023')).toBe(false);
+      expect(launchableWithAmiFamily(t)).toBe(false);
+      expect(launchableWithAmiFamily(t, 'AL2')).toBe(true);
+      expect(launchableWithAmiFamily(t, 'Bottlerocket')).toBe(true);
+      expect(launchableWithAmiFamily(t, 'Custom')).toBe(true);
+    }
+    // Other Graviton generations boot AL2023.
+    expect(launchableWithAmiFamily(catalogType('m6g.large'), 'AL2023')).toBe(true);
+    expect(launchableWithAmiFamily(catalogType('a1.large'), 'AL2023')).toBe(false);
+  });
+
+  it('boots amd64 only on Windows (types.go getOS gives arm64 no OS; the Windows AMIs are x86_64), GPU types included', () => {
+    for (const family of ['Windows2019', 'Windows2022', 'Windows2025'] as const) {
+      expect(launchableWithAmiFamily(catalogType('m6g.large'), family)).toBe(false);
+      expect(launchableWithAmiFamily(catalogType('a1.large'), family)).toBe(false);
+      expect(launchableWithAmiFamily(m5large, family)).toBe(true);
+      expect(launchableWithAmiFamily(catalogType('g4dn.xlarge'), family)).toBe(true);
+    }
+  });
+
+  it('labels nodes kubernetes.io/os from the family and node.kubernetes.io/windows-build from the Windows build (labels.go)', () => {
+    expect(amiFamilyLabels(m5large)['kubernetes.io/os']).toBe('linux');
+    expect(amiFamilyLabels(m5large)['node.kubernetes.io/windows-build']).toBeUndefined();
+    for (const family of ['AL2', 'AL2023', 'Bottlerocket', 'Custom'] as const) {
+      expect(amiFamilyLabels(m5large, family)).toEqual(m5large.labels);
+    }
+    const builds = { Windows2019: '10.0.17763', Windows2022: '10.0.20348', Windows2025: '10.0.26100' } as const;
+    for (const [family, build] of Object.entries(builds) as [keyof typeof builds, string][]) {
+      expect(amiFamilyLabels(m5large, family)).toEqual({ ...m5large.labels, 'kubernetes.io/os': 'windows', 'node.kubernetes.io/windows-build': build });
+    }
+  });
+
+  it('gives Windows nodes 110 pods (no ENI formula) unless maxPods says otherwise, and the private IPv4 address resource', () => {
+    const c5large = catalogType('c5.large');
+    expect(computeCapacity(c5large, { amiFamily: 'Windows2019' })).toMatchObject({ pods: 110, 'vpc.amazonaws.com/PrivateIPv4Address': 9 });
+    expect(computeCapacity(c5large, { amiFamily: 'Windows2019', kubelet: { maxPods: 20 } }).pods).toBe(20);
+    expect(computeCapacity(c5large).pods).toBe(29);
+    expect(computeCapacity(c5large)['vpc.amazonaws.com/PrivateIPv4Address']).toBeUndefined();
   });
 });

@@ -39,9 +39,16 @@ describe('instanceTypeInfoFromLabels', () => {
 });
 
 describe('nodeClassAllocatableOptions', () => {
-  it('passes the kubelet through, turns the root volume from GiB into MiB and sets the VM overhead', () => {
+  it('passes the AMI family, kubelet, block device mappings and instance store policy through and sets the VM overhead', () => {
     expect(nodeClassAllocatableOptions({}, 0.075)).toEqual({ vmMemoryOverheadPercent: 0.075 });
     const kubelet = { maxPods: 110, evictionHard: { 'memory.available': '5%' } };
-    expect(nodeClassAllocatableOptions({ kubelet, rootVolumeGiB: 100 }, 0.05)).toEqual({ vmMemoryOverheadPercent: 0.05, kubelet, ephemeralVolumeMiB: 102_400 });
+    const blockDeviceMappings = [{ deviceName: '/dev/xvdb', ebs: { volumeSize: '100Gi' } }];
+    expect(nodeClassAllocatableOptions({ amiFamily: 'Bottlerocket', kubelet, blockDeviceMappings, instanceStorePolicy: 'RAID0' }, 0.05)).toEqual({
+      vmMemoryOverheadPercent: 0.05,
+      amiFamily: 'Bottlerocket',
+      kubelet,
+      blockDeviceMappings,
+      instanceStorePolicy: 'RAID0',
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { NodeSelectorRequirement } from '../../../shared/core/api/kubernetes.js';
 import { buildInstanceType } from '../../../shared/core/instancetypes/offering.js';
 import { REJECTION_KINDS, diagnose, diagnosePod, splitHints, summarise, whyNot, withHints, type RejectionKind, type TopologyCheck } from '../../../shared/core/provisioning/diagnosis.js';
 import type { SchedulingPod } from '../../../shared/core/provisioning/pod.js';
@@ -29,6 +30,18 @@ const splitOfferings = () =>
       { zone: 'us-west-2b', capacityType: 'on-demand', price: 0.096, available: true },
     ],
   });
+
+/** A NodePool whose EC2NodeClass boots Linux (the catalogue's types are labelled kubernetes.io/os=linux). */
+const linuxPool = () => ({ ...template('general', catalogue()), nodeClassOs: ['linux'] });
+/** A NodePool whose EC2NodeClass boots Windows: the test catalogue relabelled as a Windows family labels it. */
+const windowsPool = (requirements: NodeSelectorRequirement[] = []) => ({
+  ...template(
+    'windows',
+    catalogue().map((t) => instanceType(t.name, { cpu: t.allocatable.cpu ?? 0, memory: t.allocatable.memory ?? 0, price: 0.1, labels: { 'kubernetes.io/os': 'windows' } })),
+    { requirements },
+  ),
+  nodeClassOs: ['windows'],
+});
 
 interface Case {
   readonly name: string;
@@ -203,6 +216,38 @@ const cases: readonly Case[] = [
     pod: pod('a', { nodeSelector: { 'karpenter.k8s.aws/instance-family': 'c5' } }),
     template: template('flexible', catalogue(), { requirements: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'Exists', minValues: 2 }] }),
     says: ['minValues: the NodePool needs at least 2 distinct karpenter.k8s.aws/instance-family values', 'only 1 remain (c5)', 'lower minValues'],
+  },
+  {
+    name: 'names the OS a Linux EC2NodeClass boots when the pod needs Windows (the OS comes from the AMI family)',
+    kind: 'requirements',
+    pod: pod('iis', { nodeSelector: { 'kubernetes.io/os': 'windows' } }),
+    template: linuxPool(),
+    says: [
+      /^the pod requires kubernetes\.io\/os In \[windows\], but EC2NodeClass default of the NodePool boots linux nodes/,
+      "comes from the EC2NodeClass's AMI family, not from NodePool requirements",
+      'windows2019@latest, windows2022@latest or windows2025@latest',
+    ],
+  },
+  {
+    name: 'names the OS a Windows EC2NodeClass boots when the pod needs Linux, though the NodePool allows only windows',
+    kind: 'labelValue',
+    pod: pod('tool', { nodeSelector: { 'kubernetes.io/os': 'linux' } }),
+    template: windowsPool([{ key: 'kubernetes.io/os', operator: 'In', values: ['windows'] }]),
+    says: [/^the pod requires kubernetes\.io\/os In \[linux\], but EC2NodeClass default of the NodePool boots windows nodes/, 'a Linux AMI family (e.g. amiSelectorTerms alias al2023@latest'],
+  },
+  {
+    name: "blames the NodePool's os requirement when its EC2NodeClass boots the OS the pod wants",
+    kind: 'labelValue',
+    pod: pod('iis', { nodeSelector: { 'kubernetes.io/os': 'windows' } }),
+    template: windowsPool([{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }]),
+    says: ['the pod requires kubernetes.io/os In [windows] and EC2NodeClass default boots windows nodes, but the NodePool allows only kubernetes.io/os In [linux]', "change the NodePool's kubernetes.io/os requirement"],
+  },
+  {
+    name: 'says a NodePool requires an OS its own EC2NodeClass does not boot',
+    kind: 'requirements',
+    pod: pod('any'),
+    template: windowsPool([{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }]),
+    says: [/^the NodePool requires kubernetes\.io\/os In \[linux\], but its EC2NodeClass default boots windows nodes/, 'a Linux AMI family'],
   },
   {
     name: 'says when nothing rules the NodePool out',
