@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,10 +99,23 @@ function workload(pool: Pool, os: string, replicas: number): string {
   });
 }
 
+/**
+ * Upstream files Karpenter's own CRDs reject, with the fix a user makes: `windows-custom-userdata.yaml` gives
+ * `nodeClassRef.group: karpenter.k8s.aws/v1`, which core `pkg/apis/v1/nodeclaim.go` (`NodeClassReference.Group`,
+ * pattern `^[^/]*$`) refuses, so `kubectl apply` fails on it as Skiff's load does.
+ */
+const INVALID_UPSTREAM: Readonly<Record<string, { readonly error: RegExp; readonly fix: (yaml: string) => string }>> = {
+  'windows-custom-userdata.yaml': {
+    error: /windows-custom-userdata\.yaml:\d+:\d+: spec\.template\.spec\.nodeClassRef\.group: .*karpenter\.k8s\.aws\/v1/,
+    fix: (yaml) => yaml.replace('group: karpenter.k8s.aws/v1', 'group: karpenter.k8s.aws'),
+  },
+};
+
 async function simulateExample(file: string): Promise<{ result: SimulationResult; pools: Pool[]; osOf: Map<string, string> }> {
   const { pools, osOf } = readExample(file);
   const dir = mkdtempSync(join(tmpdir(), 'skiff-karpenter-example-'));
-  writeFileSync(join(dir, file), readFileSync(join(EXAMPLES, file), 'utf8'));
+  const yaml = readFileSync(join(EXAMPLES, file), 'utf8');
+  writeFileSync(join(dir, file), INVALID_UPSTREAM[file]?.fix(yaml) ?? yaml);
   const scenario = ['apiVersion: skiff.dev/v1alpha1', 'kind: Scenario', 'metadata: {name: example}', 'spec: {start: "2026-03-02T08:00:00Z", duration: 2h, region: us-west-2}'].join('\n');
   const workloads = pools.map((p) => workload(p, osOf.get(p.nodeClass) ?? 'linux', 5));
   writeFileSync(join(dir, 'workload.yaml'), [scenario, ...workloads].join('\n---\n'));
@@ -117,6 +131,15 @@ describe("Karpenter's examples/v1", () => {
     expect(files.length).toBeGreaterThanOrEqual(22);
     expect(files).toContain('windows-2022.yaml');
   });
+
+  for (const [file, { error }] of Object.entries(INVALID_UPSTREAM)) {
+    it(`${file}: is refused by simulate and validate alike, naming the file, line and field, as Karpenter's CRD refuses it`, async () => {
+      await expect(simulateScenario(join(EXAMPLES, file))).rejects.toThrow(error);
+      const validate = spawnSync('npx', ['tsx', 'shared/cli/skiff.ts', 'validate', join(EXAMPLES, file)], { encoding: 'utf8' });
+      expect(validate.status).toBe(2);
+      expect(validate.stderr).toMatch(error);
+    }, 60_000);
+  }
 
   for (const file of files) {
     it(`${file}: places a small workload on instance types the NodePool allows, with no drift`, async () => {
