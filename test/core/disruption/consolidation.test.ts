@@ -72,6 +72,25 @@ describe('simulateConsolidation', () => {
     expect(decision.replacement.requirements.get(LABEL_INSTANCE_TYPE).has('m5.2xlarge')).toBe(false);
   });
 
+  it('replaces an on-demand node with spot of its own type when that is the cheaper offering, and forces spot (core computeConsolidation)', () => {
+    // A one-type pool: the on-demand fallback node can only go back to spot of the same type.
+    const only = instanceType('m5.xlarge', { cpu: 3920, memory: 14000, price: 0.192, spotPrice: 0.07 });
+    const held = [pod('x', { cpu: '2', memory: '4Gi' })];
+    const n1 = node('n1', only, held);
+    const c = candidate(n1, only, held);
+    const decision = simulateConsolidation([c], ctx([n1], [only], false, ['spot', 'on-demand']), true);
+    expect(decision.kind).toBe('replace');
+    if (decision.kind !== 'replace') return;
+    expect(decision.replacement.instanceTypes.map((o) => o.name)).toEqual(['m5.xlarge']);
+    expect([...decision.replacement.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
+    expect(decision.savings).toBeCloseTo(0.192 - 0.07, 6);
+    // While that spot offering is unavailable (a capacity error), nothing is cheaper: no replacement.
+    const short = instanceType('m5.xlarge', { cpu: 3920, memory: 14000, price: 0.192, spotPrice: 0.07, unavailable: ['us-west-2a/spot', 'us-west-2b/spot'] });
+    expect(simulateConsolidation([c], ctx([n1], [short], false, ['spot', 'on-demand']), true).kind).toBe('none');
+    // An on-demand-only pool: the same type at the same price is no saving.
+    expect(simulateConsolidation([c], ctx([n1], [only], false, ['on-demand']), true).kind).toBe('none');
+  });
+
   it('does nothing when the cheapest type that fits is the node itself', () => {
     // 1.5 cpu and 5 GiB: c5.large (3 GiB) is too small, r5.large is dearer, the only cheaper fit would be m5.large itself.
     const held = [pod('big', { cpu: '1500m', memory: '5Gi' })];
