@@ -7,8 +7,8 @@
  *                        └─ no longer valid → (none)        └─ replacement failed → (none), node untainted
  *
  * Each pass:
- * 1. notes pod changes per node (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`; consolidateAfter counts
- *    from it);
+ * 1. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
+ *    consolidateAfter counts from it), from the times the cluster reports ({@link Cluster.lastPodEventTimes});
  * 2. advances every disruption in flight: validates proposals at least {@link VALIDATION_DELAY_MS} old (Karpenter's
  *    `commandValidationDelay`), launches replacements through the provisioner's launch protocol, waits for them to
  *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
@@ -51,7 +51,7 @@ import { offeringKey, withUnavailable, type InstanceType } from '../core/instanc
 import { buildNodePoolTemplate, nodePoolRequirements, type DaemonSetLike } from '../core/provisioning/nodepool-template.js';
 import { toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
 import { solve, type NodeClaimPlan, type NodePoolTemplate } from '../core/provisioning/scheduler.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, PodEventTimes } from '../ports/cluster.js';
 import {
   REGISTRATION_TTL_MS,
   createNodeClaimRecord,
@@ -124,6 +124,8 @@ interface World {
   readonly types: ReadonlyMap<string, readonly InstanceType[]>;
   /** The unavailable offerings' keys, sorted and joined (what changes `types`). */
   readonly unavailableKey: string;
+  /** The latest pod event per node, when the cluster reports them (read once per pass). */
+  readonly podEvents?: PodEventTimes;
 }
 
 interface Pass {
@@ -247,12 +249,13 @@ async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World>
   const now = deps.clock.now();
   // Within one pass the slow-changing parts (NodePools, classes, DaemonSets, PDBs, instance types and their
   // availability) are read once; pods, nodes and records again after each write.
-  const [pods, nodes, claims, pdbList, types] = await Promise.all([
+  const [pods, nodes, claims, pdbList, types, podEvents] = await Promise.all([
     deps.cluster.listPods(),
     deps.cluster.listNodes(),
     deps.store.list(),
     previous ? previous.pdbs.map((a) => a.pdb) : deps.cluster.listPodDisruptionBudgets(),
     previous ? previous.types : deps.unavailableOfferings.listUnavailable(now).then((u) => u),
+    previous ? previous.podEvents : deps.cluster.lastPodEventTimes?.(),
   ]);
   let pools = previous?.pools;
   let classes = previous?.classes;
@@ -290,6 +293,7 @@ async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World>
     pdbs,
     types: available,
     unavailableKey,
+    ...(podEvents ? { podEvents } : {}),
   };
   return world;
 }
@@ -358,27 +362,62 @@ async function reportInvalidDoNotDisrupt(pass: Pass, world: World): Promise<void
   }
 }
 
-/** Step 1: a changed set of pods on a node moves its `lastPodEventAt` to now. */
+/**
+ * Karpenter's `dedupeTimeout` (core `pkg/controllers/nodeclaim/podevents/controller.go`): a pod event less than
+ * 10 s after the stamped one is not stamped (shorter than the 15 s validation delay, so a command computed meanwhile
+ * is still invalidated).
+ */
+export const POD_EVENT_DEDUPE_MS = 10 * 1000;
+
+/**
+ * The node's last pod event, epoch ms, or undefined when none is known (consolidateAfter then counts from
+ * initialization, core `pkg/utils/disruption/disruption.go IsUnderConsolidateAfter`): the time stamped on the record,
+ * or the cluster's latest when that is at least {@link POD_EVENT_DEDUPE_MS} later.
+ *
+ * Why from the cluster's times and not from what one pass sees: Karpenter stamps `status.lastPodEventTime` on every
+ * bind, completion and deletion as the pod update arrives (core `nodeclaim/podevents`), so a node refilled and
+ * emptied between two passes, or running Jobs shorter than a pass, restarts its consolidateAfter each time. The
+ * disruption Lambda runs once a minute and cannot watch pods, so it reads the times the cluster keeps
+ * ({@link Cluster.lastPodEventTimes}: the simulated cluster stamps each event as it happens; the Kubernetes adapter
+ * reads the bind, finish and deletion timestamps of the pods still in the API) and keeps the latest on the NodeClaim
+ * record, where it outlives the pods it came from.
+ */
+function lastPodEventMs(world: World, claim: NodeClaim): number | undefined {
+  const stored = claim.lastPodEventAt ? Date.parse(claim.lastPodEventAt) : undefined;
+  const node = nodeOfClaim(world, claim);
+  const seen = node ? world.podEvents?.byNode.get(node.name) : undefined;
+  if (seen !== undefined && (stored === undefined || seen - stored >= POD_EVENT_DEDUPE_MS)) return seen;
+  return stored;
+}
+
+/**
+ * Step 1: stamps each node's last pod event on its record ({@link lastPodEventMs}). A cluster whose times are not
+ * complete (the Kubernetes adapter: a pod deleted and gone between two passes leaves no timestamp) also has each
+ * change in the set of pods on a node since the last pass count as an event now — never earlier than the truth, so
+ * consolidateAfter is at worst a pass longer, never shorter.
+ */
 async function notePodEvents(pass: Pass, world: World): Promise<void> {
   for (const claim of world.claims) {
     if (claim.state !== 'Initialized' || claim.disruption) continue;
     const node = nodeOfClaim(world, claim);
     if (!node) continue;
     const pool = world.pools.get(claim.nodePool);
-    // Only consolidation reads lastPodEventAt: none under consolidateAfter Never, and under WhenEmpty only an empty
-    // node's (becoming empty is itself a pod event, noted then).
+    // Only consolidation reads lastPodEventAt: none under consolidateAfter Never.
     if (!pool || pool.spec.disruption.consolidateAfter === NEVER) continue;
-    if (pool.spec.disruption.consolidationPolicy === 'WhenEmpty' && podsOn(world, node).length > 0 && claim.podsFingerprint !== undefined) continue;
-    const fingerprint = fnv1a(
-      podsOn(world, node)
-        .map((p) => `${p.namespace}/${p.name}`)
-        .sort()
-        .join('\n'),
-    ).toString(36);
-    if (claim.podsFingerprint === fingerprint) continue;
-    // First sight: count from initialization when the node has had no pods, else from now.
-    const since = claim.podsFingerprint === undefined && podsOn(world, node).length === 0 && claim.initializedAt ? claim.initializedAt : new Date(world.now).toISOString();
-    await writeIgnoringConflict(pass, { ...claim, podsFingerprint: fingerprint, lastPodEventAt: since });
+    let last = lastPodEventMs(world, claim);
+    let fingerprint = claim.podsFingerprint;
+    if (!world.podEvents?.complete) {
+      fingerprint = fnv1a(
+        podsOn(world, node)
+          .map((p) => `${p.namespace}/${p.name}`)
+          .sort()
+          .join('\n'),
+      ).toString(36);
+      if (claim.podsFingerprint !== undefined && claim.podsFingerprint !== fingerprint) last = Math.max(last ?? 0, world.now);
+    }
+    const stamped = last !== undefined && last !== (claim.lastPodEventAt ? Date.parse(claim.lastPodEventAt) : undefined);
+    if (!stamped && fingerprint === claim.podsFingerprint) continue;
+    await writeIgnoringConflict(pass, { ...claim, ...(fingerprint !== undefined ? { podsFingerprint: fingerprint } : {}), ...(stamped ? { lastPodEventAt: new Date(last!).toISOString() } : {}) });
   }
 }
 
@@ -427,13 +466,18 @@ function blockingProblem(world: World, claim: NodeClaim, node: ClusterNode, reas
   return undefined;
 }
 
-/** Whether consolidation may look at this NodeClaim yet (consolidateAfter, churn guard), or why not. */
+/**
+ * Whether consolidation may look at this NodeClaim yet, or why not: consolidateAfter has passed since its last pod
+ * event, or since its initialization when none is known (core `pkg/controllers/nodeclaim/disruption/consolidation.go`,
+ * the `Consolidatable` condition), and Skiff's churn guard.
+ */
 function consolidationProblem(world: World, claim: NodeClaim, pool: NodePool): string | undefined {
   const after = pool.spec.disruption.consolidateAfter;
   if (after === NEVER) return 'its NodePool has consolidateAfter: Never';
   const afterMs = parseDuration(after) * 1000;
-  const since = Date.parse(claim.lastPodEventAt ?? claim.initializedAt ?? claim.createdAt);
-  if (!claim.lastPodEventAt || world.now - since < afterMs) return `consolidateAfter (${after}) has not passed since the last pod event on it`;
+  const last = lastPodEventMs(world, claim);
+  const since = last ?? Date.parse(claim.initializedAt ?? claim.createdAt);
+  if (world.now - since < afterMs) return `consolidateAfter (${after}) has not passed since the last pod event on it (${new Date(since).toISOString()}${last === undefined ? ', its initialization' : ''})`;
   const guard = Math.max(afterMs, CHURN_GUARD_MS);
   if (claim.expireAfterSeconds != null && Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000 - world.now < guard) {
     return `it expires within ${Math.round(guard / 60_000)} minutes (churn guard)`;
@@ -793,11 +837,40 @@ function solverView(world: World, leaving: readonly NodeClaim[]): { templates: N
   return { templates, existing: existingCapacity(nodes, world.pods, live, inFlight, podsByKey, typesByClass, daemonByPool) };
 }
 
+/**
+ * What a consolidation simulation solves against. Candidates stay in the existing capacity (each simulation removes
+ * the ones it tries); their usage counts for limits. Nodes still inside their own consolidateAfter window take none of
+ * the candidates' pods (`closed`): core `pkg/controllers/provisioning/scheduling/scheduler.go addToExistingNode`
+ * skips a node `isUnderConsolidateAfter` for a pod that is not pending and not on a node being deleted — every pod a
+ * consolidation here moves is such a pod (candidates are never being deleted, pending pods are the provisioner's).
+ */
 function consolidationContext(pass: Pass, world: World, candidates: readonly NodeClaim[]): ConsolidationContext {
-  // Candidates stay in the existing capacity (each simulation removes the ones it tries); their usage counts for limits.
   const view = solverView(world, []);
   void candidates;
-  return { templates: view.templates, existing: view.existing, spotToSpot: pass.deps.spotToSpotConsolidation };
+  const claimByNode = new Map<string, NodeClaim>();
+  for (const c of world.claims) {
+    const node = isLive(c) ? nodeOfClaim(world, c) : undefined;
+    if (node) claimByNode.set(node.name, c);
+  }
+  const existing = view.existing.map((e) => {
+    const claim = e.kind === 'node' ? claimByNode.get(e.name) : undefined;
+    return claim && underConsolidateAfter(world, claim) ? { ...e, closed: true } : e;
+  });
+  return { templates: view.templates, existing, spotToSpot: pass.deps.spotToSpotConsolidation };
+}
+
+/**
+ * Core `pkg/utils/disruption/disruption.go IsUnderConsolidateAfter`: an initialized NodeClaim whose NodePool sets a
+ * consolidateAfter other than Never and 0, less than that long after its last pod event (or its initialization when
+ * none is known).
+ */
+function underConsolidateAfter(world: World, claim: NodeClaim): boolean {
+  if (claim.state !== 'Initialized' || !claim.initializedAt) return false;
+  const after = world.pools.get(claim.nodePool)?.spec.disruption.consolidateAfter;
+  if (after === undefined || after === NEVER) return false;
+  const afterMs = parseDuration(after) * 1000;
+  if (afterMs === 0) return false;
+  return world.now - (lastPodEventMs(world, claim) ?? Date.parse(claim.initializedAt)) < afterMs;
 }
 
 /** The NodeClaims it takes to move these nodes' pods elsewhere (drift), or why they cannot move. */

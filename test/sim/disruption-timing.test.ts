@@ -102,3 +102,109 @@ spec:
     expect(result.disruptions.filter((d) => minutesAfterStart(d.at) > minutesAfterStart(back!.at))).toEqual([]);
   }, 120_000);
 });
+
+const deploymentYaml = (name: string, replicas: number, cpu: string, memory: string, podExtra = '', annotations = '') => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}${annotations ? `, annotations: {${annotations}}` : ''}}
+    spec:${podExtra}
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
+`;
+
+/** A scenario `apply` event creating a Job of `completions` pods, one at a time, each running `runFor`. */
+const jobEvent = (at: string, name: string, runFor: string, completions = 1) =>
+  `{at: ${at}, apply: {apiVersion: batch/v1, kind: Job, metadata: {name: ${name}}, spec: {parallelism: 1, completions: ${completions}, template: {metadata: {labels: {app: ${name}}, annotations: {skiff.dev/run-for: ${runFor}}}, spec: {restartPolicy: Never, containers: [{name: a, image: busybox, resources: {requests: {cpu: 500m, memory: 512Mi}}}]}}}}}`;
+
+describe('consolidateAfter restarts on every pod event on the node (core nodeclaim/podevents, IsUnderConsolidateAfter)', () => {
+  it('a node refilled and emptied between two disruption passes (a 20-second Job) is Empty-disrupted only consolidateAfter after that Job finished', async () => {
+    const result = await run(
+      nodeClassYaml(),
+      POOL({ policy: 'WhenEmpty', consolidateAfter: '10m' }),
+      deploymentYaml('web', 1, '1', '2Gi'),
+      // The node empties at 20 m; a Job's pod binds to it at 25 m and finishes 20 s later, between two passes.
+      scenario('1h', `[{at: 20m, scale: {kind: Deployment, namespace: default, name: web, replicas: 0}}, ${jobEvent('25m', 'burst', '20s')}]`),
+    );
+    expectNoDisruptionViolations(result);
+    const job = result.pods.find((p) => p.owner === 'Job/burst')!;
+    const web = result.pods.find((p) => p.owner?.startsWith('ReplicaSet/web'))!;
+    expect(job.nodeClaim).toBe(web.nodeClaim);
+    expect(minutesAfterStart(job.scheduledAt!)).toBe(25);
+    const finished = Date.parse(job.deletedAt!);
+    expect((finished - START) / 1000).toBe(25 * 60 + 20);
+    const empty = result.disruptions.find((d) => d.nodeClaim === web.nodeClaim)!;
+    expect(empty).toMatchObject({ reason: 'Empty', decision: 'delete' });
+    // consolidateAfter counts from the Job pod's completion, not from the node's first emptiness at 20 m…
+    expect(Date.parse(empty.at) - finished).toBeGreaterThanOrEqual(10 * 60_000);
+    // …and no later than a pass, the 15 s validation and the next pass after that.
+    expect(Date.parse(empty.at) - finished).toBeLessThanOrEqual(12 * 60_000);
+  }, 120_000);
+
+  it('short Jobs keep a node busy: every bind and completion restarts consolidateAfter, so the node goes only after the last one', async () => {
+    const result = await run(
+      nodeClassYaml(),
+      POOL({ policy: 'WhenEmpty', consolidateAfter: '5m' }),
+      deploymentYaml('web', 1, '1', '2Gi'),
+      // From 10 m a Job runs 40-second pods one after another every few minutes (a new Job each time), until 40 m.
+      scenario(
+        '1h30m',
+        `[{at: 10m, scale: {kind: Deployment, namespace: default, name: web, replicas: 0}}, ${[14, 18, 22, 26, 30, 34, 38].map((m) => jobEvent(`${m}m`, `tick-${m}`, '40s')).join(', ')}]`,
+      ),
+    );
+    expectNoDisruptionViolations(result);
+    const web = result.pods.find((p) => p.owner?.startsWith('ReplicaSet/web'))!;
+    const jobs = result.pods.filter((p) => p.owner?.startsWith('Job/tick-'));
+    expect(jobs).toHaveLength(7);
+    expect(jobs.every((p) => p.nodeClaim === web.nodeClaim)).toBe(true);
+    const last = Math.max(...jobs.map((p) => Date.parse(p.deletedAt!)));
+    const empty = result.disruptions.find((d) => d.nodeClaim === web.nodeClaim)!;
+    expect(empty).toMatchObject({ reason: 'Empty' });
+    expect(Date.parse(empty.at) - last).toBeGreaterThanOrEqual(5 * 60_000);
+    // The node stayed through the whole series: every pod of it ran on the same node.
+    expect(result.nodeClaims.filter((c) => c.launchedAt !== null && c.launchError === null)).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('no pods moved onto a node still inside its own consolidateAfter window (core scheduler.go addToExistingNode, PR #3006)', () => {
+  it("a candidate's pods wait for the destination's consolidateAfter: the candidate goes only once the node that just got a pod has been quiet that long", async () => {
+    const nodes = `
+  nodes:
+    - {name: n1, instanceType: m5.2xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general, createdAt: "-1h"}
+    - {name: n2, instanceType: m5.2xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general, createdAt: "-1h"}`;
+    const pod = (name: string, node: string) =>
+      `{apiVersion: v1, kind: Pod, metadata: {name: ${name}, namespace: default}, spec: {nodeName: ${node}, containers: [{name: app, image: nginx, resources: {requests: {cpu: 500m, memory: 1Gi}}}]}}`;
+    const result = await run(
+      nodeClassYaml(),
+      // One type only: n1 can go only by moving its pod to n2, never by a cheaper replacement.
+      POOL({ types: 'm5.2xlarge', consolidateAfter: '10m' }),
+      `
+apiVersion: v1
+kind: Pod
+metadata: {name: old, namespace: default}
+spec:
+  nodeName: n1
+  containers: [{name: app, image: nginx, resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+`,
+      // n2 is never a candidate itself (do-not-disrupt on the node); it gets its first pod at 8 m.
+      scenario('1h', `[{at: 0s, annotate: {kind: Node, name: n2, annotations: {karpenter.sh/do-not-disrupt: "true"}}}, {at: 8m, apply: ${pod('fresh', 'n2')}}]`, nodes),
+    );
+    expectNoDisruptionViolations(result);
+    const n1Claim = result.nodes.find((n) => n.name === 'n1')!.nodeClaim!;
+    const fresh = result.pods.find((p) => p.name === 'fresh')!;
+    expect(fresh.node).toBe('n2');
+    const boundAt = Date.parse(fresh.scheduledAt!);
+    expect((boundAt - START) / 60_000).toBe(8);
+    const moved = result.disruptions.find((d) => d.nodeClaim === n1Claim)!;
+    expect(moved).toMatchObject({ reason: 'Underutilized', decision: 'delete' });
+    // n1 became a candidate at 10 m (its own consolidateAfter), but n2 took no pod of it before 18 m…
+    expect(Date.parse(moved.at) - boundAt).toBeGreaterThanOrEqual(10 * 60_000);
+    // …and soon after, it did (a pass, the 15 s validation, the next pass).
+    expect(Date.parse(moved.at) - boundAt).toBeLessThanOrEqual(12 * 60_000);
+    const again = result.pods.filter((p) => p.name === 'old' && p.deletedAt === null);
+    expect(again.map((p) => p.node)).toEqual(['n2']);
+  }, 120_000);
+});

@@ -52,6 +52,16 @@ describe('simulateConsolidation', () => {
     expect(decision.kind).toBe('delete');
   });
 
+  it('moves no pod onto a node closed by its consolidateAfter window, though its pods still count for spread (core addToExistingNode)', () => {
+    const small = pods('a', 2, { cpu: '500m', memory: '512Mi' });
+    const n1 = node('n1', byName('m5.2xlarge'), []);
+    const n2 = node('n2', byName('m5.large'), small);
+    const c = candidate(n2, byName('m5.large'), small);
+    expect(simulateConsolidation([c], ctx([n1, n2]), true).kind).toBe('delete');
+    const closed = simulateConsolidation([c], ctx([{ ...n1, closed: true }, n2]), true);
+    expect(closed.kind).not.toBe('delete');
+  });
+
   it('deletes an empty node without solving anything', () => {
     const n1 = node('n1', byName('m5.large'), []);
     expect(simulateConsolidation([candidate(n1, byName('m5.large'), [])], ctx([n1]), true).kind).toBe('delete');
