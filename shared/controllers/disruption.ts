@@ -66,6 +66,8 @@ import { nodeClaimExtras } from './nodeclaim-extras.js';
 import type { EC2NodeClassLike } from './provision.js';
 import { recordEventBestEffort } from './events.js';
 
+/** The API server's default pod `terminationGracePeriodSeconds` (Kubernetes `DefaultTerminationGracePeriodSeconds`). */
+export const DEFAULT_POD_GRACE_SECONDS = 30;
 /** Karpenter's `commandValidationDelay`: a command is re-validated this long after it was computed. */
 export const VALIDATION_DELAY_MS = 15 * 1000;
 /** Skiff's churn guard: no consolidation of a node expiring this soon, nor of a replacement this young. */
@@ -97,6 +99,8 @@ export interface DisruptionReport {
   readonly expired: readonly string[];
   /** Pods evicted (`ns/name`). */
   readonly evicted: readonly string[];
+  /** Pods deleted directly (`ns/name`) because the node's terminationGracePeriod deadline was near. */
+  readonly podsDeleted?: readonly string[];
   /** Pods whose eviction must wait, with why (a PDB's 429, do-not-disrupt). */
   readonly waiting: readonly { readonly pod: string; readonly reason: string }[];
   /** NodeClaims deleted (instance terminated), with the reason. */
@@ -138,6 +142,7 @@ interface Pass {
     rejected: { command: string; reason: string }[];
     expired: string[];
     evicted: string[];
+    podsDeleted: string[];
     waiting: { pod: string; reason: string }[];
     deleted: { nodeClaim: string; reason: DisruptionReason }[];
     skipped: { nodeClaim: string; reason: string }[];
@@ -152,7 +157,7 @@ interface Pass {
  * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], podsDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   let seen = 0;
   /** The world again if anything was written since it was read. */
@@ -449,19 +454,23 @@ function candidateProblem(world: World, claim: NodeClaim, reason: DisruptionReas
 
 /**
  * What the user set that blocks a voluntary disruption of this node (Karpenter's `DisruptionBlocked` reasons): the
- * node's do-not-disrupt annotation, a pod's active do-not-disrupt, a pod a PDB keeps from being evicted (not for a
- * drifted node with a terminationGracePeriod, as in Karpenter).
+ * node's do-not-disrupt annotation, a pod's active do-not-disrupt, a pod a PDB keeps from being evicted.
+ *
+ * The pod blockers do not hold back an eventual disruption — drift of a NodeClaim whose NodePool sets a
+ * terminationGracePeriod (core `pkg/controllers/disruption/types.go NewCandidate`: `EventualDisruptionClass` with
+ * `Spec.TerminationGracePeriod` set ignores the `PodBlockEvictionError`s of `ValidatePodsDisruptable`; drift is the
+ * eventual class, `drift.go`): the drain evicts what it may and deletes the rest at the grace period's deadline
+ * (see {@link drain}). The node's own annotation still blocks (`ValidateNodeDisruptable`).
  */
 function blockingProblem(world: World, claim: NodeClaim, node: ClusterNode, reason: DisruptionReason): string | undefined {
   if (nodeDoNotDisrupt(node.annotations)) return `node ${node.name} is annotated karpenter.sh/do-not-disrupt: "true"`;
   const eventual = reason === 'Drifted' && claim.terminationGracePeriodSeconds !== undefined;
+  if (eventual) return undefined;
   for (const pod of podsOn(world, node)) {
     const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
     if (dnd.active) return `pod ${pod.namespace}/${pod.name} is annotated karpenter.sh/do-not-disrupt${dnd.untilMs !== undefined ? ` until ${new Date(dnd.untilMs).toISOString()}` : ''}`;
-    if (!eventual) {
-      const blocked = pdbBlocks(pod, world.pdbs);
-      if (blocked) return `pod ${pod.namespace}/${pod.name}: ${blocked}`;
-    }
+    const blocked = pdbBlocks(pod, world.pdbs);
+    if (blocked) return `pod ${pod.namespace}/${pod.name}: ${blocked}`;
   }
   return undefined;
 }
@@ -1062,7 +1071,7 @@ async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason:
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], podsDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   const claim = world.claims.find((c) => c.name === name);
   if (!claim || !isLive(claim)) return pass.report;
@@ -1077,6 +1086,13 @@ export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Ex
  * Draining: evict the node's pods through the Eviction API (a PDB's 429 waits for the next pass; do-not-disrupt pods
  * are left alone and waited for), and once none is left — or the NodePool's terminationGracePeriod has run out —
  * delete the record, terminate the instance and delete the Node.
+ *
+ * With a terminationGracePeriod, a pod whose own `terminationGracePeriodSeconds` would outlast the deadline is
+ * deleted directly from `deadline − terminationGracePeriodSeconds` on, with the time left as its grace period (at
+ * least 1 s), PDB and do-not-disrupt notwithstanding (core `pkg/controllers/node/termination/terminator/eviction.go
+ * needsForceDelete`, `forceDelete`; the deadline is the drain's start plus the terminationGracePeriod, as the
+ * NodeClaim's deletion timestamp plus it is there). A pod without `terminationGracePeriodSeconds` counts the API
+ * server's default, {@link DEFAULT_POD_GRACE_SECONDS}.
  */
 async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> {
   const d = claim.disruption!;
@@ -1090,6 +1106,21 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
     await taint(pass, node);
     for (const pod of pods) {
       const key = `${pod.namespace}/${pod.name}`;
+      const podGrace = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? DEFAULT_POD_GRACE_SECONDS;
+      if (world.now >= deadline - podGrace * 1000) {
+        const grace = Math.max(1, Math.floor((deadline - world.now) / 1000));
+        pass.writes++;
+        if ((await pass.deps.cluster.terminatePod(pod.namespace, pod.name, grace)) === 'deleted') {
+          pass.report.podsDeleted.push(key);
+          await recordEventBestEffort(pass.deps.cluster, {
+            type: 'Normal',
+            reason: 'Disrupted',
+            object: `Pod/${key}`,
+            message: `Deleting the pod to accommodate the terminationTime ${new Date(deadline).toISOString()} of the node. The pod was granted ${grace} seconds of grace-period of its ${podGrace} terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt annotation.`,
+          });
+        }
+        continue;
+      }
       const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
       if (dnd.active) {
         pass.report.waiting.push({ pod: key, reason: 'annotated karpenter.sh/do-not-disrupt' });

@@ -129,6 +129,14 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
    */
   evictPod(namespace: string, name: string): Promise<EvictionOutcome>;
   /**
+   * Deletes the pod directly (`DELETE` with `gracePeriodSeconds`, not the Eviction API: neither PDBs nor
+   * `karpenter.sh/do-not-disrupt` are consulted) — the terminator's last resort when a node's terminationGracePeriod
+   * is about to run out (core `pkg/controllers/node/termination/terminator/eviction.go forceDelete`).
+   * @param gracePeriodSeconds at least 1 (0 would remove the pod from etcd at once)
+   * @returns `deleted`, or `gone` (404: no such pod)
+   */
+  terminatePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
+  /**
    * The latest pod event per node ({@link PodEventTimes}). Optional: without it the disruption controller notices pod
    * changes only by comparing the pods it lists from one pass to the next.
    */

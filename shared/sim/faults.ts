@@ -211,6 +211,8 @@ export class FaultInjector {
       deleteNode: (name: string) => api(`DELETE nodes/${name}`, () => this.sideEffect(`cluster.deleteNode(${name})`, () => cluster.deleteNode(name))),
       evictPod: (namespace: string, name: string): Promise<EvictionOutcome> =>
         api(`POST pods/${namespace}/${name}/eviction`, () => this.sideEffect(`cluster.evictPod(${namespace}/${name})`, () => cluster.evictPod(namespace, name))),
+      terminatePod: (namespace: string, name: string, gracePeriodSeconds: number) =>
+        api(`DELETE pods/${namespace}/${name}`, () => this.sideEffect(`cluster.terminatePod(${namespace}/${name})`, () => cluster.terminatePod(namespace, name, gracePeriodSeconds))),
     };
   }
 

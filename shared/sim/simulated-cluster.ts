@@ -198,6 +198,16 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (!pod.owner) this.createPod(namespace, name, { metadata: { labels: { ...pod.labels }, annotations: { ...pod.annotations } }, spec: pod.spec } as unknown as PodTemplateSpec, null, pod.runForSeconds);
     return 'evicted';
   }
+  /**
+   * Deletes the pod at once, whatever its PDBs and annotations say (the simulation does not model the grace period:
+   * a deleted pod is gone, as an evicted one is); its controller replaces it.
+   */
+  async terminatePod(namespace: string, name: string, _gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return 'gone';
+    this.deletePod(pod);
+    return 'deleted';
+  }
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
     return [...this.pdbs.values()];
   }

@@ -208,3 +208,84 @@ spec:
     expect(again.map((p) => p.node)).toEqual(['n2']);
   }, 120_000);
 });
+
+describe('do-not-disrupt pods and terminationGracePeriod (core disruption/types.go NewCandidate, terminator needsForceDelete)', () => {
+  it('drift takes a node whose pods are do-not-disrupt or PDB-blocked when the NodePool sets terminationGracePeriod; those pods are deleted at the deadline minus their own grace period', async () => {
+    const classObject = JSON.stringify({
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: 'default' },
+      spec: {
+        amiSelectorTerms: [{ alias: 'al2023@latest' }],
+        subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'my-cluster' } }],
+        securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'my-cluster' } }],
+        role: 'KarpenterNodeRole-my-cluster',
+        tags: { team: 'platform' },
+      },
+    });
+    const pdb = `
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: solo, namespace: default}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: solo}}
+`;
+    const result = await run(
+      nodeClassYaml(),
+      POOL({ consolidateAfter: 'Never', terminationGracePeriod: '10m' }),
+      // Both pods pinned together on one node (pod affinity), so one node carries both blockers.
+      deploymentYaml('guarded', 1, '500m', '1Gi', '\n      terminationGracePeriodSeconds: 120', 'karpenter.sh/do-not-disrupt: "true"'),
+      deploymentYaml('solo', 1, '500m', '1Gi', '\n      terminationGracePeriodSeconds: 90\n      affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: guarded}}}]}}'),
+      pdb,
+      scenario('1h', `[{at: 20m, apply: ${classObject}}]`),
+    );
+    expectNoDisruptionViolations(result);
+    const guarded = result.pods.filter((p) => p.owner?.startsWith('ReplicaSet/guarded'));
+    const solo = result.pods.filter((p) => p.owner?.startsWith('ReplicaSet/solo'));
+    const node = guarded[0]!.nodeClaim!;
+    expect(solo[0]!.nodeClaim).toBe(node);
+    const drift = result.disruptions.find((d) => d.nodeClaim === node)!;
+    expect(drift).toMatchObject({ reason: 'Drifted', decision: 'replace' });
+    expect(minutesAfterStart(drift.at)).toBeGreaterThanOrEqual(20);
+    const deadline = Date.parse(drift.drainStartedAt!) + 10 * 60_000;
+    // Neither pod is evicted; each is deleted from the deadline minus its own terminationGracePeriodSeconds on
+    // (within a disruption pass), before the node goes at the deadline.
+    for (const [pod, grace] of [[guarded[0]!, 120], [solo[0]!, 90]] as const) {
+      expect(pod.evictions).toBe(0);
+      const deleted = Date.parse(pod.deletedAt!);
+      expect(deleted).toBeGreaterThanOrEqual(deadline - grace * 1000);
+      expect(deleted).toBeLessThan(deadline);
+      expect(deleted - (deadline - grace * 1000)).toBeLessThan(60_000);
+    }
+    expect(Date.parse(drift.completedAt!)).toBe(deadline);
+    const deletedEvents = result.events.filter((e) => e.reason === 'Disrupted' && e.object.startsWith('Pod/default/'));
+    expect(deletedEvents.map((e) => e.object).sort()).toEqual([`Pod/default/${guarded[0]!.name}`, `Pod/default/${solo[0]!.name}`]);
+    // Their replacements run on the replacement node.
+    for (const set of [guarded, solo]) expect(set.filter((p) => p.deletedAt === null).map((p) => p.nodeClaim)).toEqual([drift.replacement]);
+  }, 120_000);
+
+  it('without terminationGracePeriod, drift still never takes a node with a do-not-disrupt pod', async () => {
+    const classObject = JSON.stringify({
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: 'default' },
+      spec: {
+        amiSelectorTerms: [{ alias: 'al2023@latest' }],
+        subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'my-cluster' } }],
+        securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'my-cluster' } }],
+        role: 'KarpenterNodeRole-my-cluster',
+        tags: { team: 'platform' },
+      },
+    });
+    const result = await run(
+      nodeClassYaml(),
+      POOL({ consolidateAfter: 'Never' }),
+      deploymentYaml('guarded', 1, '500m', '1Gi', '', 'karpenter.sh/do-not-disrupt: "true"'),
+      scenario('1h', `[{at: 20m, apply: ${classObject}}]`),
+    );
+    expectNoDisruptionViolations(result);
+    expect(result.disruptions).toEqual([]);
+    expect(result.pods.every((p) => p.deletedAt === null && p.evictions === 0)).toBe(true);
+  }, 120_000);
+});

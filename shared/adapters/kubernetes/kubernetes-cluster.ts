@@ -275,6 +275,20 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @returns `'evicted'` (201), `'blocked'` (429: a PDB forbids it now — try later), or `'gone'` (404)
    * @throws {ThrottledError} on 5xx (e.g. 500 when several PDBs select the pod) · {KubernetesApiError} otherwise
    */
+  /**
+   * `DELETE …/namespaces/{namespace}/pods/{name}` with `gracePeriodSeconds` (no Eviction: PDBs are not consulted).
+   * @throws {KubernetesApiError} for any status but 404 (`gone`)
+   */
+  async terminatePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    try {
+      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) });
+      return 'deleted';
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return 'gone';
+      throw kubernetesError(e, `delete Pod ${namespace}/${name}`, `Pod/${namespace}/${name}`);
+    }
+  }
+
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
     const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } };
     try {

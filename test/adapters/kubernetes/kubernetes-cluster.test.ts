@@ -363,6 +363,18 @@ describe('KubernetesCluster', () => {
     });
   });
 
+  describe('terminatePod', () => {
+    it('DELETEs the pod with the grace period asked (no Eviction: a PDB is not consulted), and says gone on 404', async () => {
+      api.put('pods', wirePod('shop', 'db-1', { phase: 'Running', nodeName: 'n1' }));
+      api.pdbBlocked.add('shop/db-1');
+      expect(await cluster.terminatePod('shop', 'db-1', 42)).toBe('deleted');
+      const [request] = api.requestsTo('DELETE', '/api/v1/namespaces/shop/pods/db-1');
+      expect(request!.query.get('gracePeriodSeconds')).toBe('42');
+      expect(api.get('pods', 'shop/db-1')).toBeUndefined();
+      expect(await cluster.terminatePod('shop', 'ghost', 1)).toBe('gone');
+    });
+  });
+
   describe('evictPod', () => {
     it('returns evicted (201) after POSTing a policy/v1 Eviction', async () => {
       api.put('pods', wirePod('shop', 'web-1', { phase: 'Running', nodeName: 'n1' }));
