@@ -21,8 +21,9 @@
  *
  * Candidates (Karpenter `disruption/types.go NewCandidate`): initialized, managed, not already disrupted, no node
  * annotation `karpenter.sh/do-not-disrupt: "true"`, no pod with an active do-not-disrupt, no pod a PDB keeps from
- * being evicted (a drifted node with a `terminationGracePeriod` is exempt from the PDB check, as in Karpenter).
- * Consolidation also needs `consolidateAfter` to have passed since the last pod event, and — Skiff's churn guard —
+ * being evicted (a drifted node with a `terminationGracePeriod` is exempt from both pod checks, as in Karpenter: its
+ * drain deletes such pods at the grace period's deadline). Consolidation also needs `consolidateAfter` to have passed
+ * since the last pod event, moves no pod onto a node still inside its own `consolidateAfter`, and — Skiff's churn guard —
  * spares nodes expiring within {@link CHURN_GUARD_MS} (or `consolidateAfter` if longer) and replacements younger
  * than that. Every candidate turned down is reported with the reason.
  */
@@ -221,10 +222,11 @@ function worldFingerprint(world: World): string {
   for (const nc of world.classes.values()) parts.push(`nc${nc.metadata.name}:${specDigest(nc.spec)}`);
   for (const c of world.claims) {
     if (!isLive(c)) continue;
-    // Time alone makes a node consolidatable (consolidateAfter passing): part of the digest too.
+    // Time alone makes a node consolidatable (consolidateAfter passing), and open to other nodes' pods (leaving its
+    // own consolidateAfter window, which the churn guard does not hold back): part of the digest too.
     const pool = world.pools.get(c.nodePool);
     const ripe = pool ? consolidationProblem(world, c, pool) === undefined : false;
-    parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}`);
+    parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}${underConsolidateAfter(world, c) ? 1 : 0}`);
   }
   for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${specDigest(np.spec)}`);
   parts.push(`u${world.unavailableKey}`);
