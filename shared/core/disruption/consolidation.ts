@@ -11,8 +11,8 @@
  *   nothing at or above the price of a candidate whose type is among the options (`multinodeconsolidation.go
  *   filterOutSameInstanceType`, multi-node only). A single node may be replaced by its own instance type when that
  *   type's offering is cheaper — an on-demand node whose type has a cheaper spot offering goes back to spot of the
- *   same type once a spot shortage ends; an on-demand-only or spot node gains nothing from its own type, the price
- *   filter drops it. The dropped types still count as topology domains, so a zone spread sees the same zones as the
+ *   same type once a spot shortage ends; a node already on its type's cheapest offering gains nothing from it, the
+ *   price filter drops it. The dropped types still count as topology domains, so a zone spread sees the same zones as the
  *   provisioner;
  * - spot → spot only with `SpotToSpotConsolidation` on, and for a single node only when at least
  *   {@link MIN_SPOT_TO_SPOT_TYPES} cheaper types remain (the launch list is then cut to the 15 cheapest); replacing
