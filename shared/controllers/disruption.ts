@@ -7,8 +7,8 @@
  *                        └─ no longer valid → (none)        └─ replacement failed → (none), node untainted
  *
  * Each pass:
- * 1. notes pod changes per node (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`; consolidateAfter counts
- *    from it);
+ * 1. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
+ *    consolidateAfter counts from it), from the times the cluster reports ({@link Cluster.lastPodEventTimes});
  * 2. advances every disruption in flight: validates proposals at least {@link VALIDATION_DELAY_MS} old (Karpenter's
  *    `commandValidationDelay`), launches replacements through the provisioner's launch protocol, waits for them to
  *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
@@ -21,8 +21,9 @@
  *
  * Candidates (Karpenter `disruption/types.go NewCandidate`): initialized, managed, not already disrupted, no node
  * annotation `karpenter.sh/do-not-disrupt: "true"`, no pod with an active do-not-disrupt, no pod a PDB keeps from
- * being evicted (a drifted node with a `terminationGracePeriod` is exempt from the PDB check, as in Karpenter).
- * Consolidation also needs `consolidateAfter` to have passed since the last pod event, and — Skiff's churn guard —
+ * being evicted (a drifted node with a `terminationGracePeriod` is exempt from both pod checks, as in Karpenter: its
+ * drain deletes such pods at the grace period's deadline). Consolidation also needs `consolidateAfter` to have passed
+ * since the last pod event, moves no pod onto a node still inside its own `consolidateAfter`, and — Skiff's churn guard —
  * spares nodes expiring within {@link CHURN_GUARD_MS} (or `consolidateAfter` if longer) and replacements younger
  * than that. Every candidate turned down is reported with the reason.
  */
@@ -51,7 +52,7 @@ import { offeringKey, withUnavailable, type InstanceType } from '../core/instanc
 import { buildNodePoolTemplate, nodePoolRequirements, type DaemonSetLike } from '../core/provisioning/nodepool-template.js';
 import { toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
 import { solve, type NodeClaimPlan, type NodePoolTemplate } from '../core/provisioning/scheduler.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, PodEventTimes } from '../ports/cluster.js';
 import {
   REGISTRATION_TTL_MS,
   createNodeClaimRecord,
@@ -66,6 +67,8 @@ import { nodeClaimExtras } from './nodeclaim-extras.js';
 import type { EC2NodeClassLike } from './provision.js';
 import { recordEventBestEffort } from './events.js';
 
+/** The API server's default pod `terminationGracePeriodSeconds` (Kubernetes `DefaultTerminationGracePeriodSeconds`). */
+export const DEFAULT_POD_GRACE_SECONDS = 30;
 /** Karpenter's `commandValidationDelay`: a command is re-validated this long after it was computed. */
 export const VALIDATION_DELAY_MS = 15 * 1000;
 /** Skiff's churn guard: no consolidation of a node expiring this soon, nor of a replacement this young. */
@@ -97,6 +100,8 @@ export interface DisruptionReport {
   readonly expired: readonly string[];
   /** Pods evicted (`ns/name`). */
   readonly evicted: readonly string[];
+  /** Pods deleted directly (`ns/name`) because the node's terminationGracePeriod deadline was near. */
+  readonly podsDeleted?: readonly string[];
   /** Pods whose eviction must wait, with why (a PDB's 429, do-not-disrupt). */
   readonly waiting: readonly { readonly pod: string; readonly reason: string }[];
   /** NodeClaims deleted (instance terminated), with the reason. */
@@ -124,6 +129,8 @@ interface World {
   readonly types: ReadonlyMap<string, readonly InstanceType[]>;
   /** The unavailable offerings' keys, sorted and joined (what changes `types`). */
   readonly unavailableKey: string;
+  /** The latest pod event per node, when the cluster reports them (read once per pass). */
+  readonly podEvents?: PodEventTimes;
 }
 
 interface Pass {
@@ -136,6 +143,7 @@ interface Pass {
     rejected: { command: string; reason: string }[];
     expired: string[];
     evicted: string[];
+    podsDeleted: string[];
     waiting: { pod: string; reason: string }[];
     deleted: { nodeClaim: string; reason: DisruptionReason }[];
     skipped: { nodeClaim: string; reason: string }[];
@@ -150,7 +158,7 @@ interface Pass {
  * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], podsDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   let seen = 0;
   /** The world again if anything was written since it was read. */
@@ -214,10 +222,11 @@ function worldFingerprint(world: World): string {
   for (const nc of world.classes.values()) parts.push(`nc${nc.metadata.name}:${specDigest(nc.spec)}`);
   for (const c of world.claims) {
     if (!isLive(c)) continue;
-    // Time alone makes a node consolidatable (consolidateAfter passing): part of the digest too.
+    // Time alone makes a node consolidatable (consolidateAfter passing), and open to other nodes' pods (leaving its
+    // own consolidateAfter window, which the churn guard does not hold back): part of the digest too.
     const pool = world.pools.get(c.nodePool);
     const ripe = pool ? consolidationProblem(world, c, pool) === undefined : false;
-    parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}`);
+    parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}${underConsolidateAfter(world, c) ? 1 : 0}`);
   }
   for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${specDigest(np.spec)}`);
   parts.push(`u${world.unavailableKey}`);
@@ -247,12 +256,13 @@ async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World>
   const now = deps.clock.now();
   // Within one pass the slow-changing parts (NodePools, classes, DaemonSets, PDBs, instance types and their
   // availability) are read once; pods, nodes and records again after each write.
-  const [pods, nodes, claims, pdbList, types] = await Promise.all([
+  const [pods, nodes, claims, pdbList, types, podEvents] = await Promise.all([
     deps.cluster.listPods(),
     deps.cluster.listNodes(),
     deps.store.list(),
     previous ? previous.pdbs.map((a) => a.pdb) : deps.cluster.listPodDisruptionBudgets(),
     previous ? previous.types : deps.unavailableOfferings.listUnavailable(now).then((u) => u),
+    previous ? previous.podEvents : deps.cluster.lastPodEventTimes?.(),
   ]);
   let pools = previous?.pools;
   let classes = previous?.classes;
@@ -290,6 +300,7 @@ async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World>
     pdbs,
     types: available,
     unavailableKey,
+    ...(podEvents ? { podEvents } : {}),
   };
   return world;
 }
@@ -358,27 +369,62 @@ async function reportInvalidDoNotDisrupt(pass: Pass, world: World): Promise<void
   }
 }
 
-/** Step 1: a changed set of pods on a node moves its `lastPodEventAt` to now. */
+/**
+ * Karpenter's `dedupeTimeout` (core `pkg/controllers/nodeclaim/podevents/controller.go`): a pod event less than
+ * 10 s after the stamped one is not stamped (shorter than the 15 s validation delay, so a command computed meanwhile
+ * is still invalidated).
+ */
+export const POD_EVENT_DEDUPE_MS = 10 * 1000;
+
+/**
+ * The node's last pod event, epoch ms, or undefined when none is known (consolidateAfter then counts from
+ * initialization, core `pkg/utils/disruption/disruption.go IsUnderConsolidateAfter`): the time stamped on the record,
+ * or the cluster's latest when that is at least {@link POD_EVENT_DEDUPE_MS} later.
+ *
+ * Why from the cluster's times and not from what one pass sees: Karpenter stamps `status.lastPodEventTime` on every
+ * bind, completion and deletion as the pod update arrives (core `nodeclaim/podevents`), so a node refilled and
+ * emptied between two passes, or running Jobs shorter than a pass, restarts its consolidateAfter each time. The
+ * disruption Lambda runs once a minute and cannot watch pods, so it reads the times the cluster keeps
+ * ({@link Cluster.lastPodEventTimes}: the simulated cluster stamps each event as it happens; the Kubernetes adapter
+ * reads the bind, finish and deletion timestamps of the pods still in the API) and keeps the latest on the NodeClaim
+ * record, where it outlives the pods it came from.
+ */
+function lastPodEventMs(world: World, claim: NodeClaim): number | undefined {
+  const stored = claim.lastPodEventAt ? Date.parse(claim.lastPodEventAt) : undefined;
+  const node = nodeOfClaim(world, claim);
+  const seen = node ? world.podEvents?.byNode.get(node.name) : undefined;
+  if (seen !== undefined && (stored === undefined || seen - stored >= POD_EVENT_DEDUPE_MS)) return seen;
+  return stored;
+}
+
+/**
+ * Step 1: stamps each node's last pod event on its record ({@link lastPodEventMs}). A cluster whose times are not
+ * complete (the Kubernetes adapter: a pod deleted and gone between two passes leaves no timestamp) also has each
+ * change in the set of pods on a node since the last pass count as an event now — never earlier than the truth, so
+ * consolidateAfter is at worst a pass longer, never shorter.
+ */
 async function notePodEvents(pass: Pass, world: World): Promise<void> {
   for (const claim of world.claims) {
     if (claim.state !== 'Initialized' || claim.disruption) continue;
     const node = nodeOfClaim(world, claim);
     if (!node) continue;
     const pool = world.pools.get(claim.nodePool);
-    // Only consolidation reads lastPodEventAt: none under consolidateAfter Never, and under WhenEmpty only an empty
-    // node's (becoming empty is itself a pod event, noted then).
+    // Only consolidation reads lastPodEventAt: none under consolidateAfter Never.
     if (!pool || pool.spec.disruption.consolidateAfter === NEVER) continue;
-    if (pool.spec.disruption.consolidationPolicy === 'WhenEmpty' && podsOn(world, node).length > 0 && claim.podsFingerprint !== undefined) continue;
-    const fingerprint = fnv1a(
-      podsOn(world, node)
-        .map((p) => `${p.namespace}/${p.name}`)
-        .sort()
-        .join('\n'),
-    ).toString(36);
-    if (claim.podsFingerprint === fingerprint) continue;
-    // First sight: count from initialization when the node has had no pods, else from now.
-    const since = claim.podsFingerprint === undefined && podsOn(world, node).length === 0 && claim.initializedAt ? claim.initializedAt : new Date(world.now).toISOString();
-    await writeIgnoringConflict(pass, { ...claim, podsFingerprint: fingerprint, lastPodEventAt: since });
+    let last = lastPodEventMs(world, claim);
+    let fingerprint = claim.podsFingerprint;
+    if (!world.podEvents?.complete) {
+      fingerprint = fnv1a(
+        podsOn(world, node)
+          .map((p) => `${p.namespace}/${p.name}`)
+          .sort()
+          .join('\n'),
+      ).toString(36);
+      if (claim.podsFingerprint !== undefined && claim.podsFingerprint !== fingerprint) last = Math.max(last ?? 0, world.now);
+    }
+    const stamped = last !== undefined && last !== (claim.lastPodEventAt ? Date.parse(claim.lastPodEventAt) : undefined);
+    if (!stamped && fingerprint === claim.podsFingerprint) continue;
+    await writeIgnoringConflict(pass, { ...claim, ...(fingerprint !== undefined ? { podsFingerprint: fingerprint } : {}), ...(stamped ? { lastPodEventAt: new Date(last!).toISOString() } : {}) });
   }
 }
 
@@ -410,30 +456,39 @@ function candidateProblem(world: World, claim: NodeClaim, reason: DisruptionReas
 
 /**
  * What the user set that blocks a voluntary disruption of this node (Karpenter's `DisruptionBlocked` reasons): the
- * node's do-not-disrupt annotation, a pod's active do-not-disrupt, a pod a PDB keeps from being evicted (not for a
- * drifted node with a terminationGracePeriod, as in Karpenter).
+ * node's do-not-disrupt annotation, a pod's active do-not-disrupt, a pod a PDB keeps from being evicted.
+ *
+ * The pod blockers do not hold back an eventual disruption — drift of a NodeClaim whose NodePool sets a
+ * terminationGracePeriod (core `pkg/controllers/disruption/types.go NewCandidate`: `EventualDisruptionClass` with
+ * `Spec.TerminationGracePeriod` set ignores the `PodBlockEvictionError`s of `ValidatePodsDisruptable`; drift is the
+ * eventual class, `drift.go`): the drain evicts what it may and deletes the rest at the grace period's deadline
+ * (see {@link drain}). The node's own annotation still blocks (`ValidateNodeDisruptable`).
  */
 function blockingProblem(world: World, claim: NodeClaim, node: ClusterNode, reason: DisruptionReason): string | undefined {
   if (nodeDoNotDisrupt(node.annotations)) return `node ${node.name} is annotated karpenter.sh/do-not-disrupt: "true"`;
   const eventual = reason === 'Drifted' && claim.terminationGracePeriodSeconds !== undefined;
+  if (eventual) return undefined;
   for (const pod of podsOn(world, node)) {
     const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
     if (dnd.active) return `pod ${pod.namespace}/${pod.name} is annotated karpenter.sh/do-not-disrupt${dnd.untilMs !== undefined ? ` until ${new Date(dnd.untilMs).toISOString()}` : ''}`;
-    if (!eventual) {
-      const blocked = pdbBlocks(pod, world.pdbs);
-      if (blocked) return `pod ${pod.namespace}/${pod.name}: ${blocked}`;
-    }
+    const blocked = pdbBlocks(pod, world.pdbs);
+    if (blocked) return `pod ${pod.namespace}/${pod.name}: ${blocked}`;
   }
   return undefined;
 }
 
-/** Whether consolidation may look at this NodeClaim yet (consolidateAfter, churn guard), or why not. */
+/**
+ * Whether consolidation may look at this NodeClaim yet, or why not: consolidateAfter has passed since its last pod
+ * event, or since its initialization when none is known (core `pkg/controllers/nodeclaim/disruption/consolidation.go`,
+ * the `Consolidatable` condition), and Skiff's churn guard.
+ */
 function consolidationProblem(world: World, claim: NodeClaim, pool: NodePool): string | undefined {
   const after = pool.spec.disruption.consolidateAfter;
   if (after === NEVER) return 'its NodePool has consolidateAfter: Never';
   const afterMs = parseDuration(after) * 1000;
-  const since = Date.parse(claim.lastPodEventAt ?? claim.initializedAt ?? claim.createdAt);
-  if (!claim.lastPodEventAt || world.now - since < afterMs) return `consolidateAfter (${after}) has not passed since the last pod event on it`;
+  const last = lastPodEventMs(world, claim);
+  const since = last ?? Date.parse(claim.initializedAt ?? claim.createdAt);
+  if (world.now - since < afterMs) return `consolidateAfter (${after}) has not passed since the last pod event on it (${new Date(since).toISOString()}${last === undefined ? ', its initialization' : ''})`;
   const guard = Math.max(afterMs, CHURN_GUARD_MS);
   if (claim.expireAfterSeconds != null && Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000 - world.now < guard) {
     return `it expires within ${Math.round(guard / 60_000)} minutes (churn guard)`;
@@ -793,11 +848,40 @@ function solverView(world: World, leaving: readonly NodeClaim[]): { templates: N
   return { templates, existing: existingCapacity(nodes, world.pods, live, inFlight, podsByKey, typesByClass, daemonByPool) };
 }
 
+/**
+ * What a consolidation simulation solves against. Candidates stay in the existing capacity (each simulation removes
+ * the ones it tries); their usage counts for limits. Nodes still inside their own consolidateAfter window take none of
+ * the candidates' pods (`closed`): core `pkg/controllers/provisioning/scheduling/scheduler.go addToExistingNode`
+ * skips a node `isUnderConsolidateAfter` for a pod that is not pending and not on a node being deleted — every pod a
+ * consolidation here moves is such a pod (candidates are never being deleted, pending pods are the provisioner's).
+ */
 function consolidationContext(pass: Pass, world: World, candidates: readonly NodeClaim[]): ConsolidationContext {
-  // Candidates stay in the existing capacity (each simulation removes the ones it tries); their usage counts for limits.
   const view = solverView(world, []);
   void candidates;
-  return { templates: view.templates, existing: view.existing, spotToSpot: pass.deps.spotToSpotConsolidation };
+  const claimByNode = new Map<string, NodeClaim>();
+  for (const c of world.claims) {
+    const node = isLive(c) ? nodeOfClaim(world, c) : undefined;
+    if (node) claimByNode.set(node.name, c);
+  }
+  const existing = view.existing.map((e) => {
+    const claim = e.kind === 'node' ? claimByNode.get(e.name) : undefined;
+    return claim && underConsolidateAfter(world, claim) ? { ...e, closed: true } : e;
+  });
+  return { templates: view.templates, existing, spotToSpot: pass.deps.spotToSpotConsolidation };
+}
+
+/**
+ * Core `pkg/utils/disruption/disruption.go IsUnderConsolidateAfter`: an initialized NodeClaim whose NodePool sets a
+ * consolidateAfter other than Never and 0, less than that long after its last pod event (or its initialization when
+ * none is known).
+ */
+function underConsolidateAfter(world: World, claim: NodeClaim): boolean {
+  if (claim.state !== 'Initialized' || !claim.initializedAt) return false;
+  const after = world.pools.get(claim.nodePool)?.spec.disruption.consolidateAfter;
+  if (after === undefined || after === NEVER) return false;
+  const afterMs = parseDuration(after) * 1000;
+  if (afterMs === 0) return false;
+  return world.now - (lastPodEventMs(world, claim) ?? Date.parse(claim.initializedAt)) < afterMs;
 }
 
 /** The NodeClaims it takes to move these nodes' pods elsewhere (drift), or why they cannot move. */
@@ -989,7 +1073,7 @@ async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason:
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], podsDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   const claim = world.claims.find((c) => c.name === name);
   if (!claim || !isLive(claim)) return pass.report;
@@ -1004,6 +1088,13 @@ export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Ex
  * Draining: evict the node's pods through the Eviction API (a PDB's 429 waits for the next pass; do-not-disrupt pods
  * are left alone and waited for), and once none is left — or the NodePool's terminationGracePeriod has run out —
  * delete the record, terminate the instance and delete the Node.
+ *
+ * With a terminationGracePeriod, a pod whose own `terminationGracePeriodSeconds` would outlast the deadline is
+ * deleted directly from `deadline − terminationGracePeriodSeconds` on, with the time left as its grace period (at
+ * least 1 s), PDB and do-not-disrupt notwithstanding (core `pkg/controllers/node/termination/terminator/eviction.go
+ * needsForceDelete`, `forceDelete`; the deadline is the drain's start plus the terminationGracePeriod, as the
+ * NodeClaim's deletion timestamp plus it is there). A pod without `terminationGracePeriodSeconds` counts the API
+ * server's default, {@link DEFAULT_POD_GRACE_SECONDS}.
  */
 async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> {
   const d = claim.disruption!;
@@ -1017,6 +1108,21 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
     await taint(pass, node);
     for (const pod of pods) {
       const key = `${pod.namespace}/${pod.name}`;
+      const podGrace = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? DEFAULT_POD_GRACE_SECONDS;
+      if (world.now >= deadline - podGrace * 1000) {
+        const grace = Math.max(1, Math.floor((deadline - world.now) / 1000));
+        pass.writes++;
+        if ((await pass.deps.cluster.terminatePod(pod.namespace, pod.name, grace)) === 'deleted') {
+          pass.report.podsDeleted.push(key);
+          await recordEventBestEffort(pass.deps.cluster, {
+            type: 'Normal',
+            reason: 'Disrupted',
+            object: `Pod/${key}`,
+            message: `Deleting the pod to accommodate the terminationTime ${new Date(deadline).toISOString()} of the node. The pod was granted ${grace} seconds of grace-period of its ${podGrace} terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt annotation.`,
+          });
+        }
+        continue;
+      }
       const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
       if (dnd.active) {
         pass.report.waiting.push({ pod: key, reason: 'annotated karpenter.sh/do-not-disrupt' });

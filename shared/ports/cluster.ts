@@ -44,6 +44,24 @@ export interface ClusterNode {
   readonly createdAt: number;
 }
 
+/**
+ * When each node last had a pod event, as Karpenter's core `pkg/controllers/nodeclaim/podevents/controller.go`
+ * counts them: a pod that is not a DaemonSet pod bound to the node, going terminal (Succeeded/Failed) on it, or being
+ * deleted from it (terminating). consolidateAfter counts from the latest (core `pkg/utils/disruption/disruption.go
+ * IsUnderConsolidateAfter`).
+ */
+export interface PodEventTimes {
+  /** Node name → epoch ms of its latest pod event; nodes with none known are absent. */
+  readonly byNode: ReadonlyMap<string, number>;
+  /**
+   * True when every event is in `byNode`, deletions of pods already gone included (a cluster that saw each event as
+   * it happened). False when the times are read from the pods still in the API (bind, finish and deletion-request
+   * timestamps): a pod deleted and gone between two reads leaves no time, so the reader must notice its absence
+   * itself.
+   */
+  readonly complete: boolean;
+}
+
 /** A Kubernetes Event Skiff writes. `object` is `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects). */
 export interface ClusterEvent {
   readonly type: 'Normal' | 'Warning';
@@ -110,6 +128,19 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
    * `gone` (404).
    */
   evictPod(namespace: string, name: string): Promise<EvictionOutcome>;
+  /**
+   * Deletes the pod directly (`DELETE` with `gracePeriodSeconds`, not the Eviction API: neither PDBs nor
+   * `karpenter.sh/do-not-disrupt` are consulted) — the terminator's last resort when a node's terminationGracePeriod
+   * is about to run out (core `pkg/controllers/node/termination/terminator/eviction.go forceDelete`).
+   * @param gracePeriodSeconds at least 1 (0 would remove the pod from etcd at once)
+   * @returns `deleted`, or `gone` (404: no such pod)
+   */
+  terminatePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
+  /**
+   * The latest pod event per node ({@link PodEventTimes}). Optional: without it the disruption controller notices pod
+   * changes only by comparing the pods it lists from one pass to the next.
+   */
+  lastPodEventTimes?(): Promise<PodEventTimes>;
   /** Every PodDisruptionBudget (policy/v1), parsed. */
   listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]>;
   /**

@@ -362,6 +362,21 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     if (outcome === 'evicted' && pod) observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
     return outcome;
   };
+  const terminatePod = cluster.terminatePod.bind(cluster);
+  cluster.terminatePod = async (namespace, name, gracePeriodSeconds) => {
+    const pod = cluster.pods.get(`${namespace}/${name}`);
+    const before = world();
+    const claim = await claimOfNode(pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined);
+    const outcome = await terminatePod(namespace, name, gracePeriodSeconds);
+    if (outcome === 'deleted' && pod) {
+      const d = claim?.disruption;
+      const drainStarted = d ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) : Number.NaN;
+      const deadline = claim?.terminationGracePeriodSeconds !== undefined && d ? drainStarted + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
+      const podGrace = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? 30;
+      observer.onPodDeletion(observedPod(pod), d?.reason, before, deadline - podGrace * 1000);
+    }
+    return outcome;
+  };
   const patchNode = cluster.patchNode.bind(cluster);
   cluster.patchNode = async (name, patch) => {
     const node = cluster.nodes.get(name);

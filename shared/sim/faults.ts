@@ -205,11 +205,14 @@ export class FaultInjector {
       listPods: () => api('GET pods', () => cluster.listPods()),
       listNodes: () => api('GET nodes', () => cluster.listNodes()),
       listPodDisruptionBudgets: () => api('GET poddisruptionbudgets', () => cluster.listPodDisruptionBudgets()),
+      ...(cluster.lastPodEventTimes ? { lastPodEventTimes: () => api('GET pods (event times)', () => cluster.lastPodEventTimes!()) } : {}),
       recordEvent: (event: ClusterEvent) => api('POST events', () => this.sideEffect(`cluster.recordEvent(${event.reason} ${event.object})`, () => cluster.recordEvent(event))),
       patchNode: (name: string, patch: NodePatch) => api(`PATCH nodes/${name}`, () => this.sideEffect(`cluster.patchNode(${name})`, () => cluster.patchNode(name, patch))),
       deleteNode: (name: string) => api(`DELETE nodes/${name}`, () => this.sideEffect(`cluster.deleteNode(${name})`, () => cluster.deleteNode(name))),
       evictPod: (namespace: string, name: string): Promise<EvictionOutcome> =>
         api(`POST pods/${namespace}/${name}/eviction`, () => this.sideEffect(`cluster.evictPod(${namespace}/${name})`, () => cluster.evictPod(namespace, name))),
+      terminatePod: (namespace: string, name: string, gracePeriodSeconds: number) =>
+        api(`DELETE pods/${namespace}/${name}`, () => this.sideEffect(`cluster.terminatePod(${namespace}/${name})`, () => cluster.terminatePod(namespace, name, gracePeriodSeconds))),
     };
   }
 

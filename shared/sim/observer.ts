@@ -211,6 +211,28 @@ export class Observer {
   }
 
   /**
+   * A drain deleted a pod directly (no Eviction API: neither PDBs nor do-not-disrupt were asked). That is allowed only
+   * from `allowedFromMs` on — the node's terminationGracePeriod deadline minus the pod's terminationGracePeriodSeconds
+   * (Karpenter's terminator, `needsForceDelete`) — and never without a deadline (`allowedFromMs` Infinity). Earlier, a
+   * pod protected by do-not-disrupt counts a `doNotDisrupt` violation, and a healthy pod whose PDB it takes below its
+   * desired count a `pdb` one.
+   */
+  onPodDeletion(pod: ObservedPod, reason: string | undefined, world: ObservedWorld, allowedFromMs: number): void {
+    if (this.now() >= allowedFromMs) return;
+    const early = Number.isFinite(allowedFromMs) ? `${Math.ceil((allowedFromMs - this.now()) / 1000)} s before its terminationGracePeriod allowed it` : 'with no terminationGracePeriod to allow it';
+    if (doNotDisruptActive(pod, this.now())) {
+      this.violate('doNotDisrupt', `pod ${pod.namespace}/${pod.name} (karpenter.sh/do-not-disrupt: ${pod.annotations[DO_NOT_DISRUPT]}) was deleted by a ${reason ?? 'drain'} ${early}`);
+    }
+    if (!isHealthy(pod, world)) return;
+    for (const pdb of world.pdbs) {
+      const { healthy, desired } = pdbHealth(pdb, world);
+      if (selects(pdb, pod) && healthy - 1 < desired) {
+        this.violate('pdb', `deleting ${pod.namespace}/${pod.name} ${early} took PodDisruptionBudget ${pdb.metadata.namespace ?? 'default'}/${pdb.metadata.name} to ${healthy - 1} healthy pods, below ${desired}`);
+      }
+    }
+  }
+
+  /**
    * A disruption terminated its NodeClaim's instance; `pods` are the pods still bound to its node (DaemonSet pods
    * excluded) just before.
    * @param graceExpired true when the NodeClaim's terminationGracePeriod had run out (PDBs and do-not-disrupt yield)

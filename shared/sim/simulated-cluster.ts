@@ -26,7 +26,7 @@ import { runForSeconds, type DaemonSet, type Deployment, type Job, type Stateful
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import { add, subtract, type ResourceList } from '../core/resources/resource-list.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch } from '../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch, PodEventTimes } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import { SchedulingCycle } from './kube-scheduler.js';
 import { nodeAffinityProblem, podEffectiveRequests, untoleratedTaint } from './placement-check.js';
@@ -140,6 +140,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private uid = 1;
   private passScheduled = false;
   private readonly dedupe = new Map<string, number>();
+  /** Node name → epoch ms of the latest bind, completion or deletion of a pod on it (DaemonSet pods not counted). */
+  private readonly lastPodEvent = new Map<string, number>();
 
   constructor(
     private readonly clock: VirtualClock,
@@ -196,8 +198,27 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (!pod.owner) this.createPod(namespace, name, { metadata: { labels: { ...pod.labels }, annotations: { ...pod.annotations } }, spec: pod.spec } as unknown as PodTemplateSpec, null, pod.runForSeconds);
     return 'evicted';
   }
+  /**
+   * Deletes the pod at once, whatever its PDBs and annotations say (the simulation does not model the grace period:
+   * a deleted pod is gone, as an evicted one is); its controller replaces it.
+   */
+  async terminatePod(namespace: string, name: string, _gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return 'gone';
+    this.deletePod(pod);
+    return 'deleted';
+  }
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
     return [...this.pdbs.values()];
+  }
+  /**
+   * The latest pod event per live node, stamped as each happens (bind, completion, deletion or eviction of a pod
+   * that is not a DaemonSet pod): complete, the way Karpenter's podevents controller sees every pod update.
+   */
+  async lastPodEventTimes(): Promise<PodEventTimes> {
+    const byNode = new Map<string, number>();
+    for (const [name, at] of this.lastPodEvent) if (this.nodes.has(name)) byNode.set(name, at);
+    return { byNode, complete: true };
   }
   /** Every NodeClaim mirror, with the record version it was written from. */
   async listNodeClaimMirrors(): Promise<NodeClaimMirrorRef[]> {
@@ -464,6 +485,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     node.deletedAt = this.clock.now();
     this.nodes.delete(node.name);
     for (const p of [...this.pods.values()]) if (p.nodeName === node.name) this.deletePod(p);
+    this.lastPodEvent.delete(node.name);
     this.hooks.onNodeEvent?.(node, 'deleted');
   }
 
@@ -568,6 +590,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     pod.scheduledAt = this.clock.now();
     pod.resourceVersion = String(this.rv++);
     node.used = add(node.used, pod.requests);
+    this.notePodEvent(pod, node.name);
     this.hooks.onBind?.(pod, node);
     if (pod.runForSeconds !== null) this.clock.after(pod.runForSeconds * 1000, `pod ${pod.name} completes`, () => this.complete(pod));
   }
@@ -576,6 +599,13 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     const node = pod.nodeName ? this.nodes.get(pod.nodeName) : undefined;
     if (!node) return;
     node.used = subtract(node.used, pod.requests);
+    this.notePodEvent(pod, node.name);
+  }
+
+  /** Karpenter's podevents triggers (bound, terminal, terminating), DaemonSet pods excepted. */
+  private notePodEvent(pod: SimPod, nodeName: string): void {
+    if (pod.owner?.startsWith('DaemonSet/')) return;
+    this.lastPodEvent.set(nodeName, this.clock.now());
   }
 
   // ---- controllers -------------------------------------------------------------------------------------------

@@ -92,6 +92,25 @@ describe('disruptionProblems (the cross-checks themselves)', () => {
     expect(involuntary).toEqual([]);
   });
 
+  it('flags a do-not-disrupt pod deleted directly by a drain before the deadline minus its 30 s grace, not after', () => {
+    const disrupted = (name: string) => ({ at: iso(10), type: 'Normal', reason: 'Disrupted', object: `Pod/default/${name}`, message: '' });
+    const problems = disruptionProblems(
+      scenario,
+      {
+        ...result({
+          disruptions: [disruption('pool-1-a', 'Drifted', 10, 40)],
+          pods: [
+            pod('app-0-x-8', 'ReplicaSet/app-0-x', 'pool-1-a', 19, 0), // 10-minute grace from minute 10: allowed from 19:30
+            pod('app-0-x-9', 'ReplicaSet/app-0-x', 'pool-1-a', 20, 0), // at 20: fine
+          ],
+        }),
+        events: [disrupted('app-0-x-8'), disrupted('app-0-x-9')],
+      } as unknown as SimulationResult,
+    );
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/default\/app-0-x-8 .* was deleted directly/);
+  });
+
   it('flags a node annotated do-not-disrupt that starts a voluntary disruption while annotated', () => {
     const node = (name: string, nodeClaim: string, created: number) => ({ name, nodeClaim, labels: { 'karpenter.sh/nodepool': 'pool-0' }, createdAt: iso(created), deletedAt: null });
     const problems = disruptionProblems(

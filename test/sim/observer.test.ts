@@ -213,3 +213,28 @@ describe('Observer', () => {
     });
   });
 });
+
+describe('Observer.onPodDeletion (a drain deleting pods directly)', () => {
+  const pod = (name: string, annotations: Record<string, string> = {}) => ({ namespace: 'default', name, labels: { app: 'db' }, annotations, createdAt: T - 3_600_000, phase: 'Running', nodeName: 'n1' });
+  const pdb = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'db', namespace: 'default' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'db' } } } };
+  const world = (pods: ReturnType<typeof pod>[]) => ({ pods, readyNodes: new Set(['n1']), pdbs: [pdb] }) as unknown as Parameters<Observer['onPodDeletion']>[2];
+
+  it('counts a do-not-disrupt or PDB-protected pod deleted before its deadline minus grace, or with no deadline', () => {
+    const o = observer();
+    const guarded = pod('guarded', { 'karpenter.sh/do-not-disrupt': 'true' });
+    o.onPodDeletion(guarded, 'Drifted', world([guarded]), T + 1000);
+    expect(o.counts.doNotDisrupt).toBe(1);
+    expect(o.counts.pdb).toBe(1);
+    o.onPodDeletion(guarded, 'Drifted', world([guarded]), Number.POSITIVE_INFINITY);
+    expect(o.counts.doNotDisrupt).toBe(2);
+  });
+
+  it('accepts the same deletions from the deadline minus grace on', () => {
+    const o = observer();
+    const guarded = pod('guarded', { 'karpenter.sh/do-not-disrupt': 'true' });
+    o.onPodDeletion(guarded, 'Drifted', world([guarded]), T);
+    o.onPodDeletion(guarded, 'Drifted', world([guarded]), T - 60_000);
+    expect(o.counts.doNotDisrupt).toBe(0);
+    expect(o.counts.pdb).toBe(0);
+  });
+});

@@ -74,6 +74,21 @@ describe('SimulatedCluster', () => {
     expect(new Set(names).size).toBe(3);
   });
 
+  describe('lastPodEventTimes and terminatePod', () => {
+    it('stamps a node at each bind and each deletion of a non-DaemonSet pod; terminatePod deletes whatever the PDB says', async () => {
+      const { clock, cluster } = await setup(`${web(2)}\n---\n${pdb(2)}`);
+      expect(await cluster.lastPodEventTimes()).toEqual({ byNode: new Map([['n1', START]]), complete: true });
+      await clock.runUntil(START + 90_000);
+      const [victim] = [...cluster.pods.values()];
+      expect(await cluster.evictPod('default', victim!.name)).toBe('blocked');
+      expect((await cluster.lastPodEventTimes()).byNode.get('n1')).toBe(START);
+      expect(await cluster.terminatePod('default', victim!.name, 30)).toBe('deleted');
+      expect(cluster.pods.has(`default/${victim!.name}`)).toBe(false);
+      expect((await cluster.lastPodEventTimes()).byNode.get('n1')).toBe(START + 90_000);
+      expect(await cluster.terminatePod('default', victim!.name, 30)).toBe('gone');
+    });
+  });
+
   describe('evictPod', () => {
     it('evicts when the PDB allows a disruption; the controller replaces the pod under a new name', async () => {
       const { cluster } = await setup(`${web(3)}\n---\n${pdb(2)}`);

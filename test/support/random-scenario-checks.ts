@@ -148,6 +148,9 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
   return { stats, problems, violations, savedTo };
 }
 
+/** The API server's default pod `terminationGracePeriodSeconds` (the generator sets none). */
+const DEFAULT_POD_GRACE_SECONDS = 30;
+
 /**
  * The disruption invariants of one run, from the Result alone plus what the generator knows:
  * - every violation counter is 0 (budget, PDB, do-not-disrupt, limits, duplicate launches, leaked instances,
@@ -155,7 +158,9 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
  * - every disruption entry is ordered in time: `at ≤ drainStartedAt ≤ completedAt`;
  * - no pod of a Deployment whose template carries `karpenter.sh/do-not-disrupt: "true"` was evicted by — or terminated
  *   with its node in — an Empty, Underutilized or Drifted disruption (unless the NodePool's terminationGracePeriod
- *   had run out, or the cluster itself evicted it: a NoExecute taint, a NotReady node);
+ *   had run out, or the cluster itself evicted it: a NoExecute taint, a NotReady node), nor deleted directly by the
+ *   drain (a `Disrupted` Event on the pod) before the deadline minus its terminationGracePeriodSeconds (the generator
+ *   sets none: the API server's 30 s);
  * - no node annotated `karpenter.sh/do-not-disrupt: "true"` (and not since set to "false") started a voluntary
  *   disruption after the annotation.
  */
@@ -173,6 +178,7 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
   const disruptionOf = new Map(result.disruptions.map((d) => [d.nodeClaim, d]));
   const poolOf = new Map(result.nodeClaims.map((c) => [c.name, c.nodePool]));
   const involuntary = (ms: number) => scenario.involuntaryEvictionWindows.some(([from, to]) => ms >= from && ms <= to);
+  const deletedDirectly = new Set((result.events ?? []).filter((e) => e.reason === 'Disrupted' && e.object.startsWith('Pod/')).map((e) => e.object.slice('Pod/'.length)));
 
   // Pods of do-not-disrupt "true" Deployments.
   for (const pod of result.pods) {
@@ -186,9 +192,10 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
     if (gone < started || gone > completed) continue;
     const grace = scenario.terminationGraceSeconds[poolOf.get(pod.nodeClaim) ?? ''];
     const drainStarted = Date.parse(d.drainStartedAt ?? d.at);
-    if (grace !== undefined && gone >= drainStarted + grace * 1000) continue;
+    const direct = deletedDirectly.has(`${pod.namespace}/${pod.name}`) && gone < completed;
+    if (grace !== undefined && gone >= drainStarted + (grace - (direct ? DEFAULT_POD_GRACE_SECONDS : 0)) * 1000) continue;
     if (pod.evictions > 0 && involuntary(gone)) continue;
-    const how = pod.evictions > 0 ? 'was evicted' : gone === completed ? 'was terminated with its node' : undefined;
+    const how = pod.evictions > 0 ? 'was evicted' : direct ? 'was deleted directly' : gone === completed ? 'was terminated with its node' : undefined;
     if (!how) continue; // scaled down while the disruption ran
     problems.push(`pod ${pod.namespace}/${pod.name} (Deployment ${deployment}, karpenter.sh/do-not-disrupt: "true") ${how} at ${pod.deletedAt} by ${d.reason} disruption ${d.command} of ${pod.nodeClaim} (started ${d.at})`);
   }

@@ -50,13 +50,15 @@ import { pdbSchema, type PodDisruptionBudget } from '../../core/api/pdb.js';
 import { daemonSetSchema, type DaemonSet } from '../../core/api/workloads.js';
 import { isConflictError, isNotFoundError } from '../../core/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch } from '../../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch, PodEventTimes } from '../../ports/cluster.js';
 import { httpStatusOf, kubernetesError } from './kubernetes-errors.js';
-import { parseApiObject, toClusterNode, toClusterPod, type ParseOutcome, type WireObject } from './kubernetes-objects.js';
+import { parseApiObject, podEventTime, toClusterNode, toClusterPod, type ParseOutcome, type WireObject } from './kubernetes-objects.js';
 import { NODECLAIM_RESOURCE, NODECLAIM_STATE_ANNOTATION, nodeClaimMirror } from './nodeclaim-mirror.js';
 
 /** Items per list page (`limit`). 500 is client-go's pager default (`k8s.io/client-go/tools/pager` `defaultPageSize`). */
 export const PAGE_SIZE = 500;
+/** Field selector of {@link KubernetesCluster.lastPodEventTimes}: every pod bound to a node, terminal ones included. */
+export const BOUND_POD_SELECTOR = 'spec.nodeName!=';
 /** Field selector of {@link KubernetesCluster.listPods}: every pod that is not terminal. */
 export const NON_TERMINAL_POD_SELECTOR = 'status.phase!=Succeeded,status.phase!=Failed';
 /**
@@ -197,6 +199,22 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   }
 
   /**
+   * The latest pod event per node from the timestamps bound pods still show (`podEventTime`): one paged list of every
+   * pod with `fieldSelector=spec.nodeName!=` (terminal ones included, Job pods stay until their TTL). Not complete: a
+   * pod deleted and gone between two reads leaves no time (the disruption controller notices its absence itself).
+   * @throws as {@link KubernetesCluster.listNodePools}
+   */
+  async lastPodEventTimes(): Promise<PodEventTimes> {
+    const items = await this.#listAll('Pods', (cont) => this.#core.listPodForAllNamespaces({ limit: this.#pageSize, fieldSelector: BOUND_POD_SELECTOR, ...(cont ? { _continue: cont } : {}) }));
+    const byNode = new Map<string, number>();
+    for (const item of items.map(toWire)) {
+      const event = podEventTime(item);
+      if (event && event.at > (byNode.get(event.node) ?? 0)) byNode.set(event.node, event.at);
+    }
+    return { byNode, complete: false };
+  }
+
+  /**
    * Every Node, allocatable in canonical units (cpu millicores, memory MiB); a Node with a malformed quantity or
    * taint is logged and skipped.
    * @throws as {@link KubernetesCluster.listNodePools}
@@ -257,6 +275,20 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @returns `'evicted'` (201), `'blocked'` (429: a PDB forbids it now — try later), or `'gone'` (404)
    * @throws {ThrottledError} on 5xx (e.g. 500 when several PDBs select the pod) · {KubernetesApiError} otherwise
    */
+  /**
+   * `DELETE …/namespaces/{namespace}/pods/{name}` with `gracePeriodSeconds` (no Eviction: PDBs are not consulted).
+   * @throws {KubernetesApiError} for any status but 404 (`gone`)
+   */
+  async terminatePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    try {
+      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) });
+      return 'deleted';
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return 'gone';
+      throw kubernetesError(e, `delete Pod ${namespace}/${name}`, `Pod/${namespace}/${name}`);
+    }
+  }
+
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
     const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } };
     try {

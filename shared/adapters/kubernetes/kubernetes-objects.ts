@@ -150,3 +150,44 @@ export function toClusterNode(item: WireObject): ParseOutcome<ClusterNode> {
     },
   };
 }
+
+/** The wire fields of a Pod {@link podEventTime} reads. */
+interface WirePodTimes {
+  readonly metadata?: {
+    readonly deletionTimestamp?: string;
+    readonly deletionGracePeriodSeconds?: number;
+    readonly ownerReferences?: readonly { readonly kind: string; readonly name: string; readonly controller?: boolean }[];
+  };
+  readonly spec?: { readonly nodeName?: string };
+  readonly status?: {
+    readonly phase?: string;
+    readonly conditions?: readonly { readonly type?: string; readonly status?: string; readonly lastTransitionTime?: string }[];
+    readonly containerStatuses?: readonly { readonly state?: { readonly terminated?: { readonly finishedAt?: string } } }[];
+  };
+}
+
+/**
+ * The latest pod event a wire `core/v1` Pod still shows, as Karpenter's core
+ * `pkg/controllers/nodeclaim/podevents/controller.go` triggers on them: bound (the `PodScheduled=True` condition's
+ * `lastTransitionTime`), terminal (phase Succeeded/Failed: its containers' latest `state.terminated.finishedAt`, else
+ * the `Ready` condition's `lastTransitionTime`) and terminating (`metadata.deletionTimestamp` minus
+ * `deletionGracePeriodSeconds`: when the deletion was requested). A pod deleted and gone leaves nothing to read.
+ * @returns the node and the time (epoch ms), or undefined for an unbound pod, a DaemonSet pod, or a pod without any
+ *   such timestamp
+ */
+export function podEventTime(item: WireObject): { readonly node: string; readonly at: number } | undefined {
+  const pod = item as WirePodTimes;
+  const node = pod.spec?.nodeName;
+  if (!node || controllerOf(pod.metadata?.ownerReferences)?.startsWith('DaemonSet/')) return undefined;
+  const times: number[] = [];
+  const condition = (type: string) => pod.status?.conditions?.find((c) => c.type === type);
+  const scheduled = condition('PodScheduled');
+  if (scheduled?.status === 'True') times.push(epochMs(scheduled.lastTransitionTime));
+  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
+    const finished = (pod.status.containerStatuses ?? []).map((c) => epochMs(c.state?.terminated?.finishedAt));
+    times.push(finished.length > 0 ? Math.max(...finished) : epochMs(condition('Ready')?.lastTransitionTime));
+  }
+  if (pod.metadata?.deletionTimestamp) times.push(epochMs(pod.metadata.deletionTimestamp) - (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000);
+  const at = Math.max(0, ...times);
+  return at > 0 ? { node, at } : undefined;
+}

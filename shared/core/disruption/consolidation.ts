@@ -6,10 +6,14 @@
  * - the candidates' reschedulable pods are solved against every other node and in-flight NodeClaim (not those
  *   already being disrupted) and the NodePools; any pod left unschedulable, or more than one new NodeClaim, means no;
  * - no new NodeClaim: delete the candidates (reason Empty when they have no pods, else Underutilized);
- * - one new NodeClaim: replace, keeping only instance types strictly cheaper than the candidates together, never
- *   the candidate's own type for a single node (a replacement of the same type is churn), and for several nodes
- *   nothing at or above the price of a candidate whose type is among the options (`filterOutSameType`); the other
- *   types still count as topology domains, so a zone spread sees the same zones as the provisioner;
+ * - one new NodeClaim: replace, keeping only instance types strictly cheaper than the candidates together (core
+ *   `consolidation.go computeConsolidation`, `RemoveInstanceTypeOptionsByPriceAndMinValues`), and for several nodes
+ *   nothing at or above the price of a candidate whose type is among the options (`multinodeconsolidation.go
+ *   filterOutSameInstanceType`, multi-node only). A single node may be replaced by its own instance type when that
+ *   type's offering is cheaper — an on-demand node whose type has a cheaper spot offering goes back to spot of the
+ *   same type once a spot shortage ends; a node already on its type's cheapest offering gains nothing from it, the
+ *   price filter drops it. The dropped types still count as topology domains, so a zone spread sees the same zones as the
+ *   provisioner;
  * - spot → spot only with `SpotToSpotConsolidation` on, and for a single node only when at least
  *   {@link MIN_SPOT_TO_SPOT_TYPES} cheaper types remain (the launch list is then cut to the 15 cheapest); replacing
  *   on-demand nodes with a NodeClaim that could be spot or on-demand forces it to spot, so an ICE fails the
@@ -68,7 +72,8 @@ export type ConsolidationDecision =
 
 /**
  * Simulates removing `candidates` together.
- * @param single true for single-node consolidation (the same-type and 15-type spot rules apply)
+ * @param single true for single-node consolidation (the 15-type spot rule applies); false for multi-node (the
+ *   same-type price ceiling of `filterOutSameInstanceType` applies)
  */
 export function simulateConsolidation(candidates: readonly ConsolidationCandidate[], ctx: ConsolidationContext, single: boolean): ConsolidationDecision {
   const none = (reason: string): ConsolidationDecision => ({ kind: 'none', candidates, reason });
@@ -76,27 +81,27 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   const pods = candidates.flatMap((c) => c.pods);
   if (pods.length === 0) return { kind: 'delete', candidates };
   const price = candidates.reduce((sum, c) => sum + c.price, 0);
-  const ownTypes = new Set(single ? candidates.map((c) => c.instanceType) : []);
-  // Only instance types strictly cheaper than the candidates (and, for one node, not its own type) may replace them.
+  // Only instance types with an offering strictly cheaper than the candidates may replace them (their own type
+  // included: core `computeConsolidation` filters by price alone).
   // The others stay in the solve with no available offering: they launch nothing, but their zones remain topology
   // domains, as in the provisioner (Karpenter filters the options after a solve over every type). Without them an
   // empty zone would drop out of a zone spread, a pod would "fit" where the provisioner then refuses it, and
   // consolidation and provisioning would replace the same node back and forth.
-  const cheaper = ctx.templates.map((t) => ({ ...t, instanceTypes: t.instanceTypes.map((type) => (isCheaper(type, price, ownTypes) ? type : unlaunchable(type))) }));
+  const cheaper = ctx.templates.map((t) => ({ ...t, instanceTypes: t.instanceTypes.map((type) => (isCheaper(type, price) ? type : unlaunchable(type))) }));
   const results = solve(
     pods,
     cheaper,
     ctx.existing.filter((e) => !gone.has(e.name)),
   );
   const stuck = results.unschedulable[0];
-  if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h${ownTypes.size ? ' (other than the same type)' : ''}`);
+  if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h`);
   if (results.newNodeClaims.length === 0) return { kind: 'delete', candidates };
   if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
   const plan = results.newNodeClaims[0]!;
   // Multi-node (Karpenter `filterOutSameType`): a replacement of a type one candidate already has must cost less than
   // that candidate, or deleting the others alone disrupts fewer pods.
   const ceiling = single ? price : Math.min(price, sameTypeCeiling(candidates, plan.instanceTypes));
-  let options = plan.instanceTypes.filter((o) => o.price < ceiling - 1e-9 && !ownTypes.has(o.name));
+  let options = plan.instanceTypes.filter((o) => o.price < ceiling - 1e-9);
   if (options.length === 0) {
     return none(ceiling < price ? `the replacement would be the same type as a candidate (${candidates.find((c) => c.price === ceiling)?.instanceType}) at no lower price` : 'no instance type that fits its pods is cheaper');
   }
@@ -119,9 +124,9 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   return { kind: 'replace', candidates, replacement, savings: price - options[0]!.price };
 }
 
-/** Whether `type` has an available offering strictly cheaper than `price` (USD/h) and is not one of `excluded`. */
-function isCheaper(type: InstanceType, price: number, excluded: ReadonlySet<string>): boolean {
-  return !excluded.has(type.name) && type.offerings.some((o) => o.available && o.price < price - 1e-9);
+/** Whether `type` has an available offering strictly cheaper than `price` (USD/h). */
+function isCheaper(type: InstanceType, price: number): boolean {
+  return type.offerings.some((o) => o.available && o.price < price - 1e-9);
 }
 
 /** The same instance type with every offering unavailable (one copy per type object). */

@@ -105,6 +105,13 @@ export interface ExistingCapacity {
   readonly hostPorts: readonly string[];
   /** Pods bound or nominated to it, for pod affinity, anti-affinity and topology spread counts. */
   readonly pods?: readonly PlacedPod[];
+  /**
+   * Takes no pod in this solve, though its pods still count for affinity and topology spread: a node still inside its
+   * own consolidateAfter window, as a consolidation simulation sees it (core
+   * `pkg/controllers/provisioning/scheduling/scheduler.go addToExistingNode`, `isUnderConsolidateAfter`). Set only
+   * where every pod solved is a non-pending pod of a node not being deleted, the pods that rule applies to.
+   */
+  readonly closed?: boolean;
 }
 
 /** A NodeClaim the solve decided to launch. */
@@ -1077,6 +1084,7 @@ class ExistingTarget {
   }
 
   canAdd(pod: SchedulingPod): Acceptance<object> | Rejection {
+    if (this.capacity.closed) return { ok: false, reason: 'it is inside its consolidateAfter window (it takes no pods moved by consolidation)' };
     const taint = firstUntolerated(this.capacity.taints, pod.tolerations, pod.avoidPreferNoSchedule);
     if (taint) return { ok: false, reason: `taint ${formatTaint(taint)} is not tolerated` };
     if (!pod.requirementAlternatives.some((r) => r.isSatisfiedBy(this.requirementsOfNode))) {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiServerUnavailableError, KubernetesApiError } from '../../../shared/adapters/kubernetes/kubernetes-errors.js';
-import { EVENT_DETAILS_ANNOTATION, KubernetesCluster, NODECLAIM_VERSION_ANNOTATION, NON_TERMINAL_POD_SELECTOR } from '../../../shared/adapters/kubernetes/kubernetes-cluster.js';
+import { BOUND_POD_SELECTOR, EVENT_DETAILS_ANNOTATION, KubernetesCluster, NODECLAIM_VERSION_ANNOTATION, NON_TERMINAL_POD_SELECTOR } from '../../../shared/adapters/kubernetes/kubernetes-cluster.js';
 import type { NodeClaim } from '../../../shared/core/api/nodeclaim.js';
 import { ConflictError, NotFoundError, ThrottledError, isThrottledError } from '../../../shared/core/errors.js';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type Json } from '../../support/fake-kube-apiserver.js';
@@ -216,6 +216,34 @@ describe('KubernetesCluster', () => {
     });
   });
 
+  describe('lastPodEventTimes', () => {
+    // Karpenter's podevents triggers, read from the timestamps the pods still show.
+    const bound = (namespace: string, name: string, node: string, status: Json, metadata: Json = {}, owner = 'ReplicaSet/web-5d8f'): Json => {
+      const pod = wirePod(namespace, name, { phase: 'Running', nodeName: node, owner });
+      return { ...pod, metadata: { ...(pod.metadata as Json), ...metadata }, status: { ...(pod.status as Json), ...status } };
+    };
+    it('takes per node the latest bind, completion or deletion request, leaving out DaemonSet and unbound pods', async () => {
+      const scheduled = (at: string) => ({ conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: at }] });
+      api.put('pods', bound('default', 'a', 'n1', scheduled('2024-05-06T07:00:00Z')));
+      api.put('pods', bound('default', 'b', 'n1', scheduled('2024-05-06T07:05:00Z')));
+      // A Job pod that finished at 07:20 on n2 (terminal pods stay listed until their TTL).
+      api.put('pods', bound('default', 'job', 'n2', { ...scheduled('2024-05-06T07:10:00Z'), phase: 'Succeeded', containerStatuses: [{ name: 'a', state: { terminated: { exitCode: 0, finishedAt: '2024-05-06T07:20:00Z' } } }] }));
+      // A pod being deleted on n3: asked at 07:30 with a 30 s grace period.
+      api.put('pods', bound('default', 'going', 'n3', scheduled('2024-05-06T07:01:00Z'), { deletionTimestamp: '2024-05-06T07:30:30Z', deletionGracePeriodSeconds: 30 }));
+      // A DaemonSet pod bound later on n1 does not count, nor does a pending pod.
+      api.put('pods', bound('kube-system', 'agent', 'n1', scheduled('2024-05-06T08:00:00Z'), {}, 'DaemonSet/agent'));
+      api.put('pods', wirePod('default', 'pending', { unschedulable: true }));
+      const times = await cluster.lastPodEventTimes();
+      expect(times.complete).toBe(false);
+      expect(Object.fromEntries([...times.byNode].map(([n, at]) => [n, new Date(at).toISOString()]))).toEqual({
+        n1: '2024-05-06T07:05:00.000Z',
+        n2: '2024-05-06T07:20:00.000Z',
+        n3: '2024-05-06T07:30:00.000Z',
+      });
+      expect(api.requestsTo('GET', '/api/v1/pods').map((r) => r.query.get('fieldSelector'))).toEqual([BOUND_POD_SELECTOR]);
+    });
+  });
+
   describe('listNodes', () => {
     it('maps providerID, Ready, taints and allocatable in canonical units', async () => {
       api.put('nodes', wireNode('n1', { taints: [{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule', timeAdded: '2024-05-06T07:00:00Z' }] }));
@@ -332,6 +360,18 @@ describe('KubernetesCluster', () => {
       expect(api.get('nodes', 'n1')).toBeUndefined();
       await expect(cluster.deleteNode('n1')).resolves.toBeUndefined();
       expect(api.requestsTo('DELETE', '/api/v1/nodes/n1')).toHaveLength(2);
+    });
+  });
+
+  describe('terminatePod', () => {
+    it('DELETEs the pod with the grace period asked (no Eviction: a PDB is not consulted), and says gone on 404', async () => {
+      api.put('pods', wirePod('shop', 'db-1', { phase: 'Running', nodeName: 'n1' }));
+      api.pdbBlocked.add('shop/db-1');
+      expect(await cluster.terminatePod('shop', 'db-1', 42)).toBe('deleted');
+      const [request] = api.requestsTo('DELETE', '/api/v1/namespaces/shop/pods/db-1');
+      expect(request!.query.get('gracePeriodSeconds')).toBe('42');
+      expect(api.get('pods', 'shop/db-1')).toBeUndefined();
+      expect(await cluster.terminatePod('shop', 'ghost', 1)).toBe('gone');
     });
   });
 

@@ -52,6 +52,16 @@ describe('simulateConsolidation', () => {
     expect(decision.kind).toBe('delete');
   });
 
+  it('moves no pod onto a node closed by its consolidateAfter window, though its pods still count for spread (core addToExistingNode)', () => {
+    const small = pods('a', 2, { cpu: '500m', memory: '512Mi' });
+    const n1 = node('n1', byName('m5.2xlarge'), []);
+    const n2 = node('n2', byName('m5.large'), small);
+    const c = candidate(n2, byName('m5.large'), small);
+    expect(simulateConsolidation([c], ctx([n1, n2]), true).kind).toBe('delete');
+    const closed = simulateConsolidation([c], ctx([{ ...n1, closed: true }, n2]), true);
+    expect(closed.kind).not.toBe('delete');
+  });
+
   it('deletes an empty node without solving anything', () => {
     const n1 = node('n1', byName('m5.large'), []);
     expect(simulateConsolidation([candidate(n1, byName('m5.large'), [])], ctx([n1]), true).kind).toBe('delete');
@@ -70,6 +80,25 @@ describe('simulateConsolidation', () => {
     expect(decision.savings).toBeCloseTo(0.384 - 0.085, 6);
     // The launch is pinned to the cheaper options.
     expect(decision.replacement.requirements.get(LABEL_INSTANCE_TYPE).has('m5.2xlarge')).toBe(false);
+  });
+
+  it('replaces an on-demand node with spot of its own type when that is the cheaper offering, and forces spot (core computeConsolidation)', () => {
+    // A one-type pool: the on-demand fallback node can only go back to spot of the same type.
+    const only = instanceType('m5.xlarge', { cpu: 3920, memory: 14000, price: 0.192, spotPrice: 0.07 });
+    const held = [pod('x', { cpu: '2', memory: '4Gi' })];
+    const n1 = node('n1', only, held);
+    const c = candidate(n1, only, held);
+    const decision = simulateConsolidation([c], ctx([n1], [only], false, ['spot', 'on-demand']), true);
+    expect(decision.kind).toBe('replace');
+    if (decision.kind !== 'replace') return;
+    expect(decision.replacement.instanceTypes.map((o) => o.name)).toEqual(['m5.xlarge']);
+    expect([...decision.replacement.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
+    expect(decision.savings).toBeCloseTo(0.192 - 0.07, 6);
+    // While that spot offering is unavailable (a capacity error), nothing is cheaper: no replacement.
+    const short = instanceType('m5.xlarge', { cpu: 3920, memory: 14000, price: 0.192, spotPrice: 0.07, unavailable: ['us-west-2a/spot', 'us-west-2b/spot'] });
+    expect(simulateConsolidation([c], ctx([n1], [short], false, ['spot', 'on-demand']), true).kind).toBe('none');
+    // An on-demand-only pool: the same type at the same price is no saving.
+    expect(simulateConsolidation([c], ctx([n1], [only], false, ['on-demand']), true).kind).toBe('none');
   });
 
   it('does nothing when the cheapest type that fits is the node itself', () => {

@@ -408,6 +408,7 @@ describe('relay', () => {
         'core/pods: get,list,watch',
         'core/nodes: delete,get,list,patch,watch',
         'core/pods/eviction: create',
+        'core/pods: delete',
         'core/events: create,get,patch',
         'policy/poddisruptionbudgets: get,list,watch',
         'apps/daemonsets: get,list,watch',
