@@ -289,7 +289,12 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
     const alone = Requirements.of(r);
     if (!t.instanceTypes.every((it) => alone.intersects(it.requirements) !== undefined)) continue;
     const values = sortValues(new Set(t.instanceTypes.flatMap((it) => valuesOf(it, key))));
-    const have = values.length === 0 ? `none of its ${t.instanceTypes.length} instance types has the label ${key}` : `its ${t.instanceTypes.length} instance types have ${key} in [${shortList(values, 8)}]`;
+    // A type without the label has `key DoesNotExist` (aws computeRequirements): say how many lack it.
+    const without = t.instanceTypes.filter((it) => valuesOf(it, key).length === 0).length;
+    const have =
+      values.length === 0
+        ? `none of its ${t.instanceTypes.length} instance types has the label ${key}`
+        : `its ${t.instanceTypes.length} instance types have ${key} in [${shortList(values, 8)}]${without > 0 ? ` (${without} of them have no ${key} label at all)` : ''}`;
     const near = hints.find((h) => h.kind === 'labelValue' && r.values.has(h.typed) && h.nodePools.includes(t.name));
     return `no instance type the NodePool allows has ${r} (${have}); change the pod's requirement or widen the NodePool's${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
   }
