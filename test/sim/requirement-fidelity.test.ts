@@ -167,3 +167,19 @@ describe('requirements on custom labels (issue 19 item 2)', () => {
     expect(r.pods.filter((p) => p.deletedAt === null).every((p) => p.node !== null)).toBe(true);
   }, 120_000);
 });
+
+describe('no drift loops (issue 19 item 3)', () => {
+  // `topology.k8s.aws/zone-id` is well-known (so no value is generated for it) but no instance type or offering of
+  // Skiff's sets it: every node of this NodePool lacks it and is drifted, and so would be every replacement.
+  const ZONE_ID_POOL = pool(['{key: topology.k8s.aws/zone-id, operator: Exists}'], '{consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 5m}');
+
+  it('never launches a replacement that would itself be drifted, and says why the drifted node stays', async () => {
+    const r = await run(ZONE_ID_POOL, deployment('web', 3), scenario('1h'));
+    expect(launched(r).length).toBeGreaterThan(0);
+    expect(r.violations.churn).toBe(0);
+    expect(r.disruptions.filter((d) => d.reason === 'Drifted' && d.decision === 'replace')).toEqual([]);
+    const blocked = r.events.filter((e) => e.reason === 'DisruptionBlocked' && e.message.includes('would be drifted too'));
+    expect(blocked.length).toBeGreaterThan(0);
+    expect(blocked[0]!.message).toContain('topology.k8s.aws/zone-id');
+  }, 120_000);
+});
