@@ -65,6 +65,9 @@ describe('disruptionProblems (the cross-checks themselves)', () => {
 
   it('flags any violation count', () => {
     expect(disruptionProblems(scenario, result({}, { ...zero, pdb: 1 }))).toEqual(['violations.pdb = 1']);
+    expect(disruptionProblems(scenario, result({}, { ...zero, churn: 2 }))).toEqual(['violations.churn = 2']);
+    const { churn: _churn, ...withoutChurn } = zero;
+    expect(disruptionProblems(scenario, result({}, withoutChurn as typeof zero))).toEqual(['violations.churn is missing: the observer does not count replace loops']);
   });
 
   it('flags a disruption that completes before it starts', () => {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simulateScenario } from '../../shared/cli/simulate.js';
+import { formatSummary } from '../../shared/cli/summary.js';
 import { instanceTypeByName } from '../../shared/core/instancetypes/catalog.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
@@ -181,5 +182,8 @@ describe('no drift loops (issue 19 item 3)', () => {
     const blocked = r.events.filter((e) => e.reason === 'DisruptionBlocked' && e.message.includes('would be drifted too'));
     expect(blocked.length).toBeGreaterThan(0);
     expect(blocked[0]!.message).toContain('topology.k8s.aws/zone-id');
+    // The summary counts churn like every other kind: "Violations: none" cannot hide a loop.
+    expect(formatSummary(r)).toContain('Violations: none');
+    expect(formatSummary({ ...r, violations: { ...r.violations, churn: 14 } })).toContain('Violations: churn=14 (replace loops)');
   }, 120_000);
 });

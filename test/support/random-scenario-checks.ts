@@ -151,7 +151,7 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
 /**
  * The disruption invariants of one run, from the Result alone plus what the generator knows:
  * - every violation counter is 0 (budget, PDB, do-not-disrupt, limits, duplicate launches, leaked instances,
- *   placement — the observer's independent counts);
+ *   placement, churn — the observer's independent counts), and churn is counted at all;
  * - every disruption entry is ordered in time: `at ≤ drainStartedAt ≤ completedAt`;
  * - no pod of a Deployment whose template carries `karpenter.sh/do-not-disrupt: "true"` was evicted by — or terminated
  *   with its node in — an Empty, Underutilized or Drifted disruption (unless the NodePool's terminationGracePeriod
@@ -162,6 +162,8 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
 export function disruptionProblems(scenario: RandomDisruptionScenario, result: SimulationResult): string[] {
   const problems: string[] = [];
   for (const [kind, n] of Object.entries(result.violations)) if (n !== 0) problems.push(`violations.${kind} = ${n}`);
+  // A replace loop must be counted, not merely absent from the Result: churn is a required kind like the others.
+  if (typeof result.violations.churn !== 'number') problems.push('violations.churn is missing: the observer does not count replace loops');
   for (const d of result.disruptions) {
     const at = Date.parse(d.at);
     const drain = d.drainStartedAt === null ? null : Date.parse(d.drainStartedAt);
