@@ -96,6 +96,13 @@ describe('requirements on well-known labels an instance type does not have (issu
     }
   }, 120_000);
 
+  it('launches nothing for a NodePool that requires another region (every type is In [the run\'s region])', async () => {
+    const r = await run(pool(['{key: topology.kubernetes.io/region, operator: In, values: [us-east-1]}']), deployment('web', 1), scenario('30m'));
+    expect(launched(r)).toEqual([]);
+    expect(r.disruptions).toEqual([]);
+    expect(r.unschedulable[0]?.nodePools.general).toContain("the NodePool's own requirements match no instance type");
+  }, 60_000);
+
   it('names the missing label when a pod asks for local NVMe a NodePool of NVMe-less types cannot give', async () => {
     const affinity = `
       affinity:

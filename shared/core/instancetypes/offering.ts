@@ -2,7 +2,7 @@
  * Instance types as the scheduler sees them: requirements, capacity, allocatable, and offerings
  * (zone × capacity type, with price and availability). Mirrors Karpenter's `cloudprovider.InstanceType`.
  */
-import { DOES_NOT_EXIST_UNLESS_SET_LABELS, LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../api/labels.js';
+import { DOES_NOT_EXIST_UNLESS_SET_LABELS, LABEL_CAPACITY_TYPE, LABEL_REGION, LABEL_ZONE, type CapacityType } from '../api/labels.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { Requirement } from '../scheduling/requirement.js';
 import { Requirements } from '../scheduling/requirements.js';
@@ -54,6 +54,8 @@ const DOES_NOT_EXIST: ReadonlyMap<string, Requirement> = new Map(DOES_NOT_EXIST_
  * and capacity type from `offerings`.
  * @param args.labels the type's well-known labels, one value each (no zone, region or capacity type)
  * @param args.offerings where the type can be bought (price USD/hour)
+ * @param args.region the region the offerings are in: adds `topology.kubernetes.io/region In [region]` (as
+ *   `computeRequirements` does), so a NodePool requiring another region matches no type. @default no region requirement
  */
 export function buildInstanceType(args: {
   name: string;
@@ -61,14 +63,17 @@ export function buildInstanceType(args: {
   capacity: ResourceList;
   allocatable: ResourceList;
   offerings: readonly Offering[];
+  region?: string;
 }): InstanceType {
+  const { region, ...rest } = args;
   const list: Requirement[] = Object.entries(args.labels).map(([k, v]) => Requirement.in(k, [v]));
   for (const [key, absent] of DOES_NOT_EXIST) if (args.labels[key] === undefined) list.push(absent);
   list.push(
     Requirement.in(LABEL_ZONE, new Set(args.offerings.map((o) => o.zone))),
     Requirement.in(LABEL_CAPACITY_TYPE, new Set(args.offerings.map((o) => o.capacityType))),
   );
-  return { ...args, requirements: Requirements.of(...list) };
+  if (region !== undefined) list.push(Requirement.in(LABEL_REGION, [region]));
+  return { ...rest, requirements: Requirements.of(...list) };
 }
 
 /** Offerings that are available and whose zone and capacity type `requirements` allow. */

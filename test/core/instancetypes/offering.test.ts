@@ -39,4 +39,11 @@ describe('buildInstanceType', () => {
       expect(allows(without, requirement)).toBe(plainType);
     });
   }
+
+  it('requires its region when told it (topology.kubernetes.io/region In [region])', () => {
+    const regional = buildInstanceType({ ...without, region: 'us-west-2' });
+    expect(Requirements.from([{ key: 'topology.kubernetes.io/region', operator: 'In', values: ['us-east-1'] }]).intersects(regional.requirements)).toBeDefined();
+    expect(Requirements.from([{ key: 'topology.kubernetes.io/region', operator: 'In', values: ['us-west-2'] }]).intersects(regional.requirements)).toBeUndefined();
+    expect(regional).not.toHaveProperty('region');
+  });
 });
