@@ -301,12 +301,17 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
   return `no instance type the NodePool allows satisfies its requirements and the pod's together (${requirements}); relax the pod's requirements or widen the NodePool's`;
 }
 
-/** The values of `key` an instance type carries (zones and capacity types come from its offerings). */
+/**
+ * The values of `key` an instance type carries (zones and capacity types come from its offerings; a key it has no
+ * label for, such as the region, from its requirements' finite values).
+ */
 function valuesOf(it: InstanceType, key: string): string[] {
   if (key === LABEL_ZONE) return it.offerings.map((o) => o.zone);
   if (key === LABEL_CAPACITY_TYPE) return it.offerings.map((o) => o.capacityType);
   const v = it.labels[key];
-  return v === undefined ? [] : [v];
+  if (v !== undefined) return [v];
+  const r = it.requirements.get(key);
+  return r.complement ? [] : [...r.values];
 }
 
 /** Labels that choose instance types (as opposed to zones, capacity types or the NodePool). */
