@@ -101,6 +101,17 @@ describe('requirements on well-known labels an instance type does not have (issu
     expect(launched(r)).toEqual([]);
     expect(r.disruptions).toEqual([]);
     expect(r.unschedulable[0]?.nodePools.general).toContain("the NodePool's own requirements match no instance type");
+    expect(r.unschedulable[0]?.nodePools.general).toMatch(/topology\.kubernetes\.io\/region In \[us-east-1\]: none of the [\d,]+ instance types has such a value/);
+  }, 60_000);
+
+  it("names the NodePool requirement that rules out every type: GPUs on a NodePool of c6a, NVMe together with c6a", async () => {
+    const gpu = await run(pool([`{key: ${GPU_COUNT}, operator: Exists}`, '{key: karpenter.k8s.aws/instance-family, operator: In, values: [c6a]}']), deployment('web', 1), scenario('10m'));
+    expect(launched(gpu)).toEqual([]);
+    expect(gpu.unschedulable[0]?.nodePools.general).toContain('match no instance type');
+    expect(gpu.unschedulable[0]?.nodePools.general).not.toContain(`${GPU_COUNT} Exists: none`);
+    expect(gpu.unschedulable[0]?.nodePools.general).toContain('no instance type satisfies all of them together');
+    const nvme = await run(pool([`{key: ${NVME}, operator: Gt, values: ["1000000"]}`]), deployment('web', 1), scenario('10m'));
+    expect(nvme.unschedulable[0]?.nodePools.general).toMatch(/karpenter\.k8s\.aws\/instance-local-nvme Gt \[1000000\]: none of the [\d,]+ instance types has such a value \([\d,]+ have a karpenter\.k8s\.aws\/instance-local-nvme at all\)/);
   }, 60_000);
 
   it('names the missing label when a pod asks for local NVMe a NodePool of NVMe-less types cannot give', async () => {

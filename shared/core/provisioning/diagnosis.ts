@@ -213,7 +213,10 @@ function whyNotAlternative(pod: SchedulingPod, t: NodePoolTemplate, alternative:
     );
   }
 
-  if (t.instanceTypes.length === 0) return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}; widen spec.template.spec.requirements`);
+  if (t.instanceTypes.length === 0) {
+    const why = t.noInstanceTypes ? ` (${t.noInstanceTypes})` : '';
+    return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}${why}; widen spec.template.spec.requirements`);
+  }
   const byLabels = t.instanceTypes.filter((it) => requirements.intersects(it.requirements) === undefined);
   if (byLabels.length === 0) return reject('requirements', requirementsReason(t, alternative, requirements, hints));
 

@@ -64,6 +64,12 @@ export interface NodePoolTemplate {
   readonly startupTaints: readonly Taint[];
   /** Candidate instance types with offerings (unavailable offerings already marked). */
   readonly instanceTypes: readonly InstanceType[];
+  /**
+   * When `instanceTypes` is empty: which of the NodePool's requirements rule out every instance type of its
+   * EC2NodeClass, in words (e.g. `karpenter.k8s.aws/instance-local-nvme Gt [300]: none of the 1,363 instance types
+   * has the label with such a value`). Optional: diagnosis falls back to a general sentence.
+   */
+  readonly noInstanceTypes?: string;
   /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
   readonly daemonOverhead: ResourceList;
   /** Host ports those DaemonSet pods bind, with where each DaemonSet runs. */
