@@ -22,7 +22,7 @@ const PROGRESS_EVERY = 10;
 const MAX_FAILURES = 10;
 
 describe('soak: disruption over random days', () => {
-  it(`breaks no budget, PDB or do-not-disrupt over ${DAYS} simulated days`, async () => {
+  it(`breaks no budget, PDB, do-not-disrupt or churn over ${DAYS} simulated days`, async () => {
     const scenarios = Math.ceil(DAYS / DAYS_PER_SCENARIO);
     const started = Date.now();
     const failures: string[] = [];
