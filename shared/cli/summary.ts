@@ -91,7 +91,8 @@ export function formatSummary(result: SimulationResult): string {
   }
   lines.push('');
   const v = Object.entries(result.violations).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && entry[1] > 0);
-  lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}`).join(', ')}`);
+  // churn: replace loops (nodes replaced again and again for the same reason with nothing changed in between).
+  lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}${k === 'churn' ? ' (replace loops)' : ''}`).join(', ')}`);
   // Warnings that still hold at the end: the latest per object (a drain that waited and then went on is not listed).
   const stillDraining = new Set(result.disruptions.filter((d) => d.completedAt === null).map((d) => d.nodeClaim));
   const drainingNodes = new Set(result.nodes.filter((n) => n.nodeClaim !== null && stillDraining.has(n.nodeClaim) && n.deletedAt === null).map((n) => `Node/${n.name}`));

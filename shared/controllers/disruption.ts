@@ -44,7 +44,7 @@ import {
   type ConsolidationDecision,
 } from '../core/disruption/consolidation.js';
 import { DO_NOT_DISRUPT, nodeDoNotDisrupt, podDoNotDisrupt } from '../core/disruption/do-not-disrupt.js';
-import { driftReason, nodeClassHash, nodePoolHash } from '../core/disruption/drift.js';
+import { driftReason, nodeClassHash, nodePoolHash, replacementDrift } from '../core/disruption/drift.js';
 import { pdbAllowances, pdbBlocks, type PdbAllowance } from '../core/disruption/pdb.js';
 import { isConflictError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
@@ -108,7 +108,10 @@ export interface DisruptionReport {
   readonly deleted: readonly { readonly nodeClaim: string; readonly reason: DisruptionReason }[];
   /** Nodes the methods looked at and turned down, with why (Karpenter logs these at debug). */
   readonly skipped: readonly { readonly nodeClaim: string; readonly reason: string }[];
-  /** Consolidatable nodes a do-not-disrupt annotation or a PDB blocks (each gets a `DisruptionBlocked` event). */
+  /**
+   * Consolidatable nodes a do-not-disrupt annotation or a PDB blocks, and drifted nodes whose replacement would be
+   * drifted too (each gets a `DisruptionBlocked` event).
+   */
   readonly blocked: readonly { readonly nodeClaim: string; readonly node: string; readonly reason: string }[];
   /** NodePools whose budgets held back a candidate, per reason (each gets a `DisruptionBlocked` event, Karpenter's words). */
   readonly budgetBlocked: readonly { readonly nodePool: string; readonly reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
@@ -685,9 +688,12 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
       overBudget(claim, 'Drifted');
       continue;
     }
-    const plan = replacementPlans(world, [claim]);
+    const plan = replacementPlans(world, [claim], pass.deps.region);
     if (plan.unschedulable) {
       skip(claim, `Drifted (${why}): ${plan.unschedulable}`);
+      // A replacement that would be drifted too is never launched: say so on the node, which stays as it is.
+      const node = nodeOfClaim(world, claim);
+      if (plan.loop && !only && node) pass.report.blocked.push({ nodeClaim: claim.name, node: node.name, reason: `${why}, but ${plan.unschedulable}` });
       continue;
     }
     return { reason: 'Drifted', decision: plan.plans.length > 0 ? 'replace' : 'delete', candidates: [claim], message: why };
@@ -775,6 +781,14 @@ function driftInputs(world: World): { pools: Map<string, { hash: string; require
   return inputs;
 }
 
+/** The NodePool's current hash and requirements, worked out once per pass. */
+function driftInputsOf(world: World, pool: NodePool): { hash: string; requirements: ReturnType<typeof nodePoolRequirements> } {
+  const current = driftInputs(world);
+  let poolInputs = current.pools.get(pool.metadata.name);
+  if (!poolInputs) current.pools.set(pool.metadata.name, (poolInputs = { hash: nodePoolHash(pool), requirements: nodePoolRequirements(pool) }));
+  return poolInputs;
+}
+
 /** Why a NodeClaim has drifted, in words, or undefined. */
 function driftOf(world: World, claim: NodeClaim): string | undefined {
   const pool = world.pools.get(claim.nodePool);
@@ -782,8 +796,7 @@ function driftOf(world: World, claim: NodeClaim): string | undefined {
   const node = nodeOfClaim(world, claim);
   const nodeClass = world.classes.get(claim.nodeClass);
   const current = driftInputs(world);
-  let poolInputs = current.pools.get(pool.metadata.name);
-  if (!poolInputs) current.pools.set(pool.metadata.name, (poolInputs = { hash: nodePoolHash(pool), requirements: nodePoolRequirements(pool) }));
+  const poolInputs = driftInputsOf(world, pool);
   let classHash = nodeClass ? current.classes.get(nodeClass.metadata.name) : undefined;
   if (nodeClass && classHash === undefined) current.classes.set(nodeClass.metadata.name, (classHash = nodeClassHash(nodeClass)));
   const reason = driftReason(
@@ -884,14 +897,30 @@ function underConsolidateAfter(world: World, claim: NodeClaim): boolean {
   return world.now - (lastPodEventMs(world, claim) ?? Date.parse(claim.initializedAt)) < afterMs;
 }
 
-/** The NodeClaims it takes to move these nodes' pods elsewhere (drift), or why they cannot move. */
-function replacementPlans(world: World, leaving: readonly NodeClaim[]): { plans: readonly NodeClaimPlan[]; unschedulable?: string } {
+/**
+ * The NodeClaims it takes to move these nodes' pods elsewhere (drift), or why they cannot move. A plan whose node
+ * would itself be drifted (`replacementDrift`) is refused: launching it would start a replace loop.
+ * @param region the cluster's region, on every node
+ */
+function replacementPlans(world: World, leaving: readonly NodeClaim[], region: string): { plans: readonly NodeClaimPlan[]; unschedulable?: string; loop?: true } {
   const pods = leaving.flatMap((c) => schedulingPods(world, c));
   if (pods.length === 0) return { plans: [] };
   const view = solverView(world, leaving);
   const results = solve(pods, view.templates, view.existing);
   const stuck = results.unschedulable[0];
   if (stuck) return { plans: [], unschedulable: `pod ${stuck.pod} could not be placed elsewhere: ${stuck.reason}` };
+  for (const plan of results.newNodeClaims) {
+    const pool = world.pools.get(plan.nodePool);
+    if (!pool) continue;
+    const drift = replacementDrift(driftInputsOf(world, pool).requirements, plan, world.types.get(plan.nodeClass) ?? [], region);
+    if (drift) {
+      return {
+        plans: [],
+        loop: true,
+        unschedulable: `its replacement (${drift.instanceType} in NodePool ${plan.nodePool}) would be drifted too: its node would not satisfy ${drift.requirement}, which no instance type or label Skiff sets provides; launching it would only start a replace loop`,
+      };
+    }
+  }
   return { plans: results.newNodeClaims };
 }
 
@@ -936,7 +965,7 @@ async function validateAndStart(pass: Pass, world: World, command: string, candi
   const now = new Date(world.now).toISOString();
   let replacements: NodeClaimPlan[] = [];
   if (d.decision === 'replace') {
-    if (d.reason === 'Drifted') replacements = [...replacementPlans(view, fresh).plans];
+    if (d.reason === 'Drifted') replacements = [...replacementPlans(view, fresh, pass.deps.region).plans];
     else {
       const ctx = consolidationContext(pass, view, fresh);
       // Exactly the command's candidates (see findProposal: a new search could settle on others).
@@ -997,7 +1026,7 @@ async function awaitReplacements(pass: Pass, world: World, command: string, cand
   }
   if (replacements.some((r) => !r)) {
     // The pass that started the command died before creating a replacement's record: plan it again.
-    const again = d.reason === 'Drifted' ? replacementPlans(world, candidates).plans : [];
+    const again = d.reason === 'Drifted' ? replacementPlans(world, candidates, pass.deps.region).plans : [];
     if (d.reason !== 'Drifted' || again.length !== d.replacements.length) {
       await reject(pass, world, command, candidates, 'a replacement was never created and cannot be planned the same way again', true);
       return;

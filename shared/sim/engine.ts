@@ -389,6 +389,14 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
           .filter((n) => n.labels[LABEL_NODEPOOL] === pool.metadata.name && n.labels[LABEL_INITIALIZED] === 'true')
           .map((n) => ({ name: n.name, ready: n.ready, disrupted: isDisrupted(n) }));
         observer.onDisruptionStart(name, claim.disruption.reason, { name: pool.metadata.name, budgets: pool.spec.disruption.budgets }, poolNodes);
+        observer.onReplaceStart({
+          nodeClaim: claim.name,
+          nodePool: pool.metadata.name,
+          reason: claim.disruption.reason,
+          replacements: [...claim.disruption.replacements],
+          spec: appliedSpec(cluster, pool.metadata.name, claim.nodeClass),
+          workload: workloadFingerprint(cluster),
+        });
       }
     }
     return patchNode(name, patch);
@@ -403,8 +411,31 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
       const graceExpired = claim.terminationGracePeriodSeconds !== undefined && clock.now() >= drainStarted + claim.terminationGracePeriodSeconds * 1000;
       observer.onDisruptionTermination(claim.name, claim.disruption.reason, pods, world(), graceExpired);
     }
+    if (node && claim?.disruption?.reason === 'Drifted') {
+      const pool = cluster.nodePools.get(claim.nodePool);
+      const replacements = new Map(
+        [...cluster.nodes.values()].filter((n) => n.nodeClaim !== null && claim.disruption!.replacements.includes(n.nodeClaim)).map((n) => [n.nodeClaim!, { name: n.name, labels: n.labels }] as const),
+      );
+      if (pool) observer.onDriftedTermination(claim.name, appliedSpec(cluster, claim.nodePool, claim.nodeClass), pool.spec.template.spec.requirements, replacements);
+    }
     return del(instanceId);
   };
+}
+
+/** A NodePool's `spec.template` and its EC2NodeClass's `spec` as applied to the cluster, as one string (the observer's drift baseline). */
+function appliedSpec(cluster: SimulatedCluster, nodePool: string, nodeClass: string): string {
+  return JSON.stringify([cluster.nodePools.get(nodePool)?.spec.template ?? null, cluster.nodeClasses.get(nodeClass)?.spec ?? null]);
+}
+
+/** The live pods that are not DaemonSet pods, counted per owner (a bare pod by its name), as one string. */
+function workloadFingerprint(cluster: SimulatedCluster): string {
+  const counts = new Map<string, number>();
+  for (const p of cluster.pods.values()) {
+    if (p.owner?.startsWith('DaemonSet/')) continue;
+    const key = p.owner ?? `Pod/${p.namespace}/${p.name}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return JSON.stringify([...counts].sort((a, b) => (a[0] < b[0] ? -1 : 1)));
 }
 
 /** The taint a disruption puts on its node (Karpenter `karpenter.sh/disrupted:NoSchedule`). */

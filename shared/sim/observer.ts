@@ -15,7 +15,12 @@
  * included, exceed what its active budgets allow), `pdb` (an eviction of a healthy pod that takes a PDB below its
  * desired healthy count, or an instance terminated by a disruption while pods a PDB still protects run on it, before
  * its terminationGracePeriod ran out) and `doNotDisrupt` (a pod with an active `karpenter.sh/do-not-disrupt` evicted,
- * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted).
+ * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted), and `churn` — a replace loop:
+ * a NodeClaim disrupted as Drifted whose replacement is itself drifted (its node's labels do not satisfy the NodePool's
+ * requirements as applied, and neither the NodePool's template nor its EC2NodeClass changed since the disruption
+ * started), or a replacement that is itself replaced for the same reason (Drifted or Underutilized) with no change in
+ * between of the NodePool's template or EC2NodeClass (nor, for Underutilized, of the workload: the live pods per
+ * owner). Drift is judged from the specs as applied and the node's labels, never by asking the controller.
  */
 import { parseDuration } from '../core/api/duration.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
@@ -29,6 +34,7 @@ import {
   hostPortProblem,
   interPodAffinityProblem,
   nodeAffinityProblem,
+  nodeSelectorTermMatches,
   placementProblem,
   resourcesProblem,
   taintProblem,
@@ -47,6 +53,8 @@ export interface ViolationCounts {
   duplicateLaunches: number;
   leakedInstances: number;
   placement: number;
+  /** Replace loops: see the module doc. */
+  churn: number;
 }
 
 /** A human-readable record of each violation, for debugging and tests. */
@@ -73,7 +81,7 @@ export interface NodeClaimLaunch {
 
 /** Counts violations as the simulation runs. */
 export class Observer {
-  readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 };
+  readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 };
   readonly records: ViolationRecord[] = [];
   private readonly instancesByClaim = new Map<string, number>();
 
@@ -271,6 +279,54 @@ export class Observer {
     }
   }
 
+  /** Replacement NodeClaim → the disruption that launched it, as seen when that disruption started. */
+  private readonly replacedBy = new Map<string, ObservedReplaceStart>();
+  /** Disrupted NodeClaim → its disruption as seen when it started. */
+  private readonly started = new Map<string, ObservedReplaceStart>();
+  /** NodeClaims already counted as churn (each loop step counts once). */
+  private readonly churned = new Set<string>();
+
+  /**
+   * A voluntary disruption started (its node tainted `karpenter.sh/disrupted`). When the NodeClaim is itself a
+   * replacement launched by a disruption for the same reason (Drifted or Underutilized), with the same NodePool
+   * template and EC2NodeClass as applied then (and, for Underutilized, the same workload), it is a replace loop: one
+   * `churn` violation.
+   */
+  onReplaceStart(start: ObservedReplaceStart): void {
+    if (!LOOPING.has(start.reason)) return;
+    this.started.set(start.nodeClaim, start);
+    const parent = this.replacedBy.get(start.nodeClaim);
+    if (parent && parent.reason === start.reason && parent.spec === start.spec && (start.reason === 'Drifted' || parent.workload === start.workload)) {
+      this.churn(start.nodeClaim, `NodeClaim ${start.nodeClaim}, launched to replace ${parent.nodeClaim} (${parent.reason}), is itself being replaced for ${start.reason} with no change to NodePool ${start.nodePool}'s template or its EC2NodeClass${start.reason === 'Drifted' ? '' : ' nor to the workload'} since`);
+    }
+    for (const r of start.replacements) this.replacedBy.set(r, start);
+  }
+
+  /**
+   * A Drifted disruption terminated its instance: each of its replacements must not be drifted itself. A replacement
+   * is drifted when the NodePool's template and EC2NodeClass are as they were when the disruption started (so it was
+   * launched under the current spec) and its node's labels do not satisfy `requirements`, the NodePool's
+   * `spec.template.spec.requirements` as applied (node selector semantics; `Gte n` ≡ `Gt n−1`, `Lte n` ≡ `Lt n+1`;
+   * Karpenter core `nodeclaim/disruption/drift.go` `areRequirementsDrifted`). Counted once per replacement.
+   * @param nodeClaim the disrupted NodeClaim
+   * @param spec the NodePool template and EC2NodeClass as applied now (same form as {@link ObservedReplaceStart.spec})
+   * @param replacementNodes the replacements' nodes (name and labels) that exist, by NodeClaim name
+   */
+  onDriftedTermination(nodeClaim: string, spec: string, requirements: readonly ObservedRequirement[], replacementNodes: ReadonlyMap<string, { readonly name: string; readonly labels: Readonly<Record<string, string>> }>): void {
+    const start = this.started.get(nodeClaim);
+    if (!start || start.reason !== 'Drifted' || start.spec !== spec) return;
+    for (const [claim, node] of replacementNodes) {
+      const unmet = unmetRequirement(requirements, node);
+      if (unmet) this.churn(claim, `NodeClaim ${nodeClaim} was replaced as Drifted by ${claim}, whose node ${node.name} is drifted too: its labels do not satisfy ${unmet}`);
+    }
+  }
+
+  private churn(nodeClaim: string, message: string): void {
+    if (this.churned.has(nodeClaim)) return;
+    this.churned.add(nodeClaim);
+    this.violate('churn', message);
+  }
+
   private violate(kind: keyof ViolationCounts, message: string): void {
     this.counts[kind]++;
     const record = { kind, at: this.now(), message };
@@ -295,6 +351,44 @@ const DO_NOT_DISRUPT = 'karpenter.sh/do-not-disrupt';
 const VOLUNTARY = new Set(['Empty', 'Underutilized', 'Drifted']);
 /** Reasons budgets limit. */
 const BUDGETED = VOLUNTARY;
+
+/** Reasons whose replacements the replace-loop check follows. */
+const LOOPING = new Set(['Drifted', 'Underutilized']);
+
+/** A voluntary disruption as {@link Observer.onReplaceStart} sees it when it starts. */
+export interface ObservedReplaceStart {
+  readonly nodeClaim: string;
+  readonly nodePool: string;
+  readonly reason: string;
+  /** The replacement NodeClaims it launches (empty for a deletion). */
+  readonly replacements: readonly string[];
+  /** The NodePool's `spec.template` and its EC2NodeClass's `spec` as applied, in one stable string. */
+  readonly spec: string;
+  /** The workload: live pods (not DaemonSet pods) counted per owner, in one stable string. */
+  readonly workload: string;
+}
+
+/** A NodePool requirement as applied (`karpenter.sh/v1` operators, including Gte and Lte). */
+export interface ObservedRequirement {
+  readonly key: string;
+  readonly operator: string;
+  readonly values?: readonly string[];
+}
+
+/** The first requirement the node's labels do not satisfy, in words, or undefined. */
+function unmetRequirement(requirements: readonly ObservedRequirement[], node: { readonly name: string; readonly labels: Readonly<Record<string, string>> }): string | undefined {
+  for (const r of requirements) {
+    const values = r.values ?? [];
+    const n = Number(values[0]);
+    // Gte/Lte are Karpenter's; on integers they are Gt/Lt one step wider.
+    const expression =
+      r.operator === 'Gte' ? { key: r.key, operator: 'Gt', values: [String(n - 1)] } : r.operator === 'Lte' ? { key: r.key, operator: 'Lt', values: [String(n + 1)] } : { key: r.key, operator: r.operator, values: [...values] };
+    if (!nodeSelectorTermMatches({ matchExpressions: [expression] } as Parameters<typeof nodeSelectorTermMatches>[0], node)) {
+      return `${r.key} ${r.operator}${values.length ? ` [${values.join(' ')}]` : ''} (the node has ${node.labels[r.key] === undefined ? 'no such label' : `${r.key}=${node.labels[r.key]}`})`;
+    }
+  }
+  return undefined;
+}
 
 /** A pod as the disruption checks read it. */
 export interface ObservedPod {

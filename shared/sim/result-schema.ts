@@ -202,7 +202,9 @@ export const ResultEventSchema = z.looseObject({
  * What the simulation's independent observer counted (each a non-negative count): a budget exceeded at any
  * instant, a PDB broken by an eviction, a do-not-disrupt pod evicted voluntarily, a NodePool limit exceeded,
  * a second instance for the same NodeClaim or pending pods, an instance left running with no NodeClaim, a pod
- * bound to a node that does not satisfy it or lacks room.
+ * bound to a node that does not satisfy it or lacks room, and `churn`: a replace loop (a NodeClaim disrupted as
+ * Drifted whose replacement is itself drifted, or a replacement replaced again for the same reason with no change to
+ * its NodePool, EC2NodeClass or — for consolidation — the workload in between).
  */
 export const ViolationsSchema = z.looseObject({
   budget: Count,
@@ -212,6 +214,8 @@ export const ViolationsSchema = z.looseObject({
   duplicateLaunches: Count,
   leakedInstances: Count,
   placement: Count,
+  /** Replace loops (added after v1 of the contract; every Result since carries it). */
+  churn: Count,
 });
 
 /** Cost of the run: `totalUSD` in USD over the whole run; `peakHourlyUSD` and `finalHourlyUSD` in USD per hour. */

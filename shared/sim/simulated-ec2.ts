@@ -163,6 +163,7 @@ export class SimulatedEc2 implements CloudProvider {
           capacity: computeCapacity(info, allocatableOptions),
           allocatable: computeAllocatable(info, allocatableOptions),
           offerings,
+          region: this.options.region,
         }),
       );
     }

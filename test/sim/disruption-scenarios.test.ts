@@ -37,7 +37,7 @@ describe('disruptionProblems (the cross-checks themselves)', () => {
     involuntaryEvictionWindows: [[START + 300 * 60_000, START + 300 * 60_000]],
     summary: '',
   };
-  const zero = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 };
+  const zero = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 };
   const disruption = (nodeClaim: string, reason: string, at: number, completed: number | null, drain = at) => ({
     at: iso(at),
     command: `c-${nodeClaim}`,
@@ -65,6 +65,9 @@ describe('disruptionProblems (the cross-checks themselves)', () => {
 
   it('flags any violation count', () => {
     expect(disruptionProblems(scenario, result({}, { ...zero, pdb: 1 }))).toEqual(['violations.pdb = 1']);
+    expect(disruptionProblems(scenario, result({}, { ...zero, churn: 2 }))).toEqual(['violations.churn = 2']);
+    const { churn: _churn, ...withoutChurn } = zero;
+    expect(disruptionProblems(scenario, result({}, withoutChurn as typeof zero))).toEqual(['violations.churn is missing: the observer does not count replace loops']);
   });
 
   it('flags a disruption that completes before it starts', () => {

@@ -238,3 +238,56 @@ describe('Observer.onPodDeletion (a drain deleting pods directly)', () => {
     expect(o.counts.pdb).toBe(0);
   });
 });
+
+describe('Observer churn (replace loops)', () => {
+  const start = (nodeClaim: string, reason: string, replacements: string[], spec = 'spec-1', workload = 'w-1') => ({ nodeClaim, nodePool: 'general', reason, replacements, spec, workload });
+  const requirements = [{ key: 'team', operator: 'Exists' }];
+
+  it('counts a Drifted replacement that is itself drifted (its node lacks a label the requirements need), once', () => {
+    const o = observer();
+    o.onReplaceStart(start('a', 'Drifted', ['b']));
+    o.onDriftedTermination('a', 'spec-1', requirements, new Map([['b', { name: 'node-b', labels: { 'kubernetes.io/arch': 'amd64' } }]]));
+    expect(o.counts.churn).toBe(1);
+    expect(o.records[0]!.message).toContain('team Exists');
+    // The loop goes on: b is replaced as Drifted in turn, and its replacement c is drifted too.
+    o.onReplaceStart(start('b', 'Drifted', ['c']));
+    o.onDriftedTermination('b', 'spec-1', requirements, new Map([['c', { name: 'node-c', labels: {} }]]));
+    expect(o.counts.churn).toBe(2);
+  });
+
+  it('does not count a Drifted replacement that satisfies the requirements, nor one launched before the spec changed again', () => {
+    const o = observer();
+    o.onReplaceStart(start('a', 'Drifted', ['b']));
+    o.onDriftedTermination('a', 'spec-1', [...requirements, { key: 'tier', operator: 'Gte', values: ['3'] }], new Map([['b', { name: 'node-b', labels: { team: '0', tier: '3' } }]]));
+    o.onReplaceStart(start('x', 'Drifted', ['y']));
+    o.onDriftedTermination('x', 'spec-2', requirements, new Map([['y', { name: 'node-y', labels: {} }]]));
+    expect(o.counts.churn).toBe(0);
+  });
+
+  it('counts a replacement replaced again for the same reason with no spec change in between (Drifted)', () => {
+    const o = observer();
+    o.onReplaceStart(start('a', 'Drifted', ['b']));
+    o.onReplaceStart(start('b', 'Drifted', ['c'], 'spec-1', 'w-2'));
+    expect(o.counts.churn).toBe(1);
+    expect(o.records[0]!.message).toContain('NodeClaim b, launched to replace a (Drifted), is itself being replaced for Drifted');
+  });
+
+  it('does not count a second drift after the NodePool changed, nor a replacement consolidated after the workload changed', () => {
+    const o = observer();
+    o.onReplaceStart(start('a', 'Drifted', ['b']));
+    o.onReplaceStart(start('b', 'Drifted', ['c'], 'spec-2'));
+    o.onReplaceStart(start('p', 'Underutilized', ['q']));
+    o.onReplaceStart(start('q', 'Underutilized', ['r'], 'spec-1', 'w-2'));
+    // Another reason is not a loop either: a drifted node replaced, its replacement consolidated later.
+    o.onReplaceStart(start('m', 'Drifted', ['n']));
+    o.onReplaceStart(start('n', 'Underutilized', [], 'spec-1', 'w-1'));
+    expect(o.counts.churn).toBe(0);
+  });
+
+  it('counts a consolidation replacement consolidated again with the same spec and workload', () => {
+    const o = observer();
+    o.onReplaceStart(start('p', 'Underutilized', ['q']));
+    o.onReplaceStart(start('q', 'Underutilized', ['r']));
+    expect(o.counts.churn).toBe(1);
+  });
+});

@@ -139,7 +139,7 @@ function validResult(): Record<string, unknown> {
       },
       { at: '2026-03-02T10:05:00Z', type: 'Normal', reason: 'DisruptionBlocked', object: 'NodePool/general', message: 'budget' },
     ],
-    violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 },
+    violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 },
     cost: { totalUSD: 0.0765, peakHourlyUSD: 0.035, finalHourlyUSD: 0 },
   };
 }
@@ -204,7 +204,7 @@ describe('ResultSchema', () => {
       expect(issuePaths(variant(change))).toContain(path);
     });
 
-    it.each(['budget', 'pdb', 'doNotDisrupt', 'limits', 'duplicateLaunches', 'leakedInstances', 'placement'])(
+    it.each(['budget', 'pdb', 'doNotDisrupt', 'limits', 'duplicateLaunches', 'leakedInstances', 'placement', 'churn'])(
       'rejects a negative or fractional violations.%s',
       (field) => {
         expect(issuePaths(variant((r) => (r.violations[field] = -1)))).toContain(`violations.${field}`);

@@ -1,5 +1,5 @@
 // Issue 6's property test at scale: random workloads, budgets, PDBs and do-not-disrupt over many simulated days, with
-// zero budget, PDB and do-not-disrupt violations as the observer counts them (plus the Result cross-checks in
+// zero budget, PDB, do-not-disrupt and churn (replace loop) violations as the observer counts them (plus the Result cross-checks in
 // disruptionProblems). One seed is one simulated day; seeds run in sequence.
 //
 //   SKIFF_SOAK=1 npx vitest run test/soak/disruption-scenarios.test.ts                 # 10,000 days
@@ -22,7 +22,7 @@ const PROGRESS_EVERY = 10;
 const MAX_FAILURES = 10;
 
 describe('soak: disruption over random days', () => {
-  it(`breaks no budget, PDB or do-not-disrupt over ${DAYS} simulated days`, async () => {
+  it(`breaks no budget, PDB, do-not-disrupt or churn over ${DAYS} simulated days`, async () => {
     const scenarios = Math.ceil(DAYS / DAYS_PER_SCENARIO);
     const started = Date.now();
     const failures: string[] = [];
@@ -64,7 +64,7 @@ describe('soak: disruption over random days', () => {
         `  evictions: ${totals.evictions}; pods: ${totals.pods}; NodeClaims launched: ${totals.nodeClaims}; pods pending at the end: ${totals.pendingAtEnd}`,
         `  proposals dropped at re-validation (ConsolidationRejected events): ${totals.rejectedProposals}`,
         `  wall time: ${wall.toFixed(1)} s (${secondsPerDay()} s per simulated day, ${cpuSecondsPerDay()} s of CPU; slowest seed ${totals.slowest.seed}, ${(totals.slowest.ms / 1000).toFixed(1)} s)`,
-        failures.length === 0 ? '  violations: 0 budget, 0 PDB, 0 do-not-disrupt (and none of the other kinds); every cross-check held' : `  FAILING SEEDS (${failures.length}):\n${failures.map((f) => `    ${f}`).join('\n')}`,
+        failures.length === 0 ? '  violations: 0 budget, 0 PDB, 0 do-not-disrupt, 0 churn (and none of the other kinds); every cross-check held' : `  FAILING SEEDS (${failures.length}):\n${failures.map((f) => `    ${f}`).join('\n')}`,
       ].join('\n'),
     );
     expect(failures).toEqual([]);

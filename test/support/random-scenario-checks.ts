@@ -31,7 +31,7 @@ export async function checkRandomScenario(seed: number, faults?: Partial<Scenari
   const { dir, orphans } = randomScenario(seed, faults ? { faults } : {});
   const { result } = await simulateScenario(dir, { seed });
   expect(ResultSchema.safeParse(result).success, `seed ${seed}: Result schema`).toBe(true);
-  expect(result.violations, `seed ${seed}: violations`).toEqual({ budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 });
+  expect(result.violations, `seed ${seed}: violations`).toEqual({ budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 });
   // Only the deliberately unsatisfiable pods may be pending at the end.
   const pending = result.unschedulable.map((u) => u.pod).filter((p) => !orphans.some((o) => p.startsWith(o)));
   expect(pending, `seed ${seed}: satisfiable pods left pending`).toEqual([]);
@@ -154,7 +154,7 @@ const DEFAULT_POD_GRACE_SECONDS = 30;
 /**
  * The disruption invariants of one run, from the Result alone plus what the generator knows:
  * - every violation counter is 0 (budget, PDB, do-not-disrupt, limits, duplicate launches, leaked instances,
- *   placement — the observer's independent counts);
+ *   placement, churn — the observer's independent counts), and churn is counted at all;
  * - every disruption entry is ordered in time: `at ≤ drainStartedAt ≤ completedAt`;
  * - no pod of a Deployment whose template carries `karpenter.sh/do-not-disrupt: "true"` was evicted by — or terminated
  *   with its node in — an Empty, Underutilized or Drifted disruption (unless the NodePool's terminationGracePeriod
@@ -167,6 +167,8 @@ const DEFAULT_POD_GRACE_SECONDS = 30;
 export function disruptionProblems(scenario: RandomDisruptionScenario, result: SimulationResult): string[] {
   const problems: string[] = [];
   for (const [kind, n] of Object.entries(result.violations)) if (n !== 0) problems.push(`violations.${kind} = ${n}`);
+  // A replace loop must be counted, not merely absent from the Result: churn is a required kind like the others.
+  if (typeof result.violations.churn !== 'number') problems.push('violations.churn is missing: the observer does not count replace loops');
   for (const d of result.disruptions) {
     const at = Date.parse(d.at);
     const drain = d.drainStartedAt === null ? null : Date.parse(d.drainStartedAt);

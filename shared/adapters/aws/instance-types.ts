@@ -207,6 +207,8 @@ const FETCH_KEY = 'ec2';
 interface Fetched {
   readonly rows: readonly Ec2Row[];
   readonly byQuery: Map<string, InstanceType[]>;
+  /** The EC2 client's region (every type gets `topology.kubernetes.io/region In [region]`), when it has one. */
+  readonly region?: string;
 }
 
 /** A mapped row plus what offerings need. */
@@ -284,6 +286,7 @@ export class Ec2InstanceTypes implements Pick<CloudProvider, 'getInstanceTypes'>
           capacity: computeCapacity(row.info, options),
           allocatable: computeAllocatable(row.info, options),
           offerings,
+          ...(fetched.region !== undefined ? { region: fetched.region } : {}),
         }),
       );
     }
@@ -304,7 +307,18 @@ export class Ec2InstanceTypes implements Pick<CloudProvider, 'getInstanceTypes'>
       rows.push({ info, usage: new Set(ec2.SupportedUsageClasses ?? []), zones: [...(zones.get(name) ?? [])].sort(), spot: snapshot?.spot.get(name) });
     }
     rows.sort((a, b) => (a.info.name < b.info.name ? -1 : a.info.name > b.info.name ? 1 : 0));
-    return { rows, byQuery: new Map() };
+    const region = await this.#region();
+    return { rows, byQuery: new Map(), ...(region !== undefined ? { region } : {}) };
+  }
+
+  /** The EC2 client's configured region, or undefined when it has none (a client that cannot resolve one). */
+  async #region(): Promise<string | undefined> {
+    try {
+      const region = await this.#ec2.config.region();
+      return typeof region === 'string' && region !== '' ? region : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   async #describeInstanceTypes(): Promise<Ec2InstanceTypeInfo[]> {

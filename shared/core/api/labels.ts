@@ -79,6 +79,42 @@ export const AWS_INSTANCE_LABELS = [
 ] as const;
 
 /**
+ * Well-known labels the AWS provider puts on every instance type's requirements as `DoesNotExist` and then fills in
+ * when the type has a value (aws `pkg/providers/instancetype/types.go` `computeRequirements`): a type without local
+ * NVMe, a GPU, an accelerator, a Windows AMI or a capacity reservation carries `<key> DoesNotExist`, so a NodePool or
+ * pod requirement `In`, `Exists`, `Gt`, `Lt`, `Gte` or `Lte` on the key rules the type out while `NotIn` and
+ * `DoesNotExist` keep it.
+ *
+ * `karpenter.k8s.aws/instance-hypervisor` is listed too although Karpenter writes `In [""]` for a type EC2 reports no
+ * hypervisor for (metal): the two agree on every requirement but `Exists`/`DoesNotExist` on it, and `DoesNotExist`
+ * keeps the requirement consistent with the node, which carries no such label in Skiff's catalogue.
+ */
+export const DOES_NOT_EXIST_UNLESS_SET_LABELS: readonly string[] = [
+  LABEL_WINDOWS_BUILD,
+  'karpenter.k8s.aws/instance-cpu-manufacturer',
+  'karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz',
+  'karpenter.k8s.aws/instance-ebs-bandwidth',
+  'karpenter.k8s.aws/instance-network-bandwidth',
+  'karpenter.k8s.aws/instance-category',
+  'karpenter.k8s.aws/instance-capability-flex',
+  'karpenter.k8s.aws/instance-family',
+  'karpenter.k8s.aws/instance-generation',
+  'karpenter.k8s.aws/instance-local-nvme',
+  'karpenter.k8s.aws/instance-size',
+  'karpenter.k8s.aws/instance-gpu-name',
+  'karpenter.k8s.aws/instance-gpu-manufacturer',
+  'karpenter.k8s.aws/instance-gpu-count',
+  'karpenter.k8s.aws/instance-gpu-memory',
+  'karpenter.k8s.aws/instance-accelerator-name',
+  'karpenter.k8s.aws/instance-accelerator-manufacturer',
+  'karpenter.k8s.aws/instance-accelerator-count',
+  'karpenter.k8s.aws/instance-hypervisor',
+  'karpenter.k8s.aws/capacity-reservation-id',
+  'karpenter.k8s.aws/capacity-reservation-type',
+  'karpenter.k8s.aws/capacity-reservation-interruptible',
+];
+
+/**
  * Every label Skiff knows values for without a NodePool defining it. A pod may select on these even when no
  * NodePool requirement mentions them (Karpenter's `AllowUndefinedWellKnownLabels`).
  */

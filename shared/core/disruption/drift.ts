@@ -14,6 +14,9 @@
  *   resolves AMIs, subnets and security groups and compares them with the instance's; Skiff's record keeps the spec
  *   hash, so a changed selector drifts every node launched under the old one.
  */
+import { LABEL_CAPACITY_TYPE, LABEL_REGION, LABEL_ZONE } from '../api/labels.js';
+import { cheapestOffering, type InstanceType } from '../instancetypes/offering.js';
+import type { Requirement } from '../scheduling/requirement.js';
 import type { Requirements } from '../scheduling/requirements.js';
 import { structuralHash } from '../hash.js';
 
@@ -76,5 +79,47 @@ export function driftReason(subject: DriftSubject, currentNodePoolHash: string, 
   if (subject.nodePoolHash !== undefined && subject.nodePoolHash !== currentNodePoolHash) return 'NodePoolDrifted';
   if (!requirements.isSatisfiedBy(subject.labels)) return 'RequirementsDrifted';
   if (subject.nodeClassHash !== undefined && currentNodeClassHash !== undefined && subject.nodeClassHash !== currentNodeClassHash) return 'NodeClassDrifted';
+  return undefined;
+}
+
+/** A replacement that would be drifted as soon as it registered: the instance type and the requirement its node would miss. */
+export interface ReplacementDrift {
+  readonly instanceType: string;
+  readonly requirement: Requirement;
+}
+
+/**
+ * Whether a replacement planned for a drifted NodeClaim would itself be `RequirementsDrifted`: for each instance type
+ * it may launch as, the labels its node would carry — the type's labels, the plan's (template labels, single-valued
+ * requirements, generated custom labels), the zone and capacity type of the cheapest offering the plan allows, and the
+ * region — must satisfy the NodePool's requirements. Launching such a replacement would only start a replace loop
+ * (the replacement drifted, replaced, and so on), so the drift path launches none and leaves the node as it is.
+ * Hashes are not checked: a replacement always records the current NodePool and EC2NodeClass hashes.
+ * @param requirements the NodePool's requirements (`nodePoolRequirements(np)`), as {@link driftReason} checks them
+ * @param plan the replacement: its labels, requirements (zone and capacity type) and instance type options by name
+ * @param types the EC2NodeClass's instance types (options missing from it are skipped)
+ * @param region the cluster's region (`topology.kubernetes.io/region` of every node)
+ * @returns the first option whose node would be drifted and the requirement it would miss, or undefined
+ */
+export function replacementDrift(
+  requirements: Requirements,
+  plan: { readonly labels: Readonly<Record<string, string>>; readonly requirements: Requirements; readonly instanceTypes: readonly { readonly name: string }[] },
+  types: readonly InstanceType[],
+  region: string,
+): ReplacementDrift | undefined {
+  const byName = new Map(types.map((t) => [t.name, t]));
+  for (const option of plan.instanceTypes) {
+    const type = byName.get(option.name);
+    if (!type) continue;
+    const offering = cheapestOffering(type, plan.requirements);
+    const labels = {
+      ...type.labels,
+      ...plan.labels,
+      ...(offering ? { [LABEL_ZONE]: offering.zone, [LABEL_CAPACITY_TYPE]: offering.capacityType } : {}),
+      [LABEL_REGION]: region,
+    };
+    const requirement = requirements.firstUnsatisfied(labels);
+    if (requirement) return { instanceType: type.name, requirement };
+  }
   return undefined;
 }

@@ -2,7 +2,7 @@
  * Instance types as the scheduler sees them: requirements, capacity, allocatable, and offerings
  * (zone × capacity type, with price and availability). Mirrors Karpenter's `cloudprovider.InstanceType`.
  */
-import { LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../api/labels.js';
+import { DOES_NOT_EXIST_UNLESS_SET_LABELS, LABEL_CAPACITY_TYPE, LABEL_REGION, LABEL_ZONE, type CapacityType } from '../api/labels.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import { Requirement } from '../scheduling/requirement.js';
 import { Requirements } from '../scheduling/requirements.js';
@@ -30,7 +30,10 @@ export function offeringKey(k: OfferingKey): string {
 /** An instance type ready for scheduling. */
 export interface InstanceType {
   readonly name: string;
-  /** The type's labels plus `zone In [offering zones]` and `capacity-type In [offering capacity types]`. */
+  /**
+   * The type's labels as `In [value]`, `DoesNotExist` for every key of {@link DOES_NOT_EXIST_UNLESS_SET_LABELS} the type
+   * has no label for, plus `zone In [offering zones]` and `capacity-type In [offering capacity types]`.
+   */
   readonly requirements: Requirements;
   /** Well-known labels of the type (what a node of this type carries, before zone and capacity type). */
   readonly labels: Readonly<Record<string, string>>;
@@ -41,8 +44,18 @@ export interface InstanceType {
   readonly offerings: readonly Offering[];
 }
 
+/** One shared `DoesNotExist` requirement per key (requirements are immutable). */
+const DOES_NOT_EXIST: ReadonlyMap<string, Requirement> = new Map(DOES_NOT_EXIST_UNLESS_SET_LABELS.map((key) => [key, Requirement.doesNotExist(key)]));
+
 /**
- * Builds an {@link InstanceType}. Requirements cover every label plus zone and capacity type from `offerings`.
+ * Builds an {@link InstanceType}. Its requirements cover every label, `DoesNotExist` for each well-known instance
+ * label the type lacks (so `karpenter.k8s.aws/instance-local-nvme Gt 300` or `instance-gpu-count Exists` rules out a
+ * type without local NVMe or GPUs, as aws `pkg/providers/instancetype/types.go` `computeRequirements` does), and zone
+ * and capacity type from `offerings`.
+ * @param args.labels the type's well-known labels, one value each (no zone, region or capacity type)
+ * @param args.offerings where the type can be bought (price USD/hour)
+ * @param args.region the region the offerings are in: adds `topology.kubernetes.io/region In [region]` (as
+ *   `computeRequirements` does), so a NodePool requiring another region matches no type. @default no region requirement
  */
 export function buildInstanceType(args: {
   name: string;
@@ -50,12 +63,17 @@ export function buildInstanceType(args: {
   capacity: ResourceList;
   allocatable: ResourceList;
   offerings: readonly Offering[];
+  region?: string;
 }): InstanceType {
-  const requirements = Requirements.fromLabels(args.labels).add(
+  const { region, ...rest } = args;
+  const list: Requirement[] = Object.entries(args.labels).map(([k, v]) => Requirement.in(k, [v]));
+  for (const [key, absent] of DOES_NOT_EXIST) if (args.labels[key] === undefined) list.push(absent);
+  list.push(
     Requirement.in(LABEL_ZONE, new Set(args.offerings.map((o) => o.zone))),
     Requirement.in(LABEL_CAPACITY_TYPE, new Set(args.offerings.map((o) => o.capacityType))),
   );
-  return { ...args, requirements };
+  if (region !== undefined) list.push(Requirement.in(LABEL_REGION, [region]));
+  return { ...rest, requirements: Requirements.of(...list) };
 }
 
 /** Offerings that are available and whose zone and capacity type `requirements` allow. */

@@ -221,7 +221,8 @@ function whyNotAlternative(pod: SchedulingPod, t: NodePoolTemplate, alternative:
     const os = t.requirements.get(LABEL_OS);
     const booted = t.nodeClassOs ?? [];
     if (t.requirements.has(LABEL_OS) && booted.length > 0 && !booted.some((v) => os.has(v))) return reject('requirements', nodePoolOsReason(t, os, booted));
-    return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}; widen spec.template.spec.requirements`);
+    const why = t.noInstanceTypes ? ` (${t.noInstanceTypes})` : '';
+    return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}${why}; widen spec.template.spec.requirements`);
   }
   const byLabels = t.instanceTypes.filter((it) => requirements.intersects(it.requirements) === undefined);
   if (byLabels.length === 0) return reject('requirements', requirementsReason(t, alternative, requirements, hints));
@@ -307,7 +308,12 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
     if (!t.instanceTypes.every((it) => alone.intersects(it.requirements) !== undefined)) continue;
     if (key === LABEL_OS && (t.nodeClassOs ?? []).length > 0) return podOsReason(t, alternative.get(key), t.nodeClassOs ?? []);
     const values = sortValues(new Set(t.instanceTypes.flatMap((it) => valuesOf(it, key))));
-    const have = values.length === 0 ? `none of its ${t.instanceTypes.length} instance types has the label ${key}` : `its ${t.instanceTypes.length} instance types have ${key} in [${shortList(values, 8)}]`;
+    // A type without the label has `key DoesNotExist` (aws computeRequirements): say how many lack it.
+    const without = t.instanceTypes.filter((it) => valuesOf(it, key).length === 0).length;
+    const have =
+      values.length === 0
+        ? `none of its ${t.instanceTypes.length} instance types has the label ${key}`
+        : `its ${t.instanceTypes.length} instance types have ${key} in [${shortList(values, 8)}]${without > 0 ? ` (${without} of them have no ${key} label at all)` : ''}`;
     const near = hints.find((h) => h.kind === 'labelValue' && r.values.has(h.typed) && h.nodePools.includes(t.name));
     return `no instance type the NodePool allows has ${r} (${have}); change the pod's requirement or widen the NodePool's${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
   }
@@ -338,12 +344,17 @@ function nodePoolOsReason(t: NodePoolTemplate, required: Requirement, booted: re
   return `the NodePool requires ${required}, but its EC2NodeClass ${t.nodeClass} boots ${booted.join(' and ')} nodes (${OS_ORIGIN}); change the NodePool's ${LABEL_OS} requirement, or point it at an EC2NodeClass that uses ${osFix(required)}`;
 }
 
-/** The values of `key` an instance type carries (zones and capacity types come from its offerings). */
+/**
+ * The values of `key` an instance type carries (zones and capacity types come from its offerings; a key it has no
+ * label for, such as the region, from its requirements' finite values).
+ */
 function valuesOf(it: InstanceType, key: string): string[] {
   if (key === LABEL_ZONE) return it.offerings.map((o) => o.zone);
   if (key === LABEL_CAPACITY_TYPE) return it.offerings.map((o) => o.capacityType);
   const v = it.labels[key];
-  return v === undefined ? [] : [v];
+  if (v !== undefined) return [v];
+  const r = it.requirements.get(key);
+  return r.complement ? [] : [...r.values];
 }
 
 /** Labels that choose instance types (as opposed to zones, capacity types or the NodePool). */

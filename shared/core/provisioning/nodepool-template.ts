@@ -91,6 +91,7 @@ export function buildNodePoolTemplate(
 ): NodePoolTemplate {
   const requirements = nodePoolRequirements(nodePool);
   const limits = nodePool.spec.limits;
+  const compatible = compatibleTypes(requirements, instanceTypes);
   return {
     name: nodePool.metadata.name,
     nodeClass: nodePool.spec.template.spec.nodeClassRef.name,
@@ -99,8 +100,9 @@ export function buildNodePoolTemplate(
     labels: { ...(nodePool.spec.template.metadata?.labels ?? {}), [LABEL_NODEPOOL]: nodePool.metadata.name },
     taints: nodePool.spec.template.spec.taints ?? [],
     startupTaints: nodePool.spec.template.spec.startupTaints ?? [],
-    instanceTypes: compatibleTypes(requirements, instanceTypes),
+    instanceTypes: compatible,
     nodeClassOs: osOf(instanceTypes),
+    ...(compatible.length === 0 ? { noInstanceTypes: noInstanceTypesReason(requirements, instanceTypes) } : {}),
     daemonOverhead: daemonOverhead(nodePool, daemonSets),
     daemonHostPorts: daemonHostPorts(nodePool, daemonSets),
     ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))) } : {}),
@@ -135,6 +137,23 @@ function compatibleTypes(requirements: Requirements, instanceTypes: readonly Ins
 }
 
 const COMPATIBLE_MEMO = new WeakMap<readonly InstanceType[], Map<string, InstanceType[]>>();
+
+/**
+ * Why a NodePool's requirements leave no instance type: each requirement that alone rules every type out (a type
+ * without the label has it `DoesNotExist`, aws `computeRequirements`), or else that they only do together.
+ * @param instanceTypes the EC2NodeClass's instance types
+ */
+function noInstanceTypesReason(requirements: Requirements, instanceTypes: readonly InstanceType[]): string {
+  const count = instanceTypes.length.toLocaleString('en-US');
+  const alone = requirements.values().filter((r) => instanceTypes.every((t) => Requirements.of(r).intersects(t.requirements) !== undefined));
+  if (alone.length === 0) return `no instance type satisfies all of them together (${requirements}), though each alone is met by some of the ${count}`;
+  return alone
+    .map((r) => {
+      const having = instanceTypes.filter((t) => t.requirements.has(r.key) && t.requirements.get(r.key).size() > 0).length;
+      return `${r}: ${having === 0 ? `none of the ${count} instance types has the label ${r.key}` : `none of the ${count} instance types has such a value (${having.toLocaleString('en-US')} have a ${r.key} at all)`}`;
+    })
+    .join('; ');
+}
 
 /** NodePool limits in canonical units; `nodes` is a count. */
 function limitList(limits: Readonly<Record<string, string | number>>): ResourceList {

@@ -28,6 +28,7 @@ import { add, exceeding, fitCount, fits, fitsSum, max, scale, subtract, subtract
 import { Requirement } from '../scheduling/requirement.js';
 import { describeIncompatibility, Requirements, type Incompatibility } from '../scheduling/requirements.js';
 import { firstUntolerated, formatTaint } from '../scheduling/taints.js';
+import { resolveCustomLabels } from './custom-labels.js';
 import { diagnose, NO_TERM_MATCHES } from './diagnosis.js';
 import { withinLimits } from './limits.js';
 import { minValuesShortfall } from './min-values.js';
@@ -69,6 +70,12 @@ export interface NodePoolTemplate {
    * OS when it is the reason. Undefined when unknown.
    */
   readonly nodeClassOs?: readonly string[];
+  /**
+   * When `instanceTypes` is empty: which of the NodePool's requirements rule out every instance type of its
+   * EC2NodeClass, in words (e.g. `karpenter.k8s.aws/instance-local-nvme Gt [300]: none of the 1,363 instance types
+   * has the label with such a value`). Optional: diagnosis falls back to a general sentence.
+   */
+  readonly noInstanceTypes?: string;
   /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
   readonly daemonOverhead: ResourceList;
   /** Host ports those DaemonSet pods bind, with where each DaemonSet runs. */
@@ -126,6 +133,11 @@ export interface NodeClaimPlan {
   readonly pods: readonly string[];
   /** Pods' requests plus daemonset overhead, canonical units. */
   readonly requests: ResourceList;
+  /**
+   * The labels the NodeClaim and its Node carry before the instance type's own: the NodePool's template labels and
+   * `karpenter.sh/nodepool`, every single-valued `In` of `requirements`, and a generated value for each custom key
+   * (see `resolveCustomLabels`), so the node satisfies its NodePool's requirements.
+   */
   readonly labels: Readonly<Record<string, string>>;
   readonly taints: readonly Taint[];
   readonly startupTaints: readonly Taint[];
@@ -1502,11 +1514,15 @@ function hasMinValues(template: NodePoolTemplate): boolean {
   return answer;
 }
 
-/** `requirements.labels()` once per (immutable) requirements object: NodeClaims of one check share it. */
+/**
+ * The labels a NodeClaim's requirements decide: a generated value for each custom key (`resolveCustomLabels`, core
+ * `resolveCustomLabelsFromRequirements`), then every single-valued `In` (`requirements.labels()`). Once per
+ * (immutable) requirements object: NodeClaims of one check share it.
+ */
 const requirementLabels = new WeakMap<Requirements, Readonly<Record<string, string>>>();
 function labelsOf(requirements: Requirements): Readonly<Record<string, string>> {
   let labels = requirementLabels.get(requirements);
-  if (!labels) requirementLabels.set(requirements, (labels = requirements.labels()));
+  if (!labels) requirementLabels.set(requirements, (labels = { ...resolveCustomLabels(requirements), ...requirements.labels() }));
   return labels;
 }
 

@@ -155,9 +155,23 @@ export class Requirement {
     return sortValues(this.values);
   }
 
-  /** One value the requirement allows from a finite set (the smallest in sort order), or undefined. */
+  /**
+   * One value the requirement allows, chosen deterministically, or undefined when there is none to choose: for a
+   * finite set (`In`) its smallest value in sort order; for a complement (`NotIn`, `Exists`, `Gt`, `Lt`, `Gte`,
+   * `Lte`) the smallest non-negative integer within the bounds that is not excluded (undefined when the bounds leave
+   * none, e.g. `Lt 0`). Karpenter's `Requirement.Any()` (core `pkg/scheduling/requirement.go`) picks the complement's
+   * value at random in `[gte, lte]`; Skiff's core is deterministic, so it takes the smallest, which also never hits
+   * an excluded value.
+   * @example Requirement.from({ key: 'team', operator: 'Gt', values: ['300'] }).any() // '301'
+   * @example Requirement.from({ key: 'team', operator: 'NotIn', values: ['0', '1'] }).any() // '2'
+   */
   any(): string | undefined {
-    return this.complement ? undefined : this.sortedValues()[0];
+    if (!this.complement) return this.sortedValues()[0];
+    const end = this.lessThan ?? Number.POSITIVE_INFINITY;
+    for (let v = Math.max(0, (this.greaterThan ?? -1) + 1); v < end; v++) {
+      if (!this.values.has(String(v))) return String(v);
+    }
+    return undefined;
   }
 
   /**

@@ -154,6 +154,26 @@ const cases: readonly Case[] = [
     says: ['no instance type the NodePool allows has karpenter.k8s.aws/instance-generation In [9]', 'have karpenter.k8s.aws/instance-generation in [5]'],
   },
   {
+    name: 'counts the instance types that lack a well-known label a pod requires (they have it DoesNotExist)',
+    kind: 'requirements',
+    pod: pod('a', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.k8s.aws/instance-local-nvme', operator: 'Gt', values: ['300'] }] }] } } } }),
+    template: template('disk', [
+      instanceType('c6id.large', { cpu: 1930, memory: 3055, price: 0.1, labels: { 'karpenter.k8s.aws/instance-local-nvme': '118' } }),
+      instanceType('c6a.large', { cpu: 1930, memory: 3055, price: 0.08 }),
+    ]),
+    says: [
+      'no instance type the NodePool allows has karpenter.k8s.aws/instance-local-nvme Gt [300]',
+      'its 2 instance types have karpenter.k8s.aws/instance-local-nvme in [118] (1 of them have no karpenter.k8s.aws/instance-local-nvme label at all)',
+    ],
+  },
+  {
+    name: 'says no instance type has a well-known label at all when a pod requires it to exist',
+    kind: 'requirements',
+    pod: pod('a', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.k8s.aws/instance-gpu-count', operator: 'Exists' }] }] } } } }),
+    template: general(),
+    says: ['no instance type the NodePool allows has karpenter.k8s.aws/instance-gpu-count Exists', 'none of its 5 instance types has the label karpenter.k8s.aws/instance-gpu-count'],
+  },
+  {
     name: 'suggests the instance type meant by a near-miss name',
     kind: 'requirements',
     pod: pod('a', { nodeSelector: { 'node.kubernetes.io/instance-type': 'm5.larg' } }),
