@@ -787,7 +787,7 @@ function solverView(world: World, leaving: readonly NodeClaim[]): { templates: N
     .map((np) => buildNodePoolTemplate(np, world.types.get(np.spec.template.spec.nodeClassRef.name) ?? [], world.daemonSets, usageOf(np.metadata.name, staying, typesByClass)));
   const inFlight = live.filter((c) => isInFlight(c, world.nodes, world.now));
   const podsByKey = new Map(world.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
-  const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
+  const daemonByPool = new Map(templates.map((t) => [t.name, t] as const));
   const leavingNodes = new Set(leaving.map((c) => c.providerId));
   const nodes = world.nodes.filter((n) => !leavingNodes.has(n.providerId));
   return { templates, existing: existingCapacity(nodes, world.pods, live, inFlight, podsByKey, typesByClass, daemonByPool) };

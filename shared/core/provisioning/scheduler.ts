@@ -63,8 +63,17 @@ export interface NodePoolTemplate {
   readonly startupTaints: readonly Taint[];
   /** Candidate instance types with offerings (unavailable offerings already marked). */
   readonly instanceTypes: readonly InstanceType[];
-  /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
+  /**
+   * Requests of the DaemonSet pods that will run on every node of this pool (the least of any instance type's),
+   * canonical units. `instanceTypes` already carry the rest: a type whose nodes run more DaemonSets comes with its
+   * allocatable reduced by the difference (`daemonExtra`).
+   */
   readonly daemonOverhead: ResourceList;
+  /**
+   * Instance type name → daemonset overhead its nodes carry beyond `daemonOverhead` (canonical units), for the types
+   * whose group of DaemonSets costs more (core `buildDaemonOverheadGroups`); absent when every type carries the same.
+   */
+  readonly daemonExtra?: Readonly<Record<string, ResourceList>>;
   /** Host ports those DaemonSet pods bind, with where each DaemonSet runs. */
   readonly daemonHostPorts?: readonly DaemonHostPort[];
   /**
