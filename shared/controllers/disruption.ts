@@ -130,6 +130,8 @@ interface Pass {
   readonly deps: DisruptionDeps;
   /** Writes so far (a fresh read is needed only after one). */
   writes: number;
+  /** Nodes consolidation looked at and kept this pass, with why (each gets an `Unconsolidatable` Event). */
+  unconsolidatable?: { nodeClaim: string; node: string; reason: string }[];
   readonly report: {
     proposed: DisruptionReport['proposed'][number][];
     started: string[];
@@ -317,10 +319,14 @@ export const BLOCKED_EVENT_DEDUPE_MS = 15 * 60 * 1000;
 /** When each `DisruptionBlocked` Event was last written, per store (one run or one Lambda container). */
 const BLOCKED_WRITTEN = new WeakMap<object, Map<string, number>>();
 
-async function recordBlocked(pass: Pass, now: number, event: ClusterEvent): Promise<void> {
+/**
+ * Writes `event` unless an Event with the same dedupe key was written less than {@link BLOCKED_EVENT_DEDUPE_MS} ago.
+ * @param dedupe the dedupe key: by default the object and the message (a changed reason is written at once)
+ */
+async function recordBlocked(pass: Pass, now: number, event: ClusterEvent, dedupe?: string): Promise<void> {
   let written = BLOCKED_WRITTEN.get(pass.deps.store);
   if (!written) BLOCKED_WRITTEN.set(pass.deps.store, (written = new Map()));
-  const key = `${event.object}|${event.message}`;
+  const key = dedupe ?? `${event.object}|${event.message}`;
   const last = written.get(key);
   if (last !== undefined && now - last < BLOCKED_EVENT_DEDUPE_MS && now >= last) return;
   if (written.size >= 10_000) written.clear(); // bound the memory; at worst an Event repeats
@@ -551,6 +557,14 @@ async function propose(pass: Pass, world: World): Promise<void> {
   for (const b of pass.report.budgetBlocked) {
     await recordBlocked(pass, world.now, { type: 'Normal', reason: 'DisruptionBlocked', object: `NodePool/${b.nodePool}`, message: `No allowed disruptions for disruption reason ${b.reason} due to blocking budget` });
   }
+  // Karpenter publishes `Unconsolidatable` on the Node and the NodeClaim, deduplicated per object for 15 minutes
+  // whatever the message (core `disruption/events/events.go` `Unconsolidatable`, `DedupeValues` the UID).
+  for (const u of pass.unconsolidatable ?? []) {
+    const message = `Cannot consolidate: ${u.reason}`;
+    for (const object of [`Node/${u.node}`, `NodeClaim/${u.nodeClaim}`]) {
+      await recordBlocked(pass, world.now, { type: 'Normal', reason: 'Unconsolidatable', object, message }, `Unconsolidatable|${object}`);
+    }
+  }
   if (!proposal) return;
   const names = proposal.candidates.map((c) => c.name).sort();
   const command = `${proposal.reason.toLowerCase()}-${fnv1a(`${world.now}|${names.join(',')}`).toString(36)}`;
@@ -703,7 +717,13 @@ function singleNodeDecision(pass: Pass, candidates: readonly { claim: NodeClaim;
     candidates.map((c) => c.candidate),
     ctx,
   );
-  if (!validating) for (const r of single.rejected) pass.report.skipped.push({ nodeClaim: r.nodeClaim, reason: `Underutilized: ${r.reason}` });
+  if (!validating) {
+    for (const r of single.rejected) {
+      pass.report.skipped.push({ nodeClaim: r.nodeClaim, reason: `Underutilized: ${r.reason}` });
+      const node = candidates.find((c) => c.claim.name === r.nodeClaim)?.candidate.node;
+      if (node) (pass.unconsolidatable ??= []).push({ nodeClaim: r.nodeClaim, node, reason: r.reason });
+    }
+  }
   return single.decision;
 }
 
