@@ -91,6 +91,8 @@ describe('NodePool weights (issue 19 item 9)', () => {
     expect(r.disruptions).toEqual([]);
     expect(r.pods.filter((p) => p.evictions > 0)).toEqual([]);
     expect(r.pods.every((p) => p.scheduledAt !== null)).toBe(true);
+    // And the node says why it is kept.
+    expect(r.events.find((e) => e.reason === 'Unconsolidatable' && e.object.startsWith('Node/'))?.message).toMatch(/would get a new node from NodePool reserved \(weight 50\), tried before spot/);
   });
 
   it('still consolidates into a lower-weight NodePool when the higher-weight one cannot take the pods at all', async () => {
