@@ -656,7 +656,20 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   const candidates: { claim: NodeClaim; candidate: ConsolidationCandidate; cost: number }[] = [];
   for (const claim of claims) {
     const pool = world.pools.get(claim.nodePool);
-    if (!pool || pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
+    if (!pool) continue;
+    // Nodes the NodePool's settings keep from consolidation say so (core `consolidation.go` `ShouldDisrupt`): all of
+    // them under consolidateAfter Never, the non-empty ones under WhenEmpty (Emptiness takes the empty ones).
+    const settings =
+      pool.spec.disruption.consolidateAfter === NEVER
+        ? `NodePool ${pool.metadata.name} has consolidation disabled (consolidateAfter: Never)`
+        : pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized' && podsOn(world, nodeOfClaim(world, claim)).length > 0
+          ? `NodePool ${pool.metadata.name} has consolidation policy ${pool.spec.disruption.consolidationPolicy}, but the node is not empty`
+          : undefined;
+    if (settings && !only) {
+      const node = nodeOfClaim(world, claim);
+      if (node && candidateProblem(world, claim, 'Underutilized') === undefined) (pass.unconsolidatable ??= []).push({ nodeClaim: claim.name, node: node.name, reason: settings });
+    }
+    if (pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
     const unripe = consolidationProblem(world, claim, pool);
     const problem = unripe ?? candidateProblem(world, claim, 'Underutilized');
     if (problem) {

@@ -134,6 +134,22 @@ describe('what users read (issue 19 item 11)', () => {
     for (let i = 1; i < onNode.length; i++) expect(Date.parse(onNode[i]!.at) - Date.parse(onNode[i - 1]!.at)).toBeGreaterThanOrEqual(15 * 60_000);
   });
 
+  it('an Unconsolidatable Event names the NodePool setting that keeps a node: WhenEmpty with pods, consolidateAfter Never', async () => {
+    const whenEmpty = await run(
+      nodeClassYaml(),
+      pool(M_ON_DEMAND).replace('consolidationPolicy: WhenEmptyOrUnderutilized', 'consolidationPolicy: WhenEmpty'),
+      deployment('web', 1, '1', '1Gi'),
+      scenario('30m'),
+    );
+    const node = whenEmpty.nodes[0]!.name;
+    expect(whenEmpty.events.filter((e) => e.reason === 'Unconsolidatable' && e.object === `Node/${node}`).map((e) => e.message)).toEqual([
+      'Cannot consolidate: NodePool general has consolidation policy WhenEmpty, but the node is not empty',
+      'Cannot consolidate: NodePool general has consolidation policy WhenEmpty, but the node is not empty',
+    ]);
+    const never = await run(nodeClassYaml(), pool(M_ON_DEMAND).replace('consolidateAfter: 1m', 'consolidateAfter: Never'), deployment('web', 1, '1', '1Gi'), scenario('10m'));
+    expect(never.events.find((e) => e.reason === 'Unconsolidatable' && e.object.startsWith('NodeClaim/'))?.message).toBe('Cannot consolidate: NodePool general has consolidation disabled (consolidateAfter: Never)');
+  });
+
   it('skiff validate applies the checks simulate applies across objects: nodeClassRef group and EC2NodeClass name', async () => {
     const wrongGroup = folder(nodeClassYaml(), pool(M_ON_DEMAND).replace('group: karpenter.k8s.aws', 'group: karpenter.azure.com'));
     const c1 = capture();
