@@ -153,6 +153,17 @@ function daemonSetsOn(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike
  * allocatable". Capacity (limits) and offerings are unchanged; copies are shared per type and difference.
  */
 function withGroupOverhead(groups: readonly DaemonOverheadGroup[], base: ResourceList, types: readonly InstanceType[]): readonly InstanceType[] {
+  const hit = WITH_OVERHEAD.get(groups);
+  if (hit && hit.of === types) return hit.types;
+  const out = withGroupOverheadUncached(groups, base, types);
+  WITH_OVERHEAD.set(groups, { of: types, types: out });
+  return out;
+}
+
+/** {@link withGroupOverhead}'s answer per groups array (memoized by `groupsMemo`; `base` is derived from the groups). */
+const WITH_OVERHEAD = new WeakMap<readonly DaemonOverheadGroup[], { readonly of: readonly InstanceType[]; readonly types: readonly InstanceType[] }>();
+
+function withGroupOverheadUncached(groups: readonly DaemonOverheadGroup[], base: ResourceList, types: readonly InstanceType[]): readonly InstanceType[] {
   const extraOf = new Map<InstanceType, ResourceList>();
   for (const g of groups) {
     const extra = subtract(g.overhead, base);
@@ -190,7 +201,9 @@ export function daemonOverheadOf(template: Pick<NodePoolTemplate, 'daemonOverhea
 }
 
 /**
- * Builds the solver's view of a NodePool.
+ * Builds the solver's view of a NodePool. DaemonSet overhead is per group of instance types (core v1.14
+ * `buildDaemonOverheadGroups`): the template's `daemonOverhead` is the least any type carries, and a type whose
+ * DaemonSets cost more comes with its allocatable reduced by the difference (`daemonExtra` names those types).
  * @param instanceTypes the EC2NodeClass's instance types (unavailable offerings already marked)
  * @param usage capacity of the NodePool's live NodeClaims (cpu millicores, memory MiB, …, plus `nodes`)
  * @throws {QuantityError} when a limit is not a quantity (schemas reject this earlier)
