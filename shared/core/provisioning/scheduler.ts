@@ -5,7 +5,8 @@
  * summarised in ../shared/KARPENTER-V1.md §1.2):
  * - pods are solved in order cpu desc, memory desc, creation time, name (`queue.go byCPUAndMemoryDescending`);
  * - each pod tries existing nodes and in-flight NodeClaims first (free capacity), then NodeClaims planned in this
- *   solve, then a new NodeClaim from the first NodePool by descending weight that can take it;
+ *   solve, then a new NodeClaim from the first NodePool by descending weight (equal weights by name descending,
+ *   {@link orderByWeight}) that can take it;
  * - a pod that cannot be placed has its preferences relaxed one step at a time (`preferences.ts`) and is retried;
  * - a NodeClaim keeps every instance type that still fits all of its pods plus daemonset overhead and has an
  *   available offering its requirements allow; the list is cheapest first and truncated to 600
