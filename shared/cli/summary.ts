@@ -1,10 +1,11 @@
 /**
  * The readable summary `skiff simulate` prints without `--json`: NodeClaims by NodePool, instance type and
- * capacity type; cost; pending pods and why (with "did you mean" hints); violations. `skiff explain` shows the
+ * capacity type; cost; pods pending during the run (peak, pod-minutes, longest wait) and those pending at the end
+ * and why (with "did you mean" hints); violations. `skiff explain` shows the
  * same diagnoses in more detail.
  */
 import { splitHints } from '../core/provisioning/diagnosis.js';
-import type { SimulationResult } from '../sim/result.js';
+import { pendingFigures, type SimulationResult } from '../sim/result.js';
 
 /** At most this many notes at the end of the summary; the Result's events have them all. */
 const MAX_NOTES = 10;
@@ -68,6 +69,12 @@ export function formatSummary(result: SimulationResult): string {
   const running = livePods.filter((p) => p.node !== null).length;
   const ended = result.pods.length - livePods.length;
   lines.push(`Pods: ${result.pods.length} created, ${running} running at the end, ${ended} completed or deleted, ${result.unschedulable.length} pending`);
+  // Pods that waited during the run, not only those still waiting at the end (a scale-up that took 20 minutes).
+  const pending = result.pending ?? pendingFigures(result.pods, Date.parse(result.start), Date.parse(result.end));
+  if (pending.pods > 0) {
+    lines.push(`Pending during the run: ${pending.pods} pod${pending.pods === 1 ? '' : 's'}, peak ${pending.peak} at ${pending.peakAt}, ${pending.podMinutes} pod-minutes`);
+    if (pending.longest) lines.push(`  longest wait: ${duration(pending.longest.seconds)} — ${pending.longest.pod} (pending since ${pending.longest.since}${pending.longest.stillPending ? ', still pending at the end' : ''})`);
+  }
   if (result.unschedulable.length > 0) {
     lines.push('Pending pods and why:');
     // Pods of one owner with the same reasons are listed once, with a count.
@@ -113,6 +120,14 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** Seconds as `1h02m03s`, `4m05s` or `7s`. */
+function duration(seconds: number): string {
+  const s = Math.round(seconds);
+  const [h, m, r] = [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60];
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return h > 0 ? `${h}h${pad(m)}m${pad(r)}s` : m > 0 ? `${m}m${pad(r)}s` : `${r}s`;
 }
 
 function round(x: number, digits: number): number {

@@ -5,9 +5,13 @@
  *
  * Each problem is printed as `file:line:column: path: message` (the manifest loader's issues, `formatIssue`), e.g.
  * `nodepool.yaml:12:21: spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|…`.
- * A path may be a YAML file or a folder (its `*.yaml`/`*.yml` files, recursively, in name order). Objects are checked
- * one by one: references between them (a NodePool's `nodeClassRef`) are not, since the other object may already be in
- * the cluster.
+ * A path may be a YAML file or a folder (its `*.yaml`/`*.yml` files, recursively, in name order). Every check
+ * `simulate` applies is applied: each object's schema, then the checks across objects (`scenario-loader.ts`
+ * `crossCheck`: duplicate names, a NodePool's `nodeClassRef` group and kind, the Scenario's nodes and events) over
+ * each set `simulate` would read as one scenario — a folder's files together, a file holding a Scenario document and
+ * other objects on its own. Whether a NodePool's EC2NodeClass (and a bound Pod's node) must be in the set depends on
+ * the set: required when it holds an EC2NodeClass or a Scenario document, as `simulate` requires; not for NodePools
+ * alone, whose EC2NodeClass may already be in the cluster.
  *
  * Documents of kinds Skiff does not read (Service, ConfigMap, another project's CRDs) are skipped and listed, so a
  * whole manifests folder can be checked; `--strict` reports them as unknown kinds instead. A near miss of a Skiff kind
@@ -17,11 +21,12 @@
  * object at all); 2 on a usage error (a path that does not exist or cannot be read, a folder without YAML files).
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
-import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues } from '../core/api/manifest.js';
-import { SCENARIO_API_VERSION, SCENARIO_KIND, isScenarioObject, parseScenarioDocument } from '../sim/scenario.js';
+import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues, type ManifestDocument } from '../core/api/manifest.js';
+import { crossCheck, type Located } from '../sim/scenario-loader.js';
+import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ParsedScenario } from '../sim/scenario.js';
 
 /** One valid object found in a file. */
 export interface ValidatedObject {
@@ -103,19 +108,21 @@ export async function yamlFilesOf(path: string): Promise<{ readonly files: reado
   return { files };
 }
 
-/**
- * Validates the manifests of one file's text. Pure apart from `now` (a Scenario's default start).
- * @param text the file's content
- * @param file the name to put in issues
- * @param now epoch ms, for a Scenario document without `spec.start`
- * @param options `strict`: kinds Skiff does not read are problems, not skipped
- * @example validateText('apiVersion: karpenter.sh/v1\nkind: NodePool\n…', 'pool.yaml', Date.now()).valid
- */
-export function validateText(text: string, file: string, now: number, options: ValidateOptions = {}): FileValidation {
+/** One file's validation, with what the checks across objects read. */
+interface ParsedFile {
+  readonly validation: FileValidation;
+  readonly located: readonly Located[];
+  readonly scenarios: readonly { readonly doc: ManifestDocument; readonly parsed: ParsedScenario }[];
+}
+
+/** Parses and checks each object of one file's text (schemas only). */
+function parseText(text: string, file: string, now: number, options: ValidateOptions): ParsedFile {
   const read = readManifestDocuments(text, file);
   const issues: ValidationIssue[] = [...read.issues];
   const objects: ValidatedObject[] = [];
   const skipped: SkippedObject[] = [];
+  const located: Located[] = [];
+  const scenarios: { doc: ManifestDocument; parsed: ParsedScenario }[] = [];
   for (const doc of read.documents) {
     const foreign = options.strict ? undefined : foreignKind(doc.value, [SCENARIO_KIND]);
     if (foreign) {
@@ -125,19 +132,66 @@ export function validateText(text: string, file: string, now: number, options: V
     if (isScenarioObject(doc.value)) {
       const result = parseScenarioDocument(doc, { now });
       issues.push(...result.issues);
-      if (result.scenario) objects.push({ kind: SCENARIO_KIND, name: result.scenario.name, line: doc.line });
+      if (result.scenario) {
+        objects.push({ kind: SCENARIO_KIND, name: result.scenario.name, line: doc.line });
+        scenarios.push({ doc, parsed: result.scenario });
+      }
       continue;
     }
     const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
     issues.push(...result.issues);
-    if (result.manifest) objects.push({ kind: result.manifest.kind, name: result.manifest.object.metadata.name, line: result.manifest.source.line });
+    if (result.manifest) {
+      objects.push({ kind: result.manifest.kind, name: result.manifest.object.metadata.name, line: result.manifest.source.line });
+      located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
+    }
   }
   if (read.documents.length === 0 && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
-  return { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) };
+  return { validation: { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) }, located, scenarios };
 }
 
 /**
- * Validates every file the paths stand for.
+ * The checks across objects `simulate` applies (`crossCheck`), over files validated together; each issue is added to
+ * the file it is in. A second Scenario document is an issue, as for `simulate`.
+ */
+function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[] {
+  const located = files.flatMap((f) => f.located);
+  const scenarios = files.flatMap((f) => f.scenarios);
+  const scenario = scenarios[0];
+  const extra: ValidationIssue[] = scenarios.slice(1).map(({ doc }) => ({
+    file: doc.file,
+    line: doc.line,
+    path: 'kind',
+    message: `at most one Scenario document per scenario (the first is at ${scenario!.doc.file}:${scenario!.doc.line})`,
+  }));
+  if (scenario) {
+    for (const e of scenario.parsed.spec.events) {
+      if (e.type === 'apply') located.push({ manifest: e.apply, doc: scenario.doc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
+    }
+  }
+  const references = scenario !== undefined || located.some((l) => l.manifest.kind === 'EC2NodeClass');
+  extra.push(...crossCheck(located, scenario?.parsed.spec ?? defaultScenarioSpec(now), scenario?.doc, { references }));
+  return files.map(({ validation: v }) => {
+    const mine = extra.filter((i) => i.file === v.file);
+    return mine.length === 0 ? v : { ...v, valid: false, issues: sortIssues([...v.issues, ...mine]) };
+  });
+}
+
+/**
+ * Validates the manifests of one file's text: each object, then the checks across the file's objects (see the module
+ * comment). Pure apart from `now` (a Scenario's default start).
+ * @param text the file's content
+ * @param file the name to put in issues
+ * @param now epoch ms, for a Scenario document without `spec.start`
+ * @param options `strict`: kinds Skiff does not read are problems, not skipped
+ * @example validateText('apiVersion: karpenter.sh/v1\nkind: NodePool\n…', 'pool.yaml', Date.now()).valid
+ */
+export function validateText(text: string, file: string, now: number, options: ValidateOptions = {}): FileValidation {
+  return checkAcross([parseText(text, file, now, options)], now)[0]!;
+}
+
+/**
+ * Validates every file the paths stand for: each object, then the checks across objects per scenario set (see the
+ * module comment).
  * @param paths files or folders, as given on the command line
  * @param now epoch ms (a Scenario's default start)
  * @param options as for {@link validateText}
@@ -152,7 +206,7 @@ export async function validatePaths(paths: readonly string[], now: number, optio
     else for (const f of listed.files) if (!files.includes(f)) files.push(f);
   }
   if (usage.length > 0) return { usage };
-  const results: FileValidation[] = [];
+  const parsed: ParsedFile[] = [];
   for (const file of files) {
     let text: string;
     try {
@@ -160,8 +214,19 @@ export async function validatePaths(paths: readonly string[], now: number, optio
     } catch (e) {
       return { usage: [{ path: file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }] };
     }
-    results.push(validateText(text, file, now, options));
+    parsed.push(parseText(text, file, now, options));
   }
+  // The checks across objects run per scenario as `simulate` reads one: a folder's files together, except that a file
+  // holding a Scenario document and other objects is a scenario of its own (`simulate file.yaml`). A tree of scenario
+  // folders, or a folder of one-file scenarios, each with its own Scenario and EC2NodeClass, has no duplicate.
+  const byFolder = new Map<string, ParsedFile[]>();
+  for (const p of parsed) {
+    const own = p.scenarios.length > 0 && p.located.length > 0;
+    const set = own ? `file:${p.validation.file}` : `folder:${dirname(p.validation.file)}`;
+    byFolder.set(set, [...(byFolder.get(set) ?? []), p]);
+  }
+  const checked = new Map([...byFolder.values()].flatMap((group) => checkAcross(group, now)).map((v) => [v.file, v] as const));
+  const results = parsed.map((p) => checked.get(p.validation.file)!);
   return { report: { valid: results.every((r) => r.valid), files: results } };
 }
 

@@ -140,6 +140,8 @@ interface Pass {
   readonly deps: DisruptionDeps;
   /** Writes so far (a fresh read is needed only after one). */
   writes: number;
+  /** Nodes consolidation looked at and kept this pass, with why (each gets an `Unconsolidatable` Event). */
+  unconsolidatable?: { nodeClaim: string; node: string; reason: string }[];
   readonly report: {
     proposed: DisruptionReport['proposed'][number][];
     started: string[];
@@ -331,10 +333,14 @@ export const BLOCKED_EVENT_DEDUPE_MS = 15 * 60 * 1000;
 /** When each `DisruptionBlocked` Event was last written, per store (one run or one Lambda container). */
 const BLOCKED_WRITTEN = new WeakMap<object, Map<string, number>>();
 
-async function recordBlocked(pass: Pass, now: number, event: ClusterEvent): Promise<void> {
+/**
+ * Writes `event` unless an Event with the same dedupe key was written less than {@link BLOCKED_EVENT_DEDUPE_MS} ago.
+ * @param dedupe the dedupe key: by default the object and the message (a changed reason is written at once)
+ */
+async function recordBlocked(pass: Pass, now: number, event: ClusterEvent, dedupe?: string): Promise<void> {
   let written = BLOCKED_WRITTEN.get(pass.deps.store);
   if (!written) BLOCKED_WRITTEN.set(pass.deps.store, (written = new Map()));
-  const key = `${event.object}|${event.message}`;
+  const key = dedupe ?? `${event.object}|${event.message}`;
   const last = written.get(key);
   if (last !== undefined && now - last < BLOCKED_EVENT_DEDUPE_MS && now >= last) return;
   if (written.size >= 10_000) written.clear(); // bound the memory; at worst an Event repeats
@@ -609,6 +615,14 @@ async function propose(pass: Pass, world: World): Promise<void> {
   for (const b of pass.report.budgetBlocked) {
     await recordBlocked(pass, world.now, { type: 'Normal', reason: 'DisruptionBlocked', object: `NodePool/${b.nodePool}`, message: `No allowed disruptions for disruption reason ${b.reason} due to blocking budget` });
   }
+  // Karpenter publishes `Unconsolidatable` on the Node and the NodeClaim, deduplicated per object for 15 minutes
+  // whatever the message (core `disruption/events/events.go` `Unconsolidatable`, `DedupeValues` the UID).
+  for (const u of pass.unconsolidatable ?? []) {
+    const message = `Cannot consolidate: ${u.reason}`;
+    for (const object of [`Node/${u.node}`, `NodeClaim/${u.nodeClaim}`]) {
+      await recordBlocked(pass, world.now, { type: 'Normal', reason: 'Unconsolidatable', object, message }, `Unconsolidatable|${object}`);
+    }
+  }
   if (!proposal) return;
   const names = proposal.candidates.map((c) => c.name).sort();
   const command = `${proposal.reason.toLowerCase()}-${fnv1a(`${world.now}|${names.join(',')}`).toString(36)}`;
@@ -703,7 +717,20 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   const candidates: { claim: NodeClaim; candidate: ConsolidationCandidate; cost: number }[] = [];
   for (const claim of claims) {
     const pool = world.pools.get(claim.nodePool);
-    if (!pool || pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
+    if (!pool) continue;
+    // Nodes the NodePool's settings keep from consolidation say so (core `consolidation.go` `ShouldDisrupt`): all of
+    // them under consolidateAfter Never, the non-empty ones under WhenEmpty (Emptiness takes the empty ones).
+    const settings =
+      pool.spec.disruption.consolidateAfter === NEVER
+        ? `NodePool ${pool.metadata.name} has consolidation disabled (consolidateAfter: Never)`
+        : pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized' && podsOn(world, nodeOfClaim(world, claim)).length > 0
+          ? `NodePool ${pool.metadata.name} has consolidation policy ${pool.spec.disruption.consolidationPolicy}, but the node is not empty`
+          : undefined;
+    if (settings && !only) {
+      const node = nodeOfClaim(world, claim);
+      if (node && candidateProblem(world, claim, 'Underutilized') === undefined) (pass.unconsolidatable ??= []).push({ nodeClaim: claim.name, node: node.name, reason: settings });
+    }
+    if (pool.spec.disruption.consolidationPolicy !== 'WhenEmptyOrUnderutilized') continue;
     const unripe = consolidationProblem(world, claim, pool);
     const problem = unripe ?? candidateProblem(world, claim, 'Underutilized');
     if (problem) {
@@ -764,7 +791,13 @@ function singleNodeDecision(pass: Pass, candidates: readonly { claim: NodeClaim;
     candidates.map((c) => c.candidate),
     ctx,
   );
-  if (!validating) for (const r of single.rejected) pass.report.skipped.push({ nodeClaim: r.nodeClaim, reason: `Underutilized: ${r.reason}` });
+  if (!validating) {
+    for (const r of single.rejected) {
+      pass.report.skipped.push({ nodeClaim: r.nodeClaim, reason: `Underutilized: ${r.reason}` });
+      const node = candidates.find((c) => c.claim.name === r.nodeClaim)?.candidate.node;
+      if (node) (pass.unconsolidatable ??= []).push({ nodeClaim: r.nodeClaim, node, reason: r.reason });
+    }
+  }
   return single.decision;
 }
 
@@ -855,7 +888,7 @@ function solverView(world: World, leaving: readonly NodeClaim[]): { templates: N
     .map((np) => buildNodePoolTemplate(np, world.types.get(np.spec.template.spec.nodeClassRef.name) ?? [], world.daemonSets, usageOf(np.metadata.name, staying, typesByClass)));
   const inFlight = live.filter((c) => isInFlight(c, world.nodes, world.now));
   const podsByKey = new Map(world.pods.map((p) => [`${p.namespace}/${p.name}`, p]));
-  const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
+  const daemonByPool = new Map(templates.map((t) => [t.name, t] as const));
   const leavingNodes = new Set(leaving.map((c) => c.providerId));
   const nodes = world.nodes.filter((n) => !leavingNodes.has(n.providerId));
   return { templates, existing: existingCapacity(nodes, world.pods, live, inFlight, podsByKey, typesByClass, daemonByPool) };

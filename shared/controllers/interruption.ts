@@ -248,7 +248,7 @@ async function launchReplacements(deps: InterruptionDeps, name: string, displace
     .map((np) => buildNodePoolTemplate(np, typesByClass.get(np.spec.template.spec.nodeClassRef.name) ?? [], daemonSets, usageOf(np.metadata.name, staying, typesByClass)));
   const inFlight = live.filter((c) => isInFlight(c, nodes, now));
   const podsByKey = new Map(pods.map((p) => [`${p.namespace}/${p.name}`, p]));
-  const daemonByPool = new Map(templates.map((t) => [t.name, t.daemonOverhead] as const));
+  const daemonByPool = new Map(templates.map((t) => [t.name, t] as const));
   const capacity = existingCapacity(
     nodes.filter((n) => n.name !== node?.name),
     pods,

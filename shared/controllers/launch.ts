@@ -15,7 +15,8 @@ import { fnv1a } from '../core/hash.js';
 import type { InstanceType } from '../core/instancetypes/offering.js';
 import { planLaunch } from '../core/provisioning/launch.js';
 import { placedPod, podHostPorts, podRequests } from '../core/provisioning/pod.js';
-import type { ExistingCapacity, NodeClaimPlan } from '../core/provisioning/scheduler.js';
+import { daemonOverheadOf } from '../core/provisioning/nodepool-template.js';
+import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../core/provisioning/scheduler.js';
 import { add, formatResources, subtract, type ResourceList } from '../core/resources/resource-list.js';
 import { Requirements } from '../core/scheduling/requirements.js';
 import type { CloudProvider, InstanceTypeQuery, LaunchedInstance } from '../ports/cloud-provider.js';
@@ -108,6 +109,8 @@ export const EPHEMERAL_TAINTS = new Set([UNREGISTERED_TAINT_KEY, 'node.kubernete
 
 /**
  * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
+ * @param daemonByPool per NodePool, its template's daemonset overhead (`daemonOverhead` plus the instance type's
+ *   `daemonExtra`, core `buildDaemonOverheadGroups`): what an in-flight NodeClaim's DaemonSet pods will take
  */
 export function existingCapacity(
   nodes: readonly ClusterNode[],
@@ -116,7 +119,7 @@ export function existingCapacity(
   inFlight: readonly NodeClaim[],
   podsByKey: ReadonlyMap<string, ClusterPod>,
   typesByClass: ReadonlyMap<string, InstanceType[]>,
-  daemonByPool: ReadonlyMap<string, ResourceList>,
+  daemonByPool: ReadonlyMap<string, Pick<NodePoolTemplate, 'daemonOverhead' | 'daemonExtra'>>,
 ): ExistingCapacity[] {
   const out: ExistingCapacity[] = [];
   const claimByProvider = new Map(claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
@@ -151,7 +154,7 @@ export function existingCapacity(
       nodePool: claim.nodePool,
       labels: { ...(type?.labels ?? {}), ...claim.labels, [LABEL_ZONE]: claim.zone, [LABEL_CAPACITY_TYPE]: claim.capacityType },
       taints: claim.taints,
-      available: subtract(claim.allocatable, add(daemonByPool.get(claim.nodePool) ?? {}, ...nominatedPods.map((p) => podRequests(p.spec)))),
+      available: subtract(claim.allocatable, add(daemonOverheadOf(daemonByPool.get(claim.nodePool), claim.instanceType), ...nominatedPods.map((p) => podRequests(p.spec)))),
       hostPorts: nominatedPods.flatMap((p) => podHostPorts(p.spec)),
       pods: nominatedPods.map(placedPod),
     });

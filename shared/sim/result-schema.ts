@@ -182,6 +182,11 @@ export const ResultDisruptionSchema = z.looseObject({
    * the provisioner placed the pods from their own events (no NodeClaim is then linked to the interruption).
    */
   replacement: z.string().min(1).nullable(),
+  /**
+   * Every replacement NodeClaim the command launched, in order (`replacement` is the first); empty for a delete. A
+   * drift whose pods need two new nodes lists both. Optional: Results written before it was added lack it.
+   */
+  replacements: z.array(z.string().min(1)).optional(),
   drainStartedAt: UtcTimeSchema.nullable(),
   completedAt: UtcTimeSchema.nullable(),
 });
@@ -229,6 +234,30 @@ export const CostSchema = z.looseObject({
 });
 
 /**
+ * Pods that were pending during the run, not only those still pending at the end: a pod counts from `firstPendingAt`
+ * (kube-scheduler marked it Unschedulable) until it was scheduled or deleted, or the run ended.
+ */
+export const PendingFiguresSchema = z.looseObject({
+  /** How many pods were pending at some point. */
+  pods: Count,
+  /** The most pods pending at one instant. */
+  peak: Count,
+  /** When that peak was first reached; null when no pod was pending. */
+  peakAt: UtcTimeSchema.nullable(),
+  /** Σ over pods of the time each was pending inside the run, in pod-minutes. */
+  podMinutes: z.number().nonnegative(),
+  /** The pod that waited longest (`namespace/name`), how long in seconds, and whether it was still pending at the end. */
+  longest: z
+    .looseObject({
+      pod: z.string().regex(/^[^/]+\/[^/]+$/, 'expected "namespace/name"'),
+      since: UtcTimeSchema,
+      seconds: z.number().nonnegative(),
+      stillPending: z.boolean(),
+    })
+    .nullable(),
+});
+
+/**
  * The whole Result object of `simulate --json`.
  * @example
  * const result = ResultSchema.parse(JSON.parse(stdout));
@@ -250,6 +279,8 @@ export const ResultSchema = z.looseObject({
   events: z.array(ResultEventSchema),
   violations: ViolationsSchema,
   cost: CostSchema,
+  /** Pods pending during the run (see {@link PendingFiguresSchema}); optional: Results written before it lack it. */
+  pending: PendingFiguresSchema.optional(),
 });
 
 /** A parsed Result (see {@link ResultSchema}). */
@@ -270,6 +301,8 @@ export type ResultDisruption = z.infer<typeof ResultDisruptionSchema>;
 export type ResultEvent = z.infer<typeof ResultEventSchema>;
 /** `Result.violations`. */
 export type Violations = z.infer<typeof ViolationsSchema>;
+/** `Result.pending`. */
+export type PendingFigures = z.infer<typeof PendingFiguresSchema>;
 /** `Result.cost` (USD and USD per hour). */
 export type Cost = z.infer<typeof CostSchema>;
 /** `Result.nodeClaims[].deletionReason` when not null. */

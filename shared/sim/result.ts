@@ -6,7 +6,7 @@
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import { formatAmount, type ResourceList } from '../core/resources/resource-list.js';
 import type { ViolationCounts } from './observer.js';
-import type { Result } from './result-schema.js';
+import type { PendingFigures, Result, ResultPod } from './result-schema.js';
 import type { SimEvent, SimNode, SimPod } from './simulated-cluster.js';
 import type { LaunchAttempt, SimInstance } from './simulated-ec2.js';
 
@@ -46,7 +46,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
   const claimByInstance = new Map(input.nodeClaims.filter((c) => c.instanceId).map((c) => [c.instanceId!, c]));
   const nodeByName = new Map(input.nodes.map((n) => [n.name, n]));
   const nodeClaims = [...input.nodeClaims].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
-  return {
+  const result = {
     scenario: input.scenario,
     start: iso(input.startMs),
     end: iso(input.endMs),
@@ -108,6 +108,44 @@ export function buildResult(input: ResultInputs): SimulationResult {
     violations: { ...input.violations },
     cost: cost(input.instances, input.startMs, input.endMs),
   };
+  return { ...result, pending: pendingFigures(result.pods, input.startMs, input.endMs) };
+}
+
+/**
+ * Pods pending during the run (see `PendingFiguresSchema`): each pod counts from `firstPendingAt` until it was
+ * scheduled or deleted, whichever came first, or `endMs`, clipped to `[startMs, endMs]`. Pods never marked
+ * Unschedulable count nowhere. Ties for the longest wait go to the pod that started waiting first.
+ * @param pods the Result's pods (UTC ISO times)
+ * @param startMs the run's start, epoch ms
+ * @param endMs the run's end, epoch ms
+ */
+export function pendingFigures(pods: readonly ResultPod[], startMs: number, endMs: number): PendingFigures {
+  const steps: { at: number; delta: number }[] = [];
+  let count = 0;
+  let podMs = 0;
+  let longest: PendingFigures['longest'] = null;
+  for (const p of pods) {
+    if (p.firstPendingAt === null) continue;
+    const ends = [p.scheduledAt, p.deletedAt].filter((t): t is string => t !== null).map((t) => Date.parse(t));
+    const from = Math.max(startMs, Date.parse(p.firstPendingAt));
+    const to = Math.min(endMs, ends.length > 0 ? Math.min(...ends) : endMs);
+    if (to < from) continue;
+    count++;
+    podMs += to - from;
+    steps.push({ at: from, delta: 1 }, { at: to, delta: -1 });
+    const seconds = (to - from) / 1000;
+    if (!longest || seconds > longest.seconds) longest = { pod: `${p.namespace}/${p.name}`, since: new Date(from).toISOString(), seconds, stillPending: ends.length === 0 };
+  }
+  // Ends before starts at one instant: a pod scheduled as another turns pending is not counted twice.
+  steps.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let now = 0;
+  let peak = 0;
+  let peakAt: number | undefined;
+  for (const s of steps) {
+    now += s.delta;
+    if (now > peak) [peak, peakAt] = [now, s.at];
+  }
+  return { pods: count, peak, peakAt: peakAt === undefined ? null : new Date(peakAt).toISOString(), podMinutes: Math.round((podMs / 60_000) * 100) / 100, longest };
 }
 
 /**
@@ -128,7 +166,7 @@ function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
         reason: d.reason,
         decision: d.decision,
         replacement: d.replacements[0] ?? null,
-        ...(d.replacements.length > 1 ? { replacements: [...d.replacements] } : {}),
+        replacements: [...d.replacements],
         message: d.message,
         drainStartedAt: d.drainStartedAt ?? null,
         completedAt: c.state === 'Deleted' ? (c.deletedAt ?? null) : null,

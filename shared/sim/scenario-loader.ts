@@ -67,7 +67,7 @@ export interface LoadScenarioOptions {
 }
 
 /** A manifest and the document (plus path prefix inside it) it was read from, for locating cross-object issues. */
-interface Located {
+export interface Located {
   readonly manifest: Manifest;
   readonly doc: ManifestDocument;
   readonly prefix: readonly PropertyKey[];
@@ -197,8 +197,28 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   return { ...loaded, warnings: pdbWarnings(located.filter((l) => l.at === -Infinity)), skipped };
 }
 
-/** Cross-object validation over the initial objects and the manifests applied by events. */
-function crossCheck(located: readonly Located[], spec: ScenarioSpec, scenarioDoc: ManifestDocument | undefined): ValidationIssue[] {
+/** Options of {@link crossCheck}. */
+export interface CrossCheckOptions {
+  /**
+   * Whether the objects must be complete: a NodePool's EC2NodeClass and a bound Pod's node must be among them.
+   * `simulate` requires it; `validate` does for a set with an EC2NodeClass or a Scenario document (a folder of
+   * NodePools alone may name EC2NodeClasses that are already in the cluster). @default true
+   */
+  readonly references?: boolean;
+}
+
+/**
+ * Every check `simulate` applies across objects, over the initial objects and the manifests applied by Scenario
+ * events: duplicate names; a NodePool's `nodeClassRef` group (`karpenter.k8s.aws`), kind (`EC2NodeClass`) and name
+ * (an EC2NodeClass of the set, present when the NodePool is); the Scenario's nodes, scale events and bound pods.
+ * `skiff validate` runs the same function over the files it is given.
+ * @param located every manifest with where it was read (events' manifests with their time)
+ * @param spec the Scenario's spec (or the default one)
+ * @param scenarioDoc the Scenario document, when there is one
+ * @returns the issues, with file, line and field path; empty when all is well
+ */
+export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scenarioDoc: ManifestDocument | undefined, options: CrossCheckOptions = {}): ValidationIssue[] {
+  const references = options.references ?? true;
   const issues: ValidationIssue[] = [];
   const initial = located.filter((l) => l.at === -Infinity);
 
@@ -223,7 +243,7 @@ function crossCheck(located: readonly Located[], spec: ScenarioSpec, scenarioDoc
     const refPath = ['spec', 'template', 'spec', 'nodeClassRef'];
     if (ref.group !== 'karpenter.k8s.aws') issues.push(issueAt(l, [...refPath, 'group'], `nodeClassRef.group must be karpenter.k8s.aws (Skiff launches through EC2NodeClass), got ${ref.group}`));
     else if (ref.kind !== 'EC2NodeClass') issues.push(issueAt(l, [...refPath, 'kind'], `nodeClassRef.kind must be EC2NodeClass, got ${ref.kind}`));
-    else if (!exists('EC2NodeClass', undefined, ref.name, l.at)) {
+    else if (references && !exists('EC2NodeClass', undefined, ref.name, l.at)) {
       issues.push(issueAt(l, [...refPath, 'name'], `NodePool ${l.manifest.object.metadata.name} references EC2NodeClass ${JSON.stringify(ref.name)}, which is not in the scenario`));
     }
   }
@@ -246,7 +266,7 @@ function crossCheck(located: readonly Located[], spec: ScenarioSpec, scenarioDoc
         issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} is not among the scenario's spec.nodes`));
       }
     }
-  } else {
+  } else if (references) {
     for (const l of initial) {
       if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined) {
         issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} does not exist: declare it under spec.nodes of a Scenario document`));

@@ -175,9 +175,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       }
       Object.assign(node, { labels });
     }
-    if (patch.taints) {
-      node.taints = [...patch.taints];
-      // Fewer taints can admit pending pods and DaemonSet pods.
+    if (patch.taints) node.taints = [...patch.taints];
+    if (patch.taints || patch.labels) {
+      // Fewer taints can admit pending pods and DaemonSet pods; new labels (`karpenter.sh/initialized`, say) can match
+      // a DaemonSet's node selector (the DaemonSet controller watches Node labels as well as taints).
       this.placeDaemonPods(node);
       this.requestSchedulingPass();
     }
@@ -672,7 +673,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
    * The DaemonSet controller: a pod of each DaemonSet whose pods tolerate the node's taints (with the tolerations
    * the controller adds, {@link DAEMON_POD_TOLERATIONS}) and whose node selector and required node affinity match
    * it. A node registering with `karpenter.sh/unregistered` gets its DaemonSet pods once the lifecycle controller
-   * removes the taint (patchNode runs this again).
+   * removes the taint, and those selecting a label it adds (`karpenter.sh/initialized`) once it does (patchNode runs
+   * this again).
    */
   private placeDaemonPods(node: SimNode): void {
     for (const ds of this.daemonSets.values()) {

@@ -5,6 +5,9 @@
  *
  * - the candidates' reschedulable pods are solved against every other node and in-flight NodeClaim (not those
  *   already being disrupted) and the NodePools; any pod left unschedulable, or more than one new NodeClaim, means no;
+ * - NodePools in weight order: the pod that opens the one new NodeClaim must get it from the first NodePool (by
+ *   `OrderByWeight`) whose fresh NodeClaim takes it over all its types, as in Karpenter's simulation; pods never move
+ *   to a lower-weight NodePool only because it is cheaper;
  * - no new NodeClaim: delete the candidates (reason Empty when they have no pods, else Underutilized);
  * - one new NodeClaim: replace, keeping only instance types strictly cheaper than the candidates together (core
  *   `consolidation.go computeConsolidation`, `RemoveInstanceTypeOptionsByPriceAndMinValues`), and for several nodes
@@ -24,7 +27,7 @@
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../api/labels.js';
 import type { InstanceType } from '../instancetypes/offering.js';
 import type { SchedulingPod } from '../provisioning/pod.js';
-import { solve, type ExistingCapacity, type NodeClaimPlan, type NodePoolTemplate } from '../provisioning/scheduler.js';
+import { byCpuAndMemoryDescending, firstNodePoolFor, solve, type ExistingCapacity, type NodeClaimPlan, type NodePoolTemplate } from '../provisioning/scheduler.js';
 import { Requirement } from '../scheduling/requirement.js';
 
 /** Karpenter `MinInstanceTypesForSpotToSpotConsolidation`. */
@@ -98,6 +101,12 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   if (results.newNodeClaims.length === 0) return { kind: 'delete', candidates };
   if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
   const plan = results.newNodeClaims[0]!;
+  // NodePools in weight order: Karpenter simulates with every type of every NodePool, so the replacement comes from
+  // the first NodePool (by weight) whose fresh NodeClaim takes the pod that opens it, cheaper or not; only then are
+  // its types cut to the cheaper ones. Solving over the cheaper types alone would pass over a higher-weight NodePool
+  // that has none cheaper and move the pods to a lower-weight one only because it is cheaper.
+  const ahead = higherWeightPool(plan, pods, ctx, gone);
+  if (ahead) return none(ahead);
   // Multi-node (Karpenter `filterOutSameType`): a replacement of a type one candidate already has must cost less than
   // that candidate, or deleting the others alone disrupts fewer pods.
   const ceiling = single ? price : Math.min(price, sameTypeCeiling(candidates, plan.instanceTypes));
@@ -122,6 +131,28 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   requirements = requirements.add(Requirement.in(LABEL_INSTANCE_TYPE, options.map((o) => o.name)));
   const replacement: NodeClaimPlan = { ...plan, requirements, instanceTypes: options };
   return { kind: 'replace', candidates, replacement, savings: price - options[0]!.price };
+}
+
+/**
+ * Why the replacement `plan` would not come from its NodePool in Karpenter, or undefined: the pod that opens it (the
+ * first of its pods in Karpenter's order, `byCpuAndMemoryDescending`; the others join the NodeClaim it opened)
+ * would get a new NodeClaim from a NodePool tried before the plan's, with every instance type counted. Core
+ * `pkg/controllers/disruption/helpers.go` `SimulateScheduling` builds the scheduler with every NodePool and
+ * instance type, which tries the templates in `OrderByWeight` order (`scheduling/scheduler.go` `addToNewNodeClaim`);
+ * `consolidation.go` `computeConsolidation` then filters that NodeClaim's types by price.
+ */
+function higherWeightPool(plan: NodeClaimPlan, pods: readonly SchedulingPod[], ctx: ConsolidationContext, gone: ReadonlySet<string>): string | undefined {
+  const keys = new Set(plan.pods);
+  const opener = pods.filter((p) => keys.has(p.key)).sort(byCpuAndMemoryDescending)[0];
+  if (!opener) return undefined;
+  const first = firstNodePoolFor(
+    opener,
+    pods,
+    ctx.templates,
+    ctx.existing.filter((e) => !gone.has(e.name)),
+  );
+  if (!first || first.name === plan.nodePool) return undefined;
+  return `pod ${opener.key} would get a new node from NodePool ${first.name} (weight ${first.weight}), tried before ${plan.nodePool}, and no instance type of it that fits is cheaper`;
 }
 
 /** Whether `type` has an available offering strictly cheaper than `price` (USD/h). */

@@ -4,9 +4,10 @@
  * Structural input types keep this independent of the manifest schemas (any parsed `karpenter.sh/v1` NodePool fits).
  */
 import type { NodeSelectorRequirement, Taint } from '../api/kubernetes.js';
-import { LABEL_NODEPOOL, LABEL_OS, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_OS, LABEL_REGISTERED, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { type InstanceType } from '../instancetypes/offering.js';
 import { add, parseResourceList, subtract, type ResourceList } from '../resources/resource-list.js';
+import { Requirement } from '../scheduling/requirement.js';
 import { Requirements } from '../scheduling/requirements.js';
 import { firstUntolerated } from '../scheduling/taints.js';
 import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
@@ -44,12 +45,84 @@ export function nodePoolRequirements(nodePool: NodePoolLike): Requirements {
 }
 
 /**
- * Sum of the requests of the DaemonSets whose pods would run on this NodePool's nodes: they tolerate its taints
- * and their node requirements are compatible with its requirements. Karpenter computes this per instance type and
- * keeps the minimum (`buildDaemonOverheadGroups`); Skiff v1 computes it per NodePool.
+ * The requirements DaemonSet pods are matched against: the NodePool's requirements plus `karpenter.sh/registered In
+ * [true]` and `karpenter.sh/initialized In [true]`, labels every node of the NodePool carries once it runs pods, so a
+ * DaemonSet selecting them counts on new NodeClaims. Core `scheduling/nodeclaimtemplate.go` `NewNodeClaimTemplate`.
  */
-export function daemonOverhead(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): ResourceList {
-  return add({}, ...daemonSetsOn(nodePool, daemonSets).map((ds) => podRequests(ds.spec.template.spec)));
+export function daemonRequirements(nodePool: NodePoolLike): Requirements {
+  return nodePoolRequirements(nodePool).add(Requirement.in(LABEL_REGISTERED, ['true']), Requirement.in(LABEL_INITIALIZED, ['true']));
+}
+
+/**
+ * Whether a DaemonSet's pod runs on a node of this NodePool of this instance type: it tolerates the NodePool's taints
+ * (startup taints and `PreferNoSchedule` aside), and one of its required node-affinity alternatives (with its
+ * nodeSelector) is compatible with {@link daemonRequirements} (labels neither well-known nor defined there fail) and
+ * intersects the instance type's requirements (keys the type does not define are ignored). Core
+ * `scheduling/scheduler.go` `isDaemonPodCompatible` (v1.14).
+ * @param type the instance type, or undefined to ask whether it runs on some node of the NodePool
+ */
+function daemonRunsOn(requirements: Requirements, taints: readonly Taint[], ds: DaemonSetLike, type: InstanceType | undefined): boolean {
+  const spec = ds.spec.template.spec;
+  if (firstUntolerated(taints, spec.tolerations ?? [])) return false;
+  return podRequirementAlternatives(spec).some((alt) => requirements.compatible(alt, WELL_KNOWN_LABELS) === undefined && (!type || type.requirements.intersects(alt) === undefined));
+}
+
+/**
+ * The least daemonset overhead of any instance type of the NodePool (key-wise minimum over the groups of
+ * {@link daemonOverheadGroups}; canonical units): the overhead every new node of the pool carries. The solver adds
+ * the rest per instance type (see {@link buildNodePoolTemplate}).
+ */
+export function daemonOverhead(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[], instanceTypes: readonly InstanceType[] = []): ResourceList {
+  const groups = daemonOverheadGroups(nodePool, daemonSets, compatibleTypes(nodePoolRequirements(nodePool), instanceTypes));
+  return groups.length === 0 ? add({}, ...daemonSetsOn(nodePool, daemonSets).map((ds) => podRequests(ds.spec.template.spec))) : minOverhead(groups.map((g) => g.overhead));
+}
+
+/** Instance types whose nodes run the same DaemonSets, and those DaemonSets' summed requests (canonical units). */
+export interface DaemonOverheadGroup {
+  /** `namespace/name` of the DaemonSets, sorted. */
+  readonly daemonSets: readonly string[];
+  readonly overhead: ResourceList;
+  readonly instanceTypes: readonly InstanceType[];
+}
+
+/**
+ * Groups a NodePool's instance types by the DaemonSets whose pods would run on their nodes (taints tolerated, node
+ * affinity compatible with the NodePool and the type; see `daemonRunsOn`), each group with their summed requests: a
+ * DaemonSet that excludes an instance type (`kubernetes.io/arch`, `node.kubernetes.io/instance-type`, …) costs nothing
+ * on it. Core `scheduling/scheduler.go` `buildDaemonOverheadGroups` (v1.14). Groups come in order of first type.
+ * @param instanceTypes the types the NodePool's requirements allow
+ */
+export function daemonOverheadGroups(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[], instanceTypes: readonly InstanceType[]): DaemonOverheadGroup[] {
+  const requirements = daemonRequirements(nodePool);
+  const taints = nodePool.spec.template.spec.taints ?? [];
+  const candidates = daemonSets.filter((ds) => daemonRunsOn(requirements, taints, ds, undefined));
+  // DaemonSets without a requirement some type could fail run on every type of the pool: counted once, not per type.
+  const typeDependent = candidates.filter((ds) => podRequirementAlternatives(ds.spec.template.spec).some((alt) => !alt.isEmpty()));
+  const everywhere = candidates.filter((ds) => !typeDependent.includes(ds));
+  const groups = new Map<string, { daemonSets: DaemonSetLike[]; instanceTypes: InstanceType[] }>();
+  for (const type of instanceTypes) {
+    const on = [...everywhere, ...typeDependent.filter((ds) => daemonRunsOn(requirements, taints, ds, type))];
+    const key = on.map(dsKey).sort().join(',');
+    const group = groups.get(key);
+    if (group) group.instanceTypes.push(type);
+    else groups.set(key, { daemonSets: on, instanceTypes: [type] });
+  }
+  return [...groups.values()].map((g) => ({ daemonSets: g.daemonSets.map(dsKey).sort(), overhead: add({}, ...g.daemonSets.map((ds) => podRequests(ds.spec.template.spec))), instanceTypes: g.instanceTypes }));
+}
+
+function dsKey(ds: DaemonSetLike): string {
+  return `${ds.metadata.namespace ?? 'default'}/${ds.metadata.name}`;
+}
+
+/** Key-wise minimum of resource lists (a key missing from one list reads as 0 there). */
+function minOverhead(lists: readonly ResourceList[]): ResourceList {
+  const keys = new Set(lists.flatMap((l) => Object.keys(l)));
+  const out: Record<string, number> = {};
+  for (const k of keys) {
+    const v = Math.min(...lists.map((l) => l[k] ?? 0));
+    if (v > 0) out[k] = v;
+  }
+  return out;
 }
 
 /**
@@ -62,23 +135,75 @@ export function daemonHostPorts(nodePool: NodePoolLike, daemonSets: readonly Dae
   return daemonSetsOn(nodePool, daemonSets).flatMap((ds) => {
     const spec = ds.spec.template.spec;
     const requirements = podRequirementAlternatives(spec);
-    return [...new Set(podHostPorts(spec))].map((port) => ({ port, requirements, daemonSet: `${ds.metadata.namespace ?? 'default'}/${ds.metadata.name}` }));
+    return [...new Set(podHostPorts(spec))].map((port) => ({ port, requirements, daemonSet: dsKey(ds) }));
   });
 }
 
-/** The DaemonSets whose pods would run on this NodePool's nodes (taints tolerated, node affinity compatible). */
+/** The DaemonSets whose pods would run on some node of this NodePool (see `daemonRunsOn`). */
 function daemonSetsOn(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[]): DaemonSetLike[] {
-  const requirements = nodePoolRequirements(nodePool);
+  const requirements = daemonRequirements(nodePool);
   const taints = nodePool.spec.template.spec.taints ?? [];
-  return daemonSets.filter((ds) => {
-    const spec = ds.spec.template.spec;
-    if (firstUntolerated(taints, spec.tolerations ?? [])) return false;
-    return podRequirementAlternatives(spec).some((alt) => requirements.compatible(alt, WELL_KNOWN_LABELS) === undefined);
-  });
+  return daemonSets.filter((ds) => daemonRunsOn(requirements, taints, ds, undefined));
 }
 
 /**
- * Builds the solver's view of a NodePool.
+ * The instance types as the solver sees them under the daemonset overhead groups: a type whose group carries more
+ * than `base` (the pool-wide {@link daemonOverhead}) gets a copy whose allocatable is smaller by the difference, so
+ * "pods + base overhead fit the allocatable" is the same question as "pods + its group's overhead fit its real
+ * allocatable". Capacity (limits) and offerings are unchanged; copies are shared per type and difference.
+ */
+function withGroupOverhead(groups: readonly DaemonOverheadGroup[], base: ResourceList, types: readonly InstanceType[]): readonly InstanceType[] {
+  const hit = WITH_OVERHEAD.get(groups);
+  if (hit && hit.of === types) return hit.types;
+  const out = withGroupOverheadUncached(groups, base, types);
+  WITH_OVERHEAD.set(groups, { of: types, types: out });
+  return out;
+}
+
+/** {@link withGroupOverhead}'s answer per groups array (memoized by `groupsMemo`; `base` is derived from the groups). */
+const WITH_OVERHEAD = new WeakMap<readonly DaemonOverheadGroup[], { readonly of: readonly InstanceType[]; readonly types: readonly InstanceType[] }>();
+
+function withGroupOverheadUncached(groups: readonly DaemonOverheadGroup[], base: ResourceList, types: readonly InstanceType[]): readonly InstanceType[] {
+  const extraOf = new Map<InstanceType, ResourceList>();
+  for (const g of groups) {
+    const extra = subtract(g.overhead, base);
+    if (Object.values(extra).some((v) => v > 0)) for (const t of g.instanceTypes) extraOf.set(t, extra);
+  }
+  if (extraOf.size === 0) return types;
+  return types.map((t) => {
+    const extra = extraOf.get(t);
+    return extra ? reducedType(t, extra) : t;
+  });
+}
+
+/** Copies of instance types with a smaller allocatable, per type and reduction (stable identities for the solver's caches). */
+const REDUCED = new WeakMap<InstanceType, Map<string, InstanceType>>();
+function reducedType(type: InstanceType, extra: ResourceList): InstanceType {
+  const key = JSON.stringify(Object.entries(extra).sort());
+  let byExtra = REDUCED.get(type);
+  if (!byExtra) REDUCED.set(type, (byExtra = new Map()));
+  let copy = byExtra.get(key);
+  if (!copy) {
+    const allocatable = Object.fromEntries(Object.entries(type.allocatable).map(([k, v]) => [k, Math.max(0, v - (extra[k] ?? 0))]));
+    byExtra.set(key, (copy = { ...type, allocatable }));
+  }
+  return copy;
+}
+
+/**
+ * The daemonset overhead (canonical units) of a node of this template of instance type `instanceType`: the template's
+ * overhead plus what its daemonset overhead group adds ({@link NodePoolTemplate.daemonExtra}); empty without a template.
+ */
+export function daemonOverheadOf(template: Pick<NodePoolTemplate, 'daemonOverhead' | 'daemonExtra'> | undefined, instanceType: string): ResourceList {
+  if (!template) return {};
+  const extra = template.daemonExtra?.[instanceType];
+  return extra ? add(template.daemonOverhead, extra) : template.daemonOverhead;
+}
+
+/**
+ * Builds the solver's view of a NodePool. DaemonSet overhead is per group of instance types (core v1.14
+ * `buildDaemonOverheadGroups`): the template's `daemonOverhead` is the least any type carries, and a type whose
+ * DaemonSets cost more comes with its allocatable reduced by the difference (`daemonExtra` names those types).
  * @param instanceTypes the EC2NodeClass's instance types (unavailable offerings already marked)
  * @param usage capacity of the NodePool's live NodeClaims (cpu millicores, memory MiB, …, plus `nodes`)
  * @throws {QuantityError} when a limit is not a quantity (schemas reject this earlier)
@@ -91,7 +216,14 @@ export function buildNodePoolTemplate(
 ): NodePoolTemplate {
   const requirements = nodePoolRequirements(nodePool);
   const limits = nodePool.spec.limits;
-  const compatible = compatibleTypes(requirements, instanceTypes);
+  const types = compatibleTypes(requirements, instanceTypes);
+  const groups = groupsMemo(nodePool, daemonSets, types);
+  const base = groups.length === 0 ? daemonOverhead(nodePool, daemonSets) : minOverhead(groups.map((g) => g.overhead));
+  const daemonExtra: Record<string, ResourceList> = {};
+  for (const g of groups) {
+    const extra = subtract(g.overhead, base);
+    if (Object.values(extra).some((v) => v > 0)) for (const t of g.instanceTypes) daemonExtra[t.name] = extra;
+  }
   return {
     name: nodePool.metadata.name,
     nodeClass: nodePool.spec.template.spec.nodeClassRef.name,
@@ -100,10 +232,11 @@ export function buildNodePoolTemplate(
     labels: { ...(nodePool.spec.template.metadata?.labels ?? {}), [LABEL_NODEPOOL]: nodePool.metadata.name },
     taints: nodePool.spec.template.spec.taints ?? [],
     startupTaints: nodePool.spec.template.spec.startupTaints ?? [],
-    instanceTypes: compatible,
+    instanceTypes: withGroupOverhead(groups, base, types),
     nodeClassOs: osOf(instanceTypes),
-    ...(compatible.length === 0 ? { noInstanceTypes: noInstanceTypesReason(requirements, instanceTypes) } : {}),
-    daemonOverhead: daemonOverhead(nodePool, daemonSets),
+    ...(types.length === 0 ? { noInstanceTypes: noInstanceTypesReason(requirements, instanceTypes) } : {}),
+    daemonOverhead: base,
+    ...(Object.keys(daemonExtra).length > 0 ? { daemonExtra } : {}),
     daemonHostPorts: daemonHostPorts(nodePool, daemonSets),
     ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))) } : {}),
   };
@@ -119,8 +252,28 @@ function osOf(instanceTypes: readonly InstanceType[]): readonly string[] {
   return hit;
 }
 
+/**
+ * {@link daemonOverheadGroups}, memoized by the types list's identity and what the grouping reads of the NodePool
+ * (requirements, taints) and of the DaemonSets (their pod specs): provisioning rebuilds templates every pass.
+ */
+function groupsMemo(nodePool: NodePoolLike, daemonSets: readonly DaemonSetLike[], types: readonly InstanceType[]): DaemonOverheadGroup[] {
+  if (daemonSets.length === 0) return [];
+  const key = JSON.stringify([nodePool.metadata.name, nodePool.spec.template.metadata?.labels, nodePool.spec.template.spec.requirements, nodePool.spec.template.spec.taints, daemonSets.map((ds) => [dsKey(ds), ds.spec.template.spec])]);
+  let byKey = GROUPS_MEMO.get(types);
+  if (!byKey) GROUPS_MEMO.set(types, (byKey = new Map()));
+  let hit = byKey.get(key);
+  if (!hit) {
+    hit = daemonOverheadGroups(nodePool, daemonSets, types);
+    if (byKey.size >= 64) byKey.clear();
+    byKey.set(key, hit);
+  }
+  return hit;
+}
+
 /** {@link osOf}'s results by input list. */
 const OS_MEMO = new WeakMap<readonly InstanceType[], readonly string[]>();
+
+const GROUPS_MEMO = new WeakMap<readonly InstanceType[], Map<string, DaemonOverheadGroup[]>>();
 
 /** The instance types compatible with a NodePool's requirements, memoized by the list's identity and the requirements. */
 function compatibleTypes(requirements: Requirements, instanceTypes: readonly InstanceType[]): InstanceType[] {

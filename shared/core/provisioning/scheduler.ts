@@ -5,7 +5,8 @@
  * summarised in docs/karpenter-semantics.md#placement-order):
  * - pods are solved in order cpu desc, memory desc, creation time, name (`queue.go byCPUAndMemoryDescending`);
  * - each pod tries existing nodes and in-flight NodeClaims first (free capacity), then NodeClaims planned in this
- *   solve, then a new NodeClaim from the first NodePool by descending weight that can take it;
+ *   solve, then a new NodeClaim from the first NodePool by descending weight (equal weights by name descending,
+ *   {@link orderByWeight}) that can take it;
  * - a pod that cannot be placed has its preferences relaxed one step at a time (`preferences.ts`) and is retried;
  * - a NodeClaim keeps every instance type that still fits all of its pods plus daemonset overhead and has an
  *   available offering its requirements allow; the list is cheapest first and truncated to 600
@@ -53,7 +54,7 @@ export const MAX_INSTANCE_TYPES = 600;
 export interface NodePoolTemplate {
   readonly name: string;
   readonly nodeClass: string;
-  /** Higher is tried first; missing weight is 0 (Karpenter `OrderByWeight`). */
+  /** Higher is tried first, equal weights by name descending; missing weight is 0 (Karpenter `OrderByWeight`, see {@link orderByWeight}). */
   readonly weight: number;
   /** The NodePool's requirements ∩ its template labels (as `In`) ∩ `karpenter.sh/nodepool In [name]`. */
   readonly requirements: Requirements;
@@ -76,8 +77,17 @@ export interface NodePoolTemplate {
    * has the label with such a value`). Optional: diagnosis falls back to a general sentence.
    */
   readonly noInstanceTypes?: string;
-  /** Requests of the DaemonSet pods that will run on this pool's nodes, canonical units. */
+  /**
+   * Requests of the DaemonSet pods that will run on every node of this pool (the least of any instance type's),
+   * canonical units. `instanceTypes` already carry the rest: a type whose nodes run more DaemonSets comes with its
+   * allocatable reduced by the difference (`daemonExtra`).
+   */
   readonly daemonOverhead: ResourceList;
+  /**
+   * Instance type name → daemonset overhead its nodes carry beyond `daemonOverhead` (canonical units), for the types
+   * whose group of DaemonSets costs more (core `buildDaemonOverheadGroups`); absent when every type carries the same.
+   */
+  readonly daemonExtra?: Readonly<Record<string, ResourceList>>;
   /** Host ports those DaemonSet pods bind, with where each DaemonSet runs. */
   readonly daemonHostPorts?: readonly DaemonHostPort[];
   /**
@@ -285,6 +295,33 @@ function solveLegacy(pods: readonly SchedulingPod[], templates: readonly NodePoo
   return { ...priceAware, newNodeClaims };
 }
 
+/**
+ * NodePools in the order the solver tries them for a new NodeClaim: weight descending, equal weights by name
+ * descending (byte order). Core `pkg/utils/nodepool/nodepool.go` `OrderByWeight`.
+ * @returns a new array; `templates` is not changed
+ */
+export function orderByWeight<T extends { readonly name: string; readonly weight: number }>(templates: readonly T[]): T[] {
+  return [...templates].sort((a, b) => b.weight - a.weight || (a.name === b.name ? 0 : a.name > b.name ? -1 : 1));
+}
+
+/**
+ * The NodePool a new NodeClaim opened for `pod` comes from: the first of `templates` in {@link orderByWeight} order
+ * whose fresh NodeClaim takes the pod as it first asks (every preference still required, level 0 of
+ * `preferences.ts`), counting topology over `batch` and `existing`. Karpenter's scheduler tries the NodeClaim
+ * templates in that order and opens the NodeClaim from the first that fits (core
+ * `pkg/controllers/provisioning/scheduling/scheduler.go` `addToNewNodeClaim`; the templates are ordered in
+ * `NewScheduler`).
+ * @param pod the pod, unrelaxed
+ * @param batch every pod of the solve (topology counters)
+ * @param existing the capacity the solve places on (topology domains and counts)
+ * @returns the template, or undefined when no NodePool's fresh NodeClaim takes the pod
+ */
+export function firstNodePoolFor(pod: SchedulingPod, batch: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): NodePoolTemplate | undefined {
+  const topology = Topology.build(batch, templates, existing);
+  for (const template of orderByWeight(templates)) if (!PlannedNodeClaim.rejection(template, view(pod, 0), template.remaining, topology)) return template;
+  return undefined;
+}
+
 /** Candidates a class of interchangeable pods still has: targets that have not refused it for good. */
 interface ClassCandidates {
   /** Planned NodeClaims in creation order; refused-for-good ones are set to undefined and compacted lazily. */
@@ -299,7 +336,7 @@ interface ClassCandidates {
  */
 function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], topologyAtStart: Topology, deadline: Deadline): SchedulingResults {
   const ordered = [...pods].sort(byCpuAndMemoryDescending);
-  const byWeight = [...templates].sort((a, b) => b.weight - a.weight || a.name.localeCompare(b.name));
+  const byWeight = orderByWeight(templates);
   const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
   const topology = topologyAtStart.clone();
   const existingTargets = existing.map((e) => new ExistingTarget(e, topology));
@@ -904,7 +941,7 @@ function solveWith(
   topologyAtStart: Topology,
 ): SchedulingResults {
   const ordered = [...pods].sort(byCpuAndMemoryDescending);
-  const byWeight = [...templates].sort((a, b) => b.weight - a.weight || a.name.localeCompare(b.name));
+  const byWeight = orderByWeight(templates);
   const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
   const topology = topologyAtStart.clone();
   const existingTargets = existing.map((e) => new ExistingTarget(e, topology));

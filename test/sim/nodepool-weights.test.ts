@@ -1,0 +1,111 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
+import { nodeClassYaml } from '../support/provisioner-harness.js';
+
+// Issue 19 item 9: NodePools are tried in Karpenter's `OrderByWeight` order (weight descending, equal weights by name
+// descending), in provisioning and in consolidation's simulation alike.
+
+const scenario = (duration: string, events = '') => `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: weights}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: ${duration}
+  region: us-west-2
+${events}`;
+
+/** A NodePool of the `default` EC2NodeClass with these requirement lines (YAML flow maps), consolidating after 1m. */
+const pool = (name: string, requirements: readonly string[], weight?: number) => `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: ${name}}
+spec:
+${weight === undefined ? '' : `  weight: ${weight}\n`}  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+${requirements.map((r) => `        - ${r}`).join('\n')}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 1m
+    budgets: [{nodes: "100%"}]
+`;
+
+const deployment = (name: string, replicas: number, cpu: string, memory: string) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: default}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
+`;
+
+async function run(...docs: string[]): Promise<SimulationResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-weights-'));
+  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
+  return (await simulateScenario(dir, { seed: 3 })).result;
+}
+
+const AMD64 = '{key: kubernetes.io/arch, operator: In, values: [amd64]}';
+const GEN = '{key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["5"]}';
+
+describe('NodePool weights (issue 19 item 9)', () => {
+  it('orders NodePools of equal weight by name descending: the pods go to "beta" although "alpha" is cheaper', async () => {
+    // alpha: compute-optimised (cheapest per cpu); beta: memory-optimised. Both take the pods; neither has a weight.
+    const r = await run(
+      nodeClassYaml(),
+      pool('alpha', [AMD64, GEN, '{key: karpenter.k8s.aws/instance-category, operator: In, values: [c]}', '{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}']),
+      pool('beta', [AMD64, GEN, '{key: karpenter.k8s.aws/instance-category, operator: In, values: [r]}', '{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}']),
+      deployment('web', 3, '1', '1Gi'),
+      scenario('20m'),
+    );
+    expect(r.nodeClaims.length).toBeGreaterThan(0);
+    expect(r.nodeClaims.map((c) => c.nodePool)).toEqual(r.nodeClaims.map(() => 'beta'));
+    for (const c of r.nodeClaims) expect(c.instanceType).toMatch(/^r\d/);
+    expect(r.pods.every((p) => p.scheduledAt !== null)).toBe(true);
+  });
+
+  it('never consolidates pods from a higher-weight NodePool into a lower-weight one only because it is cheaper', async () => {
+    // "reserved" (weight 50): on-demand m5a.large only. "spot" (weight 10): spot m types, cheaper for the same pods.
+    // The pods land on "reserved". Karpenter's consolidation simulates with every NodePool in weight order, so the pods
+    // would get a new node from "reserved" again — an m5a.large, the candidate's own type, which is no replacement:
+    // nothing happens. Solving over the cheaper types alone passed over "reserved" and moved the pods to "spot".
+    const r = await run(
+      nodeClassYaml(),
+      pool('reserved', [AMD64, '{key: node.kubernetes.io/instance-type, operator: In, values: [m5a.large]}', '{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}'], 50),
+      pool('spot', [AMD64, GEN, '{key: karpenter.k8s.aws/instance-category, operator: In, values: [m]}', '{key: karpenter.sh/capacity-type, operator: In, values: [spot]}'], 10),
+      deployment('web', 2, '500m', '1Gi'),
+      scenario('1h'),
+    );
+    expect(r.nodeClaims.length).toBeGreaterThan(0);
+    expect(r.nodeClaims.map((c) => `${c.nodePool}/${c.instanceType}`)).toEqual(r.nodeClaims.map(() => 'reserved/m5a.large'));
+    expect(r.disruptions).toEqual([]);
+    expect(r.pods.filter((p) => p.evictions > 0)).toEqual([]);
+    expect(r.pods.every((p) => p.scheduledAt !== null)).toBe(true);
+    // And the node says why it is kept.
+    expect(r.events.find((e) => e.reason === 'Unconsolidatable' && e.object.startsWith('Node/'))?.message).toMatch(/would get a new node from NodePool reserved \(weight 50\), tried before spot/);
+  });
+
+  it('still consolidates into a lower-weight NodePool when the higher-weight one cannot take the pods at all', async () => {
+    // "gpu" (weight 50) has a taint the pods do not tolerate: the pods live in "general" (weight 10), and consolidation
+    // within "general", the first NodePool that takes them, still happens after a scale-down.
+    const r = await run(
+      nodeClassYaml(),
+      `${pool('gpu', [AMD64, GEN, '{key: karpenter.k8s.aws/instance-category, operator: In, values: [m]}'], 50).replace('      requirements:', '      taints: [{key: dedicated, value: gpu, effect: NoSchedule}]\n      requirements:')}`,
+      pool('general', [AMD64, GEN, '{key: karpenter.k8s.aws/instance-category, operator: In, values: [m]}', '{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}'], 10),
+      deployment('web', 12, '1', '2Gi'),
+      scenario('1h', '  events:\n    - {at: 10m, scale: {kind: Deployment, namespace: default, name: web, replicas: 2}}'),
+    );
+    expect(r.nodeClaims.filter((c) => c.nodePool !== 'general')).toEqual([]);
+    expect(r.disruptions.filter((d) => d.reason === 'Underutilized' || d.reason === 'Empty').length).toBeGreaterThan(0);
+  });
+});
