@@ -79,12 +79,15 @@ describe('NodePool weights (issue 19 item 9)', () => {
     // The pods land on "reserved". Karpenter's consolidation simulates with every NodePool in weight order, so the pods
     // would get a new node from "reserved" again — an m5a.large, the candidate's own type, which is no replacement:
     // nothing happens. Solving over the cheaper types alone passed over "reserved" and moved the pods to "spot".
+    // m5a.large's spot offerings are pinned above its on-demand price, so no offering of the type is cheaper than the
+    // candidate (a single node may be replaced by its own type on a cheaper offering, e.g. back to spot).
+    const dearSpot = ['a', 'b', 'c', 'd'].map((z) => `    - {instanceType: m5a.large, zone: us-west-2${z}, price: 0.2}`).join('\n');
     const r = await run(
       nodeClassYaml(),
       pool('reserved', [AMD64, '{key: node.kubernetes.io/instance-type, operator: In, values: [m5a.large]}', '{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}'], 50),
       pool('spot', [AMD64, GEN, '{key: karpenter.k8s.aws/instance-category, operator: In, values: [m]}', '{key: karpenter.sh/capacity-type, operator: In, values: [spot]}'], 10),
       deployment('web', 2, '500m', '1Gi'),
-      scenario('1h'),
+      scenario('1h', `  spotPrices:\n${dearSpot}`),
     );
     expect(r.nodeClaims.length).toBeGreaterThan(0);
     expect(r.nodeClaims.map((c) => `${c.nodePool}/${c.instanceType}`)).toEqual(r.nodeClaims.map(() => 'reserved/m5a.large'));
