@@ -43,6 +43,7 @@ import {
   type ConsolidationDecision,
 } from '../core/disruption/consolidation.js';
 import { DO_NOT_DISRUPT, nodeDoNotDisrupt, podDoNotDisrupt } from '../core/disruption/do-not-disrupt.js';
+import { isDrainable } from '../core/disruption/drainable.js';
 import { driftReason, nodeClassHash, nodePoolHash } from '../core/disruption/drift.js';
 import { pdbAllowances, pdbBlocks, type PdbAllowance } from '../core/disruption/pdb.js';
 import { isConflictError } from '../core/errors.js';
@@ -1001,14 +1002,16 @@ export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Ex
 }
 
 /**
- * Draining: evict the node's pods through the Eviction API (a PDB's 429 waits for the next pass; do-not-disrupt pods
- * are left alone and waited for), and once none is left — or the NodePool's terminationGracePeriod has run out —
- * delete the record, terminate the instance and delete the Node.
+ * Draining: evict the node's drainable pods through the Eviction API (a PDB's 429 waits for the next pass;
+ * do-not-disrupt pods are left alone and waited for; pods that tolerate the `karpenter.sh/disrupted` taint are neither
+ * evicted nor waited for — core `terminator.go` `Drain`, `utils/pod/scheduling.go` `IsDrainable`), and once none is
+ * left — or the NodePool's terminationGracePeriod has run out — delete the record, terminate the instance and delete the Node.
  */
 async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> {
   const d = claim.disruption!;
   const node = nodeOfClaim(world, claim);
-  const pods = podsOn(world, node);
+  // Pods that tolerate the disrupted taint are neither evicted nor waited for (core `isDrainable`): they go with the node.
+  const pods = podsOn(world, node).filter(isDrainable);
   const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
   // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
   // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.

@@ -366,6 +366,7 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
   cluster.patchNode = async (name, patch) => {
     const node = cluster.nodes.get(name);
     const tainting = !!node && !isDisrupted(node) && (patch.taints ?? []).some((t) => t.key === DISRUPTED_TAINT_KEY);
+    if (tainting) observer.onDrainTaint(name);
     if (tainting) {
       const claim = await claimOfNode(node);
       const pool = claim ? cluster.nodePools.get(claim.nodePool) : undefined;
@@ -399,8 +400,17 @@ function isDisrupted(node: SimNode): boolean {
   return node.taints.some((t) => t.key === DISRUPTED_TAINT_KEY);
 }
 
-function observedPod(p: { namespace: string; name: string; labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>>; createdAt: number; phase: string; nodeName?: string }): ObservedPod {
-  return { namespace: p.namespace, name: p.name, labels: p.labels, annotations: p.annotations, createdAt: p.createdAt, phase: p.phase, ...(p.nodeName ? { nodeName: p.nodeName } : {}) };
+function observedPod(p: { namespace: string; name: string; labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>>; createdAt: number; phase: string; nodeName?: string; scheduledAt?: number }): ObservedPod {
+  return {
+    namespace: p.namespace,
+    name: p.name,
+    labels: p.labels,
+    annotations: p.annotations,
+    createdAt: p.createdAt,
+    phase: p.phase,
+    ...(p.nodeName ? { nodeName: p.nodeName } : {}),
+    ...(p.scheduledAt !== undefined ? { scheduledAt: p.scheduledAt } : {}),
+  };
 }
 
 /** Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes. */

@@ -15,7 +15,9 @@
  * included, exceed what its active budgets allow), `pdb` (an eviction of a healthy pod that takes a PDB below its
  * desired healthy count, or an instance terminated by a disruption while pods a PDB still protects run on it, before
  * its terminationGracePeriod ran out) and `doNotDisrupt` (a pod with an active `karpenter.sh/do-not-disrupt` evicted,
- * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted).
+ * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted), and `evictionLoops` (a pod
+ * evicted by a drain from a node it was bound to after the node was tainted `karpenter.sh/disrupted`: a turn of an
+ * evict → recreate → bind-back loop that keeps the drain from ending).
  */
 import { parseDuration } from '../core/api/duration.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
@@ -47,6 +49,12 @@ export interface ViolationCounts {
   duplicateLaunches: number;
   leakedInstances: number;
   placement: number;
+  /**
+   * Turns of an eviction loop: a pod evicted by a drain from a node it was bound to after that node's drain began
+   * (after the node was tainted `karpenter.sh/disrupted`). Only a pod that tolerates the taint can land there; evicting
+   * it only lets its controller's replacement land there again, and the drain never ends.
+   */
+  evictionLoops: number;
 }
 
 /** A human-readable record of each violation, for debugging and tests. */
@@ -73,7 +81,9 @@ export interface NodeClaimLaunch {
 
 /** Counts violations as the simulation runs. */
 export class Observer {
-  readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 };
+  readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, evictionLoops: 0 };
+  /** Node name → when it was last tainted `karpenter.sh/disrupted` (epoch ms): the start of its drain. */
+  private readonly drainStartedAt = new Map<string, number>();
   readonly records: ViolationRecord[] = [];
   private readonly instancesByClaim = new Map<string, number>();
 
@@ -198,6 +208,13 @@ export class Observer {
    * @param reason the disruption reason on the NodeClaim of the pod's node, if it is being disrupted
    */
   onEviction(pod: ObservedPod, reason: string | undefined, world: ObservedWorld): void {
+    const drainStart = pod.nodeName !== undefined ? this.drainStartedAt.get(pod.nodeName) : undefined;
+    if (drainStart !== undefined && pod.scheduledAt !== undefined && pod.scheduledAt > drainStart) {
+      this.violate(
+        'evictionLoops',
+        `pod ${pod.namespace}/${pod.name} was evicted from ${pod.nodeName}, where it was bound at ${new Date(pod.scheduledAt).toISOString()}, after the node's drain began at ${new Date(drainStart).toISOString()}`,
+      );
+    }
     if (VOLUNTARY.has(reason ?? '') && doNotDisruptActive(pod, this.now())) {
       this.violate('doNotDisrupt', `pod ${pod.namespace}/${pod.name} (karpenter.sh/do-not-disrupt: ${pod.annotations[DO_NOT_DISRUPT]}) was evicted by a ${reason} disruption`);
     }
@@ -239,6 +256,14 @@ export class Observer {
    * @param nodePool the node's NodePool with its budgets
    * @param poolNodes the NodePool's initialized nodes before the taint (this one included)
    */
+  /**
+   * A handler added `karpenter.sh/disrupted` to a node that did not carry it: its drain begins now (every reason, a
+   * Node deletion included). A pod bound to it later and then evicted from it is an eviction loop's turn.
+   */
+  onDrainTaint(node: string): void {
+    this.drainStartedAt.set(node, this.now());
+  }
+
   onDisruptionStart(node: string, reason: string, nodePool: { readonly name: string; readonly budgets: readonly Budget[] }, poolNodes: readonly ObservedNode[]): void {
     if (!BUDGETED.has(reason)) return;
     const others = poolNodes.filter((n) => n.name !== node);
@@ -284,6 +309,8 @@ export interface ObservedPod {
   readonly createdAt: number;
   readonly phase: string;
   readonly nodeName?: string;
+  /** When it was bound to `nodeName`, epoch ms. */
+  readonly scheduledAt?: number;
 }
 
 /** A node as the disruption checks read it. */

@@ -202,7 +202,7 @@ export const ResultEventSchema = z.looseObject({
  * What the simulation's independent observer counted (each a non-negative count): a budget exceeded at any
  * instant, a PDB broken by an eviction, a do-not-disrupt pod evicted voluntarily, a NodePool limit exceeded,
  * a second instance for the same NodeClaim or pending pods, an instance left running with no NodeClaim, a pod
- * bound to a node that does not satisfy it or lacks room.
+ * bound to a node that does not satisfy it or lacks room, a pod evicted again from the draining node it was put back on.
  */
 export const ViolationsSchema = z.looseObject({
   budget: Count,
@@ -212,6 +212,11 @@ export const ViolationsSchema = z.looseObject({
   duplicateLaunches: Count,
   leakedInstances: Count,
   placement: Count,
+  /**
+   * Turns of an eviction loop: pods a drain evicted from a node they were bound to after its drain began (added; a
+   * Result written before it has no such field).
+   */
+  evictionLoops: Count.optional(),
 });
 
 /** Cost of the run: `totalUSD` in USD over the whole run; `peakHourlyUSD` and `finalHourlyUSD` in USD per hour. */

@@ -22,7 +22,7 @@ async function run(...docs: string[]): Promise<SimulationResult> {
   return (await simulateScenario(dir, { seed: 5 })).result;
 }
 
-const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0 };
+const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, evictionLoops: 0 };
 const webPodsPlaced = (r: SimulationResult) => r.pods.filter((p) => p.owner?.startsWith('ReplicaSet/web-') && p.deletedAt === null).every((p) => p.node !== null);
 
 describe('simulation engine: NodeClaim lifecycle', () => {

@@ -1,0 +1,101 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
+import { deploymentYaml as deployment, nodeClassYaml } from '../support/provisioner-harness.js';
+
+// Drains as Karpenter's termination controller runs them (core `pkg/controllers/node/termination/controller.go`,
+// `terminator/terminator.go`), through whole simulated runs read back from the Result.
+
+const scenario = (body: string, duration = '2h') => `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: drain}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: ${duration}
+  region: us-west-2
+${body}`;
+
+/** A NodePool of on-demand m5 nodes; `labels` are its template labels (changing them drifts its nodes). */
+const pool = (labels: string, extra = '') => `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    metadata: {labels: {${labels}}}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
+${extra}
+  disruption: {consolidateAfter: Never}
+`;
+
+/** A Deployment whose pods tolerate every taint (`operator: Exists`, no key), as node agents often do. */
+const tolerateAll = (name: string, replicas: number) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers: [{name: agent, image: agent, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+`;
+
+async function run(...docs: string[]): Promise<SimulationResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-drain-'));
+  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
+  return (await simulateScenario(dir, { seed: 7 })).result;
+}
+
+const ownedBy = (r: SimulationResult, deploymentName: string) => r.pods.filter((p) => p.owner?.startsWith(`ReplicaSet/${deploymentName}-`));
+
+describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
+  it('evicts none of the pods that tolerate every taint, and the drift of their node completes', async () => {
+    const r = await run(
+      nodeClassYaml(),
+      pool('team: a'),
+      deployment('web', 4),
+      tolerateAll('agent', 3),
+      scenario(`  events:
+    - at: 20m
+      apply:
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: general}
+        spec:
+          template:
+            metadata: {labels: {team: b}}
+            spec:
+              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+              requirements:
+                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
+          disruption: {consolidateAfter: Never}`),
+    );
+    const drifted = r.disruptions.filter((d) => d.reason === 'Drifted');
+    expect(drifted.length).toBeGreaterThan(0);
+    // Every drifted node was drained and terminated: the drift completed.
+    expect(drifted.every((d) => d.completedAt !== null)).toBe(true);
+    const original = r.nodeClaims.filter((c) => Date.parse(c.createdAt) < Date.parse('2026-03-02T08:20:00Z'));
+    expect(original.every((c) => c.deletionReason === 'Drifted')).toBe(true);
+    // The tolerate-all pods were never evicted: they went with their node and their controller placed them again.
+    const agents = ownedBy(r, 'agent');
+    expect(agents.reduce((n, p) => n + p.evictions, 0)).toBe(0);
+    expect(agents.filter((p) => p.deletedAt === null)).toHaveLength(3);
+    expect(agents.filter((p) => p.deletedAt === null).every((p) => p.node !== null)).toBe(true);
+    // The ordinary pods were evicted once each, as the drain should.
+    expect(ownedBy(r, 'web').reduce((n, p) => n + p.evictions, 0)).toBeGreaterThan(0);
+    expect(r.violations.evictionLoops).toBe(0);
+    expect(r.violations.pdb).toBe(0);
+  }, 120_000);
+});
