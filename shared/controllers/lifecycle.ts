@@ -5,7 +5,8 @@
  * Steps, in order, for every NodeClaim read at the start of the pass:
  * 1. registration (`lifecycle/registration.go`): a `Launched` NodeClaim whose instance's Node exists (matched by
  *    providerID) → the Node gets the NodePool's template labels, `karpenter.sh/nodepool`, the NodeClaim's labels and
- *    `karpenter.sh/registered=true`, loses `karpenter.sh/unregistered`; the NodeClaim becomes `Registered`;
+ *    annotations and `karpenter.sh/registered=true`, loses `karpenter.sh/unregistered`; the NodeClaim becomes
+ *    `Registered`;
  * 2. initialization (`lifecycle/initialization.go`): a `Registered` NodeClaim whose Node is Ready, carries none of
  *    the NodeClaim's startup taints nor a known ephemeral taint, and shows non-zero allocatable for every extended
  *    resource the NodeClaim's pods requested → label `karpenter.sh/initialized=true`, state `Initialized`;
@@ -417,15 +418,18 @@ async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, template
   const labels = registrationLabels(claim, templateLabels);
   const taints = node.taints.filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
   const changedLabels = Object.fromEntries(Object.entries(labels).filter(([k, v]) => node.labels[k] !== v));
+  // The NodeClaim's annotations (its NodePool template's) go onto the Node (`registration.go` `syncNode`).
+  const changedAnnotations = Object.fromEntries(Object.entries(claim.annotations ?? {}).filter(([k, v]) => node.annotations[k] !== v));
   const taintsChanged = taints.length !== node.taints.length;
-  if (Object.keys(changedLabels).length > 0 || taintsChanged) {
-    if (!(await patch(ctx, node.name, { labels: changedLabels, ...(taintsChanged ? { taints } : {}) }))) return undefined;
+  const annotationsChanged = Object.keys(changedAnnotations).length > 0;
+  if (Object.keys(changedLabels).length > 0 || taintsChanged || annotationsChanged) {
+    if (!(await patch(ctx, node.name, { labels: changedLabels, ...(annotationsChanged ? { annotations: changedAnnotations } : {}), ...(taintsChanged ? { taints } : {}) }))) return undefined;
   }
   const updated = await write(ctx, { ...claim, state: 'Registered', nodeName: node.name, registeredAt: new Date(ctx.now).toISOString() });
   if (!updated) return undefined;
   ctx.report.registered.push(claim.name);
   await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Registered', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Registered, Status: Unknown -> True, Reason: Registered (Node ${node.name})` });
-  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, taints } };
+  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, annotations: { ...node.annotations, ...changedAnnotations }, taints } };
 }
 
 /** Step 2, when the Node is ready for pods. */

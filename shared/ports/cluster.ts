@@ -60,6 +60,8 @@ export interface NodePatch {
   readonly labels?: Readonly<Record<string, string | null>>;
   /** When given, the Node's complete new taint list. */
   readonly taints?: readonly Taint[];
+  /** Annotations to merge into the Node's; a null value deletes that annotation. */
+  readonly annotations?: Readonly<Record<string, string | null>>;
 }
 
 /**
@@ -99,7 +101,7 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
   /** Writes a Kubernetes Event (deduplicated by the cluster within a short window). */
   recordEvent(event: ClusterEvent): Promise<void>;
   /**
-   * Merges `labels` (null deletes a label) into the Node and, when `taints` is given, replaces its taints.
+   * Merges `labels` and `annotations` (null deletes one) into the Node and, when `taints` is given, replaces its taints.
    * @throws {NotFoundError} when the Node does not exist
    */
   patchNode(name: string, patch: NodePatch): Promise<void>;

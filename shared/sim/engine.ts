@@ -437,7 +437,8 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
       launchedAt: createdAt,
     });
     const node = cluster.registerNode(instance, { ready: true, createdAt, name: n.name });
-    Object.assign(node, { annotations: { ...n.annotations } });
+    // A managed node registered already carries its NodePool template's annotations (registration copied them).
+    Object.assign(node, { annotations: { ...(nodePool?.spec.template.metadata?.annotations ?? {}), ...n.annotations } });
     if (nodePool) {
       const iso = new Date(createdAt).toISOString();
       await store.create({

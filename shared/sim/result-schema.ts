@@ -100,6 +100,8 @@ export const ResultNodeClaimSchema = z.looseObject({
   /** Price of the launched offering, USD per hour. */
   price: Usd.nullable(),
   labels: z.record(z.string(), z.string()),
+  /** The NodePool template's annotations it carries (added; absent in Results written before). */
+  annotations: z.record(z.string(), z.string()).optional(),
   taints: z.array(TaintSchema),
   /** Resource name → Kubernetes quantity string, e.g. `{cpu: "1930m", memory: "6903Mi", pods: "29"}`. */
   allocatable: z.record(z.string(), QuantityStringSchema),
@@ -125,6 +127,8 @@ export const ResultNodeSchema = z.looseObject({
   zone: z.string().min(1),
   capacityType: CapacityTypeSchema,
   labels: z.record(z.string(), z.string()),
+  /** The Node's annotations at the end (or when it was deleted), registration's included (added; absent in Results written before). */
+  annotations: z.record(z.string(), z.string()).optional(),
   createdAt: UtcTimeSchema,
   deletedAt: UtcTimeSchema.nullable(),
 });

@@ -173,6 +173,14 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       }
       Object.assign(node, { labels });
     }
+    if (patch.annotations) {
+      const annotations: Record<string, string> = { ...node.annotations };
+      for (const [k, v] of Object.entries(patch.annotations)) {
+        if (v === null) delete annotations[k];
+        else annotations[k] = v;
+      }
+      Object.assign(node, { annotations });
+    }
     if (patch.taints) {
       node.taints = [...patch.taints];
       // Fewer taints can admit pending pods and DaemonSet pods.

@@ -15,10 +15,11 @@
  * an object that does not parse is logged (`warn`) and skipped, never fatal for the list.
  *
  * ## Writes
- * - `patchNode`: a JSON merge patch (`application/merge-patch+json`, RFC 7386): `metadata.labels` merges with
- *   `null` deleting a key; `spec.taints` is a list, so a merge patch replaces it whole. client-node 1.x sends the
- *   first media type the OpenAPI spec lists (`application/json-patch+json`) unless told otherwise, so every patch
- *   passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call options.
+ * - `patchNode`: a JSON merge patch (`application/merge-patch+json`, RFC 7386): `metadata.labels` and
+ *   `metadata.annotations` merge with `null` deleting a key; `spec.taints` is a list, so a merge patch replaces it
+ *   whole. client-node 1.x sends the first media type the OpenAPI spec lists (`application/json-patch+json`) unless
+ *   told otherwise, so every patch passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call
+ *   options.
  * - `evictPod`: `POST …/pods/{name}/eviction` with a `policy/v1` Eviction; 429 (a PDB forbids it now) and 404 are
  *   values, not errors (Karpenter's terminator retries a 429 with backoff; ../shared/KARPENTER-V1.md §3).
  * - `recordEvent`: a `core/v1` Event with a deterministic name (`<object>.<hash of type, reason, object, message>`),
@@ -221,14 +222,19 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   // ---- writes --------------------------------------------------------------------------------------------------
 
   /**
-   * Merges `labels` (null deletes a label) into the Node and, when `taints` is given, replaces its taints, with one
-   * JSON merge patch (`{metadata: {labels}, spec: {taints}}`). Taints are replaced without a resourceVersion
-   * precondition: a taint another controller adds between the caller's read and this patch is lost.
+   * Merges `labels` and `annotations` (null deletes a key) into the Node and, when `taints` is given, replaces its
+   * taints, with one JSON merge patch (`{metadata: {labels, annotations}, spec: {taints}}`). Taints are replaced
+   * without a resourceVersion precondition: a taint another controller adds between the caller's read and this patch
+   * is lost.
    * @throws {NotFoundError} when the Node does not exist · {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
    */
   async patchNode(name: string, patch: NodePatch): Promise<void> {
+    const metadata = {
+      ...(patch.labels !== undefined ? { labels: patch.labels } : {}),
+      ...(patch.annotations !== undefined ? { annotations: patch.annotations } : {}),
+    };
     const body = {
-      ...(patch.labels !== undefined ? { metadata: { labels: patch.labels } } : {}),
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
       ...(patch.taints !== undefined ? { spec: { taints: patch.taints.map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })) } } : {}),
     };
     try {

@@ -132,7 +132,8 @@ export function nodeClaimConditions(claim: NodeClaim): NodeClaimCondition[] {
 
 /**
  * The NodeClaim object and status mirroring `claim`. Labels: the claim's, plus NodePool, EC2NodeClass and — once
- * known — instance type, zone and capacity type. No owner reference to the NodePool (it needs the NodePool's uid,
+ * known — instance type, zone and capacity type. Annotations: the claim's (its NodePool template's), plus Skiff's
+ * state annotation. No owner reference to the NodePool (it needs the NodePool's uid,
  * which the record does not keep).
  * @example nodeClaimMirror(claim).object.metadata.labels['node.kubernetes.io/instance-type'] // 'm7g.large'
  */
@@ -149,7 +150,7 @@ export function nodeClaimMirror(claim: NodeClaim): NodeClaimMirror {
     object: {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
-      metadata: { name: claim.name, labels, annotations: { [NODECLAIM_STATE_ANNOTATION]: claim.state } },
+      metadata: { name: claim.name, labels, annotations: { ...claim.annotations, [NODECLAIM_STATE_ANNOTATION]: claim.state } },
       spec: {
         nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: claim.nodeClass },
         requirements: claim.requirements.map(crdRequirement),

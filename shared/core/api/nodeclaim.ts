@@ -75,6 +75,13 @@ export interface NodeClaim {
   /** Sum of the nominated pods' requests plus daemonset overhead, canonical units. */
   readonly resources: ResourceList;
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The NodePool template's annotations (`spec.template.metadata.annotations`) at creation, which registration copies
+   * onto the Node (core `pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go` `ToNodeClaim`,
+   * `pkg/controllers/nodeclaim/lifecycle/registration.go` `syncNode`); absent when the template has none (and on
+   * records written before Skiff kept them).
+   */
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly taints: readonly Taint[];
   readonly startupTaints: readonly Taint[];
   /** `namespace/name` of the pods this NodeClaim was launched for; they are not solved again while it lives. */

@@ -311,6 +311,13 @@ describe('KubernetesCluster', () => {
       expect((stored.spec as Json).taints).toEqual([{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }]);
     });
 
+    it('merges annotations into metadata.annotations, null deleting one', async () => {
+      api.put('nodes', { ...wireNode('n1'), metadata: { name: 'n1', annotations: { keep: 'yes', drop: 'me' } } });
+      await cluster.patchNode('n1', { annotations: { 'karpenter.sh/do-not-disrupt': 'true', drop: null } });
+      expect(api.requestsTo('PATCH', '/api/v1/nodes/n1')[0]!.body).toEqual({ metadata: { annotations: { 'karpenter.sh/do-not-disrupt': 'true', drop: null } } });
+      expect((api.get('nodes', 'n1')!.metadata as Json).annotations).toEqual({ keep: 'yes', 'karpenter.sh/do-not-disrupt': 'true' });
+    });
+
     it('leaves taints alone when none are given', async () => {
       api.put('nodes', wireNode('n1', { taints: [{ key: 'old', effect: 'NoSchedule' }] }));
       await cluster.patchNode('n1', { labels: { a: 'b' } });
