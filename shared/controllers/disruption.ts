@@ -64,6 +64,7 @@ import {
   type LaunchDeps,
 } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
+import { deleteNodeReleasingFinalizer } from './node-termination.js';
 import type { EC2NodeClassLike } from './provision.js';
 import { recordEventBestEffort } from './events.js';
 
@@ -1015,7 +1016,7 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
   const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
   // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
   // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.
-  const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired');
+  const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired' || d.reason === 'NodeDeleted' || d.reason === 'NodeClaimDeleted');
   if (node && pods.length > 0 && world.now < deadline && !gone) {
     await taint(pass, node);
     for (const pod of pods) {
@@ -1046,12 +1047,15 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
   await finish(pass, world, claim, node);
 }
 
-/** Record first, then the instance, then the Node: a crash in between leaves what garbage collection cleans up. */
+/**
+ * Record first, then the instance, then the Node (its termination finalizer removed last, as Karpenter's `finalize`
+ * does once the instance is gone): a crash in between leaves what garbage collection cleans up.
+ */
 async function finish(pass: Pass, world: World, claim: NodeClaim, node: ClusterNode | undefined): Promise<void> {
   const d = claim.disruption!;
   const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleted', deletedAt: new Date(world.now).toISOString(), deletionReason: d.reason });
   if (!saved) return;
   if (claim.instanceId) await pass.deps.cloud.delete(claim.instanceId);
-  if (node) await pass.deps.cluster.deleteNode(node.name);
+  if (node) await deleteNodeReleasingFinalizer(pass.deps.cluster, node);
   pass.report.deleted.push({ nodeClaim: claim.name, reason: d.reason });
 }

@@ -35,8 +35,20 @@
  * are idempotent, so doing them twice is harmless.
  */
 import type { Taint } from '../core/api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGISTERED, LABEL_ZONE, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
-import { isLive, type DeletionReason, type NodeClaim } from '../core/api/nodeclaim.js';
+import {
+  DISRUPTED_TAINT_KEY,
+  LABEL_CAPACITY_TYPE,
+  LABEL_INITIALIZED,
+  LABEL_NODEPOOL,
+  LABEL_REGISTERED,
+  LABEL_ZONE,
+  TAG_SKIFF_CLUSTER,
+  TERMINATION_FINALIZER,
+  UNREGISTERED_TAINT_KEY,
+} from '../core/api/labels.js';
+import { isLive, type DeletionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
+import { DISRUPTED_NO_SCHEDULE_TAINT } from '../core/disruption/drainable.js';
+import { fnv1a } from '../core/hash.js';
 import { isConflictError, isNotFoundError } from '../core/errors.js';
 import { podRequests } from '../core/provisioning/pod.js';
 import { add, type ResourceList } from '../core/resources/resource-list.js';
@@ -46,6 +58,7 @@ import type { Cluster, ClusterNode, ClusterPod, NodeClaimMirrorRef } from '../po
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { REGISTRATION_TTL_MS } from './provision.js';
 import { recordEventBestEffort } from './events.js';
+import { deleteNodeReleasingFinalizer } from './node-termination.js';
 
 export { REGISTRATION_TTL_MS } from './provision.js';
 
@@ -149,8 +162,16 @@ export interface LifecycleReport {
   readonly registrationTimeouts: readonly string[];
   /** NodeClaims deleted because their instance was gone. */
   readonly instanceTerminated: readonly string[];
-  /** NodeClaims deleted because their Node was deleted. */
+  /**
+   * NodeClaims deleted at once because their Node vanished (deleted without Skiff's termination finalizer, or the
+   * finalizer was forced off).
+   */
   readonly nodeDeleted: readonly string[];
+  /**
+   * NodeClaims whose graceful termination this pass started because a user deleted their Node (it carries a
+   * deletionTimestamp, held by Skiff's termination finalizer): the disruption controller drains them.
+   */
+  readonly terminating: readonly string[];
   /** Instances terminated because no live NodeClaim owns them. */
   readonly orphanInstances: readonly string[];
   /** Nodes this pass deleted. */
@@ -182,6 +203,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     registrationTimeouts: [] as string[],
     instanceTerminated: [] as string[],
     nodeDeleted: [] as string[],
+    terminating: [] as string[],
     orphanInstances: [] as string[],
     deletedNodes: [] as string[],
     conflicts: 0,
@@ -207,7 +229,9 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   const deleteNode = async (name: string) => {
     if (deletedNodes.has(name)) return;
     deletedNodes.add(name);
-    await deps.cluster.deleteNode(name);
+    const node = nodeByName.get(name);
+    if (node) await deleteNodeReleasingFinalizer(deps.cluster, node);
+    else await deps.cluster.deleteNode(name);
     report.deletedNodes.push(name);
   };
 
@@ -230,7 +254,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     }
     // Registered or Initialized.
     if (!node) {
-      await terminate(ctx, claim, instanceGone ? 'InstanceTerminated' : undefined, instanceGone ? report.instanceTerminated : report.nodeDeleted, {
+      await terminate(ctx, claim, instanceGone ? 'InstanceTerminated' : 'NodeDeleted', instanceGone ? report.instanceTerminated : report.nodeDeleted, {
         type: 'Normal',
         reason: instanceGone ? 'InstanceTerminated' : 'NodeDeleted',
         message: instanceGone
@@ -248,6 +272,12 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
       if (won !== 'skipped') await deleteNode(node.name);
       continue;
     }
+    if (node.deletionTimestamp !== undefined) {
+      await startNodeTermination(ctx, claim, node, report.terminating);
+      continue;
+    }
+    // A Node registered before Skiff added the finalizer (or by a Skiff that did not) gets it now.
+    if (!(node.finalizers ?? []).includes(TERMINATION_FINALIZER) && !(await patch(ctx, node.name, { finalizers: [...(node.finalizers ?? []), TERMINATION_FINALIZER] }))) continue;
     if (claim.state === 'Registered') await initialize(ctx, claim, node);
   }
 
@@ -422,14 +452,17 @@ async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, template
   const changedAnnotations = Object.fromEntries(Object.entries(claim.annotations ?? {}).filter(([k, v]) => node.annotations[k] !== v));
   const taintsChanged = taints.length !== node.taints.length;
   const annotationsChanged = Object.keys(changedAnnotations).length > 0;
-  if (Object.keys(changedLabels).length > 0 || taintsChanged || annotationsChanged) {
-    if (!(await patch(ctx, node.name, { labels: changedLabels, ...(annotationsChanged ? { annotations: changedAnnotations } : {}), ...(taintsChanged ? { taints } : {}) }))) return undefined;
+  // The termination finalizer (`syncNode`): a user's deletion of the Node then waits for Skiff's graceful termination.
+  const finalizers = (node.finalizers ?? []).includes(TERMINATION_FINALIZER) ? undefined : [...(node.finalizers ?? []), TERMINATION_FINALIZER];
+  if (Object.keys(changedLabels).length > 0 || taintsChanged || annotationsChanged || finalizers) {
+    const change = { labels: changedLabels, ...(annotationsChanged ? { annotations: changedAnnotations } : {}), ...(taintsChanged ? { taints } : {}), ...(finalizers ? { finalizers } : {}) };
+    if (!(await patch(ctx, node.name, change))) return undefined;
   }
   const updated = await write(ctx, { ...claim, state: 'Registered', nodeName: node.name, registeredAt: new Date(ctx.now).toISOString() });
   if (!updated) return undefined;
   ctx.report.registered.push(claim.name);
   await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Registered', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Registered, Status: Unknown -> True, Reason: Registered (Node ${node.name})` });
-  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, annotations: { ...node.annotations, ...changedAnnotations }, taints } };
+  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, annotations: { ...node.annotations, ...changedAnnotations }, taints, finalizers: finalizers ?? node.finalizers ?? [] } };
 }
 
 /** Step 2, when the Node is ready for pods. */
@@ -488,6 +521,44 @@ async function terminate(
   list.push(claim.name);
   await recordEventBestEffort(ctx.deps.cluster, { ...event, object: `NodeClaim/${claim.name}` });
   return 'won';
+}
+
+/**
+ * A Node a user deleted (its deletionTimestamp is set; Skiff's termination finalizer holds it): its NodeClaim starts a
+ * graceful termination, as Karpenter's termination controller runs one (core `pkg/controllers/node/termination/
+ * controller.go` `finalize`: the NodeClaim is deleted too, the Node tainted `karpenter.sh/disrupted:NoSchedule`, then
+ * drained). The NodeClaim becomes `Deleting` with a forceful `NodeDeleted` disruption in its `Draining` phase — no
+ * budget, no replacement first; a replacement already launching for it is kept — whose drain started at the
+ * deletionTimestamp (so `terminationGracePeriod` counts from the deletion, Karpenter's
+ * `karpenter.sh/nodeclaim-termination-timestamp`). The disruption controller's drain evicts its pods through the
+ * Eviction API (PDBs answer 429), waits for do-not-disrupt pods, and once none is left (or the grace period is over)
+ * terminates the instance and removes the finalizer.
+ */
+async function startNodeTermination(ctx: Pass, claim: NodeClaim, node: ClusterNode, started: string[]): Promise<void> {
+  const at = new Date(node.deletionTimestamp ?? ctx.now).toISOString();
+  const disruption: NodeClaimDisruption = {
+    command: `nodedeleted-${fnv1a(claim.name).toString(36)}`,
+    reason: 'NodeDeleted',
+    decision: 'delete',
+    phase: 'Draining',
+    replacements: claim.disruption?.phase === 'Replacing' ? claim.disruption.replacements : [],
+    candidates: [claim.name],
+    message: `Node ${node.name} was deleted`,
+    proposedAt: at,
+    startedAt: at,
+    drainStartedAt: at,
+  };
+  const updated = await write(ctx, { ...claim, state: 'Deleting', disruption });
+  if (!updated) return;
+  if (!node.taints.some((t) => t.key === DISRUPTED_TAINT_KEY)) await patch(ctx, node.name, { taints: [...node.taints, DISRUPTED_NO_SCHEDULE_TAINT] });
+  started.push(claim.name);
+  const grace = claim.terminationGracePeriodSeconds;
+  await recordEventBestEffort(ctx.deps.cluster, {
+    type: 'Normal',
+    reason: 'NodeDeleted',
+    object: `NodeClaim/${claim.name}`,
+    message: `Node ${node.name} of NodeClaim ${claim.name} is being deleted: draining it${grace !== undefined ? ` (terminationGracePeriod ${grace}s)` : ''} before instance ${claim.instanceId ?? ''} is terminated`,
+  });
 }
 
 /** A conditional NodeClaim update; undefined (and a counted conflict) when the record changed since it was read. */

@@ -42,6 +42,10 @@ export interface ClusterNode {
   readonly ready: boolean;
   /** Epoch ms. */
   readonly createdAt: number;
+  /** When its deletion was requested (epoch ms): it stays, being deleted, until its finalizers are gone. */
+  readonly deletionTimestamp?: number;
+  /** `metadata.finalizers` (e.g. `karpenter.sh/termination`, which registration adds). */
+  readonly finalizers?: readonly string[];
 }
 
 /** A Kubernetes Event Skiff writes. `object` is `Kind/namespace/name` (or `Kind/name` for cluster-scoped objects). */
@@ -62,6 +66,11 @@ export interface NodePatch {
   readonly taints?: readonly Taint[];
   /** Annotations to merge into the Node's; a null value deletes that annotation. */
   readonly annotations?: Readonly<Record<string, string | null>>;
+  /**
+   * When given, the Node's complete new finalizer list. A Node being deleted goes once its list is empty; the list
+   * is replaced without a resourceVersion precondition, so pass the list just read minus (or plus) Skiff's own.
+   */
+  readonly finalizers?: readonly string[];
 }
 
 /**
@@ -105,7 +114,10 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
    * @throws {NotFoundError} when the Node does not exist
    */
   patchNode(name: string, patch: NodePatch): Promise<void>;
-  /** Deletes the Node; a Node already gone is not an error. */
+  /**
+   * Deletes the Node; a Node already gone is not an error. A Node with finalizers only gets a deletionTimestamp and
+   * goes once they are removed ({@link patchNode}).
+   */
   deleteNode(name: string): Promise<void>;
   /**
    * Evicts the pod through the Eviction API: `evicted`, `blocked` (429: a PDB forbids it now — try later), or

@@ -22,7 +22,7 @@
  */
 import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isThrottledError } from '../core/errors.js';
-import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
+import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { DisruptionDeps } from '../controllers/disruption.js';
@@ -43,7 +43,7 @@ import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } 
 import { buildResult, type SimulationResult } from './result.js';
 import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
-import { SimulatedCluster, nodeNameOf, type SimNode, type SimPod } from './simulated-cluster.js';
+import { SimulatedCluster, nodeNameOf, type SimNode, type SimNodeEvent, type SimPod } from './simulated-cluster.js';
 import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2 } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -215,7 +215,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   // batches what it sees together).
   let relayPassQueued = false;
   let nodeEventSeq = 0;
-  const relayNodeEvent = (node: SimNode, event: 'registered' | 'ready' | 'notReady' | 'deleted'): void => {
+  const relayNodeEvent = (node: SimNode, event: SimNodeEvent): void => {
     const message: SimLifecycleEvent = { kind: 'node', cluster: SIMULATED_CLUSTER_NAME, name: node.name, uid: `node-${node.instanceId}`, resourceVersion: String(++nodeEventSeq), event };
     if (relayPassQueued) return;
     relayPassQueued = true;
@@ -437,8 +437,10 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
       launchedAt: createdAt,
     });
     const node = cluster.registerNode(instance, { ready: true, createdAt, name: n.name });
-    // A managed node registered already carries its NodePool template's annotations (registration copied them).
+    // A managed node registered already carries its NodePool template's annotations and the termination finalizer
+    // (registration added them).
     Object.assign(node, { annotations: { ...(nodePool?.spec.template.metadata?.annotations ?? {}), ...n.annotations } });
+    if (nodePool) node.finalizers = [TERMINATION_FINALIZER];
     if (nodePool) {
       const iso = new Date(createdAt).toISOString();
       await store.create({
@@ -563,8 +565,10 @@ function applyEvent(event: ScenarioEvent, world: EventWorld): void {
       cluster.apply(event.apply);
       return;
     case 'delete':
-      // A Node deleted by a user: its pods go at once (no finalizer in the simulation) and the relay's node event
-      // makes the lifecycle controller delete its NodeClaim and terminate its instance.
+      // A Node deleted by a user (`kubectl delete node`): with Skiff's termination finalizer it only gets a
+      // deletionTimestamp; the relay's node event makes the lifecycle controller start its graceful termination (the
+      // disruption controller drains it, terminates the instance and removes the finalizer). A Node without the
+      // finalizer goes at once with its pods.
       if (event.delete.kind === 'Node' && !cluster.nodes.has(event.delete.name)) return noTarget(cluster, event, `no Node named ${event.delete.name}`);
       cluster.delete(event.delete.kind, event.delete.namespace ?? 'default', event.delete.name);
       return;

@@ -70,6 +70,9 @@ export const DeletionReasonSchema = z.enum([
   'RegistrationTimeout',
   'LaunchFailed',
   'InstanceTerminated',
+  // Added: a user deleted the Node or the NodeClaim (a graceful termination).
+  'NodeDeleted',
+  'NodeClaimDeleted',
 ]);
 
 /** A node taint as Kubernetes writes it (`value` optional). */

@@ -74,6 +74,9 @@ export interface SimNode extends ClusterNode {
   /** When the node first turned Ready, epoch ms. */
   readyAt?: number;
   taints: readonly Taint[];
+  /** When a deletion was requested while it had finalizers (epoch ms); it goes once they are removed. */
+  deletionTimestamp?: number;
+  finalizers?: readonly string[];
   deletedAt?: number;
   /** What the pods bound to it request, canonical units (kept for kube-scheduler's resource fit). */
   used: ResourceList;
@@ -90,12 +93,15 @@ export interface SimulatedClusterHooks {
   onUnschedulable?(pod: SimPod): void;
   /** A pod was bound to a node. */
   onBind?(pod: SimPod, node: SimNode): void;
-  /** A Node registered, turned Ready or NotReady, or was deleted (the relay reports it). */
+  /**
+   * A Node registered, turned Ready or NotReady, got a deletionTimestamp (`deleting`: deleted while it has
+   * finalizers) or was deleted (the relay reports it).
+   */
   onNodeEvent?(node: SimNode, event: SimNodeEvent): void;
 }
 
 /** A Node change the relay reports (the `event` of a relay node message). */
-export type SimNodeEvent = 'registered' | 'ready' | 'notReady' | 'deleted';
+export type SimNodeEvent = 'registered' | 'ready' | 'notReady' | 'deleting' | 'deleted';
 
 /** Options of {@link SimulatedCluster}. Durations in ms. */
 export interface SimulatedClusterOptions {
@@ -187,10 +193,27 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       this.placeDaemonPods(node);
       this.requestSchedulingPass();
     }
+    if (patch.finalizers) {
+      node.finalizers = [...patch.finalizers];
+      // The API server finishes a deletion once the last finalizer is removed.
+      if (node.deletionTimestamp !== undefined && node.finalizers.length === 0) this.removeNode(node);
+    }
   }
   async deleteNode(name: string): Promise<void> {
     const node = this.nodes.get(name);
-    if (node) this.removeNode(node);
+    if (node) this.requestNodeDeletion(node);
+  }
+
+  /**
+   * A Node deletion as the API server does it: a Node without finalizers goes at once; one with finalizers gets a
+   * deletionTimestamp (once) and stays — its pods keep running — until they are removed ({@link patchNode}).
+   */
+  requestNodeDeletion(node: SimNode): void {
+    if (this.nodes.get(node.name) !== node) return;
+    if ((node.finalizers ?? []).length === 0) return this.removeNode(node);
+    if (node.deletionTimestamp !== undefined) return;
+    node.deletionTimestamp = this.clock.now();
+    this.hooks.onNodeEvent?.(node, 'deleting');
   }
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
     const pod = this.pods.get(`${namespace}/${name}`);
@@ -393,7 +416,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       }
       case 'Node': {
         const node = this.nodes.get(name);
-        if (node) this.removeNode(node);
+        if (node) this.requestNodeDeletion(node);
         break;
       }
       default:
@@ -466,7 +489,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     return node;
   }
 
-  /** Removes a node; its pods are deleted (pod garbage collection) and their controllers replace them. */
+  /**
+   * Removes a node (its deletion completes); its pods are deleted (pod garbage collection) and their controllers
+   * replace them.
+   */
   removeNode(node: SimNode): void {
     if (this.nodes.get(node.name) !== node) return;
     node.deletedAt = this.clock.now();

@@ -35,6 +35,7 @@ const emptyLifecycle: LifecycleReport = {
   registrationTimeouts: [],
   instanceTerminated: [],
   nodeDeleted: [],
+  terminating: [],
   orphanInstances: [],
   deletedNodes: [],
   conflicts: 0,

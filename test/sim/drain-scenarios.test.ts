@@ -99,3 +99,62 @@ describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
     expect(r.violations.pdb).toBe(0);
   }, 120_000);
 });
+
+/** A PodDisruptionBudget for the `app: <name>` pods. */
+const pdb = (name: string, minAvailable: number) => `
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: ${name}}
+spec:
+  minAvailable: ${minAvailable}
+  selector: {matchLabels: {app: ${name}}}
+`;
+
+/** A node that exists at the start, of the `general` NodePool, that the timeline deletes at 10m. */
+const deleteNodeAt10m = `  nodes:
+    - {name: n1, instanceType: m5.2xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general}
+  events:
+    - at: 10m
+      delete: {kind: Node, name: n1}`;
+
+describe('drain: a Node a user deletes (kubectl delete node)', () => {
+  it('is drained through the Eviction API without ever going below the PDB, and its instance terminated only after the drain', async () => {
+    const r = await run(nodeClassYaml(), pool('team: a'), deployment('web', 4), pdb('web', 3), scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    expect(claim).toMatchObject({ deletionReason: 'NodeDeleted' });
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    expect(onNode).toHaveLength(4);
+    // Each was evicted once, one at a time: the PDB (minAvailable 3 of 4) lets the next go only once the previous
+    // one's replacement runs elsewhere.
+    expect(onNode.every((p) => p.evictions === 1)).toBe(true);
+    const evictedAt = onNode.map((p) => Date.parse(p.deletedAt!)).sort((a, b) => a - b);
+    expect(new Set(evictedAt).size).toBe(4);
+    expect(evictedAt[0]).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:10:00Z'));
+    expect(r.violations.pdb).toBe(0);
+    // The instance went (and the Node with it) only after the last eviction, not at the deletion.
+    expect(Date.parse(claim.deletedAt!)).toBeGreaterThanOrEqual(evictedAt[3]!);
+    expect(node.deletedAt).toBe(claim.deletedAt);
+    expect(r.disruptions).toContainEqual(
+      expect.objectContaining({ nodeClaim: claim.name, reason: 'NodeDeleted', decision: 'delete', drainStartedAt: '2026-03-02T08:10:00.000Z', completedAt: claim.deletedAt }),
+    );
+    // Every web pod runs again, on the capacity provisioned for the evicted ones.
+    const live = ownedBy(r, 'web').filter((p) => p.deletedAt === null);
+    expect(live).toHaveLength(4);
+    expect(live.every((p) => p.node !== null && p.node !== 'n1')).toBe(true);
+    expect(r.violations.evictionLoops).toBe(0);
+  }, 120_000);
+
+  it("waits on a PDB that allows no eviction until the NodePool's terminationGracePeriod, then terminates the instance", async () => {
+    const r = await run(nodeClassYaml(), pool('team: a', '      terminationGracePeriod: 5m'), deployment('web', 4), pdb('web', 4), scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    expect(claim.deletionReason).toBe('NodeDeleted');
+    // Not before the grace period (counted from the deletion at 10m) ran out, and at the first pass after it.
+    const deleted = Date.parse(claim.deletedAt!);
+    expect(deleted).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:15:00Z'));
+    expect(deleted).toBeLessThanOrEqual(Date.parse('2026-03-02T08:16:00Z'));
+    expect(ownedBy(r, 'web').filter((p) => p.node === 'n1').every((p) => p.evictions === 0)).toBe(true);
+    expect(r.violations.pdb).toBe(0);
+  }, 120_000);
+});

@@ -164,6 +164,19 @@ spec:
       expect([...cluster.pods.values()].every((p) => !p.nodeName)).toBe(true);
       expect(events.filter(([, e]) => e === 'deleted')).toEqual([['n1', 'deleted']]);
     });
+
+    it('only sets the deletionTimestamp of a Node with finalizers (its pods keep running), and deletes it once they are removed', async () => {
+      const { cluster, clock, node, events } = await setup(web(2));
+      node.finalizers = ['karpenter.sh/termination'];
+      await cluster.deleteNode('n1');
+      await cluster.deleteNode('n1');
+      expect(cluster.nodes.get('n1')?.deletionTimestamp).toBe(clock.now());
+      expect([...cluster.pods.values()].filter((p) => p.nodeName === 'n1')).toHaveLength(2);
+      expect(events.filter(([, e]) => e === 'deleting' || e === 'deleted')).toEqual([['n1', 'deleting']]);
+      await cluster.patchNode('n1', { finalizers: [] });
+      expect(cluster.nodes.size).toBe(0);
+      expect(events.filter(([, e]) => e === 'deleting' || e === 'deleted')).toEqual([['n1', 'deleting'], ['n1', 'deleted']]);
+    });
   });
 
   describe('setNodeReady', () => {

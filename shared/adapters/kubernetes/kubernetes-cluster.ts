@@ -223,15 +223,16 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
 
   /**
    * Merges `labels` and `annotations` (null deletes a key) into the Node and, when `taints` is given, replaces its
-   * taints, with one JSON merge patch (`{metadata: {labels, annotations}, spec: {taints}}`). Taints are replaced
-   * without a resourceVersion precondition: a taint another controller adds between the caller's read and this patch
-   * is lost.
+   * taints (and `finalizers`, likewise a list), with one JSON merge patch (`{metadata: {labels, annotations,
+   * finalizers}, spec: {taints}}`). Lists are replaced without a resourceVersion precondition: a taint or finalizer
+   * another controller adds between the caller's read and this patch is lost.
    * @throws {NotFoundError} when the Node does not exist · {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
    */
   async patchNode(name: string, patch: NodePatch): Promise<void> {
     const metadata = {
       ...(patch.labels !== undefined ? { labels: patch.labels } : {}),
       ...(patch.annotations !== undefined ? { annotations: patch.annotations } : {}),
+      ...(patch.finalizers !== undefined ? { finalizers: [...patch.finalizers] } : {}),
     };
     const body = {
       ...(Object.keys(metadata).length > 0 ? { metadata } : {}),

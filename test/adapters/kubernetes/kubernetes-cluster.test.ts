@@ -234,6 +234,13 @@ describe('KubernetesCluster', () => {
       expect(n2!.ready).toBe(false);
     });
 
+    it('reads the deletionTimestamp and finalizers of a Node being deleted', async () => {
+      const wire = wireNode('n1');
+      api.put('nodes', { ...wire, metadata: { ...(wire.metadata as Json), deletionTimestamp: '2024-05-06T08:00:00Z', finalizers: ['karpenter.sh/termination'] } });
+      const [n1] = await cluster.listNodes();
+      expect(n1).toMatchObject({ deletionTimestamp: Date.parse('2024-05-06T08:00:00Z'), finalizers: ['karpenter.sh/termination'] });
+    });
+
     it('skips a node with a malformed quantity', async () => {
       api.put('nodes', wireNode('n1', { cpu: 'two' }));
       api.put('nodes', wireNode('n2'));
@@ -316,6 +323,14 @@ describe('KubernetesCluster', () => {
       await cluster.patchNode('n1', { annotations: { 'karpenter.sh/do-not-disrupt': 'true', drop: null } });
       expect(api.requestsTo('PATCH', '/api/v1/nodes/n1')[0]!.body).toEqual({ metadata: { annotations: { 'karpenter.sh/do-not-disrupt': 'true', drop: null } } });
       expect((api.get('nodes', 'n1')!.metadata as Json).annotations).toEqual({ keep: 'yes', 'karpenter.sh/do-not-disrupt': 'true' });
+    });
+
+    it('replaces the finalizer list as metadata.finalizers', async () => {
+      const wire = wireNode('n1');
+      api.put('nodes', { ...wire, metadata: { ...(wire.metadata as Json), finalizers: ['example.com/keep', 'karpenter.sh/termination'] } });
+      await cluster.patchNode('n1', { finalizers: ['example.com/keep'] });
+      expect(api.requestsTo('PATCH', '/api/v1/nodes/n1')[0]!.body).toEqual({ metadata: { finalizers: ['example.com/keep'] } });
+      expect((api.get('nodes', 'n1')!.metadata as Json).finalizers).toEqual(['example.com/keep']);
     });
 
     it('leaves taints alone when none are given', async () => {
