@@ -169,9 +169,12 @@ export interface LifecycleReport {
   readonly nodeDeleted: readonly string[];
   /**
    * NodeClaims whose graceful termination this pass started because a user deleted their Node (it carries a
-   * deletionTimestamp, held by Skiff's termination finalizer): the disruption controller drains them.
+   * deletionTimestamp, held by Skiff's termination finalizer) or their NodeClaim object: the disruption controller
+   * drains them.
    */
   readonly terminating: readonly string[];
+  /** NodeClaims a user deleted before their Node registered: their instance was terminated at once. */
+  readonly nodeClaimDeleted: readonly string[];
   /** Instances terminated because no live NodeClaim owns them. */
   readonly orphanInstances: readonly string[];
   /** Nodes this pass deleted. */
@@ -204,6 +207,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     instanceTerminated: [] as string[],
     nodeDeleted: [] as string[],
     terminating: [] as string[],
+    nodeClaimDeleted: [] as string[],
     orphanInstances: [] as string[],
     deletedNodes: [] as string[],
     conflicts: 0,
@@ -213,12 +217,17 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   };
   // Order matters: NodeClaims first (see the module comment).
   const claims = await deps.store.list();
-  const [nodes, instances, nodePools, pods] = await Promise.all([
+  const mirrors = mirrorsOf(deps.cluster);
+  const [nodes, instances, nodePools, pods, listedMirrors] = await Promise.all([
     deps.cluster.listNodes(),
     deps.cloud.list(),
     deps.cluster.listNodePools(),
     deps.observeUsage === true ? deps.cluster.listPods() : undefined,
+    // A mirror list that fails never fails the pass (step 5 reports it).
+    mirrors ? mirrors.listNodeClaimMirrors().catch((e: unknown) => ({ failed: messageOf(e) })) : undefined,
   ]);
+  /** NodeClaims whose `karpenter.sh/v1` object a user asked to delete, with when (epoch ms). */
+  const claimDeletions = new Map(Array.isArray(listedMirrors) ? listedMirrors.flatMap((m) => (m.deletionTimestamp !== undefined ? [[m.name, m.deletionTimestamp] as const] : [])) : []);
   const now = deps.clock.now();
   const nodeByProvider = new Map(nodes.map((n) => [n.providerId, n]));
   const nodeByName = new Map(nodes.map((n) => [n.name, n]));
@@ -239,6 +248,16 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
     const node = (claim.providerId ? nodeByProvider.get(claim.providerId) : undefined) ?? (claim.nodeName ? nodeByName.get(claim.nodeName) : undefined);
     const instanceGone = !!claim.instanceId && !running.has(claim.instanceId);
+    const claimDeletion = claimDeletions.get(claim.name);
+    if (claimDeletion !== undefined && (claim.state === 'Launched' || !node)) {
+      // A NodeClaim a user deleted before its Node registered (no pod can run there yet): its instance goes at once.
+      await terminate(ctx, claim, 'NodeClaimDeleted', report.nodeClaimDeleted, {
+        type: 'Normal',
+        reason: 'NodeClaimDeleted',
+        message: `NodeClaim ${claim.name} was deleted before its Node registered; instance ${claim.instanceId ?? '(none)'} terminated`,
+      });
+      continue;
+    }
     if (claim.state === 'Launched') {
       if (node) {
         const registered = await register(ctx, claim, node, templateLabels.get(claim.nodePool) ?? {});
@@ -272,8 +291,10 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
       if (won !== 'skipped') await deleteNode(node.name);
       continue;
     }
-    if (node.deletionTimestamp !== undefined) {
-      await startNodeTermination(ctx, claim, node, report.terminating);
+    if (node.deletionTimestamp !== undefined || claimDeletion !== undefined) {
+      // A deleted Node, or a deleted NodeClaim (Karpenter deletes its Node then): the same graceful termination.
+      const deletion = node.deletionTimestamp !== undefined ? { reason: 'NodeDeleted' as const, at: node.deletionTimestamp } : { reason: 'NodeClaimDeleted' as const, at: claimDeletion! };
+      await startNodeTermination(ctx, claim, node, deletion, report.terminating);
       continue;
     }
     // A Node registered before Skiff added the finalizer (or by a Skiff that did not) gets it now.
@@ -315,7 +336,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (instanceId.startsWith('i-') && !running.has(instanceId)) await deleteNode(node.name);
   }
 
-  await mirrorNodeClaims(ctx, report);
+  await mirrorNodeClaims(ctx, report, listedMirrors);
   if (!pods) return report;
   return { ...report, usage: usageOf(now, [...ctx.latest.values()], nodes.filter((n) => !deletedNodes.has(n.name)), pods) };
 }
@@ -378,16 +399,18 @@ function mirrorsOf(cluster: Cluster<unknown, unknown, unknown>): Mirrors | undef
  * mirrors of NodeClaims that are over or gone. Sequential (one object at a time). Never throws: failures go to
  * `report.mirrorFailures`.
  */
-async function mirrorNodeClaims(ctx: Pass, report: { mirrored: string[]; mirrorsDeleted: string[]; mirrorFailures: MirrorFailure[] }): Promise<void> {
+async function mirrorNodeClaims(
+  ctx: Pass,
+  report: { mirrored: string[]; mirrorsDeleted: string[]; mirrorFailures: MirrorFailure[] },
+  listed: readonly NodeClaimMirrorRef[] | { readonly failed: string } | undefined,
+): Promise<void> {
   const mirrors = mirrorsOf(ctx.deps.cluster);
-  if (!mirrors) return;
-  let existing: NodeClaimMirrorRef[];
-  try {
-    existing = await mirrors.listNodeClaimMirrors();
-  } catch (e) {
-    report.mirrorFailures.push({ operation: 'list', error: messageOf(e) });
+  if (!mirrors || listed === undefined) return;
+  if (!Array.isArray(listed)) {
+    report.mirrorFailures.push({ operation: 'list', error: (listed as { failed: string }).failed });
     return;
   }
+  const existing: readonly NodeClaimMirrorRef[] = listed;
   const mirroredVersion = new Map(existing.map((m) => [m.name, m.version]));
   for (const claim of ctx.latest.values()) {
     if (!isLive(claim) || ctx.stale.has(claim.name)) continue;
@@ -524,26 +547,35 @@ async function terminate(
 }
 
 /**
- * A Node a user deleted (its deletionTimestamp is set; Skiff's termination finalizer holds it): its NodeClaim starts a
- * graceful termination, as Karpenter's termination controller runs one (core `pkg/controllers/node/termination/
+ * A Node a user deleted (its deletionTimestamp is set; Skiff's termination finalizer holds it), or a NodeClaim object a
+ * user deleted (core `pkg/controllers/nodeclaim/lifecycle/controller.go` `finalize` deletes its Node then): the
+ * NodeClaim starts a graceful termination, as Karpenter's termination controller runs one (core `pkg/controllers/node/termination/
  * controller.go` `finalize`: the NodeClaim is deleted too, the Node tainted `karpenter.sh/disrupted:NoSchedule`, then
- * drained). The NodeClaim becomes `Deleting` with a forceful `NodeDeleted` disruption in its `Draining` phase — no
+ * drained). The NodeClaim becomes `Deleting` with a forceful `NodeDeleted` (or `NodeClaimDeleted`) disruption in its
+ * `Draining` phase — no
  * budget, no replacement first; a replacement already launching for it is kept — whose drain started at the
  * deletionTimestamp (so `terminationGracePeriod` counts from the deletion, Karpenter's
  * `karpenter.sh/nodeclaim-termination-timestamp`). The disruption controller's drain evicts its pods through the
  * Eviction API (PDBs answer 429), waits for do-not-disrupt pods, and once none is left (or the grace period is over)
  * terminates the instance and removes the finalizer.
  */
-async function startNodeTermination(ctx: Pass, claim: NodeClaim, node: ClusterNode, started: string[]): Promise<void> {
-  const at = new Date(node.deletionTimestamp ?? ctx.now).toISOString();
+async function startNodeTermination(
+  ctx: Pass,
+  claim: NodeClaim,
+  node: ClusterNode,
+  deletion: { readonly reason: 'NodeDeleted' | 'NodeClaimDeleted'; readonly at: number },
+  started: string[],
+): Promise<void> {
+  const at = new Date(deletion.at).toISOString();
+  const what = deletion.reason === 'NodeDeleted' ? `Node ${node.name}` : `NodeClaim ${claim.name}`;
   const disruption: NodeClaimDisruption = {
-    command: `nodedeleted-${fnv1a(claim.name).toString(36)}`,
-    reason: 'NodeDeleted',
+    command: `${deletion.reason.toLowerCase()}-${fnv1a(claim.name).toString(36)}`,
+    reason: deletion.reason,
     decision: 'delete',
     phase: 'Draining',
     replacements: claim.disruption?.phase === 'Replacing' ? claim.disruption.replacements : [],
     candidates: [claim.name],
-    message: `Node ${node.name} was deleted`,
+    message: `${what} was deleted`,
     proposedAt: at,
     startedAt: at,
     drainStartedAt: at,
@@ -555,9 +587,9 @@ async function startNodeTermination(ctx: Pass, claim: NodeClaim, node: ClusterNo
   const grace = claim.terminationGracePeriodSeconds;
   await recordEventBestEffort(ctx.deps.cluster, {
     type: 'Normal',
-    reason: 'NodeDeleted',
+    reason: deletion.reason,
     object: `NodeClaim/${claim.name}`,
-    message: `Node ${node.name} of NodeClaim ${claim.name} is being deleted: draining it${grace !== undefined ? ` (terminationGracePeriod ${grace}s)` : ''} before instance ${claim.instanceId ?? ''} is terminated`,
+    message: `${what} is being deleted: draining Node ${node.name}${grace !== undefined ? ` (terminationGracePeriod ${grace}s)` : ''} before instance ${claim.instanceId ?? ''} is terminated`,
   });
 }
 

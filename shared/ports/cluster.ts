@@ -91,6 +91,11 @@ export interface NodeClaimMirrorRef {
    * interrupted, or an older Skiff wrote it): an unknown version is always rewritten.
    */
   readonly version?: number;
+  /**
+   * When a user asked to delete the NodeClaim object (`kubectl delete nodeclaim`), epoch ms: Skiff's termination
+   * finalizer on the mirror holds it while the NodeClaim is terminated gracefully.
+   */
+  readonly deletionTimestamp?: number;
 }
 
 /**
@@ -132,10 +137,11 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
    */
   listNodeClaimMirrors?(): Promise<NodeClaimMirrorRef[]>;
   /**
-   * Creates or updates the NodeClaim object mirroring `claim` (metadata, spec, and status conditions Launched,
-   * Registered, Initialized, Ready), then records `claim.version` on it. Idempotent.
+   * Creates or updates the NodeClaim object mirroring `claim` (metadata with the `karpenter.sh/termination`
+   * finalizer, spec, and status conditions Launched, Registered, Initialized, Ready), then records `claim.version` on
+   * it. Idempotent.
    */
   mirrorNodeClaim?(claim: NodeClaim): Promise<void>;
-  /** Deletes the NodeClaim object named `name`; one already gone is not an error. */
+  /** Removes Skiff's finalizer from the NodeClaim object named `name` and deletes it; one already gone is not an error. */
   deleteNodeClaimMirror?(name: string): Promise<void>;
 }

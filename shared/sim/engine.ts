@@ -569,7 +569,10 @@ function applyEvent(event: ScenarioEvent, world: EventWorld): void {
       // deletionTimestamp; the relay's node event makes the lifecycle controller start its graceful termination (the
       // disruption controller drains it, terminates the instance and removes the finalizer). A Node without the
       // finalizer goes at once with its pods.
+      // A NodeClaim deleted by a user (`kubectl delete nodeclaim`): its mirror object only records the request (Skiff's
+      // finalizer holds it); the lifecycle controller's next pass starts the same graceful termination.
       if (event.delete.kind === 'Node' && !cluster.nodes.has(event.delete.name)) return noTarget(cluster, event, `no Node named ${event.delete.name}`);
+      if (event.delete.kind === 'NodeClaim' && !cluster.nodeClaimMirrors.has(event.delete.name)) return noTarget(cluster, event, `no NodeClaim named ${event.delete.name}`);
       cluster.delete(event.delete.kind, event.delete.namespace ?? 'default', event.delete.name);
       return;
     case 'nodeCondition': {

@@ -141,6 +141,11 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
    * from (what `kubectl get nodeclaims` would show). Only a caller that sees the mirror methods writes them.
    */
   readonly nodeClaimMirrors = new Map<string, NodeClaim>();
+  /**
+   * NodeClaim mirrors a user asked to delete (`kubectl delete nodeclaim`), by name: when (epoch ms). The finalizer
+   * Skiff puts on every mirror holds them until the lifecycle controller deletes them.
+   */
+  readonly nodeClaimMirrorDeletions = new Map<string, number>();
   hooks: SimulatedClusterHooks = {};
   private rv = 1;
   private uid = 1;
@@ -232,16 +237,20 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   }
   /** Every NodeClaim mirror, with the record version it was written from. */
   async listNodeClaimMirrors(): Promise<NodeClaimMirrorRef[]> {
-    return [...this.nodeClaimMirrors.values()].map((c) => ({ name: c.name, version: c.version }));
+    return [...this.nodeClaimMirrors.values()].map((c) => {
+      const deletionTimestamp = this.nodeClaimMirrorDeletions.get(c.name);
+      return { name: c.name, version: c.version, ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}) };
+    });
   }
   /** Records the mirror of `claim`; a `Deleted` claim deletes its mirror instead (as the Kubernetes adapter does). */
   async mirrorNodeClaim(claim: NodeClaim): Promise<void> {
-    if (claim.state === 'Deleted') this.nodeClaimMirrors.delete(claim.name);
-    else this.nodeClaimMirrors.set(claim.name, claim);
+    if (claim.state === 'Deleted') return this.deleteNodeClaimMirror(claim.name);
+    this.nodeClaimMirrors.set(claim.name, claim);
   }
-  /** Deletes the mirror named `name`; a missing one is not an error. */
+  /** Deletes the mirror named `name` (its finalizer released); a missing one is not an error. */
   async deleteNodeClaimMirror(name: string): Promise<void> {
     this.nodeClaimMirrors.delete(name);
+    this.nodeClaimMirrorDeletions.delete(name);
   }
   async recordEvent(event: ClusterEvent): Promise<void> {
     // Kubernetes' event recorder aggregates identical events; keep one per object/reason/message per 5 minutes.
@@ -419,6 +428,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         if (node) this.requestNodeDeletion(node);
         break;
       }
+      case 'NodeClaim':
+        // `kubectl delete nodeclaim`: the mirror's finalizer holds it; the lifecycle controller sees the request.
+        if (this.nodeClaimMirrors.has(name) && !this.nodeClaimMirrorDeletions.has(name)) this.nodeClaimMirrorDeletions.set(name, this.clock.now());
+        break;
       default:
         throw new RangeError(`the simulation cannot delete kind ${kind}`);
     }

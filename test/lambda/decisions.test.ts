@@ -248,7 +248,7 @@ describe('handlers with metrics and decisions', () => {
   });
 
   it('the provisioner runs a lifecycle pass alongside provisioning when a batch has a relay node event', async () => {
-    const lifecycleReport: LifecycleReport = { registered: ['general-bcdfg'], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
+    const lifecycleReport: LifecycleReport = { registered: ['general-bcdfg'], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
     const log = recordingLog();
     const points: MetricDataPoint[][] = [];
     let lifecyclePasses = 0;
@@ -291,6 +291,7 @@ describe('handlers with metrics and decisions', () => {
       instanceTerminated: [],
       nodeDeleted: [],
       terminating: [],
+      nodeClaimDeleted: [],
       orphanInstances: [],
       deletedNodes: [],
       conflicts: 0,

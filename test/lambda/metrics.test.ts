@@ -36,6 +36,7 @@ const emptyLifecycle: LifecycleReport = {
   instanceTerminated: [],
   nodeDeleted: [],
   terminating: [],
+  nodeClaimDeleted: [],
   orphanInstances: [],
   deletedNodes: [],
   conflicts: 0,

@@ -158,3 +158,42 @@ describe('drain: a Node a user deletes (kubectl delete node)', () => {
     expect(r.violations.pdb).toBe(0);
   }, 120_000);
 });
+
+describe('drain: a NodeClaim a user deletes (kubectl delete nodeclaim)', () => {
+  it('is terminated gracefully like a deleted Node: drained within the PDB, then its instance terminated (NodeClaimDeleted)', async () => {
+    const nodes = `  nodes:
+    - {name: n1, instanceType: m5.2xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general}`;
+    // The NodeClaim's name is generated (deterministically for a seed): read it from a short run first.
+    const before = await run(nodeClassYaml(), pool('team: a'), deployment('web', 4), pdb('web', 3), scenario(nodes, '5m'));
+    const name = before.nodes.find((n) => n.name === 'n1')!.nodeClaim!;
+    const r = await run(
+      nodeClassYaml(),
+      pool('team: a'),
+      deployment('web', 4),
+      pdb('web', 3),
+      scenario(`${nodes}
+  events:
+    - at: 10m
+      delete: {kind: NodeClaim, name: ${name}}`, '1h'),
+    );
+    const claim = r.nodeClaims.find((c) => c.name === name)!;
+    expect(claim.deletionReason).toBe('NodeClaimDeleted');
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    expect(onNode.every((p) => p.evictions === 1)).toBe(true);
+    const evictedAt = onNode.map((p) => Date.parse(p.deletedAt!)).sort((a, b) => a - b);
+    expect(new Set(evictedAt).size).toBe(4);
+    expect(evictedAt[0]).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:10:00Z'));
+    expect(Date.parse(claim.deletedAt!)).toBeGreaterThanOrEqual(evictedAt[3]!);
+    expect(r.nodes.find((n) => n.name === 'n1')!.deletedAt).toBe(claim.deletedAt);
+    expect(r.disruptions).toContainEqual(expect.objectContaining({ nodeClaim: name, reason: 'NodeClaimDeleted', completedAt: claim.deletedAt }));
+    expect(r.violations.pdb).toBe(0);
+    expect(ownedBy(r, 'web').filter((p) => p.deletedAt === null && p.node !== null)).toHaveLength(4);
+  }, 120_000);
+
+  it('says so when no NodeClaim has the name', async () => {
+    const r = await run(nodeClassYaml(), pool('team: a'), scenario(`  events:
+    - at: 1m
+      delete: {kind: NodeClaim, name: general-none}`, '5m'));
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'ScenarioEventSkipped', object: 'Scenario/delete' }));
+  }, 60_000);
+});

@@ -49,6 +49,7 @@ import type { NodeClaim } from '../../core/api/nodeclaim.js';
 import { nodePoolSchema, type NodePool } from '../../core/api/nodepool.js';
 import { pdbSchema, type PodDisruptionBudget } from '../../core/api/pdb.js';
 import { daemonSetSchema, type DaemonSet } from '../../core/api/workloads.js';
+import { TERMINATION_FINALIZER } from '../../core/api/labels.js';
 import { isConflictError, isNotFoundError } from '../../core/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch } from '../../ports/cluster.js';
@@ -386,7 +387,8 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   /**
    * Every `karpenter.sh/v1` NodeClaim Skiff mirrors: those carrying the `skiff.dev/nodeclaim-state` annotation
    * (NodeClaims of another controller, e.g. Karpenter itself, are left out), with the record version stamped on
-   * each (undefined when missing or not a non-negative integer: the mirror is rewritten).
+   * each (undefined when missing or not a non-negative integer: the mirror is rewritten) and, for one a user deleted
+   * (its finalizer holds it), its `deletionTimestamp` in epoch ms.
    * @throws {NotFoundError} when the NodeClaim CRD is not installed (404) · {ThrottledError} on 429/5xx ·
    *   {KubernetesApiError} on other 4xx
    */
@@ -394,22 +396,30 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     const items = await this.#listCustom(NODECLAIM_RESOURCE.group, NODECLAIM_RESOURCE.version, NODECLAIM_RESOURCE.plural, 'NodeClaims');
     const out: NodeClaimMirrorRef[] = [];
     for (const item of items) {
-      const metadata = item['metadata'] as { name?: unknown; annotations?: Record<string, unknown> } | undefined;
+      const metadata = item['metadata'] as { name?: unknown; annotations?: Record<string, unknown>; deletionTimestamp?: unknown } | undefined;
       const annotations = metadata?.annotations ?? {};
       if (typeof metadata?.name !== 'string' || annotations[NODECLAIM_STATE_ANNOTATION] === undefined) continue;
       const stamp = annotations[NODECLAIM_VERSION_ANNOTATION];
       const version = typeof stamp === 'string' && /^\d{1,15}$/.test(stamp) ? Number(stamp) : undefined;
-      out.push({ name: metadata.name, ...(version !== undefined ? { version } : {}) });
+      const deletion = typeof metadata.deletionTimestamp === 'string' ? Date.parse(metadata.deletionTimestamp) : Number.NaN;
+      out.push({ name: metadata.name, ...(version !== undefined ? { version } : {}), ...(Number.isNaN(deletion) ? {} : { deletionTimestamp: deletion }) });
     }
     return out;
   }
 
   /**
-   * Deletes the NodeClaim mirror named `name`; one already gone is not an error.
+   * Removes Skiff's `karpenter.sh/termination` finalizer from the NodeClaim mirror named `name` (read, then a JSON merge
+   * patch of the list without it; other finalizers are kept) and deletes it; one already gone is not an error.
    * @throws {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
    */
   async deleteNodeClaimMirror(name: string): Promise<void> {
     try {
+      const current = (await this.#custom.getClusterCustomObject({ ...NODECLAIM_RESOURCE, name })) as { metadata?: { finalizers?: readonly string[] } };
+      const finalizers = current.metadata?.finalizers ?? [];
+      if (finalizers.includes(TERMINATION_FINALIZER)) {
+        const body = { metadata: { finalizers: finalizers.filter((f) => f !== TERMINATION_FINALIZER) } };
+        await this.#custom.patchClusterCustomObject({ ...NODECLAIM_RESOURCE, name, fieldManager: FIELD_MANAGER, body }, mergePatch());
+      }
       await this.#custom.deleteClusterCustomObject({ ...NODECLAIM_RESOURCE, name });
     } catch (e) {
       if (httpStatusOf(e) === 404) return;

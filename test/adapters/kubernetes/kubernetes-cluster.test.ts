@@ -535,6 +535,18 @@ describe('KubernetesCluster', () => {
       expect(await cluster.listNodeClaimMirrors()).toEqual([{ name: 'general-abc12' }]);
     });
 
+    it("puts the termination finalizer on the mirror; deleteNodeClaimMirror removes it (keeping others') and deletes", async () => {
+      await cluster.mirrorNodeClaim(claim());
+      const stored = api.get('nodeclaims', 'general-abc12')!;
+      expect((stored.metadata as Json).finalizers).toEqual(['karpenter.sh/termination']);
+      api.put('nodeclaims', { ...stored, metadata: { ...(stored.metadata as Json), finalizers: ['example.com/keep', 'karpenter.sh/termination'], deletionTimestamp: '2026-03-02T08:10:00Z' } });
+      expect(await cluster.listNodeClaimMirrors()).toEqual([expect.objectContaining({ name: 'general-abc12', deletionTimestamp: Date.parse('2026-03-02T08:10:00Z') })]);
+      await cluster.deleteNodeClaimMirror('general-abc12');
+      const patch = api.requestsTo('PATCH', '/apis/karpenter.sh/v1/nodeclaims/general-abc12').at(-1)!;
+      expect(patch.body).toEqual({ metadata: { finalizers: ['example.com/keep'] } });
+      expect(api.requestsTo('DELETE', '/apis/karpenter.sh/v1/nodeclaims/general-abc12')).toHaveLength(1);
+    });
+
     it('deleteNodeClaimMirror deletes, and deleting a missing mirror is not an error', async () => {
       await cluster.mirrorNodeClaim(claim());
       await cluster.deleteNodeClaimMirror('general-abc12');
