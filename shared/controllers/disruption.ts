@@ -14,7 +14,9 @@
  *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
  *    try again next pass), then deletes the record, terminates the instance and deletes the Node;
  * 3. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
- *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out;
+ *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
+ *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
+ *    the NodeClaim); every `Draining` NodeClaim is drained here, whoever started it;
  * 4. unless a proposal is waiting, proposes one new command from the first method that finds one, in Karpenter's
  *    order: Emptiness → Drift → multi-node consolidation → single-node consolidation (core
  *    `disruption/controller.go`), within each NodePool's budget for that reason (`core/disruption/budgets.ts`).

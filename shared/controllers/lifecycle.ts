@@ -16,12 +16,20 @@
  *    live NodeClaim owns → terminated, its Node deleted (aws `nodeclaim/garbagecollection`); (b) a registered
  *    NodeClaim whose instance is gone from the cloud and whose Node is not Ready → `Deleted` with reason
  *    `InstanceTerminated`, its Node deleted (core `nodeclaim/garbagecollection`); (c) a Node whose NodeClaim is
- *    `Deleted` or `Failed` → deleted; (d) a registered NodeClaim whose Node was deleted (by a user) → its instance is
- *    terminated and it is `Deleted` (Karpenter: deleting a Node deletes its NodeClaim), with no deletion reason
- *    because Skiff did not decide it — unless the instance is gone too, which is `InstanceTerminated`; (e) a Node of
+ *    `Deleted` or `Failed` → deleted; (d) a registered NodeClaim whose Node vanished (deleted by a user without
+ *    Skiff's termination finalizer, or with it forced off) → its instance is terminated and it is `Deleted` with
+ *    reason `NodeDeleted` (Karpenter: deleting a Node deletes its NodeClaim) — unless the instance is gone too, which
+ *    is `InstanceTerminated`; (e) a Node of
  *    a NodePool (or still carrying `karpenter.sh/unregistered`) whose instance is no longer running and that no live
  *    NodeClaim claims → deleted (a pass that crashed between terminating an orphan instance and deleting its Node
  *    leaves one behind, and no other step would find it: the instance is gone and no NodeClaim names the Node).
+ * 4½. termination (core `pkg/controllers/node/termination/controller.go`): registration puts the
+ *    `karpenter.sh/termination` finalizer on the Node (and a pass adds it to a registered Node that lacks it), so a
+ *    user's `kubectl delete node` leaves the Node with a deletionTimestamp; a registered NodeClaim whose Node is being
+ *    deleted, or whose NodeClaim object a user deleted (its mirror's deletionTimestamp), starts a graceful termination
+ *    (`startNodeTermination`: `Deleting`, a forceful `NodeDeleted` / `NodeClaimDeleted` disruption that the
+ *    disruption controller drains); a deleted NodeClaim whose Node has not registered is terminated at once. Every
+ *    Node this controller deletes loses the finalizer first.
  * 5. mirroring (when the cluster offers the optional NodeClaim-mirror methods of the Cluster port): every live
  *    NodeClaim, as this pass left it, is written as a `karpenter.sh/v1` NodeClaim object with its status conditions
  *    (Launched, Registered, Initialized, Ready) unless the object already mirrors that record version; the mirror of
@@ -547,17 +555,18 @@ async function terminate(
 }
 
 /**
- * A Node a user deleted (its deletionTimestamp is set; Skiff's termination finalizer holds it), or a NodeClaim object a
- * user deleted (core `pkg/controllers/nodeclaim/lifecycle/controller.go` `finalize` deletes its Node then): the
- * NodeClaim starts a graceful termination, as Karpenter's termination controller runs one (core `pkg/controllers/node/termination/
- * controller.go` `finalize`: the NodeClaim is deleted too, the Node tainted `karpenter.sh/disrupted:NoSchedule`, then
- * drained). The NodeClaim becomes `Deleting` with a forceful `NodeDeleted` (or `NodeClaimDeleted`) disruption in its
- * `Draining` phase — no
- * budget, no replacement first; a replacement already launching for it is kept — whose drain started at the
- * deletionTimestamp (so `terminationGracePeriod` counts from the deletion, Karpenter's
- * `karpenter.sh/nodeclaim-termination-timestamp`). The disruption controller's drain evicts its pods through the
- * Eviction API (PDBs answer 429), waits for do-not-disrupt pods, and once none is left (or the grace period is over)
- * terminates the instance and removes the finalizer.
+ * A Node a user deleted (its deletionTimestamp is set; Skiff's termination finalizer holds it), or a NodeClaim object
+ * a user deleted (core `pkg/controllers/nodeclaim/lifecycle/controller.go` `finalize` deletes its Node then): the
+ * NodeClaim starts a graceful termination, as Karpenter's termination controller runs one (core
+ * `pkg/controllers/node/termination/controller.go` `finalize`: the NodeClaim is deleted too, the Node tainted
+ * `karpenter.sh/disrupted:NoSchedule`, then drained). The NodeClaim becomes `Deleting` with a forceful `NodeDeleted`
+ * (or `NodeClaimDeleted`) disruption in its `Draining` phase — no budget, no replacement first; a replacement already
+ * launching for it is kept — whose drain started at the deletion (so `terminationGracePeriod` counts from it, as
+ * Karpenter's `karpenter.sh/nodeclaim-termination-timestamp` does). The disruption controller's drain evicts its pods
+ * through the Eviction API (PDBs answer 429), waits for do-not-disrupt pods, and once none is left (or the grace
+ * period is over) terminates the instance and removes the finalizer.
+ * @param deletion what the user deleted and when (epoch ms)
+ * @param started the report list the NodeClaim's name goes to when this pass wrote it
  */
 async function startNodeTermination(
   ctx: Pass,
