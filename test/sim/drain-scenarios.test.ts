@@ -159,6 +159,30 @@ describe('drain: a Node a user deletes (kubectl delete node)', () => {
   }, 120_000);
 });
 
+describe('drain: a Node a user deletes, with a do-not-disrupt pod', () => {
+  it("evicts the other pods, leaves the do-not-disrupt pod alone and waits for it until the terminationGracePeriod", async () => {
+    const guarded = `
+apiVersion: v1
+kind: Pod
+metadata: {name: batch, namespace: default, annotations: {karpenter.sh/do-not-disrupt: "true"}}
+spec:
+  nodeName: n1
+  containers: [{name: app, image: batch, resources: {requests: {cpu: 500m, memory: 512Mi}}}]
+`;
+    const r = await run(nodeClassYaml(), pool('team: a', '      terminationGracePeriod: 5m'), deployment('web', 2), guarded, scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    const batch = r.pods.find((p) => p.name === 'batch' && p.node === 'n1')!;
+    expect(batch.evictions).toBe(0);
+    expect(ownedBy(r, 'web').filter((p) => p.node === 'n1').every((p) => p.evictions === 1 && Date.parse(p.deletedAt!) < Date.parse('2026-03-02T08:12:00Z'))).toBe(true);
+    // The drain waited for the do-not-disrupt pod until the grace period (from the deletion at 10m) ran out.
+    expect(claim.deletionReason).toBe('NodeDeleted');
+    expect(Date.parse(claim.deletedAt!)).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:15:00Z'));
+    expect(Date.parse(claim.deletedAt!)).toBeLessThanOrEqual(Date.parse('2026-03-02T08:16:00Z'));
+    expect(r.violations.doNotDisrupt).toBe(0);
+  }, 120_000);
+});
+
 describe('drain: a NodeClaim a user deletes (kubectl delete nodeclaim)', () => {
   it('is terminated gracefully like a deleted Node: drained within the PDB, then its instance terminated (NodeClaimDeleted)', async () => {
     const nodes = `  nodes:
