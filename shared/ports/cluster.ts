@@ -103,7 +103,8 @@ export interface NodeClaimMirrorRef {
  *
  * The three NodeClaim-mirror methods are optional and go together: a cluster that has all three gets each
  * NodeClaim record mirrored as a `karpenter.sh/v1` NodeClaim object by the lifecycle controller (so
- * `kubectl get nodeclaims` works); one without them (the simulation, as the handlers see it) is left alone.
+ * `kubectl get nodeclaims` works), and a user's deletion of such an object (its `deletionTimestamp`, held by Skiff's
+ * finalizer) terminates the NodeClaim gracefully; a cluster without them is left alone.
  */
 export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet = unknown> {
   listNodePools(): Promise<NodePool[]>;
