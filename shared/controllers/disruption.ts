@@ -101,6 +101,11 @@ export interface DisruptionReport {
   readonly expired: readonly string[];
   /** Pods evicted (`ns/name`). */
   readonly evicted: readonly string[];
+  /**
+   * Pods deleted because their node's terminationGracePeriod was running out (`ns/name`; PDBs and do-not-disrupt
+   * bypassed). Always set by `disrupt` and `disruptNow`; optional for reports built elsewhere.
+   */
+  readonly forceDeleted?: readonly string[];
   /** Pods whose eviction must wait, with why (a PDB's 429, do-not-disrupt). */
   readonly waiting: readonly { readonly pod: string; readonly reason: string }[];
   /** NodeClaims deleted (instance terminated), with the reason. */
@@ -140,6 +145,7 @@ interface Pass {
     rejected: { command: string; reason: string }[];
     expired: string[];
     evicted: string[];
+    forceDeleted: string[];
     waiting: { pod: string; reason: string }[];
     deleted: { nodeClaim: string; reason: DisruptionReason }[];
     skipped: { nodeClaim: string; reason: string }[];
@@ -154,7 +160,7 @@ interface Pass {
  * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], forceDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   let seen = 0;
   /** The world again if anything was written since it was read. */
@@ -993,7 +999,7 @@ async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason:
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], forceDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   const claim = world.claims.find((c) => c.name === name);
   if (!claim || !isLive(claim)) return pass.report;
@@ -1019,10 +1025,16 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
   // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
   // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.
   const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired' || d.reason === 'NodeDeleted' || d.reason === 'NodeClaimDeleted');
-  if (node && pods.length > 0 && world.now < deadline && !gone) {
+  if (node && pods.length > 0 && !gone) {
     await taint(pass, node);
     for (const pod of pods) {
       const key = `${pod.namespace}/${pod.name}`;
+      // The grace period leaves the pod no more time than its own: deleted, PDBs and do-not-disrupt notwithstanding.
+      const podGraceSeconds = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? DEFAULT_POD_GRACE_SECONDS;
+      if (world.now > deadline - podGraceSeconds * 1000) {
+        await forceDelete(pass, world, node, pod, deadline, podGraceSeconds);
+        continue;
+      }
       const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
       if (dnd.active) {
         pass.report.waiting.push({ pod: key, reason: 'annotated karpenter.sh/do-not-disrupt' });
@@ -1043,10 +1055,35 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
         await recordBlocked(pass, world.now, { type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: pod ${key}: ${why}` });
       }
     }
-    // Evicted pods take their grace period to go: the node is terminated on a later pass, once none is left.
-    return;
+    // Evicted pods take their grace period to go: the node is terminated on a later pass, once none is left. Past the
+    // deadline every pod was just deleted: the node goes now.
+    if (world.now < deadline) return;
   }
   await finish(pass, world, claim, node);
+}
+
+/**
+ * A pod's `terminationGracePeriodSeconds` when its spec leaves it out: 30, the API server's default
+ * (`k8s.io/api/core/v1` `DefaultTerminationGracePeriodSeconds`).
+ */
+export const DEFAULT_POD_GRACE_SECONDS = 30;
+
+/**
+ * Deletes a pod the drain can wait for no longer — its node's terminationGracePeriod ends (`deadline`, epoch ms) within
+ * the pod's own grace period — with the time that is left (at least 1 s), bypassing PDBs and do-not-disrupt, and
+ * writes Karpenter's `Disrupted` Event (core `terminator/eviction.go` `needsForceDelete`, `forceDelete`).
+ */
+async function forceDelete(pass: Pass, world: World, node: ClusterNode, pod: ClusterPod, deadline: number, podGraceSeconds: number): Promise<void> {
+  const grace = Math.max(1, Math.floor((deadline - world.now) / 1000));
+  pass.writes++;
+  if ((await pass.deps.cluster.forceDeletePod(pod.namespace, pod.name, grace)) !== 'deleted') return;
+  pass.report.forceDeleted.push(`${pod.namespace}/${pod.name}`);
+  await recordEventBestEffort(pass.deps.cluster, {
+    type: 'Normal',
+    reason: 'Disrupted',
+    object: `Pod/${pod.namespace}/${pod.name}`,
+    message: `Deleting the pod to accommodate the terminationTime ${new Date(deadline).toISOString()} of the node ${node.name}. The pod was granted ${grace} seconds of grace-period of its ${podGraceSeconds} terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt annotation.`,
+  });
 }
 
 /**

@@ -130,6 +130,14 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
    * `gone` (404).
    */
   evictPod(namespace: string, name: string): Promise<EvictionOutcome>;
+  /**
+   * Deletes the pod (`DELETE` with `gracePeriodSeconds`), bypassing PodDisruptionBudgets and do-not-disrupt: what a
+   * drain does once its node's terminationGracePeriod leaves the pod no more time than its own grace period (Karpenter
+   * `terminator/eviction.go` `forceDelete`).
+   * @param gracePeriodSeconds at least 1 (0 would delete it from etcd at once)
+   * @returns `deleted`, or `gone` (404: no such pod)
+   */
+  forceDeletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
   /** Every PodDisruptionBudget (policy/v1), parsed. */
   listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]>;
   /**

@@ -343,7 +343,8 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
 }
 
 /**
- * Lets the observer watch what the handlers do to disrupt nodes (it does not change behaviour): each eviction, each
+ * Lets the observer watch what the handlers do to disrupt nodes (it does not change behaviour): each eviction and
+ * forced pod deletion, each
  * `karpenter.sh/disrupted` taint added (the start of a disruption: budgets) and each instance a disruption terminates.
  */
 function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observer: Observer, store: NodeClaimStore, clock: VirtualClock): void {
@@ -360,6 +361,21 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     const claim = await claimOfNode(pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined);
     const outcome = await evictPod(namespace, name);
     if (outcome === 'evicted' && pod) observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
+    return outcome;
+  };
+  const forceDeletePod = cluster.forceDeletePod.bind(cluster);
+  cluster.forceDeletePod = async (namespace, name, gracePeriodSeconds) => {
+    const pod = cluster.pods.get(`${namespace}/${name}`);
+    const before = world();
+    const claim = await claimOfNode(pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined);
+    const outcome = await forceDeletePod(namespace, name, gracePeriodSeconds);
+    if (outcome === 'deleted' && pod) {
+      // Due when the drain's terminationGracePeriod ends within the pod's own grace period (30 s unless its spec says).
+      const d = claim?.disruption;
+      const podGrace = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? 30;
+      const deadline = d && claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
+      observer.onForceDelete(observedPod(pod), d?.reason, clock.now() > deadline - podGrace * 1000, before);
+    }
     return outcome;
   };
   const patchNode = cluster.patchNode.bind(cluster);

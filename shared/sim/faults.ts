@@ -210,6 +210,8 @@ export class FaultInjector {
       deleteNode: (name: string) => api(`DELETE nodes/${name}`, () => this.sideEffect(`cluster.deleteNode(${name})`, () => cluster.deleteNode(name))),
       evictPod: (namespace: string, name: string): Promise<EvictionOutcome> =>
         api(`POST pods/${namespace}/${name}/eviction`, () => this.sideEffect(`cluster.evictPod(${namespace}/${name})`, () => cluster.evictPod(namespace, name))),
+      forceDeletePod: (namespace: string, name: string, gracePeriodSeconds: number) =>
+        api(`DELETE pods/${namespace}/${name}`, () => this.sideEffect(`cluster.forceDeletePod(${namespace}/${name})`, () => cluster.forceDeletePod(namespace, name, gracePeriodSeconds))),
       // The NodeClaim mirror (how a user's `kubectl delete nodeclaim` reaches Skiff), passed through without faults:
       // drawing for these calls would shift every seeded fault sequence, and a mirror failure never fails a pass.
       ...(cluster.listNodeClaimMirrors && cluster.mirrorNodeClaim && cluster.deleteNodeClaimMirror

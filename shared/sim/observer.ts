@@ -15,7 +15,9 @@
  * included, exceed what its active budgets allow), `pdb` (an eviction of a healthy pod that takes a PDB below its
  * desired healthy count, or an instance terminated by a disruption while pods a PDB still protects run on it, before
  * its terminationGracePeriod ran out) and `doNotDisrupt` (a pod with an active `karpenter.sh/do-not-disrupt` evicted,
- * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted), and `evictionLoops` (a pod
+ * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted; a pod deleted outright before
+ * its node's terminationGracePeriod left it less than its own grace period counts as `pdb` or `doNotDisrupt` for what
+ * it bypassed), and `evictionLoops` (a pod
  * evicted by a drain from a node it was bound to after the node was tainted `karpenter.sh/disrupted`: a turn of an
  * evict → recreate → bind-back loop that keeps the drain from ending).
  */
@@ -223,6 +225,28 @@ export class Observer {
       const { healthy, desired } = pdbHealth(pdb, world);
       if (selects(pdb, pod) && healthy - 1 < desired) {
         this.violate('pdb', `evicting ${pod.namespace}/${pod.name} took PodDisruptionBudget ${pdb.metadata.namespace ?? 'default'}/${pdb.metadata.name} to ${healthy - 1} healthy pods, below ${desired}`);
+      }
+    }
+  }
+
+  /**
+   * A handler deleted a pod outright (no Eviction API), which only a drain whose terminationGracePeriod is running out
+   * may do: with less time left than the pod's own grace period. Earlier (or without a terminationGracePeriod) it is
+   * counted as what it bypassed: `pdb` when it took a PodDisruptionBudget below its desired healthy count, and
+   * `doNotDisrupt` for a pod with an active `karpenter.sh/do-not-disrupt`.
+   * @param due true when the pod's node's terminationGracePeriod ends within the pod's own grace period
+   * @param world the cluster just before the deletion
+   */
+  onForceDelete(pod: ObservedPod, reason: string | undefined, due: boolean, world: ObservedWorld): void {
+    if (due) return;
+    if (doNotDisruptActive(pod, this.now())) {
+      this.violate('doNotDisrupt', `pod ${pod.namespace}/${pod.name} (karpenter.sh/do-not-disrupt: ${pod.annotations[DO_NOT_DISRUPT]}) was deleted outright (${reason ?? 'no disruption'}) before its node's terminationGracePeriod ran out`);
+    }
+    if (!isHealthy(pod, world)) return;
+    for (const pdb of world.pdbs) {
+      const { healthy, desired } = pdbHealth(pdb, world);
+      if (selects(pdb, pod) && healthy - 1 < desired) {
+        this.violate('pdb', `deleting ${pod.namespace}/${pod.name} outright before its node's terminationGracePeriod ran out took PodDisruptionBudget ${pdb.metadata.namespace ?? 'default'}/${pdb.metadata.name} to ${healthy - 1} healthy pods, below ${desired}`);
       }
     }
   }

@@ -232,6 +232,14 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (!pod.owner) this.createPod(namespace, name, { metadata: { labels: { ...pod.labels }, annotations: { ...pod.annotations } }, spec: pod.spec } as unknown as PodTemplateSpec, null, pod.runForSeconds);
     return 'evicted';
   }
+  /** Deletes the pod at once (the simulation does not model its grace period); a bare pod is recreated, as after an eviction. */
+  async forceDeletePod(namespace: string, name: string, _gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    const pod = this.pods.get(`${namespace}/${name}`);
+    if (!pod) return 'gone';
+    this.deletePod(pod);
+    if (!pod.owner) this.createPod(namespace, name, { metadata: { labels: { ...pod.labels }, annotations: { ...pod.annotations } }, spec: pod.spec } as unknown as PodTemplateSpec, null, pod.runForSeconds);
+    return 'deleted';
+  }
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
     return [...this.pdbs.values()];
   }

@@ -154,7 +154,37 @@ describe('drain: a Node a user deletes (kubectl delete node)', () => {
     const deleted = Date.parse(claim.deletedAt!);
     expect(deleted).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:15:00Z'));
     expect(deleted).toBeLessThanOrEqual(Date.parse('2026-03-02T08:16:00Z'));
-    expect(ownedBy(r, 'web').filter((p) => p.node === 'n1').every((p) => p.evictions === 0)).toBe(true);
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    expect(onNode.every((p) => p.evictions === 0)).toBe(true);
+    // At the deadline the pods the PDB kept were deleted (Karpenter's `Disrupted`), then the instance terminated.
+    for (const p of onNode) expect(r.events).toContainEqual(expect.objectContaining({ reason: 'Disrupted', object: `Pod/default/${p.name}` }));
+    expect(onNode.every((p) => p.deletedAt !== null && Date.parse(p.deletedAt) <= deleted)).toBe(true);
+    expect(r.violations.pdb).toBe(0);
+  }, 120_000);
+
+  it('deletes the pods a PDB keeps once the grace period left is no longer than their own terminationGracePeriodSeconds, then terminates the drained node', async () => {
+    const slow = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 120
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+`;
+    const r = await run(nodeClassYaml(), pool('team: a', '      terminationGracePeriod: 5m'), slow, pdb('web', 4), scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    // The deadline is 15:00; each pod needs 120 s: the first pass after 13:00 (13:30) deletes them with 90 s left.
+    expect(onNode.map((p) => p.deletedAt)).toEqual(onNode.map(() => '2026-03-02T08:13:30.000Z'));
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'Disrupted', message: expect.stringContaining('granted 90 seconds of grace-period of its 120') }));
+    // Drained: the node goes at the next pass, before the deadline.
+    expect(claim).toMatchObject({ deletionReason: 'NodeDeleted', deletedAt: '2026-03-02T08:14:30.000Z' });
     expect(r.violations.pdb).toBe(0);
   }, 120_000);
 });

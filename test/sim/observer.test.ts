@@ -237,4 +237,22 @@ describe('Observer', () => {
       expect(o.counts.evictionLoops).toBe(0);
     });
   });
+
+  describe('onForceDelete', () => {
+    const pdbOf = { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'web', namespace: 'default' }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } } } as never;
+    const web = (name: string, annotations: Record<string, string> = {}) => ({ namespace: 'default', name, labels: { app: 'web' }, annotations, createdAt: T, phase: 'Running', nodeName: 'n1' });
+    const world = { pods: [web('a'), web('b')], readyNodes: new Set(['n1']), pdbs: [pdbOf] };
+
+    it('accepts a deletion once the grace period left is within the pod own, whatever it bypasses', () => {
+      const o = observer();
+      o.onForceDelete(web('a', { 'karpenter.sh/do-not-disrupt': 'true' }), 'NodeDeleted', true, world);
+      expect(o.records).toEqual([]);
+    });
+
+    it('counts an earlier deletion as the PDB and do-not-disrupt it bypassed', () => {
+      const o = observer();
+      o.onForceDelete(web('a', { 'karpenter.sh/do-not-disrupt': 'true' }), 'NodeDeleted', false, world);
+      expect(o.counts).toMatchObject({ pdb: 1, doNotDisrupt: 1 });
+    });
+  });
 });

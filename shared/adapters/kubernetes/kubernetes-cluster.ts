@@ -279,6 +279,22 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   }
 
   /**
+   * Deletes the pod with `gracePeriodSeconds` (`DELETE /api/v1/namespaces/{ns}/pods/{name}`), which no
+   * PodDisruptionBudget can refuse.
+   * @returns `'deleted'`, or `'gone'` (404)
+   * @throws {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
+   */
+  async forceDeletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    try {
+      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) });
+      return 'deleted';
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return 'gone';
+      throw kubernetesError(e, `DELETE Pod ${namespace}/${name}`, `Pod/${namespace}/${name}`);
+    }
+  }
+
+  /**
    * Writes a `core/v1` Event about `event.object` (`Kind/namespace/name`, or `Kind/name` for cluster-scoped objects,
    * whose Events go to the `default` namespace). A repeat of the same type, reason, object and message bumps the
    * existing Event's `count` and `lastTimestamp` (see the module doc). `details` go to the `skiff.dev/details`
