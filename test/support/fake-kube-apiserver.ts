@@ -125,6 +125,7 @@ const NAME = '([^/]+)';
 const ROUTES: readonly { readonly pattern: RegExp; readonly plural: string; readonly namespaced: boolean; readonly sub?: string }[] = [
   { pattern: new RegExp(`^/api/v1/namespaces/${NAME}/pods/${NAME}/eviction$`), plural: 'pods', namespaced: true, sub: 'eviction' },
   { pattern: new RegExp(`^/api/v1/namespaces/${NAME}/events(?:/${NAME})?$`), plural: 'events', namespaced: true },
+  { pattern: new RegExp(`^/api/v1/namespaces/${NAME}/pods/${NAME}$`), plural: 'pods', namespaced: true },
   { pattern: new RegExp(`^/api/v1/nodes(?:/${NAME})?$`), plural: 'nodes', namespaced: false },
   { pattern: /^\/api\/v1\/pods$/, plural: 'pods', namespaced: false },
   { pattern: /^\/apis\/apps\/v1\/daemonsets$/, plural: 'daemonsets', namespaced: false },

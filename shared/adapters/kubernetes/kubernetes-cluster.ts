@@ -20,6 +20,8 @@
  *   whole. client-node 1.x sends the first media type the OpenAPI spec lists (`application/json-patch+json`) unless
  *   told otherwise, so every patch passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call
  *   options.
+ * - `forceDeletePod`: `DELETE …/pods/{name}?gracePeriodSeconds=n` (n ≥ 1), for a drain whose terminationGracePeriod
+ *   is running out; 404 is a value.
  * - `evictPod`: `POST …/pods/{name}/eviction` with a `policy/v1` Eviction; 429 (a PDB forbids it now) and 404 are
  *   values, not errors (Karpenter's terminator retries a 429 with backoff; ../shared/KARPENTER-V1.md §3).
  * - `recordEvent`: a `core/v1` Event with a deterministic name (`<object>.<hash of type, reason, object, message>`),

@@ -357,6 +357,18 @@ describe('KubernetesCluster', () => {
     });
   });
 
+  describe('forceDeletePod', () => {
+    it('DELETEs the pod with the grace period (at least 1 s), PDB or not, and returns gone for a missing pod', async () => {
+      api.put('pods', wirePod('shop', 'web-1', { phase: 'Running', nodeName: 'n1' }));
+      api.pdbBlocked.add('shop/web-1');
+      expect(await cluster.forceDeletePod('shop', 'web-1', 0)).toBe('deleted');
+      const [request] = api.requestsTo('DELETE', '/api/v1/namespaces/shop/pods/web-1');
+      expect(request!.query.get('gracePeriodSeconds')).toBe('1');
+      expect(api.get('pods', 'shop/web-1')).toBeUndefined();
+      expect(await cluster.forceDeletePod('shop', 'web-1', 30)).toBe('gone');
+    });
+  });
+
   describe('evictPod', () => {
     it('returns evicted (201) after POSTing a policy/v1 Eviction', async () => {
       api.put('pods', wirePod('shop', 'web-1', { phase: 'Running', nodeName: 'n1' }));
