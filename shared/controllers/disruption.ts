@@ -1011,10 +1011,12 @@ export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Ex
 }
 
 /**
- * Draining: evict the node's drainable pods through the Eviction API (a PDB's 429 waits for the next pass;
- * do-not-disrupt pods are left alone and waited for; pods that tolerate the `karpenter.sh/disrupted` taint are neither
- * evicted nor waited for — core `terminator.go` `Drain`, `utils/pod/scheduling.go` `IsDrainable`), and once none is
- * left — or the NodePool's terminationGracePeriod has run out — delete the record, terminate the instance and delete the Node.
+ * Draining (core `pkg/controllers/node/termination/terminator/terminator.go` `Drain`): evict the node's drainable pods
+ * through the Eviction API (a PDB's 429 waits for the next pass; do-not-disrupt pods are left alone and waited for;
+ * pods that tolerate the `karpenter.sh/disrupted` taint are neither evicted nor waited for, `utils/pod/scheduling.go`
+ * `IsDrainable`); a pod whose node's terminationGracePeriod ends within its own grace period is deleted instead
+ * ({@link forceDelete}). Once none is left, or the terminationGracePeriod has run out (every pod deleted), delete the
+ * record, terminate the instance and delete the Node.
  */
 async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> {
   const d = claim.disruption!;
