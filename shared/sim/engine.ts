@@ -344,8 +344,8 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
 
 /**
  * Lets the observer watch what the handlers do to disrupt nodes (it does not change behaviour): each eviction and
- * forced pod deletion, each
- * `karpenter.sh/disrupted` taint added (the start of a disruption: budgets) and each instance a disruption terminates.
+ * forced pod deletion, each `karpenter.sh/disrupted` taint added (the start of a drain; of a disruption: budgets) and
+ * each instance a disruption terminates.
  */
 function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observer: Observer, store: NodeClaimStore, clock: VirtualClock): void {
   const world = (): ObservedWorld => ({
@@ -382,8 +382,8 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
   cluster.patchNode = async (name, patch) => {
     const node = cluster.nodes.get(name);
     const tainting = !!node && !isDisrupted(node) && (patch.taints ?? []).some((t) => t.key === DISRUPTED_TAINT_KEY);
-    if (tainting) observer.onDrainTaint(name);
     if (tainting) {
+      observer.onDrainTaint(name);
       const claim = await claimOfNode(node);
       const pool = claim ? cluster.nodePools.get(claim.nodePool) : undefined;
       if (claim?.disruption && pool) {
