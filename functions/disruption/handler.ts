@@ -59,7 +59,7 @@ export function createHandler(deps: DisruptionHandlerDeps): (event: ScheduledEve
     for (const b of r.blocked) deps.log.info('disruption blocked', { NodeClaim: b.nodeClaim, Node: b.node, reason: b.reason });
     for (const b of r.budgetBlocked) deps.log.info('disruption blocked by budget', { NodePool: b.nodePool, reason: b.reason });
     if (r.evicted.length > 0) deps.log.info('pods evicted', { evicted: r.evicted });
-    if (r.podsDeleted?.length) deps.log.info('pods deleted at the terminationGracePeriod deadline', { deleted: r.podsDeleted });
+    if (r.forceDeleted?.length) deps.log.info('pods deleted at the terminationGracePeriod deadline', { deleted: r.forceDeleted });
     if (r.waiting.length > 0) deps.log.info('drain waiting', { waiting: r.waiting });
     if (r.skipped.length > 0) deps.log.debug('candidates skipped', { skipped: r.skipped });
     publishMetrics(deps.metrics, disruptionMetrics(r), deps.log);

@@ -14,7 +14,9 @@
  *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
  *    try again next pass), then deletes the record, terminates the instance and deletes the Node;
  * 3. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
- *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out;
+ *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
+ *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
+ *    the NodeClaim); every `Draining` NodeClaim is drained here, whoever started it;
  * 4. unless a proposal is waiting, proposes one new command from the first method that finds one, in Karpenter's
  *    order: Emptiness → Drift → multi-node consolidation → single-node consolidation (core
  *    `disruption/controller.go`), within each NodePool's budget for that reason (`core/disruption/budgets.ts`).
@@ -44,6 +46,7 @@ import {
   type ConsolidationDecision,
 } from '../core/disruption/consolidation.js';
 import { DO_NOT_DISRUPT, nodeDoNotDisrupt, podDoNotDisrupt } from '../core/disruption/do-not-disrupt.js';
+import { isDrainable } from '../core/disruption/drainable.js';
 import { driftReason, nodeClassHash, nodePoolHash, replacementDrift } from '../core/disruption/drift.js';
 import { pdbAllowances, pdbBlocks, type PdbAllowance } from '../core/disruption/pdb.js';
 import { isConflictError } from '../core/errors.js';
@@ -64,6 +67,7 @@ import {
   type LaunchDeps,
 } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
+import { deleteNodeReleasingFinalizer } from './node-termination.js';
 import type { EC2NodeClassLike } from './provision.js';
 import { recordEventBestEffort } from './events.js';
 
@@ -100,8 +104,11 @@ export interface DisruptionReport {
   readonly expired: readonly string[];
   /** Pods evicted (`ns/name`). */
   readonly evicted: readonly string[];
-  /** Pods deleted directly (`ns/name`) because the node's terminationGracePeriod deadline was near. */
-  readonly podsDeleted?: readonly string[];
+  /**
+   * Pods deleted because their node's terminationGracePeriod was running out (`ns/name`; PDBs and do-not-disrupt
+   * bypassed). Always set by `disrupt` and `disruptNow`; optional for reports built elsewhere.
+   */
+  readonly forceDeleted?: readonly string[];
   /** Pods whose eviction must wait, with why (a PDB's 429, do-not-disrupt). */
   readonly waiting: readonly { readonly pod: string; readonly reason: string }[];
   /** NodeClaims deleted (instance terminated), with the reason. */
@@ -148,7 +155,7 @@ interface Pass {
     rejected: { command: string; reason: string }[];
     expired: string[];
     evicted: string[];
-    podsDeleted: string[];
+    forceDeleted: string[];
     waiting: { pod: string; reason: string }[];
     deleted: { nodeClaim: string; reason: DisruptionReason }[];
     skipped: { nodeClaim: string; reason: string }[];
@@ -163,7 +170,7 @@ interface Pass {
  * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], podsDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], forceDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   let seen = 0;
   /** The world again if anything was written since it was read. */
@@ -1135,7 +1142,7 @@ async function startForceful(pass: Pass, world: World, claim: NodeClaim, reason:
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
-  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], podsDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  const pass: Pass = { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], forceDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
   let world = await readWorld(deps);
   const claim = world.claims.find((c) => c.name === name);
   if (!claim || !isLive(claim)) return pass.report;
@@ -1147,42 +1154,35 @@ export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Ex
 }
 
 /**
- * Draining: evict the node's pods through the Eviction API (a PDB's 429 waits for the next pass; do-not-disrupt pods
- * are left alone and waited for), and once none is left — or the NodePool's terminationGracePeriod has run out —
- * delete the record, terminate the instance and delete the Node.
+ * Draining (core `pkg/controllers/node/termination/terminator/terminator.go` `Drain`): evict the node's drainable pods
+ * through the Eviction API (a PDB's 429 waits for the next pass; do-not-disrupt pods are left alone and waited for;
+ * pods that tolerate the `karpenter.sh/disrupted` taint are neither evicted nor waited for, `utils/pod/scheduling.go`
+ * `IsDrainable`); a pod whose node's terminationGracePeriod ends within its own grace period is deleted instead
+ * ({@link forceDelete}). Once none is left, or the terminationGracePeriod has run out (every pod deleted), delete the
+ * record, terminate the instance and delete the Node.
  *
- * With a terminationGracePeriod, a pod whose own `terminationGracePeriodSeconds` would outlast the deadline is
- * deleted directly from `deadline − terminationGracePeriodSeconds` on, with the time left as its grace period (at
- * least 1 s), PDB and do-not-disrupt notwithstanding (core `pkg/controllers/node/termination/terminator/eviction.go
- * needsForceDelete`, `forceDelete`; the deadline is the drain's start plus the terminationGracePeriod, as the
- * NodeClaim's deletion timestamp plus it is there). A pod without `terminationGracePeriodSeconds` counts the API
- * server's default, {@link DEFAULT_POD_GRACE_SECONDS}.
+ * The deadline is the drain's start plus the terminationGracePeriod (as the NodeClaim's deletion timestamp plus it is
+ * in core); from `deadline − terminationGracePeriodSeconds` on a pod is deleted with the time left as its grace
+ * period (core `terminator/eviction.go` `needsForceDelete`). A pod without `terminationGracePeriodSeconds` counts the
+ * API server's default, {@link DEFAULT_POD_GRACE_SECONDS}.
  */
 async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> {
   const d = claim.disruption!;
   const node = nodeOfClaim(world, claim);
-  const pods = podsOn(world, node);
+  // Pods that tolerate the disrupted taint are neither evicted nor waited for (core `isDrainable`): they go with the node.
+  const pods = podsOn(world, node).filter(isDrainable);
   const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
   // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
   // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.
-  const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired');
-  if (node && pods.length > 0 && world.now < deadline && !gone) {
+  const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired' || d.reason === 'NodeDeleted' || d.reason === 'NodeClaimDeleted');
+  if (node && pods.length > 0 && !gone) {
     await taint(pass, node);
     for (const pod of pods) {
       const key = `${pod.namespace}/${pod.name}`;
-      const podGrace = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? DEFAULT_POD_GRACE_SECONDS;
-      if (world.now >= deadline - podGrace * 1000) {
-        const grace = Math.max(1, Math.floor((deadline - world.now) / 1000));
-        pass.writes++;
-        if ((await pass.deps.cluster.terminatePod(pod.namespace, pod.name, grace)) === 'deleted') {
-          pass.report.podsDeleted.push(key);
-          await recordEventBestEffort(pass.deps.cluster, {
-            type: 'Normal',
-            reason: 'Disrupted',
-            object: `Pod/${key}`,
-            message: `Deleting the pod to accommodate the terminationTime ${new Date(deadline).toISOString()} of the node. The pod was granted ${grace} seconds of grace-period of its ${podGrace} terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt annotation.`,
-          });
-        }
+      // The grace period leaves the pod no more time than its own: deleted, PDBs and do-not-disrupt notwithstanding.
+      const podGraceSeconds = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? DEFAULT_POD_GRACE_SECONDS;
+      if (world.now >= deadline - podGraceSeconds * 1000) {
+        await forceDelete(pass, world, node, pod, deadline, podGraceSeconds);
         continue;
       }
       const dnd = podDoNotDisrupt(pod.annotations, pod.createdAt, world.now);
@@ -1205,18 +1205,40 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
         await recordBlocked(pass, world.now, { type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: pod ${key}: ${why}` });
       }
     }
-    // Evicted pods take their grace period to go: the node is terminated on a later pass, once none is left.
-    return;
+    // Evicted pods take their grace period to go: the node is terminated on a later pass, once none is left. Past the
+    // deadline every pod was just deleted: the node goes now.
+    if (world.now < deadline) return;
   }
   await finish(pass, world, claim, node);
 }
 
-/** Record first, then the instance, then the Node: a crash in between leaves what garbage collection cleans up. */
+/**
+ * Deletes a pod the drain can wait for no longer — its node's terminationGracePeriod ends (`deadline`, epoch ms) within
+ * the pod's own grace period — with the time that is left (at least 1 s), bypassing PDBs and do-not-disrupt, and
+ * writes Karpenter's `Disrupted` Event (core `terminator/eviction.go` `needsForceDelete`, `forceDelete`).
+ */
+async function forceDelete(pass: Pass, world: World, node: ClusterNode, pod: ClusterPod, deadline: number, podGraceSeconds: number): Promise<void> {
+  const grace = Math.max(1, Math.floor((deadline - world.now) / 1000));
+  pass.writes++;
+  if ((await pass.deps.cluster.forceDeletePod(pod.namespace, pod.name, grace)) !== 'deleted') return;
+  pass.report.forceDeleted.push(`${pod.namespace}/${pod.name}`);
+  await recordEventBestEffort(pass.deps.cluster, {
+    type: 'Normal',
+    reason: 'Disrupted',
+    object: `Pod/${pod.namespace}/${pod.name}`,
+    message: `Deleting the pod to accommodate the terminationTime ${new Date(deadline).toISOString()} of the node ${node.name}. The pod was granted ${grace} seconds of grace-period of its ${podGraceSeconds} terminationGracePeriodSeconds. This bypasses the PDB of the pod and the do-not-disrupt annotation.`,
+  });
+}
+
+/**
+ * Record first, then the instance, then the Node (its termination finalizer removed last, as Karpenter's `finalize`
+ * does once the instance is gone): a crash in between leaves what garbage collection cleans up.
+ */
 async function finish(pass: Pass, world: World, claim: NodeClaim, node: ClusterNode | undefined): Promise<void> {
   const d = claim.disruption!;
   const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleted', deletedAt: new Date(world.now).toISOString(), deletionReason: d.reason });
   if (!saved) return;
   if (claim.instanceId) await pass.deps.cloud.delete(claim.instanceId);
-  if (node) await pass.deps.cluster.deleteNode(node.name);
+  if (node) await deleteNodeReleasingFinalizer(pass.deps.cluster, node);
   pass.report.deleted.push({ nodeClaim: claim.name, reason: d.reason });
 }

@@ -180,8 +180,11 @@ export async function createNodeClaim(deps: LaunchDeps, plan: NodeClaimPlan, now
   return createNodeClaimRecord(deps, plan, now, fallback, extras);
 }
 
-/** What a new record carries beside the plan: what drift and expiration compare against later. */
-export type NodeClaimExtras = Pick<NodeClaim, 'nodePoolHash' | 'nodeClassHash' | 'expireAfterSeconds' | 'terminationGracePeriodSeconds' | 'replacementFor'>;
+/**
+ * What a new record carries beside the plan: what drift and expiration compare against later, and the NodePool
+ * template's annotations that registration puts on its Node.
+ */
+export type NodeClaimExtras = Pick<NodeClaim, 'nodePoolHash' | 'nodeClassHash' | 'expireAfterSeconds' | 'terminationGracePeriodSeconds' | 'replacementFor' | 'annotations'>;
 
 /**
  * The name of the NodeClaim a decision creates: `<nodePool>-<5 characters>` hashed from the NodePool, the pods

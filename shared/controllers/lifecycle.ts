@@ -5,7 +5,8 @@
  * Steps, in order, for every NodeClaim read at the start of the pass:
  * 1. registration (`lifecycle/registration.go`): a `Launched` NodeClaim whose instance's Node exists (matched by
  *    providerID) → the Node gets the NodePool's template labels, `karpenter.sh/nodepool`, the NodeClaim's labels and
- *    `karpenter.sh/registered=true`, loses `karpenter.sh/unregistered`; the NodeClaim becomes `Registered`;
+ *    annotations and `karpenter.sh/registered=true`, loses `karpenter.sh/unregistered`; the NodeClaim becomes
+ *    `Registered`;
  * 2. initialization (`lifecycle/initialization.go`): a `Registered` NodeClaim whose Node is Ready, carries none of
  *    the NodeClaim's startup taints nor a known ephemeral taint, and shows non-zero allocatable for every extended
  *    resource the NodeClaim's pods requested → label `karpenter.sh/initialized=true`, state `Initialized`;
@@ -15,12 +16,20 @@
  *    live NodeClaim owns → terminated, its Node deleted (aws `nodeclaim/garbagecollection`); (b) a registered
  *    NodeClaim whose instance is gone from the cloud and whose Node is not Ready → `Deleted` with reason
  *    `InstanceTerminated`, its Node deleted (core `nodeclaim/garbagecollection`); (c) a Node whose NodeClaim is
- *    `Deleted` or `Failed` → deleted; (d) a registered NodeClaim whose Node was deleted (by a user) → its instance is
- *    terminated and it is `Deleted` (Karpenter: deleting a Node deletes its NodeClaim), with no deletion reason
- *    because Skiff did not decide it — unless the instance is gone too, which is `InstanceTerminated`; (e) a Node of
+ *    `Deleted` or `Failed` → deleted; (d) a registered NodeClaim whose Node vanished (deleted by a user without
+ *    Skiff's termination finalizer, or with it forced off) → its instance is terminated and it is `Deleted` with
+ *    reason `NodeDeleted` (Karpenter: deleting a Node deletes its NodeClaim) — unless the instance is gone too, which
+ *    is `InstanceTerminated`; (e) a Node of
  *    a NodePool (or still carrying `karpenter.sh/unregistered`) whose instance is no longer running and that no live
  *    NodeClaim claims → deleted (a pass that crashed between terminating an orphan instance and deleting its Node
  *    leaves one behind, and no other step would find it: the instance is gone and no NodeClaim names the Node).
+ * 4½. termination (core `pkg/controllers/node/termination/controller.go`): registration puts the
+ *    `karpenter.sh/termination` finalizer on the Node (and a pass adds it to a registered Node that lacks it), so a
+ *    user's `kubectl delete node` leaves the Node with a deletionTimestamp; a registered NodeClaim whose Node is being
+ *    deleted, or whose NodeClaim object a user deleted (its mirror's deletionTimestamp), starts a graceful termination
+ *    (`startNodeTermination`: `Deleting`, a forceful `NodeDeleted` / `NodeClaimDeleted` disruption that the
+ *    disruption controller drains); a deleted NodeClaim whose Node has not registered is terminated at once. Every
+ *    Node this controller deletes loses the finalizer first.
  * 5. mirroring (when the cluster offers the optional NodeClaim-mirror methods of the Cluster port): every live
  *    NodeClaim, as this pass left it, is written as a `karpenter.sh/v1` NodeClaim object with its status conditions
  *    (Launched, Registered, Initialized, Ready) unless the object already mirrors that record version; the mirror of
@@ -34,8 +43,20 @@
  * are idempotent, so doing them twice is harmless.
  */
 import type { Taint } from '../core/api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGISTERED, LABEL_ZONE, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
-import { isLive, type DeletionReason, type NodeClaim } from '../core/api/nodeclaim.js';
+import {
+  DISRUPTED_TAINT_KEY,
+  LABEL_CAPACITY_TYPE,
+  LABEL_INITIALIZED,
+  LABEL_NODEPOOL,
+  LABEL_REGISTERED,
+  LABEL_ZONE,
+  TAG_SKIFF_CLUSTER,
+  TERMINATION_FINALIZER,
+  UNREGISTERED_TAINT_KEY,
+} from '../core/api/labels.js';
+import { isLive, type DeletionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
+import { DISRUPTED_NO_SCHEDULE_TAINT } from '../core/disruption/drainable.js';
+import { fnv1a } from '../core/hash.js';
 import { isConflictError, isNotFoundError } from '../core/errors.js';
 import { podRequests } from '../core/provisioning/pod.js';
 import { add, type ResourceList } from '../core/resources/resource-list.js';
@@ -45,6 +66,7 @@ import type { Cluster, ClusterNode, ClusterPod, NodeClaimMirrorRef } from '../po
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { REGISTRATION_TTL_MS } from './provision.js';
 import { recordEventBestEffort } from './events.js';
+import { deleteNodeReleasingFinalizer } from './node-termination.js';
 
 export { REGISTRATION_TTL_MS } from './provision.js';
 
@@ -148,8 +170,19 @@ export interface LifecycleReport {
   readonly registrationTimeouts: readonly string[];
   /** NodeClaims deleted because their instance was gone. */
   readonly instanceTerminated: readonly string[];
-  /** NodeClaims deleted because their Node was deleted. */
+  /**
+   * NodeClaims deleted at once because their Node vanished (deleted without Skiff's termination finalizer, or the
+   * finalizer was forced off).
+   */
   readonly nodeDeleted: readonly string[];
+  /**
+   * NodeClaims whose graceful termination this pass started because a user deleted their Node (it carries a
+   * deletionTimestamp, held by Skiff's termination finalizer) or their NodeClaim object: the disruption controller
+   * drains them.
+   */
+  readonly terminating: readonly string[];
+  /** NodeClaims a user deleted before their Node registered: their instance was terminated at once. */
+  readonly nodeClaimDeleted: readonly string[];
   /** Instances terminated because no live NodeClaim owns them. */
   readonly orphanInstances: readonly string[];
   /** Nodes this pass deleted. */
@@ -181,6 +214,8 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     registrationTimeouts: [] as string[],
     instanceTerminated: [] as string[],
     nodeDeleted: [] as string[],
+    terminating: [] as string[],
+    nodeClaimDeleted: [] as string[],
     orphanInstances: [] as string[],
     deletedNodes: [] as string[],
     conflicts: 0,
@@ -190,12 +225,17 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   };
   // Order matters: NodeClaims first (see the module comment).
   const claims = await deps.store.list();
-  const [nodes, instances, nodePools, pods] = await Promise.all([
+  const mirrors = mirrorsOf(deps.cluster);
+  const [nodes, instances, nodePools, pods, listedMirrors] = await Promise.all([
     deps.cluster.listNodes(),
     deps.cloud.list(),
     deps.cluster.listNodePools(),
     deps.observeUsage === true ? deps.cluster.listPods() : undefined,
+    // A mirror list that fails never fails the pass (step 5 reports it).
+    mirrors ? mirrors.listNodeClaimMirrors().catch((e: unknown) => ({ failed: messageOf(e) })) : undefined,
   ]);
+  /** NodeClaims whose `karpenter.sh/v1` object a user asked to delete, with when (epoch ms). */
+  const claimDeletions = new Map(Array.isArray(listedMirrors) ? listedMirrors.flatMap((m) => (m.deletionTimestamp !== undefined ? [[m.name, m.deletionTimestamp] as const] : [])) : []);
   const now = deps.clock.now();
   const nodeByProvider = new Map(nodes.map((n) => [n.providerId, n]));
   const nodeByName = new Map(nodes.map((n) => [n.name, n]));
@@ -206,7 +246,9 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   const deleteNode = async (name: string) => {
     if (deletedNodes.has(name)) return;
     deletedNodes.add(name);
-    await deps.cluster.deleteNode(name);
+    const node = nodeByName.get(name);
+    if (node) await deleteNodeReleasingFinalizer(deps.cluster, node);
+    else await deps.cluster.deleteNode(name);
     report.deletedNodes.push(name);
   };
 
@@ -214,6 +256,16 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
     const node = (claim.providerId ? nodeByProvider.get(claim.providerId) : undefined) ?? (claim.nodeName ? nodeByName.get(claim.nodeName) : undefined);
     const instanceGone = !!claim.instanceId && !running.has(claim.instanceId);
+    const claimDeletion = claimDeletions.get(claim.name);
+    if (claimDeletion !== undefined && (claim.state === 'Launched' || !node)) {
+      // A NodeClaim a user deleted before its Node registered (no pod can run there yet): its instance goes at once.
+      await terminate(ctx, claim, 'NodeClaimDeleted', report.nodeClaimDeleted, {
+        type: 'Normal',
+        reason: 'NodeClaimDeleted',
+        message: `NodeClaim ${claim.name} was deleted before its Node registered; instance ${claim.instanceId ?? '(none)'} terminated`,
+      });
+      continue;
+    }
     if (claim.state === 'Launched') {
       if (node) {
         const registered = await register(ctx, claim, node, templateLabels.get(claim.nodePool) ?? {});
@@ -229,7 +281,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     }
     // Registered or Initialized.
     if (!node) {
-      await terminate(ctx, claim, instanceGone ? 'InstanceTerminated' : undefined, instanceGone ? report.instanceTerminated : report.nodeDeleted, {
+      await terminate(ctx, claim, instanceGone ? 'InstanceTerminated' : 'NodeDeleted', instanceGone ? report.instanceTerminated : report.nodeDeleted, {
         type: 'Normal',
         reason: instanceGone ? 'InstanceTerminated' : 'NodeDeleted',
         message: instanceGone
@@ -247,6 +299,14 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
       if (won !== 'skipped') await deleteNode(node.name);
       continue;
     }
+    if (node.deletionTimestamp !== undefined || claimDeletion !== undefined) {
+      // A deleted Node, or a deleted NodeClaim (Karpenter deletes its Node then): the same graceful termination.
+      const deletion = node.deletionTimestamp !== undefined ? { reason: 'NodeDeleted' as const, at: node.deletionTimestamp } : { reason: 'NodeClaimDeleted' as const, at: claimDeletion! };
+      await startNodeTermination(ctx, claim, node, deletion, report.terminating);
+      continue;
+    }
+    // A Node registered before Skiff added the finalizer (or by a Skiff that did not) gets it now.
+    if (!(node.finalizers ?? []).includes(TERMINATION_FINALIZER) && !(await patch(ctx, node.name, { finalizers: [...(node.finalizers ?? []), TERMINATION_FINALIZER] }))) continue;
     if (claim.state === 'Registered') await initialize(ctx, claim, node);
   }
 
@@ -284,7 +344,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (instanceId.startsWith('i-') && !running.has(instanceId)) await deleteNode(node.name);
   }
 
-  await mirrorNodeClaims(ctx, report);
+  await mirrorNodeClaims(ctx, report, listedMirrors);
   if (!pods) return report;
   return { ...report, usage: usageOf(now, [...ctx.latest.values()], nodes.filter((n) => !deletedNodes.has(n.name)), pods) };
 }
@@ -347,16 +407,18 @@ function mirrorsOf(cluster: Cluster<unknown, unknown, unknown>): Mirrors | undef
  * mirrors of NodeClaims that are over or gone. Sequential (one object at a time). Never throws: failures go to
  * `report.mirrorFailures`.
  */
-async function mirrorNodeClaims(ctx: Pass, report: { mirrored: string[]; mirrorsDeleted: string[]; mirrorFailures: MirrorFailure[] }): Promise<void> {
+async function mirrorNodeClaims(
+  ctx: Pass,
+  report: { mirrored: string[]; mirrorsDeleted: string[]; mirrorFailures: MirrorFailure[] },
+  listed: readonly NodeClaimMirrorRef[] | { readonly failed: string } | undefined,
+): Promise<void> {
   const mirrors = mirrorsOf(ctx.deps.cluster);
-  if (!mirrors) return;
-  let existing: NodeClaimMirrorRef[];
-  try {
-    existing = await mirrors.listNodeClaimMirrors();
-  } catch (e) {
-    report.mirrorFailures.push({ operation: 'list', error: messageOf(e) });
+  if (!mirrors || listed === undefined) return;
+  if (!Array.isArray(listed)) {
+    report.mirrorFailures.push({ operation: 'list', error: (listed as { failed: string }).failed });
     return;
   }
+  const existing: readonly NodeClaimMirrorRef[] = listed;
   const mirroredVersion = new Map(existing.map((m) => [m.name, m.version]));
   for (const claim of ctx.latest.values()) {
     if (!isLive(claim) || ctx.stale.has(claim.name)) continue;
@@ -417,15 +479,21 @@ async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, template
   const labels = registrationLabels(claim, templateLabels);
   const taints = node.taints.filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
   const changedLabels = Object.fromEntries(Object.entries(labels).filter(([k, v]) => node.labels[k] !== v));
+  // The NodeClaim's annotations (its NodePool template's) go onto the Node (`registration.go` `syncNode`).
+  const changedAnnotations = Object.fromEntries(Object.entries(claim.annotations ?? {}).filter(([k, v]) => node.annotations[k] !== v));
   const taintsChanged = taints.length !== node.taints.length;
-  if (Object.keys(changedLabels).length > 0 || taintsChanged) {
-    if (!(await patch(ctx, node.name, { labels: changedLabels, ...(taintsChanged ? { taints } : {}) }))) return undefined;
+  const annotationsChanged = Object.keys(changedAnnotations).length > 0;
+  // The termination finalizer (`syncNode`): a user's deletion of the Node then waits for Skiff's graceful termination.
+  const finalizers = (node.finalizers ?? []).includes(TERMINATION_FINALIZER) ? undefined : [...(node.finalizers ?? []), TERMINATION_FINALIZER];
+  if (Object.keys(changedLabels).length > 0 || taintsChanged || annotationsChanged || finalizers) {
+    const change = { labels: changedLabels, ...(annotationsChanged ? { annotations: changedAnnotations } : {}), ...(taintsChanged ? { taints } : {}), ...(finalizers ? { finalizers } : {}) };
+    if (!(await patch(ctx, node.name, change))) return undefined;
   }
   const updated = await write(ctx, { ...claim, state: 'Registered', nodeName: node.name, registeredAt: new Date(ctx.now).toISOString() });
   if (!updated) return undefined;
   ctx.report.registered.push(claim.name);
   await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Registered', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Registered, Status: Unknown -> True, Reason: Registered (Node ${node.name})` });
-  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, taints } };
+  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, annotations: { ...node.annotations, ...changedAnnotations }, taints, finalizers: finalizers ?? node.finalizers ?? [] } };
 }
 
 /** Step 2, when the Node is ready for pods. */
@@ -484,6 +552,54 @@ async function terminate(
   list.push(claim.name);
   await recordEventBestEffort(ctx.deps.cluster, { ...event, object: `NodeClaim/${claim.name}` });
   return 'won';
+}
+
+/**
+ * A Node a user deleted (its deletionTimestamp is set; Skiff's termination finalizer holds it), or a NodeClaim object
+ * a user deleted (core `pkg/controllers/nodeclaim/lifecycle/controller.go` `finalize` deletes its Node then): the
+ * NodeClaim starts a graceful termination, as Karpenter's termination controller runs one (core
+ * `pkg/controllers/node/termination/controller.go` `finalize`: the NodeClaim is deleted too, the Node tainted
+ * `karpenter.sh/disrupted:NoSchedule`, then drained). The NodeClaim becomes `Deleting` with a forceful `NodeDeleted`
+ * (or `NodeClaimDeleted`) disruption in its `Draining` phase — no budget, no replacement first; a replacement already
+ * launching for it is kept — whose drain started at the deletion (so `terminationGracePeriod` counts from it, as
+ * Karpenter's `karpenter.sh/nodeclaim-termination-timestamp` does). The disruption controller's drain evicts its pods
+ * through the Eviction API (PDBs answer 429), waits for do-not-disrupt pods, and once none is left (or the grace
+ * period is over) terminates the instance and removes the finalizer.
+ * @param deletion what the user deleted and when (epoch ms)
+ * @param started the report list the NodeClaim's name goes to when this pass wrote it
+ */
+async function startNodeTermination(
+  ctx: Pass,
+  claim: NodeClaim,
+  node: ClusterNode,
+  deletion: { readonly reason: 'NodeDeleted' | 'NodeClaimDeleted'; readonly at: number },
+  started: string[],
+): Promise<void> {
+  const at = new Date(deletion.at).toISOString();
+  const what = deletion.reason === 'NodeDeleted' ? `Node ${node.name}` : `NodeClaim ${claim.name}`;
+  const disruption: NodeClaimDisruption = {
+    command: `${deletion.reason.toLowerCase()}-${fnv1a(claim.name).toString(36)}`,
+    reason: deletion.reason,
+    decision: 'delete',
+    phase: 'Draining',
+    replacements: claim.disruption?.phase === 'Replacing' ? claim.disruption.replacements : [],
+    candidates: [claim.name],
+    message: `${what} was deleted`,
+    proposedAt: at,
+    startedAt: at,
+    drainStartedAt: at,
+  };
+  const updated = await write(ctx, { ...claim, state: 'Deleting', disruption });
+  if (!updated) return;
+  if (!node.taints.some((t) => t.key === DISRUPTED_TAINT_KEY)) await patch(ctx, node.name, { taints: [...node.taints, DISRUPTED_NO_SCHEDULE_TAINT] });
+  started.push(claim.name);
+  const grace = claim.terminationGracePeriodSeconds;
+  await recordEventBestEffort(ctx.deps.cluster, {
+    type: 'Normal',
+    reason: deletion.reason,
+    object: `NodeClaim/${claim.name}`,
+    message: `${what} is being deleted: draining Node ${node.name}${grace !== undefined ? ` (terminationGracePeriod ${grace}s)` : ''} before instance ${claim.instanceId ?? ''} is terminated`,
+  });
 }
 
 /** A conditional NodeClaim update; undefined (and a counted conflict) when the record changed since it was read. */

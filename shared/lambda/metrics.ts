@@ -102,6 +102,7 @@ function lifecycleCounters(report: LifecycleReport): MetricDataPoint[] {
     ...report.registrationTimeouts.map((n) => ({ n, reason: 'registration_timeout' })),
     ...report.instanceTerminated.map((n) => ({ n, reason: 'instance_terminated' })),
     ...report.nodeDeleted.map((n) => ({ n, reason: 'node_deleted' })),
+    ...report.nodeClaimDeleted.map((n) => ({ n, reason: 'nodeclaim_deleted' })),
   ];
   return [
     ...countBy('nodesCreated', report.registered, pool),

@@ -42,6 +42,10 @@ export interface ClusterNode {
   readonly ready: boolean;
   /** Epoch ms. */
   readonly createdAt: number;
+  /** When its deletion was requested (epoch ms): it stays, being deleted, until its finalizers are gone. */
+  readonly deletionTimestamp?: number;
+  /** `metadata.finalizers` (e.g. `karpenter.sh/termination`, which registration adds). */
+  readonly finalizers?: readonly string[];
 }
 
 /**
@@ -78,6 +82,13 @@ export interface NodePatch {
   readonly labels?: Readonly<Record<string, string | null>>;
   /** When given, the Node's complete new taint list. */
   readonly taints?: readonly Taint[];
+  /** Annotations to merge into the Node's; a null value deletes that annotation. */
+  readonly annotations?: Readonly<Record<string, string | null>>;
+  /**
+   * When given, the Node's complete new finalizer list. A Node being deleted goes once its list is empty; the list
+   * is replaced without a resourceVersion precondition, so pass the list just read minus (or plus) Skiff's own.
+   */
+  readonly finalizers?: readonly string[];
 }
 
 /**
@@ -98,6 +109,11 @@ export interface NodeClaimMirrorRef {
    * interrupted, or an older Skiff wrote it): an unknown version is always rewritten.
    */
   readonly version?: number;
+  /**
+   * When a user asked to delete the NodeClaim object (`kubectl delete nodeclaim`), epoch ms: Skiff's termination
+   * finalizer on the mirror holds it while the NodeClaim is terminated gracefully.
+   */
+  readonly deletionTimestamp?: number;
 }
 
 /**
@@ -105,7 +121,8 @@ export interface NodeClaimMirrorRef {
  *
  * The three NodeClaim-mirror methods are optional and go together: a cluster that has all three gets each
  * NodeClaim record mirrored as a `karpenter.sh/v1` NodeClaim object by the lifecycle controller (so
- * `kubectl get nodeclaims` works); one without them (the simulation, as the handlers see it) is left alone.
+ * `kubectl get nodeclaims` works), and a user's deletion of such an object (its `deletionTimestamp`, held by Skiff's
+ * finalizer) terminates the NodeClaim gracefully; a cluster without them is left alone.
  */
 export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet = unknown> {
   listNodePools(): Promise<NodePool[]>;
@@ -117,11 +134,14 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
   /** Writes a Kubernetes Event (deduplicated by the cluster within a short window). */
   recordEvent(event: ClusterEvent): Promise<void>;
   /**
-   * Merges `labels` (null deletes a label) into the Node and, when `taints` is given, replaces its taints.
+   * Merges `labels` and `annotations` (null deletes one) into the Node and, when `taints` is given, replaces its taints.
    * @throws {NotFoundError} when the Node does not exist
    */
   patchNode(name: string, patch: NodePatch): Promise<void>;
-  /** Deletes the Node; a Node already gone is not an error. */
+  /**
+   * Deletes the Node; a Node already gone is not an error. A Node with finalizers only gets a deletionTimestamp and
+   * goes once they are removed ({@link patchNode}).
+   */
   deleteNode(name: string): Promise<void>;
   /**
    * Evicts the pod through the Eviction API: `evicted`, `blocked` (429: a PDB forbids it now — try later), or
@@ -129,13 +149,13 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
    */
   evictPod(namespace: string, name: string): Promise<EvictionOutcome>;
   /**
-   * Deletes the pod directly (`DELETE` with `gracePeriodSeconds`, not the Eviction API: neither PDBs nor
-   * `karpenter.sh/do-not-disrupt` are consulted) — the terminator's last resort when a node's terminationGracePeriod
-   * is about to run out (core `pkg/controllers/node/termination/terminator/eviction.go forceDelete`).
-   * @param gracePeriodSeconds at least 1 (0 would remove the pod from etcd at once)
+   * Deletes the pod (`DELETE` with `gracePeriodSeconds`), bypassing PodDisruptionBudgets and do-not-disrupt: what a
+   * drain does once its node's terminationGracePeriod leaves the pod no more time than its own grace period (Karpenter
+   * `terminator/eviction.go` `forceDelete`).
+   * @param gracePeriodSeconds at least 1 (0 would delete it from etcd at once)
    * @returns `deleted`, or `gone` (404: no such pod)
    */
-  terminatePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
+  forceDeletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
   /**
    * The latest pod event per node ({@link PodEventTimes}). Optional: without it the disruption controller notices pod
    * changes only by comparing the pods it lists from one pass to the next.
@@ -149,10 +169,11 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
    */
   listNodeClaimMirrors?(): Promise<NodeClaimMirrorRef[]>;
   /**
-   * Creates or updates the NodeClaim object mirroring `claim` (metadata, spec, and status conditions Launched,
-   * Registered, Initialized, Ready), then records `claim.version` on it. Idempotent.
+   * Creates or updates the NodeClaim object mirroring `claim` (metadata with the `karpenter.sh/termination`
+   * finalizer, spec, and status conditions Launched, Registered, Initialized, Ready), then records `claim.version` on
+   * it. Idempotent.
    */
   mirrorNodeClaim?(claim: NodeClaim): Promise<void>;
-  /** Deletes the NodeClaim object named `name`; one already gone is not an error. */
+  /** Removes Skiff's finalizer from the NodeClaim object named `name` and deletes it; one already gone is not an error. */
   deleteNodeClaimMirror?(name: string): Promise<void>;
 }

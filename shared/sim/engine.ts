@@ -22,7 +22,7 @@
  */
 import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isThrottledError } from '../core/errors.js';
-import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
+import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { DisruptionDeps } from '../controllers/disruption.js';
@@ -43,7 +43,7 @@ import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } 
 import { buildResult, type SimulationResult } from './result.js';
 import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
-import { SimulatedCluster, nodeNameOf, type SimNode, type SimPod } from './simulated-cluster.js';
+import { SimulatedCluster, nodeNameOf, type SimNode, type SimNodeEvent, type SimPod } from './simulated-cluster.js';
 import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2 } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -215,7 +215,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   // batches what it sees together).
   let relayPassQueued = false;
   let nodeEventSeq = 0;
-  const relayNodeEvent = (node: SimNode, event: 'registered' | 'ready' | 'notReady' | 'deleted'): void => {
+  const relayNodeEvent = (node: SimNode, event: SimNodeEvent): void => {
     const message: SimLifecycleEvent = { kind: 'node', cluster: SIMULATED_CLUSTER_NAME, name: node.name, uid: `node-${node.instanceId}`, resourceVersion: String(++nodeEventSeq), event };
     if (relayPassQueued) return;
     relayPassQueued = true;
@@ -343,8 +343,9 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
 }
 
 /**
- * Lets the observer watch what the handlers do to disrupt nodes (it does not change behaviour): each eviction, each
- * `karpenter.sh/disrupted` taint added (the start of a disruption: budgets) and each instance a disruption terminates.
+ * Lets the observer watch what the handlers do to disrupt nodes (it does not change behaviour): each eviction and
+ * forced pod deletion, each `karpenter.sh/disrupted` taint added (the start of a drain; of a disruption: budgets) and
+ * each instance a disruption terminates.
  */
 function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observer: Observer, store: NodeClaimStore, clock: VirtualClock): void {
   const world = (): ObservedWorld => ({
@@ -362,12 +363,12 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     if (outcome === 'evicted' && pod) observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
     return outcome;
   };
-  const terminatePod = cluster.terminatePod.bind(cluster);
-  cluster.terminatePod = async (namespace, name, gracePeriodSeconds) => {
+  const forceDeletePod = cluster.forceDeletePod.bind(cluster);
+  cluster.forceDeletePod = async (namespace, name, gracePeriodSeconds) => {
     const pod = cluster.pods.get(`${namespace}/${name}`);
     const before = world();
     const claim = await claimOfNode(pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined);
-    const outcome = await terminatePod(namespace, name, gracePeriodSeconds);
+    const outcome = await forceDeletePod(namespace, name, gracePeriodSeconds);
     if (outcome === 'deleted' && pod) {
       const d = claim?.disruption;
       const drainStarted = d ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) : Number.NaN;
@@ -382,6 +383,7 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     const node = cluster.nodes.get(name);
     const tainting = !!node && !isDisrupted(node) && (patch.taints ?? []).some((t) => t.key === DISRUPTED_TAINT_KEY);
     if (tainting) {
+      observer.onDrainTaint(name);
       const claim = await claimOfNode(node);
       const pool = claim ? cluster.nodePools.get(claim.nodePool) : undefined;
       if (claim?.disruption && pool) {
@@ -445,8 +447,17 @@ function isDisrupted(node: SimNode): boolean {
   return node.taints.some((t) => t.key === DISRUPTED_TAINT_KEY);
 }
 
-function observedPod(p: { namespace: string; name: string; labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>>; createdAt: number; phase: string; nodeName?: string }): ObservedPod {
-  return { namespace: p.namespace, name: p.name, labels: p.labels, annotations: p.annotations, createdAt: p.createdAt, phase: p.phase, ...(p.nodeName ? { nodeName: p.nodeName } : {}) };
+function observedPod(p: { namespace: string; name: string; labels: Readonly<Record<string, string>>; annotations: Readonly<Record<string, string>>; createdAt: number; phase: string; nodeName?: string; scheduledAt?: number }): ObservedPod {
+  return {
+    namespace: p.namespace,
+    name: p.name,
+    labels: p.labels,
+    annotations: p.annotations,
+    createdAt: p.createdAt,
+    phase: p.phase,
+    ...(p.nodeName ? { nodeName: p.nodeName } : {}),
+    ...(p.scheduledAt !== undefined ? { scheduledAt: p.scheduledAt } : {}),
+  };
 }
 
 /** Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes. */
@@ -473,7 +484,10 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
       launchedAt: createdAt,
     });
     const node = cluster.registerNode(instance, { ready: true, createdAt, name: n.name });
-    Object.assign(node, { annotations: { ...n.annotations } });
+    // A managed node registered already carries its NodePool template's annotations and the termination finalizer
+    // (registration added them).
+    Object.assign(node, { annotations: { ...(nodePool?.spec.template.metadata?.annotations ?? {}), ...n.annotations } });
+    if (nodePool) node.finalizers = [TERMINATION_FINALIZER];
     if (nodePool) {
       const iso = new Date(createdAt).toISOString();
       await store.create({
@@ -598,9 +612,14 @@ function applyEvent(event: ScenarioEvent, world: EventWorld): void {
       cluster.apply(event.apply);
       return;
     case 'delete':
-      // A Node deleted by a user: its pods go at once (no finalizer in the simulation) and the relay's node event
-      // makes the lifecycle controller delete its NodeClaim and terminate its instance.
+      // A Node deleted by a user (`kubectl delete node`): with Skiff's termination finalizer it only gets a
+      // deletionTimestamp; the relay's node event makes the lifecycle controller start its graceful termination (the
+      // disruption controller drains it, terminates the instance and removes the finalizer). A Node without the
+      // finalizer goes at once with its pods.
+      // A NodeClaim deleted by a user (`kubectl delete nodeclaim`): its mirror object only records the request (Skiff's
+      // finalizer holds it); the lifecycle controller's next pass starts the same graceful termination.
       if (event.delete.kind === 'Node' && !cluster.nodes.has(event.delete.name)) return noTarget(cluster, event, `no Node named ${event.delete.name}`);
+      if (event.delete.kind === 'NodeClaim' && !cluster.nodeClaimMirrors.has(event.delete.name)) return noTarget(cluster, event, `no NodeClaim named ${event.delete.name}`);
       cluster.delete(event.delete.kind, event.delete.namespace ?? 'default', event.delete.name);
       return;
     case 'nodeCondition': {

@@ -189,7 +189,7 @@ export class FaultInjector {
 
   /**
    * The Cluster the handlers see: `apiServerErrors` before every call, `crashAfterSideEffect` after every write (Event,
-   * Node patch or deletion, eviction).
+   * Node patch or deletion, eviction); the optional NodeClaim-mirror methods pass through as they are.
    */
   cluster<N, C, D>(cluster: Cluster<N, C, D>): Cluster<N, C, D> {
     const api = <T>(call: string, run: () => Promise<T>): Promise<T> => {
@@ -211,8 +211,17 @@ export class FaultInjector {
       deleteNode: (name: string) => api(`DELETE nodes/${name}`, () => this.sideEffect(`cluster.deleteNode(${name})`, () => cluster.deleteNode(name))),
       evictPod: (namespace: string, name: string): Promise<EvictionOutcome> =>
         api(`POST pods/${namespace}/${name}/eviction`, () => this.sideEffect(`cluster.evictPod(${namespace}/${name})`, () => cluster.evictPod(namespace, name))),
-      terminatePod: (namespace: string, name: string, gracePeriodSeconds: number) =>
-        api(`DELETE pods/${namespace}/${name}`, () => this.sideEffect(`cluster.terminatePod(${namespace}/${name})`, () => cluster.terminatePod(namespace, name, gracePeriodSeconds))),
+      forceDeletePod: (namespace: string, name: string, gracePeriodSeconds: number) =>
+        api(`DELETE pods/${namespace}/${name}`, () => this.sideEffect(`cluster.forceDeletePod(${namespace}/${name})`, () => cluster.forceDeletePod(namespace, name, gracePeriodSeconds))),
+      // The NodeClaim mirror (how a user's `kubectl delete nodeclaim` reaches Skiff), passed through without faults:
+      // drawing for these calls would shift every seeded fault sequence, and a mirror failure never fails a pass.
+      ...(cluster.listNodeClaimMirrors && cluster.mirrorNodeClaim && cluster.deleteNodeClaimMirror
+        ? {
+            listNodeClaimMirrors: cluster.listNodeClaimMirrors.bind(cluster),
+            mirrorNodeClaim: cluster.mirrorNodeClaim.bind(cluster),
+            deleteNodeClaimMirror: cluster.deleteNodeClaimMirror.bind(cluster),
+          }
+        : {}),
     };
   }
 

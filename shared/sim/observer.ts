@@ -15,12 +15,16 @@
  * included, exceed what its active budgets allow), `pdb` (an eviction of a healthy pod that takes a PDB below its
  * desired healthy count, or an instance terminated by a disruption while pods a PDB still protects run on it, before
  * its terminationGracePeriod ran out) and `doNotDisrupt` (a pod with an active `karpenter.sh/do-not-disrupt` evicted,
- * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted), and `churn` — a replace loop:
+ * or terminated with its node, by a voluntary disruption: Empty, Underutilized, Drifted; a pod deleted outright before
+ * its node's terminationGracePeriod left it less than its own grace period counts as `pdb` or `doNotDisrupt` for what
+ * it bypassed), `churn` — a replace loop:
  * a NodeClaim disrupted as Drifted whose replacement is itself drifted (its node's labels do not satisfy the NodePool's
  * requirements as applied, and neither the NodePool's template nor its EC2NodeClass changed since the disruption
  * started), or a replacement that is itself replaced for the same reason (Drifted or Underutilized) with no change in
  * between of the NodePool's template or EC2NodeClass (nor, for Underutilized, of the workload: the live pods per
  * owner). Drift is judged from the specs as applied and the node's labels, never by asking the controller.
+ * And `evictionLoops`: a pod evicted by a drain from a node it was bound to after the node was tainted
+ * `karpenter.sh/disrupted` (a turn of an evict → recreate → bind-back loop that keeps the drain from ending).
  */
 import { parseDuration } from '../core/api/duration.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
@@ -55,6 +59,12 @@ export interface ViolationCounts {
   placement: number;
   /** Replace loops: see the module doc. */
   churn: number;
+  /**
+   * Turns of an eviction loop: a pod evicted by a drain from a node it was bound to after that node's drain began
+   * (after the node was tainted `karpenter.sh/disrupted`). Only a pod that tolerates the taint can land there; evicting
+   * it only lets its controller's replacement land there again, and the drain never ends.
+   */
+  evictionLoops: number;
 }
 
 /** A human-readable record of each violation, for debugging and tests. */
@@ -81,7 +91,9 @@ export interface NodeClaimLaunch {
 
 /** Counts violations as the simulation runs. */
 export class Observer {
-  readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 };
+  readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
+  /** Node name → when it was last tainted `karpenter.sh/disrupted` (epoch ms): the start of its drain. */
+  private readonly drainStartedAt = new Map<string, number>();
   readonly records: ViolationRecord[] = [];
   private readonly instancesByClaim = new Map<string, number>();
 
@@ -206,6 +218,13 @@ export class Observer {
    * @param reason the disruption reason on the NodeClaim of the pod's node, if it is being disrupted
    */
   onEviction(pod: ObservedPod, reason: string | undefined, world: ObservedWorld): void {
+    const drainStart = pod.nodeName !== undefined ? this.drainStartedAt.get(pod.nodeName) : undefined;
+    if (drainStart !== undefined && pod.scheduledAt !== undefined && pod.scheduledAt > drainStart) {
+      this.violate(
+        'evictionLoops',
+        `pod ${pod.namespace}/${pod.name} was evicted from ${pod.nodeName}, where it was bound at ${new Date(pod.scheduledAt).toISOString()}, after the node's drain began at ${new Date(drainStart).toISOString()}`,
+      );
+    }
     if (VOLUNTARY.has(reason ?? '') && doNotDisruptActive(pod, this.now())) {
       this.violate('doNotDisrupt', `pod ${pod.namespace}/${pod.name} (karpenter.sh/do-not-disrupt: ${pod.annotations[DO_NOT_DISRUPT]}) was evicted by a ${reason} disruption`);
     }
@@ -269,6 +288,14 @@ export class Observer {
    * @param nodePool the node's NodePool with its budgets
    * @param poolNodes the NodePool's initialized nodes before the taint (this one included)
    */
+  /**
+   * A handler added `karpenter.sh/disrupted` to a node that did not carry it: its drain begins now (every reason, a
+   * Node deletion included). A pod bound to it later and then evicted from it is an eviction loop's turn.
+   */
+  onDrainTaint(node: string): void {
+    this.drainStartedAt.set(node, this.now());
+  }
+
   onDisruptionStart(node: string, reason: string, nodePool: { readonly name: string; readonly budgets: readonly Budget[] }, poolNodes: readonly ObservedNode[]): void {
     if (!BUDGETED.has(reason)) return;
     const others = poolNodes.filter((n) => n.name !== node);
@@ -400,6 +427,8 @@ export interface ObservedPod {
   readonly createdAt: number;
   readonly phase: string;
   readonly nodeName?: string;
+  /** When it was bound to `nodeName`, epoch ms. */
+  readonly scheduledAt?: number;
 }
 
 /** A node as the disruption checks read it. */

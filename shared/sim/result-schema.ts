@@ -70,6 +70,9 @@ export const DeletionReasonSchema = z.enum([
   'RegistrationTimeout',
   'LaunchFailed',
   'InstanceTerminated',
+  // Added: a user deleted the Node or the NodeClaim (a graceful termination).
+  'NodeDeleted',
+  'NodeClaimDeleted',
 ]);
 
 /** A node taint as Kubernetes writes it (`value` optional). */
@@ -100,6 +103,8 @@ export const ResultNodeClaimSchema = z.looseObject({
   /** Price of the launched offering, USD per hour. */
   price: Usd.nullable(),
   labels: z.record(z.string(), z.string()),
+  /** The NodePool template's annotations it carries (added; absent in Results written before). */
+  annotations: z.record(z.string(), z.string()).optional(),
   taints: z.array(TaintSchema),
   /** Resource name → Kubernetes quantity string, e.g. `{cpu: "1930m", memory: "6903Mi", pods: "29"}`. */
   allocatable: z.record(z.string(), QuantityStringSchema),
@@ -125,6 +130,8 @@ export const ResultNodeSchema = z.looseObject({
   zone: z.string().min(1),
   capacityType: CapacityTypeSchema,
   labels: z.record(z.string(), z.string()),
+  /** The Node's annotations at the end (or when it was deleted), registration's included (added; absent in Results written before). */
+  annotations: z.record(z.string(), z.string()).optional(),
   createdAt: UtcTimeSchema,
   deletedAt: UtcTimeSchema.nullable(),
 });
@@ -207,7 +214,8 @@ export const ResultEventSchema = z.looseObject({
  * What the simulation's independent observer counted (each a non-negative count): a budget exceeded at any
  * instant, a PDB broken by an eviction, a do-not-disrupt pod evicted voluntarily, a NodePool limit exceeded,
  * a second instance for the same NodeClaim or pending pods, an instance left running with no NodeClaim, a pod
- * bound to a node that does not satisfy it or lacks room, and `churn`: a replace loop (a NodeClaim disrupted as
+ * bound to a node that does not satisfy it or lacks room, `evictionLoops`: a pod evicted again from the draining node
+ * it was put back on, and `churn`: a replace loop (a NodeClaim disrupted as
  * Drifted whose replacement is itself drifted, or a replacement replaced again for the same reason with no change to
  * its NodePool, EC2NodeClass or — for consolidation — the workload in between).
  */
@@ -221,6 +229,11 @@ export const ViolationsSchema = z.looseObject({
   placement: Count,
   /** Replace loops (added after v1 of the contract; every Result since carries it). */
   churn: Count,
+  /**
+   * Turns of an eviction loop: pods a drain evicted from a node they were bound to after its drain began (added; a
+   * Result written before it has no such field).
+   */
+  evictionLoops: Count.optional(),
 });
 
 /** Cost of the run: `totalUSD` in USD over the whole run; `peakHourlyUSD` and `finalHourlyUSD` in USD per hour. */

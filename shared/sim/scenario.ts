@@ -134,9 +134,12 @@ export interface ScaleEvent {
   readonly replicas: number;
 }
 
-/** `delete`: delete an object of any supported kind, or a Node. `namespace` is set (default `default`) for namespaced kinds only. */
+/**
+ * `delete`: delete an object of any supported kind, a Node or a NodeClaim (by the name the Result lists). `namespace`
+ * is set (default `default`) for namespaced kinds only.
+ */
 export interface DeleteEvent {
-  readonly kind: ManifestKind | 'Node';
+  readonly kind: ManifestKind | 'Node' | 'NodeClaim';
   readonly namespace?: string;
   readonly name: string;
 }
@@ -332,7 +335,7 @@ const scaleSchema = z.strictObject({
     .max(MAX_SCALE_REPLICAS, { error: `the simulation takes at most ${MAX_SCALE_REPLICAS} replicas per workload (every pod goes through the real handlers)` }),
 });
 
-const DELETABLE_KINDS = [...(Object.keys(MANIFEST_KINDS) as ManifestKind[]), 'Node'] as const;
+const DELETABLE_KINDS = [...(Object.keys(MANIFEST_KINDS) as ManifestKind[]), 'Node', 'NodeClaim'] as const;
 
 const deleteSchema = z
   .strictObject({
@@ -341,13 +344,13 @@ const deleteSchema = z
     name: z.string().min(1),
   })
   .superRefine((d, ctx) => {
-    if (d.namespace !== undefined && (d.kind === 'Node' || !NAMESPACED_KINDS.has(d.kind))) {
+    if (d.namespace !== undefined && (d.kind === 'Node' || d.kind === 'NodeClaim' || !NAMESPACED_KINDS.has(d.kind))) {
       ctx.addIssue({ code: 'custom', path: ['namespace'], message: `${d.kind} is cluster-scoped: remove namespace` });
     }
   })
   .transform(
     (d): DeleteEvent =>
-      d.kind !== 'Node' && NAMESPACED_KINDS.has(d.kind) ? { kind: d.kind, namespace: d.namespace ?? 'default', name: d.name } : { kind: d.kind, name: d.name },
+      d.kind !== 'Node' && d.kind !== 'NodeClaim' && NAMESPACED_KINDS.has(d.kind) ? { kind: d.kind, namespace: d.namespace ?? 'default', name: d.name } : { kind: d.kind, name: d.name },
   );
 
 const insufficientCapacitySchema = z

@@ -74,6 +74,9 @@ export interface SimNode extends ClusterNode {
   /** When the node first turned Ready, epoch ms. */
   readyAt?: number;
   taints: readonly Taint[];
+  /** When a deletion was requested while it had finalizers (epoch ms); it goes once they are removed. */
+  deletionTimestamp?: number;
+  finalizers?: readonly string[];
   deletedAt?: number;
   /** What the pods bound to it request, canonical units (kept for kube-scheduler's resource fit). */
   used: ResourceList;
@@ -90,12 +93,15 @@ export interface SimulatedClusterHooks {
   onUnschedulable?(pod: SimPod): void;
   /** A pod was bound to a node. */
   onBind?(pod: SimPod, node: SimNode): void;
-  /** A Node registered, turned Ready or NotReady, or was deleted (the relay reports it). */
+  /**
+   * A Node registered, turned Ready or NotReady, got a deletionTimestamp (`deleting`: deleted while it has
+   * finalizers) or was deleted (the relay reports it).
+   */
   onNodeEvent?(node: SimNode, event: SimNodeEvent): void;
 }
 
 /** A Node change the relay reports (the `event` of a relay node message). */
-export type SimNodeEvent = 'registered' | 'ready' | 'notReady' | 'deleted';
+export type SimNodeEvent = 'registered' | 'ready' | 'notReady' | 'deleting' | 'deleted';
 
 /** Options of {@link SimulatedCluster}. Durations in ms. */
 export interface SimulatedClusterOptions {
@@ -135,6 +141,11 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
    * from (what `kubectl get nodeclaims` would show). Only a caller that sees the mirror methods writes them.
    */
   readonly nodeClaimMirrors = new Map<string, NodeClaim>();
+  /**
+   * NodeClaim mirrors a user asked to delete (`kubectl delete nodeclaim`), by name: when (epoch ms). The finalizer
+   * Skiff puts on every mirror holds them until the lifecycle controller deletes them.
+   */
+  readonly nodeClaimMirrorDeletions = new Map<string, number>();
   hooks: SimulatedClusterHooks = {};
   private rv = 1;
   private uid = 1;
@@ -175,6 +186,14 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       }
       Object.assign(node, { labels });
     }
+    if (patch.annotations) {
+      const annotations: Record<string, string> = { ...node.annotations };
+      for (const [k, v] of Object.entries(patch.annotations)) {
+        if (v === null) delete annotations[k];
+        else annotations[k] = v;
+      }
+      Object.assign(node, { annotations });
+    }
     if (patch.taints) node.taints = [...patch.taints];
     if (patch.taints || patch.labels) {
       // Fewer taints can admit pending pods and DaemonSet pods; new labels (`karpenter.sh/initialized`, say) can match
@@ -182,10 +201,27 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       this.placeDaemonPods(node);
       this.requestSchedulingPass();
     }
+    if (patch.finalizers) {
+      node.finalizers = [...patch.finalizers];
+      // The API server finishes a deletion once the last finalizer is removed.
+      if (node.deletionTimestamp !== undefined && node.finalizers.length === 0) this.removeNode(node);
+    }
   }
   async deleteNode(name: string): Promise<void> {
     const node = this.nodes.get(name);
-    if (node) this.removeNode(node);
+    if (node) this.requestNodeDeletion(node);
+  }
+
+  /**
+   * A Node deletion as the API server does it: a Node without finalizers goes at once; one with finalizers gets a
+   * deletionTimestamp (once) and stays — its pods keep running — until they are removed ({@link patchNode}).
+   */
+  requestNodeDeletion(node: SimNode): void {
+    if (this.nodes.get(node.name) !== node) return;
+    if ((node.finalizers ?? []).length === 0) return this.removeNode(node);
+    if (node.deletionTimestamp !== undefined) return;
+    node.deletionTimestamp = this.clock.now();
+    this.hooks.onNodeEvent?.(node, 'deleting');
   }
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
     const pod = this.pods.get(`${namespace}/${name}`);
@@ -199,14 +235,12 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (!pod.owner) this.createPod(namespace, name, { metadata: { labels: { ...pod.labels }, annotations: { ...pod.annotations } }, spec: pod.spec } as unknown as PodTemplateSpec, null, pod.runForSeconds);
     return 'evicted';
   }
-  /**
-   * Deletes the pod at once, whatever its PDBs and annotations say (the simulation does not model the grace period:
-   * a deleted pod is gone, as an evicted one is); its controller replaces it.
-   */
-  async terminatePod(namespace: string, name: string, _gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+  /** Deletes the pod at once (the simulation does not model its grace period); a bare pod is recreated, as after an eviction. */
+  async forceDeletePod(namespace: string, name: string, _gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
     const pod = this.pods.get(`${namespace}/${name}`);
     if (!pod) return 'gone';
     this.deletePod(pod);
+    if (!pod.owner) this.createPod(namespace, name, { metadata: { labels: { ...pod.labels }, annotations: { ...pod.annotations } }, spec: pod.spec } as unknown as PodTemplateSpec, null, pod.runForSeconds);
     return 'deleted';
   }
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
@@ -223,16 +257,20 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   }
   /** Every NodeClaim mirror, with the record version it was written from. */
   async listNodeClaimMirrors(): Promise<NodeClaimMirrorRef[]> {
-    return [...this.nodeClaimMirrors.values()].map((c) => ({ name: c.name, version: c.version }));
+    return [...this.nodeClaimMirrors.values()].map((c) => {
+      const deletionTimestamp = this.nodeClaimMirrorDeletions.get(c.name);
+      return { name: c.name, version: c.version, ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}) };
+    });
   }
   /** Records the mirror of `claim`; a `Deleted` claim deletes its mirror instead (as the Kubernetes adapter does). */
   async mirrorNodeClaim(claim: NodeClaim): Promise<void> {
-    if (claim.state === 'Deleted') this.nodeClaimMirrors.delete(claim.name);
-    else this.nodeClaimMirrors.set(claim.name, claim);
+    if (claim.state === 'Deleted') return this.deleteNodeClaimMirror(claim.name);
+    this.nodeClaimMirrors.set(claim.name, claim);
   }
-  /** Deletes the mirror named `name`; a missing one is not an error. */
+  /** Deletes the mirror named `name` (its finalizer released); a missing one is not an error. */
   async deleteNodeClaimMirror(name: string): Promise<void> {
     this.nodeClaimMirrors.delete(name);
+    this.nodeClaimMirrorDeletions.delete(name);
   }
   async recordEvent(event: ClusterEvent): Promise<void> {
     // Kubernetes' event recorder aggregates identical events; keep one per object/reason/message per 5 minutes.
@@ -407,9 +445,13 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       }
       case 'Node': {
         const node = this.nodes.get(name);
-        if (node) this.removeNode(node);
+        if (node) this.requestNodeDeletion(node);
         break;
       }
+      case 'NodeClaim':
+        // `kubectl delete nodeclaim`: the mirror's finalizer holds it; the lifecycle controller sees the request.
+        if (this.nodeClaimMirrors.has(name) && !this.nodeClaimMirrorDeletions.has(name)) this.nodeClaimMirrorDeletions.set(name, this.clock.now());
+        break;
       default:
         throw new RangeError(`the simulation cannot delete kind ${kind}`);
     }
@@ -480,7 +522,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     return node;
   }
 
-  /** Removes a node; its pods are deleted (pod garbage collection) and their controllers replace them. */
+  /**
+   * Removes a node (its deletion completes); its pods are deleted (pod garbage collection) and their controllers
+   * replace them.
+   */
   removeNode(node: SimNode): void {
     if (this.nodes.get(node.name) !== node) return;
     node.deletedAt = this.clock.now();

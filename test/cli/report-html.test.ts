@@ -42,7 +42,7 @@ const hostile: Result = {
   unschedulable: [{ pod: `default/${HOSTILE_POD}`, since: '2026-03-02T08:00:00.000Z', reason: HOSTILE_REASON, nodePools: { [HOSTILE_POOL]: HOSTILE_REASON } }],
   disruptions: [],
   events: [],
-  violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 },
+  violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 },
   cost: { totalUSD: 0.02, peakHourlyUSD: 0.04, finalHourlyUSD: 0 },
 };
 

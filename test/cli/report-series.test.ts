@@ -77,7 +77,7 @@ const result: Result = {
   unschedulable: [{ pod: 'default/p3', since: iso('09:30'), reason: 'no NodePool can serve the pod', nodePools: { general: 'too big' } }],
   disruptions: [{ at: iso('08:55'), command: 'cmd-1', nodeClaim: 'a', nodePool: 'general', reason: 'Underutilized', decision: 'replace', replacement: 'b', drainStartedAt: null, completedAt: null }],
   events: [],
-  violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 },
+  violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 },
   cost: { totalUSD: 0.18, peakHourlyUSD: 0.14, finalHourlyUSD: 0.04 },
 };
 

@@ -73,7 +73,7 @@ describe('skiff simulate examples/seed', () => {
   });
 
   it('counts no violations', () => {
-    expect(result.violations).toEqual({ budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 });
+    expect(result.violations).toEqual({ budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 });
   });
 
   it('gives the same Result for the same seed', async () => {

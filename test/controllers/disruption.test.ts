@@ -80,7 +80,7 @@ function hourlyCostAt(result: SimulationResult, ms: number): number {
 }
 
 function expectNoDisruptionViolations(result: SimulationResult): void {
-  expect(result.violations).toMatchObject({ budget: 0, pdb: 0, doNotDisrupt: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 });
+  expect(result.violations).toMatchObject({ budget: 0, pdb: 0, doNotDisrupt: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 });
 }
 
 function runningPods(result: SimulationResult, owner: string): number {

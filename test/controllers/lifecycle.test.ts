@@ -150,7 +150,15 @@ describe('reconcileLifecycle', () => {
       });
       expect(node.labels['karpenter.sh/initialized']).toBeUndefined();
       expect(node.taints.map((t) => t.key)).not.toContain('karpenter.sh/unregistered');
+      expect(node.finalizers).toEqual(['karpenter.sh/termination']);
       expect(h.events('Registered')).toHaveLength(1);
+    });
+
+    it("copies the NodeClaim's annotations (its NodePool template's) onto the Node", async () => {
+      const { instance } = await h.launch('general-a', { annotations: { 'karpenter.sh/do-not-disrupt': 'true', 'example.com/team': 'a' } });
+      await h.advance(JOIN_MS);
+      await h.reconcile();
+      expect(h.nodeOf(instance)!.annotations).toEqual({ 'karpenter.sh/do-not-disrupt': 'true', 'example.com/team': 'a' });
     });
   });
 
@@ -310,18 +318,41 @@ describe('reconcileLifecycle', () => {
       expect(report.deletedNodes).toEqual([node.name]);
     });
 
-    it('deletes the NodeClaim of a Node a user deleted and terminates its instance, with no deletion reason', async () => {
+    it('starts the graceful termination of the NodeClaim of a Node a user deleted: Deleting, draining from the deletion, Node tainted, instance still running', async () => {
       const { instance } = await h.launch('general-a');
       await h.advance(JOIN_MS + READY_MS);
       await h.reconcile();
-      await h.cluster.deleteNode(h.nodeOf(instance)!.name);
+      const node = h.nodeOf(instance)!;
+      await h.cluster.deleteNode(node.name);
+      // The termination finalizer holds the Node.
+      expect(h.cluster.nodes.get(node.name)?.deletionTimestamp).toBe(START + JOIN_MS + READY_MS);
+      await h.advance(5_000);
+
+      const report = await h.reconcile();
+
+      expect(report.terminating).toEqual(['general-a']);
+      expect(report.nodeDeleted).toEqual([]);
+      const claim = await h.claim('general-a');
+      expect(claim).toMatchObject({ state: 'Deleting', disruption: { reason: 'NodeDeleted', decision: 'delete', phase: 'Draining', drainStartedAt: '2026-03-02T08:01:00.000Z' } });
+      expect(node.taints).toContainEqual({ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' });
+      expect(instance.state).toBe('running');
+      expect(h.cluster.nodes.has(node.name)).toBe(true);
+      // A second pass leaves it to the drain.
+      expect((await h.reconcile()).terminating).toEqual([]);
+    });
+
+    it('deletes at once (reason NodeDeleted) the NodeClaim of a Node that vanished without the termination finalizer', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      await h.reconcile();
+      const node = h.nodeOf(instance)!;
+      await h.cluster.patchNode(node.name, { finalizers: [] });
+      await h.cluster.deleteNode(node.name);
 
       const report = await h.reconcile();
 
       expect(report.nodeDeleted).toEqual(['general-a']);
-      const claim = await h.claim('general-a');
-      expect(claim).toMatchObject({ state: 'Deleted', deletedAt: '2026-03-02T08:01:00.000Z' });
-      expect(claim?.deletionReason).toBeUndefined();
+      expect(await h.claim('general-a')).toMatchObject({ state: 'Deleted', deletedAt: '2026-03-02T08:01:00.000Z', deletionReason: 'NodeDeleted' });
       expect(instance.state).toBe('terminated');
     });
   });
@@ -350,6 +381,8 @@ describe('reconcileLifecycle', () => {
       await h.reconcile();
       expect([...h.cluster.nodeClaimMirrors.keys()].sort()).toEqual(['general-a', 'general-p']);
 
+      // The Node vanishes (its finalizer forced off): the NodeClaim is Deleted at once.
+      await h.cluster.patchNode(h.nodeOf(instance)!.name, { finalizers: [] });
       await h.cluster.deleteNode(h.nodeOf(instance)!.name);
       const report = await h.reconcile();
 
@@ -445,7 +478,7 @@ describe('reconcileLifecycle', () => {
       await h.launch('general-a');
       await h.advance(JOIN_MS + READY_MS);
       await h.reconcile();
-      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] });
+      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] });
     });
   });
 });

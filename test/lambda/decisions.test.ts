@@ -248,7 +248,7 @@ describe('handlers with metrics and decisions', () => {
   });
 
   it('the provisioner runs a lifecycle pass alongside provisioning when a batch has a relay node event', async () => {
-    const lifecycleReport: LifecycleReport = { registered: ['general-bcdfg'], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
+    const lifecycleReport: LifecycleReport = { registered: ['general-bcdfg'], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
     const log = recordingLog();
     const points: MetricDataPoint[][] = [];
     let lifecyclePasses = 0;
@@ -290,6 +290,8 @@ describe('handlers with metrics and decisions', () => {
       registrationTimeouts: [],
       instanceTerminated: [],
       nodeDeleted: [],
+      terminating: [],
+      nodeClaimDeleted: [],
       orphanInstances: [],
       deletedNodes: [],
       conflicts: 0,

@@ -35,6 +35,8 @@ const emptyLifecycle: LifecycleReport = {
   registrationTimeouts: [],
   instanceTerminated: [],
   nodeDeleted: [],
+  terminating: [],
+  nodeClaimDeleted: [],
   orphanInstances: [],
   deletedNodes: [],
   conflicts: 0,

@@ -37,7 +37,7 @@ describe('disruptionProblems (the cross-checks themselves)', () => {
     involuntaryEvictionWindows: [[START + 300 * 60_000, START + 300 * 60_000]],
     summary: '',
   };
-  const zero = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 };
+  const zero = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
   const disruption = (nodeClaim: string, reason: string, at: number, completed: number | null, drain = at) => ({
     at: iso(at),
     command: `c-${nodeClaim}`,

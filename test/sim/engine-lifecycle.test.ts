@@ -22,7 +22,7 @@ async function run(...docs: string[]): Promise<SimulationResult> {
   return (await simulateScenario(dir, { seed: 5 })).result;
 }
 
-const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 };
+const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
 const webPodsPlaced = (r: SimulationResult) => r.pods.filter((p) => p.owner?.startsWith('ReplicaSet/web-') && p.deletedAt === null).every((p) => p.node !== null);
 
 describe('simulation engine: NodeClaim lifecycle', () => {
@@ -68,7 +68,7 @@ describe('simulation engine: NodeClaim lifecycle', () => {
     expect(r.events.filter((e) => e.reason === 'NotSimulated')).toEqual([]);
   });
 
-  it('deletes the NodeClaim of a Node a user deletes, terminates its instance and places its pods again', async () => {
+  it('drains the Node a user deletes, then deletes its NodeClaim (NodeDeleted), terminates its instance and places its pods again', async () => {
     const r0 = await run(GENERAL_POOL, deployment('web', 2), scenario('', '5m'));
     const nodeName = r0.nodes[0]!.name;
     const r = await run(
@@ -79,7 +79,10 @@ describe('simulation engine: NodeClaim lifecycle', () => {
       delete: {kind: Node, name: ${nodeName}}`),
     );
     const claim = r.nodeClaims.find((c) => r.nodes.find((n) => n.name === nodeName)?.nodeClaim === c.name)!;
-    expect(claim).toMatchObject({ deletedAt: '2026-03-02T08:10:00.000Z', deletionReason: null });
+    // The termination finalizer holds the Node: the lifecycle pass the deletion triggers starts the termination, the
+    // next disruption pass (10:30) evicts its pods, and the one after (11:30) finds it drained and terminates it.
+    expect(claim).toMatchObject({ deletedAt: '2026-03-02T08:11:30.000Z', deletionReason: 'NodeDeleted' });
+    expect(r.pods.filter((p) => p.node === nodeName && !p.owner?.startsWith('DaemonSet/')).every((p) => p.evictions === 1 && p.deletedAt === '2026-03-02T08:10:30.000Z')).toBe(true);
     expect(r.nodeClaims.filter((c) => c.deletedAt === null).length).toBeGreaterThan(0);
     expect(webPodsPlaced(r)).toBe(true);
     expect(r.events).toContainEqual(expect.objectContaining({ reason: 'NodeDeleted', object: `NodeClaim/${claim.name}` }));

@@ -25,7 +25,7 @@ import { ResultSchema } from '../../shared/sim/result-schema.js';
 import { loadScenario } from '../../shared/sim/scenario-loader.js';
 import { deploymentYaml as deployment, GENERAL_POOL } from '../support/provisioner-harness.js';
 
-const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 };
+const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
 
 /** Two waves of pods (a burst, then a scale-up) and a capacity error, under `faults` (a YAML flow mapping). */
 function scenario(faults: string): string {

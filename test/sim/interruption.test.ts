@@ -30,7 +30,7 @@ async function run(...docs: string[]): Promise<SimulationResult> {
   return (await simulateScenario(dir, { seed: 3 })).result;
 }
 
-const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 };
+const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
 const liveWebPods = (r: SimulationResult) => r.pods.filter((p) => p.owner?.startsWith('ReplicaSet/web-') && p.deletedAt === null);
 
 describe('simulation: interruption', () => {

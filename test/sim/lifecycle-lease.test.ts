@@ -57,7 +57,7 @@ describe('the lifecycle lease in the simulation', () => {
           };
         },
       });
-      expect(result.violations).toMatchObject({ duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 });
+      expect(result.violations).toMatchObject({ duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 });
       expect(result.unschedulable).toEqual([]);
       const ran = outcomes.filter((o) => o.report !== undefined).length;
       const backedOff = outcomes.filter((o) => o.backedOff).length;

@@ -212,6 +212,31 @@ describe('Observer', () => {
       expect(o.records).toEqual([]);
     });
   });
+
+  describe('onEviction (eviction loops)', () => {
+    const world = { pods: [], readyNodes: new Set(['n1']), pdbs: [] };
+    const evicted = (scheduledAtMs: number) => ({ namespace: 'default', name: 'agent-x', labels: {}, annotations: {}, createdAt: scheduledAtMs, phase: 'Running', nodeName: 'n1', scheduledAt: scheduledAtMs });
+
+    it('counts a pod evicted from a node it was bound to after the node was tainted for its drain', () => {
+      let now = T;
+      const o = new Observer(new Map(), () => now);
+      o.onDrainTaint('n1');
+      now = T + 60_000;
+      o.onEviction(evicted(T + 1), 'Drifted', world);
+      expect(o.counts.evictionLoops).toBe(1);
+      expect(o.records[0]!.message).toContain('after the node');
+    });
+
+    it('does not count the first eviction of a pod that was there before the drain began, nor evictions from an untainted node', () => {
+      let now = T;
+      const o = new Observer(new Map(), () => now);
+      o.onEviction(evicted(T), undefined, world);
+      now = T + 60_000;
+      o.onDrainTaint('n1');
+      o.onEviction(evicted(T), 'Drifted', world);
+      expect(o.counts.evictionLoops).toBe(0);
+    });
+  });
 });
 
 describe('Observer.onPodDeletion (a drain deleting pods directly)', () => {

@@ -139,7 +139,7 @@ function validResult(): Record<string, unknown> {
       },
       { at: '2026-03-02T10:05:00Z', type: 'Normal', reason: 'DisruptionBlocked', object: 'NodePool/general', message: 'budget' },
     ],
-    violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0 },
+    violations: { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 },
     cost: { totalUSD: 0.0765, peakHourlyUSD: 0.035, finalHourlyUSD: 0 },
   };
 }

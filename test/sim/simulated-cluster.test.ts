@@ -74,18 +74,18 @@ describe('SimulatedCluster', () => {
     expect(new Set(names).size).toBe(3);
   });
 
-  describe('lastPodEventTimes and terminatePod', () => {
-    it('stamps a node at each bind and each deletion of a non-DaemonSet pod; terminatePod deletes whatever the PDB says', async () => {
+  describe('lastPodEventTimes and forceDeletePod', () => {
+    it('stamps a node at each bind and each deletion of a non-DaemonSet pod; forceDeletePod deletes whatever the PDB says', async () => {
       const { clock, cluster } = await setup(`${web(2)}\n---\n${pdb(2)}`);
       expect(await cluster.lastPodEventTimes()).toEqual({ byNode: new Map([['n1', START]]), complete: true });
       await clock.runUntil(START + 90_000);
       const [victim] = [...cluster.pods.values()];
       expect(await cluster.evictPod('default', victim!.name)).toBe('blocked');
       expect((await cluster.lastPodEventTimes()).byNode.get('n1')).toBe(START);
-      expect(await cluster.terminatePod('default', victim!.name, 30)).toBe('deleted');
+      expect(await cluster.forceDeletePod('default', victim!.name, 30)).toBe('deleted');
       expect(cluster.pods.has(`default/${victim!.name}`)).toBe(false);
       expect((await cluster.lastPodEventTimes()).byNode.get('n1')).toBe(START + 90_000);
-      expect(await cluster.terminatePod('default', victim!.name, 30)).toBe('gone');
+      expect(await cluster.forceDeletePod('default', victim!.name, 30)).toBe('gone');
     });
   });
 
@@ -178,6 +178,19 @@ spec:
       expect(cluster.nodes.size).toBe(0);
       expect([...cluster.pods.values()].every((p) => !p.nodeName)).toBe(true);
       expect(events.filter(([, e]) => e === 'deleted')).toEqual([['n1', 'deleted']]);
+    });
+
+    it('only sets the deletionTimestamp of a Node with finalizers (its pods keep running), and deletes it once they are removed', async () => {
+      const { cluster, clock, node, events } = await setup(web(2));
+      node.finalizers = ['karpenter.sh/termination'];
+      await cluster.deleteNode('n1');
+      await cluster.deleteNode('n1');
+      expect(cluster.nodes.get('n1')?.deletionTimestamp).toBe(clock.now());
+      expect([...cluster.pods.values()].filter((p) => p.nodeName === 'n1')).toHaveLength(2);
+      expect(events.filter(([, e]) => e === 'deleting' || e === 'deleted')).toEqual([['n1', 'deleting']]);
+      await cluster.patchNode('n1', { finalizers: [] });
+      expect(cluster.nodes.size).toBe(0);
+      expect(events.filter(([, e]) => e === 'deleting' || e === 'deleted')).toEqual([['n1', 'deleting'], ['n1', 'deleted']]);
     });
   });
 

@@ -10,7 +10,8 @@
  *   re-sent; the default, 6 minutes, is longer than SQS FIFO's 5-minute deduplication window so the re-sent event is
  *   not dropped). A pod being deleted, bound, or gated (`SchedulingGated`) is not reported.
  * - A node when first seen (`registered`, or `ready` when it already is), when its `Ready` condition turns `True`
- *   (`ready`) or stops being `True` (`notReady`), and when it is deleted (`deleted`).
+ *   (`ready`) or stops being `True` (`notReady`), when it first shows a deletionTimestamp (`deleting`: a finalizer,
+ *   e.g. Skiff's `karpenter.sh/termination`, holds its deletion) and when it is deleted (`deleted`).
  *
  * ## Informers
  * Pods are watched with the field selector `spec.nodeName=,status.phase!=Succeeded,status.phase!=Failed`: only pods
@@ -197,6 +198,8 @@ export class ClusterWatch {
   readonly #nodes: Watched<V1Node>;
   /** Node uid → last known readiness. */
   readonly #nodeReady = new Map<string, boolean>();
+  /** Uids of Nodes already reported `deleting`. */
+  readonly #nodeDeleting = new Set<string>();
   #running = false;
   #resyncTimer: unknown;
 
@@ -448,8 +451,14 @@ export class ClusterWatch {
     const base = { kind: 'node', cluster: this.#options.cluster, name: m.name, uid: m.uid, resourceVersion: m.resourceVersion } as const;
     if (change === 'delete') {
       this.#nodeReady.delete(m.uid);
+      this.#nodeDeleting.delete(m.uid);
       this.#emit({ ...base, event: 'deleted' });
       return;
+    }
+    // A deletion a finalizer holds (Skiff's termination finalizer): the lifecycle controller starts the drain at once.
+    if (m.deletionTimestamp && !this.#nodeDeleting.has(m.uid)) {
+      this.#nodeDeleting.add(m.uid);
+      this.#emit({ ...base, event: 'deleting' });
     }
     const ready = isNodeReady(node);
     const before = this.#nodeReady.get(m.uid);

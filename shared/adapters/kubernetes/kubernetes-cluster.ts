@@ -15,10 +15,13 @@
  * an object that does not parse is logged (`warn`) and skipped, never fatal for the list.
  *
  * ## Writes
- * - `patchNode`: a JSON merge patch (`application/merge-patch+json`, RFC 7386): `metadata.labels` merges with
- *   `null` deleting a key; `spec.taints` is a list, so a merge patch replaces it whole. client-node 1.x sends the
- *   first media type the OpenAPI spec lists (`application/json-patch+json`) unless told otherwise, so every patch
- *   passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call options.
+ * - `patchNode`: a JSON merge patch (`application/merge-patch+json`, RFC 7386): `metadata.labels` and
+ *   `metadata.annotations` merge with `null` deleting a key; `spec.taints` is a list, so a merge patch replaces it
+ *   whole. client-node 1.x sends the first media type the OpenAPI spec lists (`application/json-patch+json`) unless
+ *   told otherwise, so every patch passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call
+ *   options.
+ * - `forceDeletePod`: `DELETE …/pods/{name}?gracePeriodSeconds=n` (n ≥ 1), for a drain whose terminationGracePeriod
+ *   is running out; 404 is a value.
  * - `evictPod`: `POST …/pods/{name}/eviction` with a `policy/v1` Eviction; 429 (a PDB forbids it now) and 404 are
  *   values, not errors (Karpenter's terminator retries a 429 with backoff; docs/karpenter-semantics.md#termination).
  * - `recordEvent`: a `core/v1` Event with a deterministic name (`<object>.<hash of type, reason, object, message>`),
@@ -48,6 +51,7 @@ import type { NodeClaim } from '../../core/api/nodeclaim.js';
 import { nodePoolSchema, type NodePool } from '../../core/api/nodepool.js';
 import { pdbSchema, type PodDisruptionBudget } from '../../core/api/pdb.js';
 import { daemonSetSchema, type DaemonSet } from '../../core/api/workloads.js';
+import { TERMINATION_FINALIZER } from '../../core/api/labels.js';
 import { isConflictError, isNotFoundError } from '../../core/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch, PodEventTimes } from '../../ports/cluster.js';
@@ -239,14 +243,20 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   // ---- writes --------------------------------------------------------------------------------------------------
 
   /**
-   * Merges `labels` (null deletes a label) into the Node and, when `taints` is given, replaces its taints, with one
-   * JSON merge patch (`{metadata: {labels}, spec: {taints}}`). Taints are replaced without a resourceVersion
-   * precondition: a taint another controller adds between the caller's read and this patch is lost.
+   * Merges `labels` and `annotations` (null deletes a key) into the Node and, when `taints` is given, replaces its
+   * taints (and `finalizers`, likewise a list), with one JSON merge patch (`{metadata: {labels, annotations,
+   * finalizers}, spec: {taints}}`). Lists are replaced without a resourceVersion precondition: a taint or finalizer
+   * another controller adds between the caller's read and this patch is lost.
    * @throws {NotFoundError} when the Node does not exist · {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
    */
   async patchNode(name: string, patch: NodePatch): Promise<void> {
+    const metadata = {
+      ...(patch.labels !== undefined ? { labels: patch.labels } : {}),
+      ...(patch.annotations !== undefined ? { annotations: patch.annotations } : {}),
+      ...(patch.finalizers !== undefined ? { finalizers: [...patch.finalizers] } : {}),
+    };
     const body = {
-      ...(patch.labels !== undefined ? { metadata: { labels: patch.labels } } : {}),
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
       ...(patch.taints !== undefined ? { spec: { taints: patch.taints.map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })) } } : {}),
     };
     try {
@@ -275,20 +285,6 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @returns `'evicted'` (201), `'blocked'` (429: a PDB forbids it now — try later), or `'gone'` (404)
    * @throws {ThrottledError} on 5xx (e.g. 500 when several PDBs select the pod) · {KubernetesApiError} otherwise
    */
-  /**
-   * `DELETE …/namespaces/{namespace}/pods/{name}` with `gracePeriodSeconds` (no Eviction: PDBs are not consulted).
-   * @throws {KubernetesApiError} for any status but 404 (`gone`)
-   */
-  async terminatePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
-    try {
-      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) });
-      return 'deleted';
-    } catch (e) {
-      if (httpStatusOf(e) === 404) return 'gone';
-      throw kubernetesError(e, `delete Pod ${namespace}/${name}`, `Pod/${namespace}/${name}`);
-    }
-  }
-
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
     const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } };
     try {
@@ -299,6 +295,22 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
       if (status === 429) return 'blocked';
       if (status === 404) return 'gone';
       throw kubernetesError(e, `evict Pod ${namespace}/${name}`, `Pod/${namespace}/${name}`);
+    }
+  }
+
+  /**
+   * Deletes the pod with `gracePeriodSeconds` (`DELETE /api/v1/namespaces/{ns}/pods/{name}`), which no
+   * PodDisruptionBudget can refuse.
+   * @returns `'deleted'`, or `'gone'` (404)
+   * @throws {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
+   */
+  async forceDeletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    try {
+      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) });
+      return 'deleted';
+    } catch (e) {
+      if (httpStatusOf(e) === 404) return 'gone';
+      throw kubernetesError(e, `DELETE Pod ${namespace}/${name}`, `Pod/${namespace}/${name}`);
     }
   }
 
@@ -411,7 +423,8 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   /**
    * Every `karpenter.sh/v1` NodeClaim Skiff mirrors: those carrying the `skiff.dev/nodeclaim-state` annotation
    * (NodeClaims of another controller, e.g. Karpenter itself, are left out), with the record version stamped on
-   * each (undefined when missing or not a non-negative integer: the mirror is rewritten).
+   * each (undefined when missing or not a non-negative integer: the mirror is rewritten) and, for one a user deleted
+   * (its finalizer holds it), its `deletionTimestamp` in epoch ms.
    * @throws {NotFoundError} when the NodeClaim CRD is not installed (404) · {ThrottledError} on 429/5xx ·
    *   {KubernetesApiError} on other 4xx
    */
@@ -419,22 +432,30 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     const items = await this.#listCustom(NODECLAIM_RESOURCE.group, NODECLAIM_RESOURCE.version, NODECLAIM_RESOURCE.plural, 'NodeClaims');
     const out: NodeClaimMirrorRef[] = [];
     for (const item of items) {
-      const metadata = item['metadata'] as { name?: unknown; annotations?: Record<string, unknown> } | undefined;
+      const metadata = item['metadata'] as { name?: unknown; annotations?: Record<string, unknown>; deletionTimestamp?: unknown } | undefined;
       const annotations = metadata?.annotations ?? {};
       if (typeof metadata?.name !== 'string' || annotations[NODECLAIM_STATE_ANNOTATION] === undefined) continue;
       const stamp = annotations[NODECLAIM_VERSION_ANNOTATION];
       const version = typeof stamp === 'string' && /^\d{1,15}$/.test(stamp) ? Number(stamp) : undefined;
-      out.push({ name: metadata.name, ...(version !== undefined ? { version } : {}) });
+      const deletion = typeof metadata.deletionTimestamp === 'string' ? Date.parse(metadata.deletionTimestamp) : Number.NaN;
+      out.push({ name: metadata.name, ...(version !== undefined ? { version } : {}), ...(Number.isNaN(deletion) ? {} : { deletionTimestamp: deletion }) });
     }
     return out;
   }
 
   /**
-   * Deletes the NodeClaim mirror named `name`; one already gone is not an error.
+   * Removes Skiff's `karpenter.sh/termination` finalizer from the NodeClaim mirror named `name` (read, then a JSON merge
+   * patch of the list without it; other finalizers are kept) and deletes it; one already gone is not an error.
    * @throws {ThrottledError} on 429/5xx · {KubernetesApiError} otherwise
    */
   async deleteNodeClaimMirror(name: string): Promise<void> {
     try {
+      const current = (await this.#custom.getClusterCustomObject({ ...NODECLAIM_RESOURCE, name })) as { metadata?: { finalizers?: readonly string[] } };
+      const finalizers = current.metadata?.finalizers ?? [];
+      if (finalizers.includes(TERMINATION_FINALIZER)) {
+        const body = { metadata: { finalizers: finalizers.filter((f) => f !== TERMINATION_FINALIZER) } };
+        await this.#custom.patchClusterCustomObject({ ...NODECLAIM_RESOURCE, name, fieldManager: FIELD_MANAGER, body }, mergePatch());
+      }
       await this.#custom.deleteClusterCustomObject({ ...NODECLAIM_RESOURCE, name });
     } catch (e) {
       if (httpStatusOf(e) === 404) return;

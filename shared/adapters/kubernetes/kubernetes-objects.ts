@@ -105,6 +105,8 @@ interface WireNode {
     readonly labels?: Readonly<Record<string, string>>;
     readonly annotations?: Readonly<Record<string, string>>;
     readonly creationTimestamp?: string;
+    readonly deletionTimestamp?: string;
+    readonly finalizers?: readonly string[];
   };
   readonly spec?: { readonly providerID?: string; readonly taints?: readonly unknown[] };
   readonly status?: {
@@ -116,7 +118,8 @@ interface WireNode {
 /**
  * A wire `core/v1` Node as a {@link ClusterNode}: `providerId` from `spec.providerID` (`''` until the cloud
  * provider sets it), taints validated with `taintSchema` (`timeAdded` dropped), `allocatable` in canonical units
- * (cpu millicores, memory MiB; `parseResourceList`), `ready` when the `Ready` condition is `True`.
+ * (cpu millicores, memory MiB; `parseResourceList`), `ready` when the `Ready` condition is `True`,
+ * `deletionTimestamp` (epoch ms) and `finalizers` when set.
  */
 export function toClusterNode(item: WireObject): ParseOutcome<ClusterNode> {
   const node = item as WireNode;
@@ -147,6 +150,8 @@ export function toClusterNode(item: WireObject): ParseOutcome<ClusterNode> {
       allocatable,
       ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
       createdAt: epochMs(node.metadata?.creationTimestamp),
+      ...(node.metadata?.deletionTimestamp ? { deletionTimestamp: epochMs(node.metadata.deletionTimestamp) } : {}),
+      ...(node.metadata?.finalizers ? { finalizers: [...node.metadata.finalizers] } : {}),
     },
   };
 }

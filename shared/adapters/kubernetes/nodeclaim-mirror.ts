@@ -16,7 +16,7 @@
  * same record always renders the same object and re-applying it changes nothing (idempotent by construction).
  */
 import type { NodeSelectorRequirement, Taint } from '../../core/api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_EC2NODECLASS, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE } from '../../core/api/labels.js';
+import { LABEL_CAPACITY_TYPE, LABEL_EC2NODECLASS, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE, TERMINATION_FINALIZER } from '../../core/api/labels.js';
 import type { NodeClaim } from '../../core/api/nodeclaim.js';
 import { unitOf, type ResourceList } from '../../core/resources/resource-list.js';
 
@@ -43,7 +43,13 @@ export interface NodeClaimMirror {
   readonly object: {
     readonly apiVersion: 'karpenter.sh/v1';
     readonly kind: 'NodeClaim';
-    readonly metadata: { readonly name: string; readonly labels: Readonly<Record<string, string>>; readonly annotations: Readonly<Record<string, string>> };
+    readonly metadata: {
+      readonly name: string;
+      readonly labels: Readonly<Record<string, string>>;
+      readonly annotations: Readonly<Record<string, string>>;
+      /** `karpenter.sh/termination`: a user's `kubectl delete nodeclaim` waits for Skiff's graceful termination. */
+      readonly finalizers: readonly string[];
+    };
     readonly spec: {
       readonly nodeClassRef: { readonly group: 'karpenter.k8s.aws'; readonly kind: 'EC2NodeClass'; readonly name: string };
       readonly requirements: readonly NodeSelectorRequirement[];
@@ -133,7 +139,9 @@ export function nodeClaimConditions(claim: NodeClaim): NodeClaimCondition[] {
 
 /**
  * The NodeClaim object and status mirroring `claim`. Labels: the claim's, plus NodePool, EC2NodeClass and — once
- * known — instance type, zone and capacity type. No owner reference to the NodePool (it needs the NodePool's uid,
+ * known — instance type, zone and capacity type. Annotations: the claim's (its NodePool template's), plus Skiff's
+ * state annotation. Finalizer `karpenter.sh/termination`, as Karpenter's NodeClaims carry: deleting the object only
+ * marks it, and the lifecycle controller terminates the NodeClaim gracefully, then removes the object. No owner reference to the NodePool (it needs the NodePool's uid,
  * which the record does not keep).
  * @example nodeClaimMirror(claim).object.metadata.labels['node.kubernetes.io/instance-type'] // 'm7g.large'
  */
@@ -150,7 +158,7 @@ export function nodeClaimMirror(claim: NodeClaim): NodeClaimMirror {
     object: {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
-      metadata: { name: claim.name, labels, annotations: { [NODECLAIM_STATE_ANNOTATION]: claim.state } },
+      metadata: { name: claim.name, labels, annotations: { ...claim.annotations, [NODECLAIM_STATE_ANNOTATION]: claim.state }, finalizers: [TERMINATION_FINALIZER] },
       spec: {
         nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: claim.nodeClass },
         requirements: claim.requirements.map(crdRequirement),

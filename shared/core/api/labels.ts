@@ -184,5 +184,11 @@ export const NUMERIC_LABELS: ReadonlySet<string> = new Set([
 export const DISRUPTED_TAINT_KEY = 'karpenter.sh/disrupted';
 /** Taint a node carries until it registers (`karpenter.sh/unregistered:NoExecute`). */
 export const UNREGISTERED_TAINT_KEY = 'karpenter.sh/unregistered';
+/**
+ * The finalizer registration puts on every Node (Karpenter `v1.TerminationFinalizer`, core
+ * `pkg/controllers/nodeclaim/lifecycle/registration.go` `syncNode`): a deleted Node stays, with a deletionTimestamp,
+ * until its drain is over and its instance terminated (core `pkg/controllers/node/termination/controller.go`).
+ */
+export const TERMINATION_FINALIZER = 'karpenter.sh/termination';
 /** The `karpenter.sh/do-not-disrupt` annotation on pods and nodes. */
 export const DO_NOT_DISRUPT_ANNOTATION = 'karpenter.sh/do-not-disrupt';

@@ -13,7 +13,11 @@ import type { ResourceList } from '../resources/resource-list.js';
  */
 export type NodeClaimState = 'Pending' | 'Launched' | 'Registered' | 'Initialized' | 'Deleting' | 'Deleted' | 'Failed';
 
-/** Why a NodeClaim was deleted, as the Result contract names it. */
+/**
+ * Why a NodeClaim was deleted, as the Result contract names it. `NodeDeleted` and `NodeClaimDeleted` are a user's
+ * manual deletion of its Node or of its NodeClaim object (Karpenter's manual method, docs `concepts/disruption.md`),
+ * carried out as a graceful termination.
+ */
 export type DeletionReason =
   | 'Empty'
   | 'Underutilized'
@@ -22,10 +26,19 @@ export type DeletionReason =
   | 'Interrupted'
   | 'RegistrationTimeout'
   | 'LaunchFailed'
-  | 'InstanceTerminated';
+  | 'InstanceTerminated'
+  | 'NodeDeleted'
+  | 'NodeClaimDeleted';
 
-/** A disruption method's reason, as budgets and the Result name it. */
-export type DisruptionReason = 'Empty' | 'Underutilized' | 'Drifted' | 'Expired' | 'Interrupted';
+/**
+ * A disruption's reason, as budgets and the Result name it: the voluntary methods (`Empty`, `Underutilized`,
+ * `Drifted`, budgeted) and the forceful ones (`Expired`, `Interrupted`, and a user's `NodeDeleted` /
+ * `NodeClaimDeleted`: no budget, no replacement first, the drain honours PDBs until `terminationGracePeriod`).
+ */
+export type DisruptionReason = 'Empty' | 'Underutilized' | 'Drifted' | 'Expired' | 'Interrupted' | 'NodeDeleted' | 'NodeClaimDeleted';
+
+/** The forceful disruption reasons (no budget, no replacement first). */
+export type ForcefulReason = 'Expired' | 'Interrupted' | 'NodeDeleted' | 'NodeClaimDeleted';
 
 /**
  * Where a NodeClaim's disruption stands: `Proposed` (chosen; re-validated at least 15 s later before anything
@@ -75,6 +88,13 @@ export interface NodeClaim {
   /** Sum of the nominated pods' requests plus daemonset overhead, canonical units. */
   readonly resources: ResourceList;
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The NodePool template's annotations (`spec.template.metadata.annotations`) at creation, which registration copies
+   * onto the Node (core `pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go` `ToNodeClaim`,
+   * `pkg/controllers/nodeclaim/lifecycle/registration.go` `syncNode`); absent when the template has none (and on
+   * records written before Skiff kept them).
+   */
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly taints: readonly Taint[];
   readonly startupTaints: readonly Taint[];
   /** `namespace/name` of the pods this NodeClaim was launched for; they are not solved again while it lives. */

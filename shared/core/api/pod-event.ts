@@ -20,7 +20,8 @@ export const PodEventSchema = z.discriminatedUnion('kind', [
     name: z.string().min(1),
     uid: z.string().min(1),
     resourceVersion: z.string().min(1),
-    event: z.enum(['registered', 'ready', 'notReady', 'deleted']),
+    /** `deleting`: the Node got a deletionTimestamp (it waits on finalizers, e.g. Skiff's termination finalizer). */
+    event: z.enum(['registered', 'ready', 'notReady', 'deleting', 'deleted']),
   }),
 ]);
 

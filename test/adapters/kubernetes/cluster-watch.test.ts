@@ -141,6 +141,18 @@ describe('ClusterWatch', () => {
       const deleted = events.at(-1)!;
       expect(Number(deleted.resourceVersion)).toBeGreaterThan(Number(events.at(-2)!.resourceVersion));
     });
+
+    it('reports a deletion a finalizer holds (deletionTimestamp set) once, then the deletion itself', async () => {
+      const { events, api } = await start((a) => a.put('nodes', wireNode('n1', true)));
+      const deleting = (heartbeat: string) => {
+        const wire = wireNode('n1', true, heartbeat);
+        return { ...wire, metadata: { ...(wire.metadata as Json), deletionTimestamp: '2026-03-02T08:01:00Z', finalizers: ['karpenter.sh/termination'] } };
+      };
+      api.put('nodes', deleting('2026-03-02T08:01:00Z'));
+      api.put('nodes', deleting('2026-03-02T08:01:40Z'));
+      api.remove('nodes', 'n1');
+      await eventually(() => expect(nodeEvents(events)).toEqual(['n1:ready', 'n1:deleting', 'n1:deleted']));
+    });
   });
 
   describe('watch restarts', () => {

@@ -262,6 +262,13 @@ describe('KubernetesCluster', () => {
       expect(n2!.ready).toBe(false);
     });
 
+    it('reads the deletionTimestamp and finalizers of a Node being deleted', async () => {
+      const wire = wireNode('n1');
+      api.put('nodes', { ...wire, metadata: { ...(wire.metadata as Json), deletionTimestamp: '2024-05-06T08:00:00Z', finalizers: ['karpenter.sh/termination'] } });
+      const [n1] = await cluster.listNodes();
+      expect(n1).toMatchObject({ deletionTimestamp: Date.parse('2024-05-06T08:00:00Z'), finalizers: ['karpenter.sh/termination'] });
+    });
+
     it('skips a node with a malformed quantity', async () => {
       api.put('nodes', wireNode('n1', { cpu: 'two' }));
       api.put('nodes', wireNode('n2'));
@@ -339,6 +346,21 @@ describe('KubernetesCluster', () => {
       expect((stored.spec as Json).taints).toEqual([{ key: 'karpenter.sh/disrupted', effect: 'NoSchedule' }]);
     });
 
+    it('merges annotations into metadata.annotations, null deleting one', async () => {
+      api.put('nodes', { ...wireNode('n1'), metadata: { name: 'n1', annotations: { keep: 'yes', drop: 'me' } } });
+      await cluster.patchNode('n1', { annotations: { 'karpenter.sh/do-not-disrupt': 'true', drop: null } });
+      expect(api.requestsTo('PATCH', '/api/v1/nodes/n1')[0]!.body).toEqual({ metadata: { annotations: { 'karpenter.sh/do-not-disrupt': 'true', drop: null } } });
+      expect((api.get('nodes', 'n1')!.metadata as Json).annotations).toEqual({ keep: 'yes', 'karpenter.sh/do-not-disrupt': 'true' });
+    });
+
+    it('replaces the finalizer list as metadata.finalizers', async () => {
+      const wire = wireNode('n1');
+      api.put('nodes', { ...wire, metadata: { ...(wire.metadata as Json), finalizers: ['example.com/keep', 'karpenter.sh/termination'] } });
+      await cluster.patchNode('n1', { finalizers: ['example.com/keep'] });
+      expect(api.requestsTo('PATCH', '/api/v1/nodes/n1')[0]!.body).toEqual({ metadata: { finalizers: ['example.com/keep'] } });
+      expect((api.get('nodes', 'n1')!.metadata as Json).finalizers).toEqual(['example.com/keep']);
+    });
+
     it('leaves taints alone when none are given', async () => {
       api.put('nodes', wireNode('n1', { taints: [{ key: 'old', effect: 'NoSchedule' }] }));
       await cluster.patchNode('n1', { labels: { a: 'b' } });
@@ -363,15 +385,15 @@ describe('KubernetesCluster', () => {
     });
   });
 
-  describe('terminatePod', () => {
-    it('DELETEs the pod with the grace period asked (no Eviction: a PDB is not consulted), and says gone on 404', async () => {
-      api.put('pods', wirePod('shop', 'db-1', { phase: 'Running', nodeName: 'n1' }));
-      api.pdbBlocked.add('shop/db-1');
-      expect(await cluster.terminatePod('shop', 'db-1', 42)).toBe('deleted');
-      const [request] = api.requestsTo('DELETE', '/api/v1/namespaces/shop/pods/db-1');
-      expect(request!.query.get('gracePeriodSeconds')).toBe('42');
-      expect(api.get('pods', 'shop/db-1')).toBeUndefined();
-      expect(await cluster.terminatePod('shop', 'ghost', 1)).toBe('gone');
+  describe('forceDeletePod', () => {
+    it('DELETEs the pod with the grace period (at least 1 s), PDB or not, and returns gone for a missing pod', async () => {
+      api.put('pods', wirePod('shop', 'web-1', { phase: 'Running', nodeName: 'n1' }));
+      api.pdbBlocked.add('shop/web-1');
+      expect(await cluster.forceDeletePod('shop', 'web-1', 0)).toBe('deleted');
+      const [request] = api.requestsTo('DELETE', '/api/v1/namespaces/shop/pods/web-1');
+      expect(request!.query.get('gracePeriodSeconds')).toBe('1');
+      expect(api.get('pods', 'shop/web-1')).toBeUndefined();
+      expect(await cluster.forceDeletePod('shop', 'web-1', 30)).toBe('gone');
     });
   });
 
@@ -551,6 +573,18 @@ describe('KubernetesCluster', () => {
       api.failNext({ method: 'PATCH', path: '/apis/karpenter.sh/v1/nodeclaims/general-abc12/status', status: 500, reason: 'InternalError' });
       await expect(cluster.mirrorNodeClaim(claim({ version: 7 }))).rejects.toBeInstanceOf(ThrottledError);
       expect(await cluster.listNodeClaimMirrors()).toEqual([{ name: 'general-abc12' }]);
+    });
+
+    it("puts the termination finalizer on the mirror; deleteNodeClaimMirror removes it (keeping others') and deletes", async () => {
+      await cluster.mirrorNodeClaim(claim());
+      const stored = api.get('nodeclaims', 'general-abc12')!;
+      expect((stored.metadata as Json).finalizers).toEqual(['karpenter.sh/termination']);
+      api.put('nodeclaims', { ...stored, metadata: { ...(stored.metadata as Json), finalizers: ['example.com/keep', 'karpenter.sh/termination'], deletionTimestamp: '2026-03-02T08:10:00Z' } });
+      expect(await cluster.listNodeClaimMirrors()).toEqual([expect.objectContaining({ name: 'general-abc12', deletionTimestamp: Date.parse('2026-03-02T08:10:00Z') })]);
+      await cluster.deleteNodeClaimMirror('general-abc12');
+      const patch = api.requestsTo('PATCH', '/apis/karpenter.sh/v1/nodeclaims/general-abc12').at(-1)!;
+      expect(patch.body).toEqual({ metadata: { finalizers: ['example.com/keep'] } });
+      expect(api.requestsTo('DELETE', '/apis/karpenter.sh/v1/nodeclaims/general-abc12')).toHaveLength(1);
     });
 
     it('deleteNodeClaimMirror deletes, and deleting a missing mirror is not an error', async () => {

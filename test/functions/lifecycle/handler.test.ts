@@ -12,7 +12,7 @@ import { PodStartupTracker } from '../../../shared/lambda/metrics.js';
 import type { PriceRefresher, PriceRefreshOutcome } from '../../../shared/lambda/price-refresh.js';
 import type { MetricDataPoint } from '../../../shared/core/metrics.js';
 
-const EMPTY: LifecycleReport = { registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
+const EMPTY: LifecycleReport = { registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] };
 
 const scheduled: ScheduledEvent = {
   version: '0',

@@ -405,7 +405,7 @@ describe('relay', () => {
     it('gives the Lambdas exactly the access their controllers use', () => {
       const [role, binding] = docs('lambda-rbac.yaml');
       expect(rulesOf(role!)).toEqual([
-        'core/pods: get,list,watch',
+        'core/pods: delete,get,list,watch',
         'core/nodes: delete,get,list,patch,watch',
         'core/pods/eviction: create',
         'core/pods: delete',

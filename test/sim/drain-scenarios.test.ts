@@ -1,0 +1,253 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
+import { deploymentYaml as deployment, nodeClassYaml } from '../support/provisioner-harness.js';
+
+// Drains as Karpenter's termination controller runs them (core `pkg/controllers/node/termination/controller.go`,
+// `terminator/terminator.go`), through whole simulated runs read back from the Result.
+
+const scenario = (body: string, duration = '2h') => `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: drain}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: ${duration}
+  region: us-west-2
+${body}`;
+
+/** A NodePool of on-demand m5 nodes; `labels` are its template labels (changing them drifts its nodes). */
+const pool = (labels: string, extra = '') => `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    metadata: {labels: {${labels}}}
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
+${extra}
+  disruption: {consolidateAfter: Never}
+`;
+
+/** A Deployment whose pods tolerate every taint (`operator: Exists`, no key), as node agents often do. */
+const tolerateAll = (name: string, replicas: number) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      tolerations: [{operator: Exists}]
+      containers: [{name: agent, image: agent, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+`;
+
+async function run(...docs: string[]): Promise<SimulationResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-drain-'));
+  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
+  return (await simulateScenario(dir, { seed: 7 })).result;
+}
+
+const ownedBy = (r: SimulationResult, deploymentName: string) => r.pods.filter((p) => p.owner?.startsWith(`ReplicaSet/${deploymentName}-`));
+
+describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
+  it('evicts none of the pods that tolerate every taint, and the drift of their node completes', async () => {
+    const r = await run(
+      nodeClassYaml(),
+      pool('team: a'),
+      deployment('web', 4),
+      tolerateAll('agent', 3),
+      scenario(`  events:
+    - at: 20m
+      apply:
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: general}
+        spec:
+          template:
+            metadata: {labels: {team: b}}
+            spec:
+              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+              requirements:
+                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
+          disruption: {consolidateAfter: Never}`),
+    );
+    const drifted = r.disruptions.filter((d) => d.reason === 'Drifted');
+    expect(drifted.length).toBeGreaterThan(0);
+    // Every drifted node was drained and terminated: the drift completed.
+    expect(drifted.every((d) => d.completedAt !== null)).toBe(true);
+    const original = r.nodeClaims.filter((c) => Date.parse(c.createdAt) < Date.parse('2026-03-02T08:20:00Z'));
+    expect(original.every((c) => c.deletionReason === 'Drifted')).toBe(true);
+    // The tolerate-all pods were never evicted: they went with their node and their controller placed them again.
+    const agents = ownedBy(r, 'agent');
+    expect(agents.reduce((n, p) => n + p.evictions, 0)).toBe(0);
+    expect(agents.filter((p) => p.deletedAt === null)).toHaveLength(3);
+    expect(agents.filter((p) => p.deletedAt === null).every((p) => p.node !== null)).toBe(true);
+    // The ordinary pods were evicted once each, as the drain should.
+    expect(ownedBy(r, 'web').reduce((n, p) => n + p.evictions, 0)).toBeGreaterThan(0);
+    expect(r.violations.evictionLoops).toBe(0);
+    expect(r.violations.pdb).toBe(0);
+  }, 120_000);
+});
+
+/** A PodDisruptionBudget for the `app: <name>` pods. */
+const pdb = (name: string, minAvailable: number) => `
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: ${name}}
+spec:
+  minAvailable: ${minAvailable}
+  selector: {matchLabels: {app: ${name}}}
+`;
+
+/** A node that exists at the start, of the `general` NodePool, that the timeline deletes at 10m. */
+const deleteNodeAt10m = `  nodes:
+    - {name: n1, instanceType: m5.2xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general}
+  events:
+    - at: 10m
+      delete: {kind: Node, name: n1}`;
+
+describe('drain: a Node a user deletes (kubectl delete node)', () => {
+  it('is drained through the Eviction API without ever going below the PDB, and its instance terminated only after the drain', async () => {
+    const r = await run(nodeClassYaml(), pool('team: a'), deployment('web', 4), pdb('web', 3), scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    expect(claim).toMatchObject({ deletionReason: 'NodeDeleted' });
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    expect(onNode).toHaveLength(4);
+    // Each was evicted once, one at a time: the PDB (minAvailable 3 of 4) lets the next go only once the previous
+    // one's replacement runs elsewhere.
+    expect(onNode.every((p) => p.evictions === 1)).toBe(true);
+    const evictedAt = onNode.map((p) => Date.parse(p.deletedAt!)).sort((a, b) => a - b);
+    expect(new Set(evictedAt).size).toBe(4);
+    expect(evictedAt[0]).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:10:00Z'));
+    expect(r.violations.pdb).toBe(0);
+    // The instance went (and the Node with it) only after the last eviction, not at the deletion.
+    expect(Date.parse(claim.deletedAt!)).toBeGreaterThanOrEqual(evictedAt[3]!);
+    expect(node.deletedAt).toBe(claim.deletedAt);
+    expect(r.disruptions).toContainEqual(
+      expect.objectContaining({ nodeClaim: claim.name, reason: 'NodeDeleted', decision: 'delete', drainStartedAt: '2026-03-02T08:10:00.000Z', completedAt: claim.deletedAt }),
+    );
+    // Every web pod runs again, on the capacity provisioned for the evicted ones.
+    const live = ownedBy(r, 'web').filter((p) => p.deletedAt === null);
+    expect(live).toHaveLength(4);
+    expect(live.every((p) => p.node !== null && p.node !== 'n1')).toBe(true);
+    expect(r.violations.evictionLoops).toBe(0);
+  }, 120_000);
+
+  it("waits on a PDB that allows no eviction until the NodePool's terminationGracePeriod, then terminates the instance", async () => {
+    const r = await run(nodeClassYaml(), pool('team: a', '      terminationGracePeriod: 5m'), deployment('web', 4), pdb('web', 4), scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    expect(claim.deletionReason).toBe('NodeDeleted');
+    // Not before the grace period (counted from the deletion at 10m) ran out, and at the first pass after it.
+    const deleted = Date.parse(claim.deletedAt!);
+    expect(deleted).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:15:00Z'));
+    expect(deleted).toBeLessThanOrEqual(Date.parse('2026-03-02T08:16:00Z'));
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    expect(onNode.every((p) => p.evictions === 0)).toBe(true);
+    // At the deadline the pods the PDB kept were deleted (Karpenter's `Disrupted`), then the instance terminated.
+    for (const p of onNode) expect(r.events).toContainEqual(expect.objectContaining({ reason: 'Disrupted', object: `Pod/default/${p.name}` }));
+    expect(onNode.every((p) => p.deletedAt !== null && Date.parse(p.deletedAt) <= deleted)).toBe(true);
+    expect(r.violations.pdb).toBe(0);
+  }, 120_000);
+
+  it('deletes the pods a PDB keeps once the grace period left is no longer than their own terminationGracePeriodSeconds, then terminates the drained node', async () => {
+    const slow = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 120
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: 500m, memory: 1Gi}}}]
+`;
+    const r = await run(nodeClassYaml(), pool('team: a', '      terminationGracePeriod: 5m'), slow, pdb('web', 4), scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    // The deadline is 15:00; each pod needs 120 s: the first pass after 13:00 (13:30) deletes them with 90 s left.
+    expect(onNode.map((p) => p.deletedAt)).toEqual(onNode.map(() => '2026-03-02T08:13:30.000Z'));
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'Disrupted', message: expect.stringContaining('granted 90 seconds of grace-period of its 120') }));
+    // Drained: the node goes at the next pass, before the deadline.
+    expect(claim).toMatchObject({ deletionReason: 'NodeDeleted', deletedAt: '2026-03-02T08:14:30.000Z' });
+    expect(r.violations.pdb).toBe(0);
+  }, 120_000);
+});
+
+describe('drain: a Node a user deletes, with a do-not-disrupt pod', () => {
+  it("evicts the other pods, leaves the do-not-disrupt pod alone and waits for it until the terminationGracePeriod", async () => {
+    const guarded = `
+apiVersion: v1
+kind: Pod
+metadata: {name: batch, namespace: default, annotations: {karpenter.sh/do-not-disrupt: "true"}}
+spec:
+  nodeName: n1
+  containers: [{name: app, image: batch, resources: {requests: {cpu: 500m, memory: 512Mi}}}]
+`;
+    const r = await run(nodeClassYaml(), pool('team: a', '      terminationGracePeriod: 5m'), deployment('web', 2), guarded, scenario(deleteNodeAt10m, '1h'));
+    const node = r.nodes.find((n) => n.name === 'n1')!;
+    const claim = r.nodeClaims.find((c) => c.name === node.nodeClaim)!;
+    const batch = r.pods.find((p) => p.name === 'batch' && p.node === 'n1')!;
+    expect(batch.evictions).toBe(0);
+    expect(ownedBy(r, 'web').filter((p) => p.node === 'n1').every((p) => p.evictions === 1 && Date.parse(p.deletedAt!) < Date.parse('2026-03-02T08:12:00Z'))).toBe(true);
+    // The drain waited for the do-not-disrupt pod until the grace period (from the deletion at 10m) ran out.
+    expect(claim.deletionReason).toBe('NodeDeleted');
+    expect(Date.parse(claim.deletedAt!)).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:15:00Z'));
+    expect(Date.parse(claim.deletedAt!)).toBeLessThanOrEqual(Date.parse('2026-03-02T08:16:00Z'));
+    expect(r.violations.doNotDisrupt).toBe(0);
+  }, 120_000);
+});
+
+describe('drain: a NodeClaim a user deletes (kubectl delete nodeclaim)', () => {
+  it('is terminated gracefully like a deleted Node: drained within the PDB, then its instance terminated (NodeClaimDeleted)', async () => {
+    const nodes = `  nodes:
+    - {name: n1, instanceType: m5.2xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general}`;
+    // The NodeClaim's name is generated (deterministically for a seed): read it from a short run first.
+    const before = await run(nodeClassYaml(), pool('team: a'), deployment('web', 4), pdb('web', 3), scenario(nodes, '5m'));
+    const name = before.nodes.find((n) => n.name === 'n1')!.nodeClaim!;
+    const r = await run(
+      nodeClassYaml(),
+      pool('team: a'),
+      deployment('web', 4),
+      pdb('web', 3),
+      scenario(`${nodes}
+  events:
+    - at: 10m
+      delete: {kind: NodeClaim, name: ${name}}`, '1h'),
+    );
+    const claim = r.nodeClaims.find((c) => c.name === name)!;
+    expect(claim.deletionReason).toBe('NodeClaimDeleted');
+    const onNode = ownedBy(r, 'web').filter((p) => p.node === 'n1');
+    expect(onNode.every((p) => p.evictions === 1)).toBe(true);
+    const evictedAt = onNode.map((p) => Date.parse(p.deletedAt!)).sort((a, b) => a - b);
+    expect(new Set(evictedAt).size).toBe(4);
+    expect(evictedAt[0]).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:10:00Z'));
+    expect(Date.parse(claim.deletedAt!)).toBeGreaterThanOrEqual(evictedAt[3]!);
+    expect(r.nodes.find((n) => n.name === 'n1')!.deletedAt).toBe(claim.deletedAt);
+    expect(r.disruptions).toContainEqual(expect.objectContaining({ nodeClaim: name, reason: 'NodeClaimDeleted', completedAt: claim.deletedAt }));
+    expect(r.violations.pdb).toBe(0);
+    expect(ownedBy(r, 'web').filter((p) => p.deletedAt === null && p.node !== null)).toHaveLength(4);
+  }, 120_000);
+
+  it('says so when no NodeClaim has the name', async () => {
+    const r = await run(nodeClassYaml(), pool('team: a'), scenario(`  events:
+    - at: 1m
+      delete: {kind: NodeClaim, name: general-none}`, '5m'));
+    expect(r.events).toContainEqual(expect.objectContaining({ reason: 'ScenarioEventSkipped', object: 'Scenario/delete' }));
+  }, 60_000);
+});
