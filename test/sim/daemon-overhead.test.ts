@@ -1,11 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simulateScenario } from '../../shared/cli/simulate.js';
 import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { simulateDocs } from '../support/simulate-docs.js';
 
 // Issue 19 item 10: DaemonSet overhead per group of instance types (core v1.14 `buildDaemonOverheadGroups`).
 
@@ -57,11 +55,7 @@ spec:
       containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
 `;
 
-async function run(...docs: string[]): Promise<SimulationResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-daemons-'));
-  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
-  return (await simulateScenario(dir, { seed: 4 })).result;
-}
+const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(4, ...docs);
 
 const catalog = new Map(loadCatalog().map((t) => [t.name, t]));
 const vcpus = (type: string | null) => Number(catalog.get(type!)?.labels['karpenter.k8s.aws/instance-cpu']);

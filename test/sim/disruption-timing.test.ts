@@ -1,13 +1,10 @@
 // Disruption timing as Karpenter v1.14 has it (issue 26), end to end through the real provisioner, lifecycle and
 // disruption handlers (simulateScenario), asserted on the Result: disruption times against the pods' bind and
 // completion times, the replacement's capacity type, do-not-disrupt pods' deletion time against the deadline.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { simulateDocs } from '../support/simulate-docs.js';
 
 interface PoolOptions {
   readonly capacity?: string;
@@ -47,11 +44,7 @@ spec:
   events: ${events}${extra}
 `;
 
-async function run(...docs: string[]): Promise<SimulationResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-disruption-timing-'));
-  writeFileSync(join(dir, 'scenario.yaml'), docs.join('\n---\n'));
-  return (await simulateScenario(dir, { seed: 3 })).result;
-}
+const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(3, ...docs);
 
 const START = Date.parse('2026-03-02T08:00:00Z');
 const minutesAfterStart = (iso: string) => (Date.parse(iso) - START) / 60_000;

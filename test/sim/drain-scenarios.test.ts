@@ -1,10 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { deploymentYaml as deployment, nodeClassYaml } from '../support/provisioner-harness.js';
+import { simulateDocs } from '../support/simulate-docs.js';
 
 // Drains as Karpenter's termination controller runs them (core `pkg/controllers/node/termination/controller.go`,
 // `terminator/terminator.go`), through whole simulated runs read back from the Result.
@@ -51,11 +48,7 @@ spec:
       containers: [{name: agent, image: agent, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
 `;
 
-async function run(...docs: string[]): Promise<SimulationResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-drain-'));
-  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
-  return (await simulateScenario(dir, { seed: 7 })).result;
-}
+const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(7, ...docs);
 
 const ownedBy = (r: SimulationResult, deploymentName: string) => r.pods.filter((p) => p.owner?.startsWith(`ReplicaSet/${deploymentName}-`));
 

@@ -1,10 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { deploymentYaml as deployment, nodeClassYaml } from '../support/provisioner-harness.js';
+import { simulateDocs } from '../support/simulate-docs.js';
 
 // NodePool template annotations (`spec.template.metadata.annotations`) reach the NodeClaim and the Node, as
 // Karpenter's `ToNodeClaim` and registration's `syncNode` copy them; `karpenter.sh/do-not-disrupt: "true"` set there
@@ -40,11 +37,7 @@ spec:
   disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s}
 `;
 
-async function run(...docs: string[]): Promise<SimulationResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-annotations-'));
-  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
-  return (await simulateScenario(dir, { seed: 11 })).result;
-}
+const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(11, ...docs);
 
 /**
  * Scale the workload down so one of its two nodes is empty or underutilized (20m), drift the nodes (40m), and scale

@@ -1,10 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { simulateDocs } from '../support/simulate-docs.js';
 
 // Issue 19 item 9: NodePools are tried in Karpenter's `OrderByWeight` order (weight descending, equal weights by name
 // descending), in provisioning and in consolidation's simulation alike.
@@ -49,11 +47,7 @@ spec:
       containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
 `;
 
-async function run(...docs: string[]): Promise<SimulationResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-weights-'));
-  writeFileSync(join(dir, 'scenario.yaml'), docs.map((d) => d.trim()).join('\n---\n'));
-  return (await simulateScenario(dir, { seed: 3 })).result;
-}
+const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(3, ...docs);
 
 const AMD64 = '{key: kubernetes.io/arch, operator: In, values: [amd64]}';
 const GEN = '{key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["5"]}';

@@ -2,15 +2,13 @@
 // (provisioner, lifecycle and disruption handlers, the observer): a requirement on a well-known label an instance
 // type does not have rules the type out; a requirement on a custom label gives the NodeClaim and its Node a value
 // that satisfies it; and no node is replaced as drifted by a replacement that is drifted itself.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { simulateScenario } from '../../shared/cli/simulate.js';
 import { formatSummary } from '../../shared/cli/summary.js';
 import { instanceTypeByName } from '../../shared/core/instancetypes/catalog.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { simulateDocs } from '../support/simulate-docs.js';
 
 const NVME = 'karpenter.k8s.aws/instance-local-nvme';
 const GPU_MANUFACTURER = 'karpenter.k8s.aws/instance-gpu-manufacturer';
@@ -55,11 +53,7 @@ spec:
   region: us-west-2
 `;
 
-async function run(...docs: string[]): Promise<SimulationResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'skiff-requirements-'));
-  writeFileSync(join(dir, 'scenario.yaml'), [nodeClassYaml(), ...docs].map((d) => d.trim()).join('\n---\n'));
-  return (await simulateScenario(dir, { seed: 3 })).result;
-}
+const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(3, nodeClassYaml(), ...docs);
 
 const launched = (r: SimulationResult) => r.nodeClaims.filter((c) => c.instanceType !== null && c.launchError === null);
 /** The catalogue's value of a label for an instance type (the published data, not Skiff's code). */

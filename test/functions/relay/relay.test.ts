@@ -408,7 +408,6 @@ describe('relay', () => {
         'core/pods: delete,get,list,watch',
         'core/nodes: delete,get,list,patch,watch',
         'core/pods/eviction: create',
-        'core/pods: delete',
         'core/events: create,get,patch',
         'policy/poddisruptionbudgets: get,list,watch',
         'apps/daemonsets: get,list,watch',
