@@ -5,7 +5,10 @@
  * terminationGracePeriod, on-demand and/or spot, 1–4 Deployments with random replicas and requests, PDBs (int or %,
  * minAvailable or maxUnavailable, sometimes one that can never allow an eviction), `karpenter.sh/do-not-disrupt` on
  * pod templates and on nodes (annotate events), and a timeline of scale events, drift (a changed EC2NodeClass),
- * taints and node conditions.
+ * taints and node conditions. Drawn from a second stream (so the draws above are what they were before): a
+ * requirement on a custom label no instance type defines (`Exists`, `NotIn`, `Gt`, `Lte` — the NodeClaim gets a
+ * generated value, Karpenter's `Requirement.Any()`; a loop would show as `violations.churn`), and Deployments whose
+ * pods tolerate every taint (never evicted by a drain; a loop would show as `violations.evictionLoops`).
  *
  * The generator returns, beside the YAML, what it knows the checks need: which Deployments carry do-not-disrupt
  * "true" on their template, when nodes were annotated do-not-disrupt, each NodePool's terminationGracePeriod, and the
@@ -66,6 +69,14 @@ const BUDGET_DURATIONS = ['10m', '30m', '1h', '90m', '2h', '1h30m', '6h', '14h']
 const REASONS = ['Empty', 'Underutilized', 'Drifted'] as const;
 const GRACE = ['5m', '15m', '30m', '1h', '2h'];
 const SIZES = '[large, xlarge, 2xlarge, 4xlarge]';
+/** Requirements on a label no instance type defines (the NodeClaim gets a generated value for each). */
+const CUSTOM_REQUIREMENTS = [
+  '{key: example.com/team, operator: Exists}',
+  '{key: example.com/tier, operator: NotIn, values: [legacy]}',
+  '{key: example.com/generation, operator: Gt, values: ["2"]}',
+  '{key: example.com/shard, operator: Lte, values: ["9"]}',
+  '{key: example.com/owner, operator: In, values: [payments, search]}',
+];
 /** Taint-based eviction delay after NotReady (the simulated node lifecycle controller's `NOT_READY_TOLERATION_MS`). */
 const NOT_READY_EVICTION_MS = 5 * 60_000;
 
@@ -79,6 +90,10 @@ export function randomDisruptionScenario(seed: number, options: RandomDisruption
   const days = options.days ?? 1;
   const rnd = mulberry32(seed ^ 0x5eed_d15c);
   const chance = (p: number) => rnd() < p;
+  // Features added after the first soaks draw from their own stream, leaving every earlier draw as it was.
+  const extra = mulberry32(seed ^ 0x0c0f_fee5);
+  const extraChance = (p: number) => extra() < p;
+  const extraPick = <T>(xs: readonly T[]): T => xs[Math.floor(extra() * xs.length)]!;
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const totalMinutes = days * 24 * 60;
@@ -109,8 +124,9 @@ spec:
     for (let b = int(1, 3); b > 0; b--) budgets.push(randomBudget());
     const expireAfter = chance(0.3) ? `${int(2, 12)}h` : chance(0.55) ? '720h' : 'Never';
     const grace = chance(0.35) ? pick(GRACE) : undefined;
+    const custom = extraChance(0.3) ? extraPick(CUSTOM_REQUIREMENTS) : undefined;
     if (grace) terminationGraceSeconds[name] = durationSeconds(grace);
-    summary.push(`${name}: ${capacity.join('+')}, ${policy}/${consolidateAfter}, expireAfter ${expireAfter}${grace ? `, grace ${grace}` : ''}, budgets [${budgets.join(', ')}]`);
+    summary.push(`${name}: ${capacity.join('+')}, ${policy}/${consolidateAfter}, expireAfter ${expireAfter}${grace ? `, grace ${grace}` : ''}, budgets [${budgets.join(', ')}]${custom ? `, ${custom}` : ''}`);
     docs.push(`apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: ${name}}
@@ -125,7 +141,7 @@ spec:
         - {key: karpenter.k8s.aws/instance-generation, operator: Gt, values: ["4"]}
         - {key: karpenter.k8s.aws/instance-size, operator: In, values: ${SIZES}}
         - {key: kubernetes.io/arch, operator: In, values: [amd64]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: [${capacity.join(', ')}]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [${capacity.join(', ')}]}${custom ? `\n        - ${custom}` : ''}
   disruption:
     consolidationPolicy: ${policy}
     consolidateAfter: ${consolidateAfter}
@@ -168,6 +184,8 @@ ${budgets.map((b) => `      - ${b}`).join('\n')}`);
       : '';
     const cpu = pick(CPU);
     const memory = pick(MEMORY);
+    // Tolerating every taint, with neither PDB nor do-not-disrupt: such pods go with their node (core `IsDrainable`).
+    const toleratesAll = extraChance(0.15) && annotations.length === 0;
     docs.push(`apiVersion: apps/v1
 kind: Deployment
 metadata: {name: ${name}}
@@ -177,10 +195,10 @@ spec:
   template:
     metadata: {labels: {app: ${name}}${annotations.length ? `, annotations: {${annotations.join(', ')}}` : ''}}
     spec:
-      nodeSelector: {pool: p${pool}}${spread}
+      nodeSelector: {pool: p${pool}}${spread}${toleratesAll ? '\n      tolerations: [{operator: Exists}]' : ''}
       containers: [{name: c, image: x, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]`);
     let pdb = '';
-    if (chance(0.55)) {
+    if (chance(0.55) && !toleratesAll) {
       const k = rnd();
       pdb =
         k < 0.1
@@ -199,7 +217,7 @@ spec:
   ${pdb}
   selector: {matchLabels: {app: ${name}}}`);
     }
-    summary.push(`${name}: ${replicas}×${cpu}/${memory} on p${pool}${annotations.length ? ` [${annotations.join(', ')}]` : ''}${spread ? ' [spread]' : ''}${pdb ? ` PDB ${pdb}` : ''}`);
+    summary.push(`${name}: ${replicas}×${cpu}/${memory} on p${pool}${annotations.length ? ` [${annotations.join(', ')}]` : ''}${spread ? ' [spread]' : ''}${toleratesAll ? ' [tolerates all]' : ''}${pdb ? ` PDB ${pdb}` : ''}`);
     // Scale up and down through the day(s).
     for (let k = int(1, 4) * days; k > 0; k--) {
       events.push({ minute: int(10, totalMinutes - 10), text: `scale: {kind: Deployment, namespace: default, name: ${name}, replicas: ${chance(0.15) ? 0 : int(1, 20)}}` });
