@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
-import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { deploymentYaml, nodeClassYaml } from '../support/provisioner-harness.js';
 import { simulateDocs } from '../support/simulate-docs.js';
 
 // Issue 19 item 10: DaemonSet overhead per group of instance types (core v1.14 `buildDaemonOverheadGroups`).
@@ -42,18 +42,7 @@ spec:
       containers: [{name: agent, image: agent, resources: {requests: {cpu: "${cpu}", memory: 128Mi}}}]
 `;
 
-const deployment = (name: string, replicas: number, cpu: string, memory: string) => `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}, namespace: default}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
-`;
+const deployment = deploymentYaml;
 
 const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(4, ...docs);
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SimulationResult } from '../../shared/sim/result.js';
-import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { deploymentYaml, nodeClassYaml } from '../support/provisioner-harness.js';
 import { simulateDocs } from '../support/simulate-docs.js';
 
 // Issue 19 item 9: NodePools are tried in Karpenter's `OrderByWeight` order (weight descending, equal weights by name
@@ -34,18 +34,7 @@ ${requirements.map((r) => `        - ${r}`).join('\n')}
     budgets: [{nodes: "100%"}]
 `;
 
-const deployment = (name: string, replicas: number, cpu: string, memory: string) => `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}, namespace: default}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
-`;
+const deployment = deploymentYaml;
 
 const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(3, ...docs);
 

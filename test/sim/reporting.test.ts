@@ -6,7 +6,7 @@ import { main } from '../../shared/cli/main.js';
 import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { ResultSchema } from '../../shared/sim/result-schema.js';
-import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { deploymentYaml, nodeClassYaml } from '../support/provisioner-harness.js';
 
 // Issue 19 item 11: what users read — pods pending during the run, every replacement of a disruption, validate's
 // checks, and why a node with spare room is kept.
@@ -37,18 +37,7 @@ ${requirements.map((r) => `        - ${r}`).join('\n')}
     budgets: [{nodes: "100%"}]
 ${extra}`;
 
-const deployment = (name: string, replicas: number, cpu: string, memory: string) => `
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: ${name}, namespace: default}
-spec:
-  replicas: ${replicas}
-  selector: {matchLabels: {app: ${name}}}
-  template:
-    metadata: {labels: {app: ${name}}}
-    spec:
-      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: ${memory}}}}]
-`;
+const deployment = deploymentYaml;
 
 function folder(...docs: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-reporting-'));
