@@ -20,9 +20,12 @@
  * it bypassed), `churn` — a replace loop:
  * a NodeClaim disrupted as Drifted whose replacement is itself drifted (its node's labels do not satisfy the NodePool's
  * requirements as applied, and neither the NodePool's template nor its EC2NodeClass changed since the disruption
- * started), or a replacement that is itself replaced for the same reason (Drifted or Underutilized) with no change in
- * between of the NodePool's template or EC2NodeClass (nor, for Underutilized, of the workload: the live pods per
- * owner). Drift is judged from the specs as applied and the node's labels, never by asking the controller.
+ * started), a Drifted replacement replaced as Drifted again with no change in between of the NodePool's template or
+ * EC2NodeClass, or a consolidation undone: a replacement consolidated again on its own, with neither the spec nor the
+ * workload (the live pods per owner) changed since it was launched, into an instance that costs at least what the
+ * nodes it replaced cost (the two moves together saved nothing). A replacement consolidated again into something
+ * cheaper is convergence, not a loop. Drift is judged from the specs as applied and the node's labels, prices from the
+ * launched instances, never by asking the controller.
  * And `evictionLoops`: a pod evicted by a drain from a node it was bound to after the node was tainted
  * `karpenter.sh/disrupted` (a turn of an evict → recreate → bind-back loop that keeps the drain from ending).
  */
@@ -150,6 +153,8 @@ export class Observer {
       const n = (this.instancesByClaim.get(claim) ?? 0) + 1;
       this.instancesByClaim.set(claim, n);
       if (n > 1) this.violate('duplicateLaunches', `second instance ${instance.instanceId} for NodeClaim ${claim}`);
+      this.launchedPrice.set(claim, instance.price);
+      this.checkUndone(claim);
     }
     const nodePool = instance.tags['karpenter.sh/nodepool'];
     const limits = nodePool ? limitsOf(nodePool) : undefined;
@@ -312,6 +317,16 @@ export class Observer {
   private readonly started = new Map<string, ObservedReplaceStart>();
   /** NodeClaims already counted as churn (each loop step counts once). */
   private readonly churned = new Set<string>();
+  /** NodeClaim → the hourly price (USD) of the instance launched for it. */
+  private readonly launchedPrice = new Map<string, number>();
+  /** Replacement NodeClaim → the NodeClaims whose disruptions list it (the nodes it replaces). */
+  private readonly replaces = new Map<string, string[]>();
+  /**
+   * Replacement C → the consolidation replacement B it replaces, when B is itself consolidated with neither the spec
+   * nor the workload changed since B was launched: C undoes the move that launched B if it costs at least what B
+   * replaced.
+   */
+  private readonly undoCandidates = new Map<string, string>();
 
   /**
    * A voluntary disruption started (its node tainted `karpenter.sh/disrupted`). When the NodeClaim is itself a
@@ -323,10 +338,35 @@ export class Observer {
     if (!LOOPING.has(start.reason)) return;
     this.started.set(start.nodeClaim, start);
     const parent = this.replacedBy.get(start.nodeClaim);
-    if (parent && parent.reason === start.reason && parent.spec === start.spec && (start.reason === 'Drifted' || parent.workload === start.workload)) {
-      this.churn(start.nodeClaim, `NodeClaim ${start.nodeClaim}, launched to replace ${parent.nodeClaim} (${parent.reason}), is itself being replaced for ${start.reason} with no change to NodePool ${start.nodePool}'s template or its EC2NodeClass${start.reason === 'Drifted' ? '' : ' nor to the workload'} since`);
+    const unchanged = parent !== undefined && parent.reason === start.reason && parent.spec === start.spec;
+    if (unchanged && start.reason === 'Drifted') {
+      this.churn(start.nodeClaim, `NodeClaim ${start.nodeClaim}, launched to replace ${parent.nodeClaim} (${parent.reason}), is itself being replaced for ${start.reason} with no change to NodePool ${start.nodePool}'s template or its EC2NodeClass since`);
     }
-    for (const r of start.replacements) this.replacedBy.set(r, start);
+    for (const r of start.replacements) {
+      this.replacedBy.set(r, start);
+      this.replaces.set(r, [...(this.replaces.get(r) ?? []), start.nodeClaim]);
+      if (unchanged && start.reason === 'Underutilized' && parent.workload === start.workload) {
+        this.undoCandidates.set(r, start.nodeClaim);
+        this.checkUndone(r);
+      }
+    }
+  }
+
+  /**
+   * `claim` (C) replaces a consolidation replacement B alone, with the spec and workload unchanged since B was
+   * launched: churn when C's instance costs at least what the nodes B replaced cost together — the two moves saved
+   * nothing. Runs when C is known to replace B and when C's instance launches, whichever comes last.
+   */
+  private checkUndone(claim: string): void {
+    const b = this.undoCandidates.get(claim);
+    const price = this.launchedPrice.get(claim);
+    if (b === undefined || price === undefined || (this.replaces.get(claim) ?? []).length !== 1) return;
+    const before = this.replaces.get(b) ?? [];
+    const prices = before.map((n) => this.launchedPrice.get(n));
+    if (before.length === 0 || prices.some((p) => p === undefined)) return;
+    const was = prices.reduce((sum: number, p) => sum + p!, 0);
+    if (price < was - 1e-9) return;
+    this.churn(claim, `NodeClaim ${claim} ($${price.toFixed(4)}/h) replaces ${b}, which was launched to replace ${before.join(', ')} ($${was.toFixed(4)}/h) for Underutilized with no change to the NodePool's template, its EC2NodeClass or the workload since: the two consolidations saved nothing`);
   }
 
   /**

@@ -215,9 +215,10 @@ export const ResultEventSchema = z.looseObject({
  * instant, a PDB broken by an eviction, a do-not-disrupt pod evicted voluntarily, a NodePool limit exceeded,
  * a second instance for the same NodeClaim or pending pods, an instance left running with no NodeClaim, a pod
  * bound to a node that does not satisfy it or lacks room, `evictionLoops`: a pod evicted again from the draining node
- * it was put back on, and `churn`: a replace loop (a NodeClaim disrupted as
- * Drifted whose replacement is itself drifted, or a replacement replaced again for the same reason with no change to
- * its NodePool, EC2NodeClass or — for consolidation — the workload in between).
+ * it was put back on, and `churn`: a replace loop (a NodeClaim disrupted as Drifted whose replacement is itself
+ * drifted, a Drifted replacement replaced as Drifted again with no change to its NodePool or EC2NodeClass in between,
+ * or a consolidation undone: a replacement consolidated again on its own, with neither spec nor workload changed, into
+ * an instance costing at least what the nodes it replaced cost).
  */
 export const ViolationsSchema = z.looseObject({
   budget: Count,

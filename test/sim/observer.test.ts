@@ -309,10 +309,60 @@ describe('Observer churn (replace loops)', () => {
     expect(o.counts.churn).toBe(0);
   });
 
-  it('counts a consolidation replacement consolidated again with the same spec and workload', () => {
-    const o = observer();
-    o.onReplaceStart(start('p', 'Underutilized', ['q']));
-    o.onReplaceStart(start('q', 'Underutilized', ['r']));
-    expect(o.counts.churn).toBe(1);
+  describe('consolidation undone', () => {
+    /** The observer sees a launch of `claim` at `price` USD/h (only the fields it reads). */
+    const launch = (o: Observer, claim: string, price: number) =>
+      o.onLaunch({ instanceId: `i-${claim}`, tags: { 'karpenter.sh/nodeclaim': claim }, price } as unknown as Parameters<Observer['onLaunch']>[0], [], () => undefined);
+
+    it('counts a replacement consolidated again, alone and with nothing changed, into an instance no cheaper than what it replaced', () => {
+      const o = observer();
+      launch(o, 'p', 0.2);
+      o.onReplaceStart(start('p', 'Underutilized', ['q']));
+      launch(o, 'q', 0.1);
+      o.onReplaceStart(start('q', 'Underutilized', ['r']));
+      launch(o, 'r', 0.2);
+      expect(o.counts.churn).toBe(1);
+      expect(o.records[0]!.message).toContain('the two consolidations saved nothing');
+    });
+
+    it('counts it whichever comes first, the launch of the second replacement or the start of its disruption', () => {
+      const o = observer();
+      launch(o, 'p', 0.2);
+      o.onReplaceStart(start('p', 'Underutilized', ['q']));
+      launch(o, 'q', 0.1);
+      launch(o, 'r', 0.25);
+      o.onReplaceStart(start('q', 'Underutilized', ['r']));
+      expect(o.counts.churn).toBe(1);
+    });
+
+    it('does not count a replacement consolidated again into something cheaper (convergence), nor after the workload changed', () => {
+      const o = observer();
+      launch(o, 'p', 0.4);
+      o.onReplaceStart(start('p', 'Underutilized', ['q']));
+      launch(o, 'q', 0.2);
+      o.onReplaceStart(start('q', 'Underutilized', ['r']));
+      launch(o, 'r', 0.1);
+      launch(o, 'x', 0.2);
+      o.onReplaceStart(start('x', 'Underutilized', ['y']));
+      launch(o, 'y', 0.1);
+      o.onReplaceStart(start('y', 'Underutilized', ['z'], 'spec-1', 'w-2'));
+      launch(o, 'z', 0.3);
+      expect(o.counts.churn).toBe(0);
+    });
+
+    it('sums the nodes a multi-node consolidation replaced: two nodes into one and back into one as dear as both is churn', () => {
+      const o = observer();
+      launch(o, 'a', 0.1);
+      launch(o, 'b', 0.1);
+      o.onReplaceStart(start('a', 'Underutilized', ['c']));
+      o.onReplaceStart(start('b', 'Underutilized', ['c']));
+      launch(o, 'c', 0.15);
+      o.onReplaceStart(start('c', 'Underutilized', ['d']));
+      launch(o, 'd', 0.19);
+      expect(o.counts.churn).toBe(0);
+      o.onReplaceStart(start('d', 'Underutilized', ['e']));
+      launch(o, 'e', 0.15);
+      expect(o.counts.churn).toBe(1);
+    });
   });
 });
