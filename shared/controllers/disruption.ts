@@ -882,6 +882,7 @@ function toCandidate(world: World, claim: NodeClaim): ConsolidationCandidate | u
     capacityType: claim.capacityType,
     price: claim.price,
     pods: schedulingPods(world, claim),
+    capacity: usageOf(claim.nodePool, [claim], world.types),
   };
 }
 

@@ -93,7 +93,7 @@ export function nodeOf(claim: NodeClaim, nodes: readonly ClusterNode[]): Cluster
 }
 
 /** Capacity of a NodePool's live NodeClaims (for limits): the launched type's capacity, or the first option's. */
-export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByClass: ReadonlyMap<string, InstanceType[]>): ResourceList {
+export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByClass: ReadonlyMap<string, readonly InstanceType[]>): ResourceList {
   let usage: ResourceList = {};
   for (const c of claims) {
     if (c.nodePool !== nodePool) continue;

@@ -7,7 +7,7 @@
  * required node affinity, NoSchedule/NoExecute taints, resources, host ports, required pod affinity and
  * anti-affinity, DoNotSchedule topology spread), and a launch whose nominated pods could not all run on the
  * instance the solver launched for them ({@link Observer.onNodeClaimLaunched}); `limits` (a NodePool's running
- * instances exceeding its cpu/memory/nodes limits at a launch), `duplicateLaunches` (a second instance for one
+ * instances, less those being replaced, exceeding its cpu/memory/nodes limits at a launch), `duplicateLaunches` (a second instance for one
  * NodeClaim, or an instance launched for a pod that another live launch already covered), `leakedInstances`
  * (running at the end with no live NodeClaim record), and for disruption — watching the calls the handlers make to
  * the Kubernetes API and EC2, with its own reading of the rules — `budget` (a node of a NodePool tainted
@@ -159,7 +159,10 @@ export class Observer {
     const nodePool = instance.tags['karpenter.sh/nodepool'];
     const limits = nodePool ? limitsOf(nodePool) : undefined;
     if (!nodePool || !limits) return;
-    const mine = running.filter((i) => i.tags['karpenter.sh/nodepool'] === nodePool && i.state !== 'terminated');
+    // Nodes being replaced (a Drifted or Underutilized replace started) do not count: their replacement launches
+    // before they go, and Karpenter checks limits against usage before the launch (core `provisioner.go` `Create`,
+    // `Limits.ExceededBy`), so a replace overlaps them for a while; the NodePool's steady usage is what is limited.
+    const mine = running.filter((i) => i.tags['karpenter.sh/nodepool'] === nodePool && i.state !== 'terminated' && !this.started.has(i.tags['karpenter.sh/nodeclaim'] ?? ''));
     const usage: Record<string, number> = { nodes: mine.length, cpu: 0, memory: 0 };
     for (const i of mine) {
       const info = this.catalog.get(i.instanceType);

@@ -94,4 +94,24 @@ describe('NodePool weights (issue 19 item 9)', () => {
     expect(r.nodeClaims.filter((c) => c.nodePool !== 'general')).toEqual([]);
     expect(r.disruptions.filter((d) => d.reason === 'Underutilized' || d.reason === 'Empty').length).toBeGreaterThan(0);
   });
+
+  it('lets a NodePool at its limit consolidate into a cheaper node: the candidate\'s capacity is freed in the simulation', async () => {
+    // limits.cpu 16: 15 × 1 cpu land on one m6i.4xlarge (16 vCPU), the whole limit. Scaled to 5, an m6i.2xlarge (8
+    // vCPU) holds them for half the price. Karpenter's consolidation simulates without the candidate, so its 16 vCPU
+    // no longer count against the limit (core scheduling/scheduler.go updateRemainingResources counts only the nodes
+    // it is given); counting them left 0 cpu and no replacement.
+    const r = await run(
+      nodeClassYaml(),
+      pool('primary', ['{key: karpenter.k8s.aws/instance-family, operator: In, values: [m6i]}', '{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}']).replace(
+        '  disruption:',
+        '  limits: {cpu: "16"}\n  disruption:',
+      ),
+      deployment('app', 15, '1', '256Mi'),
+      scenario('1h', '  events:\n    - {at: 20m, scale: {kind: Deployment, namespace: default, name: app, replicas: 5}}'),
+    );
+    expect(r.nodeClaims.map((c) => c.instanceType)).toEqual(['m6i.4xlarge', 'm6i.2xlarge']);
+    expect(r.disruptions.map((d) => `${d.reason}/${d.decision}`)).toEqual(['Underutilized/replace']);
+    expect(r.violations.limits).toBe(0);
+    expect(r.pods.filter((p) => p.deletedAt === null).every((p) => p.scheduledAt !== null)).toBe(true);
+  });
 });

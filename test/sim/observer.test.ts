@@ -107,6 +107,14 @@ describe('Observer', () => {
       o.onLaunch(running[1]!, running, () => ({ cpu: '3' }));
       expect(o.counts.limits).toBe(1);
     });
+
+    it('does not count a node being replaced: its replacement may overlap it, as Karpenter checks limits before the launch', () => {
+      const o = observer();
+      o.onReplaceStart({ nodeClaim: 'a', nodePool: 'general', reason: 'Underutilized', replacements: ['b'], spec: 's', workload: 'w' });
+      const running = [instance('i-a', 'a'), instance('i-b', 'b')];
+      o.onLaunch(running[1]!, running, () => ({ cpu: '3' }));
+      expect(o.counts.limits).toBe(0);
+    });
   });
 
   describe('onBind', () => {

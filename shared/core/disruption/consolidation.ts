@@ -26,6 +26,7 @@
  */
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../api/labels.js';
 import type { InstanceType } from '../instancetypes/offering.js';
+import { add, type ResourceList } from '../resources/resource-list.js';
 import type { SchedulingPod } from '../provisioning/pod.js';
 import { byCpuAndMemoryDescending, firstNodePoolFor, solve, type ExistingCapacity, type NodeClaimPlan, type NodePoolTemplate } from '../provisioning/scheduler.js';
 import { Requirement } from '../scheduling/requirement.js';
@@ -48,6 +49,13 @@ export interface ConsolidationCandidate {
   readonly price: number;
   /** Its reschedulable pods: not DaemonSet pods, not terminal. */
   readonly pods: readonly SchedulingPod[];
+  /**
+   * What the node counts against its NodePool's `spec.limits` (its instance type's capacity, canonical units, plus
+   * `nodes: 1`). A simulation frees it: Karpenter's scheduler subtracts only the nodes it is given from the limits, and
+   * `SimulateScheduling` leaves the candidates out (core `scheduling/scheduler.go` `updateRemainingResources`,
+   * `disruption/helpers.go`). Absent: the NodePool's limits stay as they are.
+   */
+  readonly capacity?: ResourceList;
 }
 
 /** What the simulation solves against. */
@@ -90,7 +98,8 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   // domains, as in the provisioner (Karpenter filters the options after a solve over every type). Without them an
   // empty zone would drop out of a zone spread, a pod would "fit" where the provisioner then refuses it, and
   // consolidation and provisioning would replace the same node back and forth.
-  const cheaper = ctx.templates.map((t) => ({ ...t, instanceTypes: t.instanceTypes.map((type) => (isCheaper(type, price) ? type : unlaunchable(type))) }));
+  const templates = freeLimits(ctx.templates, candidates);
+  const cheaper = templates.map((t) => ({ ...t, instanceTypes: t.instanceTypes.map((type) => (isCheaper(type, price) ? type : unlaunchable(type))) }));
   const results = solve(
     pods,
     cheaper,
@@ -105,7 +114,7 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   // the first NodePool (by weight) whose fresh NodeClaim takes the pod that opens it, cheaper or not; only then are
   // its types cut to the cheaper ones. Solving over the cheaper types alone would pass over a higher-weight NodePool
   // that has none cheaper and move the pods to a lower-weight one only because it is cheaper.
-  const ahead = higherWeightPool(plan, pods, ctx, gone);
+  const ahead = higherWeightPool(plan, pods, { ...ctx, templates }, gone);
   if (ahead) return none(ahead);
   // Multi-node (Karpenter `filterOutSameType`): a replacement of a type one candidate already has must cost less than
   // that candidate, or deleting the others alone disrupts fewer pods.
@@ -153,6 +162,19 @@ function higherWeightPool(plan: NodeClaimPlan, pods: readonly SchedulingPod[], c
   );
   if (!first || first.name === plan.nodePool) return undefined;
   return `pod ${opener.key} would get a new node from NodePool ${first.name} (weight ${first.weight}), tried before ${plan.nodePool}, and no instance type of it that fits is cheaper`;
+}
+
+/**
+ * The templates with the candidates' capacity given back to their NodePools' remaining limits (a replacement may use
+ * what the nodes it replaces held).
+ */
+function freeLimits(templates: readonly NodePoolTemplate[], candidates: readonly ConsolidationCandidate[]): readonly NodePoolTemplate[] {
+  if (!candidates.some((c) => c.capacity)) return templates;
+  return templates.map((t) => {
+    if (!t.remaining) return t;
+    const freed = candidates.filter((c) => c.nodePool === t.name && c.capacity).map((c) => c.capacity!);
+    return freed.length === 0 ? t : { ...t, remaining: add(t.remaining, ...freed) };
+  });
 }
 
 /** Whether `type` has an available offering strictly cheaper than `price` (USD/h). */
