@@ -192,7 +192,10 @@ function toRow(
   };
   return instanceTypeInfoFromLabels({
     name,
-    labels,
+    // Karpenter gives every type `instance-hypervisor In [<EC2's Hypervisor>]`, the empty string for metal types, which
+    // EC2 reports no hypervisor for (aws `pkg/providers/instancetype/types.go` `computeRequirements`); the docs table
+    // this file is built from leaves such an empty label out, so it is put back here.
+    labels: { 'karpenter.k8s.aws/instance-hypervisor': '', ...labels },
     extendedResources,
     defaultMaxENIs: eni.defaultMaxENIs,
     ipv4AddressesPerInterface: eni.ipv4AddressesPerInterface,

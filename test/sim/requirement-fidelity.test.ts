@@ -90,6 +90,18 @@ describe('requirements on well-known labels an instance type does not have (issu
     }
   }, 120_000);
 
+  it('gives metal types the empty instance-hypervisor label, as Karpenter does: DoesNotExist on it launches nothing, Exists launches metal', async () => {
+    const metal = '{key: karpenter.k8s.aws/instance-size, operator: In, values: [metal]}';
+    const absent = await run(pool([`{key: karpenter.k8s.aws/instance-hypervisor, operator: DoesNotExist}`]), deployment('web', 1), scenario('30m'));
+    expect(launched(absent)).toEqual([]);
+    const exists = await run(pool([metal, '{key: karpenter.k8s.aws/instance-hypervisor, operator: Exists}', '{key: karpenter.k8s.aws/instance-category, operator: In, values: [c]}']), deployment('web', 1), scenario('30m'));
+    expect(launched(exists).length).toBeGreaterThan(0);
+    for (const c of launched(exists)) {
+      expect(c.instanceType).toMatch(/^c.*\.metal$/);
+      expect(c.labels['karpenter.k8s.aws/instance-hypervisor']).toBe('');
+    }
+  }, 60_000);
+
   it('launches nothing for a NodePool that requires another region (every type is In [the run\'s region])', async () => {
     const r = await run(pool(['{key: topology.kubernetes.io/region, operator: In, values: [us-east-1]}']), deployment('web', 1), scenario('30m'));
     expect(launched(r)).toEqual([]);

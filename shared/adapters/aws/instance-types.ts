@@ -81,7 +81,8 @@ export function karpenterLabels(info: Ec2InstanceTypeInfo, knownBandwidthMbps?: 
     [`${AWS}instance-memory`]: String(memory),
     [`${AWS}instance-encryption-in-transit-supported`]: String(info.NetworkInfo?.EncryptionInTransitSupported ?? false),
   };
-  if (info.Hypervisor) labels[`${AWS}instance-hypervisor`] = info.Hypervisor;
+  // `In [""]` for metal types, which EC2 reports no hypervisor for (aws `computeRequirements`).
+  labels[`${AWS}instance-hypervisor`] = info.Hypervisor ?? '';
   const scheme = INSTANCE_TYPE_SCHEME.exec(name);
   if (scheme?.[1] !== undefined && scheme[3] !== undefined) {
     labels[`${AWS}instance-category`] = scheme[1];

@@ -85,9 +85,8 @@ export const AWS_INSTANCE_LABELS = [
  * pod requirement `In`, `Exists`, `Gt`, `Lt`, `Gte` or `Lte` on the key rules the type out while `NotIn` and
  * `DoesNotExist` keep it.
  *
- * `karpenter.k8s.aws/instance-hypervisor` is listed too although Karpenter writes `In [""]` for a type EC2 reports no
- * hypervisor for (metal): the two agree on every requirement but `Exists`/`DoesNotExist` on it, and `DoesNotExist`
- * keeps the requirement consistent with the node, which carries no such label in Skiff's catalogue.
+ * `karpenter.k8s.aws/instance-hypervisor` is not among them: every type carries it, with the empty string for metal
+ * types (EC2 reports no hypervisor for them), as Karpenter's `In [string(info.Hypervisor)]` gives.
  */
 export const DOES_NOT_EXIST_UNLESS_SET_LABELS: readonly string[] = [
   LABEL_WINDOWS_BUILD,
@@ -108,7 +107,6 @@ export const DOES_NOT_EXIST_UNLESS_SET_LABELS: readonly string[] = [
   'karpenter.k8s.aws/instance-accelerator-name',
   'karpenter.k8s.aws/instance-accelerator-manufacturer',
   'karpenter.k8s.aws/instance-accelerator-count',
-  'karpenter.k8s.aws/instance-hypervisor',
   'karpenter.k8s.aws/capacity-reservation-id',
   'karpenter.k8s.aws/capacity-reservation-type',
   'karpenter.k8s.aws/capacity-reservation-interruptible',
