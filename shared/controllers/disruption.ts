@@ -789,7 +789,7 @@ function findProposal(pass: Pass, world: World, only?: readonly NodeClaim[]): Pr
   const message =
     decision.kind === 'delete'
       ? `its pods fit on other nodes`
-      : `replace with one ${decision.replacement.instanceTypes[0]!.name} (one of ${decision.replacement.instanceTypes.length} cheaper types), saving $${decision.savings.toFixed(4)}/h`;
+      : `replace with one NodeClaim of ${decision.replacement.instanceTypes.length} cheaper instance types (cheapest ${decision.replacement.instanceTypes[0]!.name}), saving up to $${decision.savings.toFixed(4)}/h`;
   return { reason: 'Underutilized', decision: decision.kind, candidates: chosen, message };
 }
 
