@@ -1171,7 +1171,10 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
   const d = claim.disruption!;
   const node = nodeOfClaim(world, claim);
   // Pods that tolerate the disrupted taint are neither evicted nor waited for (core `isDrainable`): they go with the node.
-  const pods = podsOn(world, node).filter(isDrainable);
+  // Skiff waits for such a pod while it is annotated do-not-disrupt (never evicting it; deleted from the
+  // terminationGracePeriod deadline minus its grace on, like any do-not-disrupt pod), where Karpenter's terminator
+  // would take it down with the node: the annotation is the user's explicit ask.
+  const pods = podsOn(world, node).filter((p) => isDrainable(p) || podDoNotDisrupt(p.annotations, p.createdAt, world.now).active);
   const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
   // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
   // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.

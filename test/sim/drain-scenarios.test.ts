@@ -91,6 +91,47 @@ describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
     expect(r.violations.evictionLoops).toBe(0);
     expect(r.violations.pdb).toBe(0);
   }, 120_000);
+
+  it('waits for a do-not-disrupt pod that tolerates every taint until the terminationGracePeriod deadline minus its grace', async () => {
+    // Drift with terminationGracePeriod 10m takes the node although a pod is do-not-disrupt (core NewCandidate).
+    // Karpenter's drain leaves a pod that tolerates the disrupted taint to die with its node; Skiff waits for it while
+    // it is annotated do-not-disrupt, and deletes it at the deadline minus its 30 s grace (a soak seed found the
+    // node terminated minutes early with the pod on it).
+    const r = await run(
+      nodeClassYaml(),
+      pool('team: a', '      terminationGracePeriod: 10m'),
+      tolerateAll('agent', 2).replace('metadata: {labels: {app: agent}}', 'metadata: {labels: {app: agent}, annotations: {karpenter.sh/do-not-disrupt: "true"}}'),
+      scenario(`  events:
+    - at: 20m
+      apply:
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: general}
+        spec:
+          template:
+            metadata: {labels: {team: b}}
+            spec:
+              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+              terminationGracePeriod: 10m
+              requirements:
+                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
+          disruption: {consolidateAfter: Never}`),
+    );
+    const drifted = r.disruptions.filter((d) => d.reason === 'Drifted');
+    expect(drifted.length).toBeGreaterThan(0);
+    for (const d of drifted) {
+      const deadline = Date.parse(d.drainStartedAt!) + 10 * 60_000;
+      expect(Date.parse(d.completedAt!)).toBeGreaterThanOrEqual(deadline - 30_000);
+      const agents = r.pods.filter((p) => p.nodeClaim === d.nodeClaim && p.owner?.startsWith('ReplicaSet/agent-'));
+      for (const p of agents) {
+        expect(p.evictions).toBe(0);
+        expect(Date.parse(p.deletedAt!)).toBeGreaterThanOrEqual(deadline - 30_000);
+      }
+    }
+    expect(r.violations.doNotDisrupt).toBe(0);
+    expect(r.violations.evictionLoops).toBe(0);
+  }, 120_000);
 });
 
 /** A PodDisruptionBudget for the `app: <name>` pods. */
