@@ -133,6 +133,17 @@ describe('requirements on well-known labels an instance type does not have (issu
     expect(why).toContain(`${NVME} Gt [300]`);
     expect(why).toMatch(/none of its \d+ instance types has the label karpenter\.k8s\.aws\/instance-local-nvme/);
   }, 60_000);
+
+  it('says a real instance type the NodePool cannot launch is one, instead of suggesting a look-alike (a1.large is no typo for m1.large)', async () => {
+    const select = (type: string) => `
+      nodeSelector: {node.kubernetes.io/instance-type: ${type}}`;
+    const r = await run(pool([]), deployment('arm', 1, select('a1.large')), deployment('qualcomm', 1, select('dl2q.24xlarge')), scenario('10m'));
+    expect(launched(r)).toEqual([]);
+    const why = (prefix: string) => r.unschedulable.find((u) => u.pod.startsWith(`default/${prefix}-`))!;
+    expect(why('arm').nodePools.general).toContain('a1.large: the AMI family of EC2NodeClass default cannot boot it');
+    expect(why('qualcomm').nodePools.general).toContain('dl2q.24xlarge: no on-demand price is known for it');
+    for (const u of r.unschedulable) expect(`${u.reason} ${Object.values(u.nodePools).join(' ')}`).not.toContain('did you mean');
+  }, 60_000);
 });
 
 describe('requirements on custom labels (issue 19 item 2)', () => {

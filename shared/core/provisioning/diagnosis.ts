@@ -35,6 +35,7 @@
  */
 import { AWS_INSTANCE_LABELS, restrictedLabelReason, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_WINDOWS_BUILD, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import type { Taint } from '../api/kubernetes.js';
+import { instanceTypeByName } from '../instancetypes/catalog.js';
 import { compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';
 import { add, fits, formatAmount, formatResources, type ResourceList } from '../resources/resource-list.js';
 import { sortValues, type Requirement } from '../scheduling/requirement.js';
@@ -315,9 +316,23 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
         ? `none of its ${t.instanceTypes.length} instance types has the label ${key}`
         : `its ${t.instanceTypes.length} instance types have ${key} in [${shortList(values, 8)}]${without > 0 ? ` (${without} of them have no ${key} label at all)` : ''}`;
     const near = hints.find((h) => h.kind === 'labelValue' && r.values.has(h.typed) && h.nodePools.includes(t.name));
-    return `no instance type the NodePool allows has ${r} (${have}); change the pod's requirement or widen the NodePool's${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
+    const unoffered = key === LABEL_INSTANCE_TYPE ? unofferedTypes(t, r) : '';
+    return `no instance type the NodePool allows has ${r} (${have})${unoffered}; change the pod's requirement or widen the NodePool's${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
   }
   return `no instance type the NodePool allows satisfies its requirements and the pod's together (${requirements}); relax the pod's requirements or widen the NodePool's`;
+}
+
+/**
+ * For a pod that names instance types: those that are real EC2 types its EC2NodeClass does not offer at all, and why
+ * — Skiff has no on-demand price for the type (as Karpenter, it offers no type it cannot price), or the AMI family
+ * cannot boot it (aws `pkg/providers/amifamily` compatibility, e.g. a1 with AL2023). Empty when there are none.
+ */
+function unofferedTypes(t: NodePoolTemplate, r: Requirement): string {
+  if (r.complement) return '';
+  const real = r.sortedValues().filter((v) => instanceTypeByName(v) !== undefined);
+  if (real.length === 0) return '';
+  const why = real.map((v) => `${v}: ${instanceTypeByName(v)!.onDemandPrice === null ? 'no on-demand price is known for it, so it is not offered' : `the AMI family of EC2NodeClass ${t.nodeClass} cannot boot it, or the NodePool's requirements leave it out`}`);
+  return `; ${real.length === 1 ? 'it is an EC2 instance type' : 'they are EC2 instance types'} the NodePool cannot launch (${why.join('; ')})`;
 }
 
 /** Where a node's OS comes from, and the aliases that choose it. */

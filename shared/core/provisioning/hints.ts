@@ -8,7 +8,8 @@
  */
 import { closest, distance } from 'fastest-levenshtein';
 import type { Taint, Toleration } from '../api/kubernetes.js';
-import { LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_OS, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_OS, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { instanceTypeByName } from '../instancetypes/catalog.js';
 import { formatTaint, tolerates } from '../scheduling/taints.js';
 import type { SchedulingPod } from './pod.js';
 import type { NodePoolTemplate } from './scheduler.js';
@@ -110,6 +111,9 @@ export function labelValueHint(key: string, value: string, offeredBy: ReadonlyMa
   if (offeredBy.has(value)) return undefined;
   // Another value of a closed well-known set is a choice, not a typo: arm64 is not a misspelt amd64.
   if (CLOSED_VALUES.get(key)?.has(value)) return undefined;
+  // A real EC2 instance type is no typo for another one (a1.large is not a misspelt m1.large); the diagnosis says why
+  // the EC2NodeClass does not offer it.
+  if (key === LABEL_INSTANCE_TYPE && instanceTypeByName(value)) return undefined;
   const suggestion = closestNearMiss(value, offeredBy.keys());
   if (suggestion === undefined) return undefined;
   const nodePools = [...(offeredBy.get(suggestion) ?? [])].sort();
