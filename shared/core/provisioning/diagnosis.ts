@@ -454,7 +454,11 @@ export function summarise(pod: SchedulingPod, templates: readonly NodePoolTempla
 function undefinedLabelSummary(r: Requirement, templates: readonly NodePoolTemplate[]): string {
   const custom = [...new Set(templates.flatMap((t) => t.requirements.keys()))].filter((k) => !WELL_KNOWN_LABELS.has(k)).sort();
   const alternatives = custom.length > 0 ? `a label the NodePools set (${shortList(custom, 6)}) or one Skiff sets` : 'a label Skiff sets';
-  return `no NodePool defines the label ${r.key}: the pod requires ${r}, but no NodePool's requirements or template labels set ${r.key}; add it to a NodePool's template labels or requirements, or select on ${alternatives} (e.g. karpenter.k8s.aws/instance-category)`;
+  // A key in a restricted domain (karpenter.k8s.aws/…, kubernetes.io/…) cannot be put on a NodePool: only the pod's
+  // selector can change (a misspelt well-known label, usually).
+  const restricted = restrictedLabelReason(r.key);
+  const fix = restricted ? `no NodePool may define it (${restricted}), so change the pod's selector to` : `add it to a NodePool's template labels or requirements, or select on`;
+  return `no NodePool defines the label ${r.key}: the pod requires ${r}, but no NodePool's requirements or template labels set ${r.key}; ${fix} ${alternatives} (e.g. karpenter.k8s.aws/instance-category)`;
 }
 
 /** `a, b, c and 4 more`. */

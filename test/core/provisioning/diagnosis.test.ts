@@ -352,6 +352,14 @@ describe('diagnosis', () => {
       expect(d.reason).toContain('select on a label the NodePools set (workload-type)');
     });
 
+    it('tells a pod selecting a misspelt restricted key to change its selector, not to add the key to a NodePool (no NodePool may)', () => {
+      const p = pod('typo', { nodeSelector: { 'karpenter.k8s.aws/instance-categry': 'c' } });
+      const d = diagnosePod(p, [general()], new Map());
+      expect(d.reason).toContain("no NodePool may define it (label karpenter.k8s.aws/instance-categry is in the restricted domain karpenter.k8s.aws");
+      expect(d.reason).toContain("change the pod's selector");
+      expect(d.reason).not.toContain("add it to a NodePool's template labels");
+    });
+
     it('lists every NodePool otherwise', () => {
       const d = diagnosePod(pod('a', { cpu: '64', ...onGeneral }), [general(), batch()], new Map());
       expect(d.reason).toMatch(/^no NodePool can serve the pod: general: no instance type has room .*; batch: the pod does not tolerate/);
