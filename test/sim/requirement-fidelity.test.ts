@@ -202,6 +202,15 @@ describe('requirements on custom labels (issue 19 item 2)', () => {
     expect(r.disruptions.filter((d) => d.reason === 'Drifted')).toEqual([]);
     expect(r.pods.filter((p) => p.deletedAt === null).every((p) => p.node !== null)).toBe(true);
   }, 120_000);
+
+  it('launches nothing for a custom-label requirement no value satisfies (a Gt 10 with a Lt 5, f Lt 0), and says so', async () => {
+    for (const requirements of [['{key: example.com/a, operator: Gt, values: ["10"]}', '{key: example.com/a, operator: Lt, values: ["5"]}'], ['{key: example.com/f, operator: Lt, values: ["0"]}']]) {
+      const r = await run(pool(requirements), deployment('web', 1), scenario('40m'));
+      expect(launched(r), requirements.join()).toEqual([]);
+      expect(r.disruptions).toEqual([]);
+      expect(r.unschedulable[0]?.nodePools.general).toContain('no value of the label satisfies it, so no node can carry it');
+    }
+  }, 120_000);
 });
 
 describe('no drift loops (issue 19 item 3)', () => {

@@ -9,6 +9,7 @@ import { type InstanceType } from '../instancetypes/offering.js';
 import { add, parseResourceList, subtract, type ResourceList } from '../resources/resource-list.js';
 import { Requirement } from '../scheduling/requirement.js';
 import { Requirements } from '../scheduling/requirements.js';
+import { resolveCustomLabels } from './custom-labels.js';
 import { firstUntolerated } from '../scheduling/taints.js';
 import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
 import type { DaemonHostPort, NodePoolTemplate } from './scheduler.js';
@@ -216,7 +217,10 @@ export function buildNodePoolTemplate(
 ): NodePoolTemplate {
   const requirements = nodePoolRequirements(nodePool);
   const limits = nodePool.spec.limits;
-  const types = compatibleTypes(requirements, instanceTypes);
+  // A custom-label requirement no value satisfies (`a Gt 10` with `a Lt 5`, `f Lt 0`) leaves the NodePool nothing to
+  // launch: its node could carry no label its own requirements accept, and would read as drifted at once.
+  const unsatisfiable = unsatisfiableCustomRequirements(requirements, nodePool.spec.template.spec.requirements);
+  const types = unsatisfiable.length > 0 ? [] : compatibleTypes(requirements, instanceTypes);
   const groups = groupsMemo(nodePool, daemonSets, types);
   const base = groups.length === 0 ? daemonOverhead(nodePool, daemonSets) : minOverhead(groups.map((g) => g.overhead));
   const daemonExtra: Record<string, ResourceList> = {};
@@ -234,7 +238,9 @@ export function buildNodePoolTemplate(
     startupTaints: nodePool.spec.template.spec.startupTaints ?? [],
     instanceTypes: withGroupOverhead(groups, base, types),
     nodeClassOs: osOf(instanceTypes),
-    ...(types.length === 0 ? { noInstanceTypes: noInstanceTypesReason(requirements, instanceTypes) } : {}),
+    ...(types.length === 0
+      ? { noInstanceTypes: unsatisfiable.length > 0 ? `${unsatisfiable.join('; ')}: no value of the label satisfies it, so no node can carry it` : noInstanceTypesReason(requirements, instanceTypes) }
+      : {}),
     daemonOverhead: base,
     ...(Object.keys(daemonExtra).length > 0 ? { daemonExtra } : {}),
     daemonHostPorts: daemonHostPorts(nodePool, daemonSets),
@@ -306,6 +312,27 @@ function noInstanceTypesReason(requirements: Requirements, instanceTypes: readon
       return `${r}: ${having === 0 ? `none of the ${count} instance types has the label ${r.key}` : `none of the ${count} instance types has such a value (${having.toLocaleString('en-US')} have a ${r.key} at all)`}`;
     })
     .join('; ');
+}
+
+/**
+ * The NodePool's requirements on custom keys (no instance type defines them) that a node must carry but no value
+ * satisfies: what {@link resolveCustomLabels} can give no label for. Karpenter's `Requirement.Any()` panics on some of
+ * these (`Lt 0`); Skiff launches nothing from such a NodePool and says why.
+ */
+function unsatisfiableCustomRequirements(requirements: Requirements, written: readonly NodeSelectorRequirement[]): string[] {
+  const resolved = resolveCustomLabels(requirements);
+  return requirements
+    .values()
+    .filter((r) => !WELL_KNOWN_LABELS.has(r.key) && r.key !== LABEL_NODEPOOL && !r.allowsAbsence() && resolved[r.key] === undefined && !isSchedulingKey(r.key))
+    .map((r) => {
+      const own = written.filter((w) => w.key === r.key).map((w) => `${w.key} ${w.operator}${w.values?.length ? ` [${w.values.join(' ')}]` : ''}`);
+      return own.length > 0 ? own.join(' with ') : String(r);
+    });
+}
+
+/** Keys only the lifecycle sets (registered, initialized) or the kubelet (hostname): never resolved at launch. */
+function isSchedulingKey(key: string): boolean {
+  return key === LABEL_REGISTERED || key === LABEL_INITIALIZED || key === 'kubernetes.io/hostname';
 }
 
 /** NodePool limits in canonical units; `nodes` is a count. */
