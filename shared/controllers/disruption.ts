@@ -48,7 +48,7 @@ import {
 import { DO_NOT_DISRUPT, nodeDoNotDisrupt, podDoNotDisrupt } from '../core/disruption/do-not-disrupt.js';
 import { isDrainable } from '../core/disruption/drainable.js';
 import { driftReason, nodeClassHash, nodePoolHash, replacementDrift } from '../core/disruption/drift.js';
-import { pdbAllowances, pdbBlocks, type PdbAllowance } from '../core/disruption/pdb.js';
+import { pdbAllowances, pdbBlocks, pdbSelects, type PdbAllowance } from '../core/disruption/pdb.js';
 import { isConflictError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
 import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
@@ -1171,10 +1171,13 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
   const d = claim.disruption!;
   const node = nodeOfClaim(world, claim);
   // Pods that tolerate the disrupted taint are neither evicted nor waited for (core `isDrainable`): they go with the node.
-  // Skiff waits for such a pod while it is annotated do-not-disrupt (never evicting it; deleted from the
-  // terminationGracePeriod deadline minus its grace on, like any do-not-disrupt pod), where Karpenter's terminator
-  // would take it down with the node: the annotation is the user's explicit ask.
-  const pods = podsOn(world, node).filter((p) => isDrainable(p) || podDoNotDisrupt(p.annotations, p.createdAt, world.now).active);
+  // Skiff waits for such a pod (never evicting it: its replacement would land on this node again) while it is annotated
+  // do-not-disrupt, or while its PodDisruptionBudget could not spare it and the others of it here; from the
+  // terminationGracePeriod deadline minus its grace it is deleted like any other. Karpenter's terminator takes such
+  // pods down with the node whatever their annotation or PDB says.
+  const onNode = podsOn(world, node);
+  const stranded = strandedByPdb(onNode.filter((p) => !isDrainable(p)), world.pdbs);
+  const pods = onNode.filter((p) => isDrainable(p) || stranded.has(p) || podDoNotDisrupt(p.annotations, p.createdAt, world.now).active);
   const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
   // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
   // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.
@@ -1200,6 +1203,12 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
         });
         continue;
       }
+      if (!isDrainable(pod)) {
+        const why = `pod ${key} tolerates ${DISRUPTED_TAINT.key} (it would come back if evicted) and its PodDisruptionBudget cannot spare it now`;
+        pass.report.waiting.push({ pod: key, reason: why });
+        await recordBlocked(pass, world.now, { type: 'Warning', reason: 'DisruptionBlocked', object: `Node/${node.name}`, message: `drain of ${node.name} (${d.reason}) waits: ${why}${Number.isFinite(deadline) ? ` (until the terminationGracePeriod ends at ${new Date(deadline).toISOString()})` : ''}` });
+        continue;
+      }
       pass.writes++;
       const outcome = await pass.deps.cluster.evictPod(pod.namespace, pod.name);
       if (outcome === 'evicted') pass.report.evicted.push(key);
@@ -1214,6 +1223,20 @@ async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> 
     if (world.now < deadline) return;
   }
   await finish(pass, world, claim, node);
+}
+
+/**
+ * Of the pods a drain leaves to go with their node (they tolerate the disrupted taint), those a PodDisruptionBudget
+ * could not spare: the PDB allows fewer disruptions now than it has such pods on the node, so terminating the node
+ * would take it below its desired healthy count.
+ */
+function strandedByPdb(pods: readonly ClusterPod[], allowances: readonly PdbAllowance[]): Set<ClusterPod> {
+  const out = new Set<ClusterPod>();
+  for (const a of allowances) {
+    const mine = pods.filter((p) => pdbSelects(a.pdb, p));
+    if (mine.length > a.allowed) for (const p of mine) out.add(p);
+  }
+  return out;
 }
 
 /**

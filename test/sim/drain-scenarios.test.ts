@@ -132,6 +132,47 @@ describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
     expect(r.violations.doNotDisrupt).toBe(0);
     expect(r.violations.evictionLoops).toBe(0);
   }, 120_000);
+
+  it('waits for pods that tolerate every taint while their PDB cannot spare them, until the terminationGracePeriod deadline minus their grace', async () => {
+    // Two tolerate-all pods under a PDB that allows no disruption (minAvailable 2 of 2). Karpenter's drain leaves
+    // them to die with the node at once, breaking the PDB; Skiff waits for them and deletes them only at the deadline
+    // minus their 30 s grace (a break-it trial counted pdb violations on a plain drift).
+    const r = await run(
+      nodeClassYaml(),
+      pool('team: a', '      terminationGracePeriod: 10m'),
+      tolerateAll('agent', 2),
+      pdb('agent', 2),
+      scenario(`  events:
+    - at: 20m
+      apply:
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: general}
+        spec:
+          template:
+            metadata: {labels: {team: b}}
+            spec:
+              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+              terminationGracePeriod: 10m
+              requirements:
+                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
+          disruption: {consolidateAfter: Never}`),
+    );
+    const drifted = r.disruptions.filter((d) => d.reason === 'Drifted');
+    expect(drifted.length).toBeGreaterThan(0);
+    for (const d of drifted) {
+      const deadline = Date.parse(d.drainStartedAt!) + 10 * 60_000;
+      expect(Date.parse(d.completedAt!)).toBeGreaterThanOrEqual(deadline - 30_000);
+      const agents = r.pods.filter((p) => p.nodeClaim === d.nodeClaim && p.owner?.startsWith('ReplicaSet/agent-'));
+      for (const p of agents) {
+        expect(p.evictions).toBe(0);
+        expect(Date.parse(p.deletedAt!)).toBeGreaterThanOrEqual(deadline - 30_000);
+      }
+    }
+    expect(r.violations.pdb).toBe(0);
+    expect(r.violations.evictionLoops).toBe(0);
+  }, 120_000);
 });
 
 /** A PodDisruptionBudget for the `app: <name>` pods. */
