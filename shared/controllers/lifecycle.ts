@@ -95,7 +95,8 @@ const CORE_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'pods', 'e
 
 /** The NodePool fields the lifecycle controller reads. */
 export interface LifecycleNodePool {
-  readonly metadata: { readonly name: string };
+  /** `uid` is the API server's (absent for an object not read from one): NodeClaim mirrors are owned by it. */
+  readonly metadata: { readonly name: string; readonly uid?: string };
   readonly spec: { readonly template: { readonly metadata?: { readonly labels?: Readonly<Record<string, string>> } } };
 }
 
@@ -344,7 +345,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (instanceId.startsWith('i-') && !running.has(instanceId)) await deleteNode(node.name);
   }
 
-  await mirrorNodeClaims(ctx, report, listedMirrors);
+  await mirrorNodeClaims(ctx, report, listedMirrors, new Map(nodePools.flatMap((np) => (np.metadata.uid ? [[np.metadata.name, np.metadata.uid] as const] : []))));
   if (!pods) return report;
   return { ...report, usage: usageOf(now, [...ctx.latest.values()], nodes.filter((n) => !deletedNodes.has(n.name)), pods) };
 }
@@ -397,20 +398,21 @@ function mirrorsOf(cluster: Cluster<unknown, unknown, unknown>): Mirrors | undef
   if (!listNodeClaimMirrors || !mirrorNodeClaim || !deleteNodeClaimMirror) return undefined;
   return {
     listNodeClaimMirrors: () => listNodeClaimMirrors.call(cluster),
-    mirrorNodeClaim: (claim) => mirrorNodeClaim.call(cluster, claim),
+    mirrorNodeClaim: (claim, owner) => mirrorNodeClaim.call(cluster, claim, owner),
     deleteNodeClaimMirror: (name) => deleteNodeClaimMirror.call(cluster, name),
   };
 }
 
 /**
- * Step 5: writes the mirror of every live NodeClaim whose mirror does not show its current version, and deletes the
- * mirrors of NodeClaims that are over or gone. Sequential (one object at a time). Never throws: failures go to
+ * Step 5: writes the mirror of every live NodeClaim whose mirror does not show its current version (owned by its
+ * NodePool when the NodePool exists, `nodePoolUids`), and deletes the mirrors of NodeClaims that are over or gone. Sequential (one object at a time). Never throws: failures go to
  * `report.mirrorFailures`.
  */
 async function mirrorNodeClaims(
   ctx: Pass,
   report: { mirrored: string[]; mirrorsDeleted: string[]; mirrorFailures: MirrorFailure[] },
   listed: readonly NodeClaimMirrorRef[] | { readonly failed: string } | undefined,
+  nodePoolUids: ReadonlyMap<string, string>,
 ): Promise<void> {
   const mirrors = mirrorsOf(ctx.deps.cluster);
   if (!mirrors || listed === undefined) return;
@@ -424,7 +426,8 @@ async function mirrorNodeClaims(
     if (!isLive(claim) || ctx.stale.has(claim.name)) continue;
     if (mirroredVersion.has(claim.name) && mirroredVersion.get(claim.name) === claim.version) continue;
     try {
-      await mirrors.mirrorNodeClaim(claim);
+      const uid = nodePoolUids.get(claim.nodePool);
+      await mirrors.mirrorNodeClaim(claim, uid !== undefined ? { nodePoolUid: uid } : undefined);
       report.mirrored.push(claim.name);
     } catch (e) {
       report.mirrorFailures.push({ operation: 'apply', name: claim.name, error: messageOf(e) });

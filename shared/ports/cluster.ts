@@ -97,6 +97,12 @@ export interface NodePatch {
  */
 export type EvictionOutcome = 'evicted' | 'blocked' | 'gone';
 
+/** The NodePool a NodeClaim mirror is owned by (Kubernetes `ownerReferences`). */
+export interface NodeClaimOwner {
+  /** The NodePool's `metadata.uid`. */
+  readonly nodePoolUid: string;
+}
+
 /**
  * A `karpenter.sh/v1` NodeClaim object in the cluster that mirrors a Skiff NodeClaim record, as
  * {@link Cluster.listNodeClaimMirrors} reads it.
@@ -171,9 +177,12 @@ export interface Cluster<NodePool = unknown, EC2NodeClass = unknown, DaemonSet =
   /**
    * Creates or updates the NodeClaim object mirroring `claim` (metadata with the `karpenter.sh/termination`
    * finalizer, spec, and status conditions Launched, Registered, Initialized, Ready), then records `claim.version` on
-   * it. Idempotent.
+   * it. Idempotent. With `owner`, the object carries an owner reference to its NodePool (`blockOwnerDeletion`), as
+   * Karpenter's NodeClaims do: deleting the NodePool then has Kubernetes' garbage collector delete the NodeClaim
+   * objects, which the lifecycle controller terminates gracefully like any deleted NodeClaim.
+   * @param owner the NodePool's `metadata.uid`, when the NodePool exists
    */
-  mirrorNodeClaim?(claim: NodeClaim): Promise<void>;
+  mirrorNodeClaim?(claim: NodeClaim, owner?: NodeClaimOwner): Promise<void>;
   /** Removes Skiff's finalizer from the NodeClaim object named `name` and deletes it; one already gone is not an error. */
   deleteNodeClaimMirror?(name: string): Promise<void>;
 }

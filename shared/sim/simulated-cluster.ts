@@ -26,7 +26,7 @@ import { runForSeconds, type DaemonSet, type Deployment, type Job, type Stateful
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import { add, subtract, type ResourceList } from '../core/resources/resource-list.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch, PodEventTimes } from '../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodeClaimOwner, NodePatch, PodEventTimes } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import { SchedulingCycle } from './kube-scheduler.js';
 import { nodeAffinityProblem, podEffectiveRequests, untoleratedTaint } from './placement-check.js';
@@ -141,6 +141,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
    * from (what `kubectl get nodeclaims` would show). Only a caller that sees the mirror methods writes them.
    */
   readonly nodeClaimMirrors = new Map<string, NodeClaim>();
+  /** NodeClaim mirror name → the uid of the NodePool it is owned by (its `ownerReferences`). */
+  private readonly nodeClaimMirrorOwners = new Map<string, string>();
+  /** The last uid handed out (`nodepool-<name>-<n>`). */
+  private uids = 0;
   /**
    * NodeClaim mirrors a user asked to delete (`kubectl delete nodeclaim`), by name: when (epoch ms). The finalizer
    * Skiff puts on every mirror holds them until the lifecycle controller deletes them.
@@ -262,14 +266,19 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       return { name: c.name, version: c.version, ...(deletionTimestamp !== undefined ? { deletionTimestamp } : {}) };
     });
   }
-  /** Records the mirror of `claim`; a `Deleted` claim deletes its mirror instead (as the Kubernetes adapter does). */
-  async mirrorNodeClaim(claim: NodeClaim): Promise<void> {
+  /**
+   * Records the mirror of `claim`, owned by the NodePool whose uid `owner` gives; a `Deleted` claim deletes its mirror
+   * instead (as the Kubernetes adapter does).
+   */
+  async mirrorNodeClaim(claim: NodeClaim, owner?: NodeClaimOwner): Promise<void> {
     if (claim.state === 'Deleted') return this.deleteNodeClaimMirror(claim.name);
     this.nodeClaimMirrors.set(claim.name, claim);
+    if (owner) this.nodeClaimMirrorOwners.set(claim.name, owner.nodePoolUid);
   }
   /** Deletes the mirror named `name` (its finalizer released); a missing one is not an error. */
   async deleteNodeClaimMirror(name: string): Promise<void> {
     this.nodeClaimMirrors.delete(name);
+    this.nodeClaimMirrorOwners.delete(name);
     this.nodeClaimMirrorDeletions.delete(name);
   }
   async recordEvent(event: ClusterEvent): Promise<void> {
@@ -364,9 +373,13 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     const o = manifest.object as { metadata: { name: string; namespace?: string } };
     const key = `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
     switch (manifest.kind) {
-      case 'NodePool':
-        this.nodePools.set(o.metadata.name, manifest.object as NodePool);
+      case 'NodePool': {
+        // The API server gives every object a uid; a NodePool replaced by an apply keeps its own.
+        const pool = manifest.object as NodePool;
+        const uid = pool.metadata.uid ?? this.nodePools.get(o.metadata.name)?.metadata.uid ?? `nodepool-${o.metadata.name}-${++this.uids}`;
+        this.nodePools.set(o.metadata.name, { ...pool, metadata: { ...pool.metadata, uid } });
         break;
+      }
       case 'EC2NodeClass':
         this.nodeClasses.set(o.metadata.name, manifest.object as EC2NodeClass);
         break;
@@ -410,9 +423,16 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       for (const p of [...this.pods.values()]) if (p.owner === owner || p.owner?.startsWith(`${owner}-`)) this.deletePod(p);
     };
     switch (kind) {
-      case 'NodePool':
+      case 'NodePool': {
+        // Kubernetes' garbage collector deletes the objects the NodePool owns: the NodeClaim mirrors that carry an owner
+        // reference to it (their finalizer holds them; the lifecycle controller terminates their NodeClaims).
+        const uid = this.nodePools.get(name)?.metadata.uid;
         this.nodePools.delete(name);
+        for (const [claim, owner] of this.nodeClaimMirrorOwners) {
+          if (uid !== undefined && owner === uid && this.nodeClaimMirrors.has(claim) && !this.nodeClaimMirrorDeletions.has(claim)) this.nodeClaimMirrorDeletions.set(claim, this.clock.now());
+        }
         break;
+      }
       case 'EC2NodeClass':
         this.nodeClasses.delete(name);
         break;

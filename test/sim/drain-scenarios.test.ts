@@ -326,3 +326,25 @@ describe('drain: a NodeClaim a user deletes (kubectl delete nodeclaim)', () => {
     expect(r.events).toContainEqual(expect.objectContaining({ reason: 'ScenarioEventSkipped', object: 'Scenario/delete' }));
   }, 60_000);
 });
+
+describe('deleting a NodePool (its NodeClaims are deleted with it)', () => {
+  it('terminates every NodeClaim of the NodePool gracefully: Kubernetes garbage-collects the NodeClaim objects it owns', async () => {
+    const r = await run(
+      nodeClassYaml(),
+      pool('team: a'),
+      deployment('web', 6),
+      scenario(`  events:
+    - {at: 10m, delete: {kind: NodePool, name: general}}`, '1h'),
+    );
+    const claims = r.nodeClaims.filter((c) => c.instanceType !== null);
+    expect(claims.length).toBeGreaterThan(0);
+    for (const c of claims) {
+      expect(c.deletionReason, c.name).toBe('NodeClaimDeleted');
+      expect(Date.parse(c.deletedAt!)).toBeGreaterThanOrEqual(Date.parse('2026-03-02T08:10:00Z'));
+    }
+    // Drained through the Eviction API first, then terminated: nothing runs or costs at the end.
+    expect(ownedBy(r, 'web').reduce((n, p) => n + p.evictions, 0)).toBeGreaterThan(0);
+    expect(r.cost.finalHourlyUSD).toBe(0);
+    expect(Object.values(r.violations).every((n) => n === 0), JSON.stringify(r.violations)).toBe(true);
+  }, 120_000);
+});

@@ -54,7 +54,7 @@ import { daemonSetSchema, type DaemonSet } from '../../core/api/workloads.js';
 import { TERMINATION_FINALIZER } from '../../core/api/labels.js';
 import { isConflictError, isNotFoundError } from '../../core/errors.js';
 import type { Clock } from '../../ports/clock.js';
-import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodePatch, PodEventTimes } from '../../ports/cluster.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodeClaimOwner, NodePatch, PodEventTimes } from '../../ports/cluster.js';
 import { httpStatusOf, kubernetesError } from './kubernetes-errors.js';
 import { parseApiObject, podEventTime, toClusterNode, toClusterPod, type ParseOutcome, type WireObject } from './kubernetes-objects.js';
 import { NODECLAIM_RESOURCE, NODECLAIM_STATE_ANNOTATION, nodeClaimMirror } from './nodeclaim-mirror.js';
@@ -396,9 +396,9 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws {KubernetesApiError} 422 `Invalid` when the spec differs from the stored one (the NodeClaim CRD makes
    *   `spec` immutable), and on other 4xx · {ThrottledError} on 429/5xx
    */
-  async mirrorNodeClaim(claim: NodeClaim): Promise<void> {
+  async mirrorNodeClaim(claim: NodeClaim, owner?: NodeClaimOwner): Promise<void> {
     if (claim.state === 'Deleted') return this.deleteNodeClaimMirror(claim.name);
-    const mirror = nodeClaimMirror(claim);
+    const mirror = nodeClaimMirror(claim, owner?.nodePoolUid);
     const key = `NodeClaim/${claim.name}`;
     const target = { ...NODECLAIM_RESOURCE, name: claim.name, fieldManager: FIELD_MANAGER, force: true };
     try {

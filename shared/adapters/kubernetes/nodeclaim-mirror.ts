@@ -141,11 +141,13 @@ export function nodeClaimConditions(claim: NodeClaim): NodeClaimCondition[] {
  * The NodeClaim object and status mirroring `claim`. Labels: the claim's, plus NodePool, EC2NodeClass and — once
  * known — instance type, zone and capacity type. Annotations: the claim's (its NodePool template's), plus Skiff's
  * state annotation. Finalizer `karpenter.sh/termination`, as Karpenter's NodeClaims carry: deleting the object only
- * marks it, and the lifecycle controller terminates the NodeClaim gracefully, then removes the object. No owner reference to the NodePool (it needs the NodePool's uid,
- * which the record does not keep).
+ * marks it, and the lifecycle controller terminates the NodeClaim gracefully, then removes the object. With the
+ * NodePool's uid, an owner reference to it (`blockOwnerDeletion`, as core `nodeclaimtemplate.go` `ToNodeClaim` sets):
+ * deleting the NodePool has Kubernetes' garbage collector delete the object, so its NodeClaim is terminated too.
+ * @param nodePoolUid the NodePool's `metadata.uid`; without it, no owner reference
  * @example nodeClaimMirror(claim).object.metadata.labels['node.kubernetes.io/instance-type'] // 'm7g.large'
  */
-export function nodeClaimMirror(claim: NodeClaim): NodeClaimMirror {
+export function nodeClaimMirror(claim: NodeClaim, nodePoolUid?: string): NodeClaimMirror {
   const labels: Record<string, string> = {
     ...claim.labels,
     [LABEL_NODEPOOL]: claim.nodePool,
@@ -158,7 +160,13 @@ export function nodeClaimMirror(claim: NodeClaim): NodeClaimMirror {
     object: {
       apiVersion: 'karpenter.sh/v1',
       kind: 'NodeClaim',
-      metadata: { name: claim.name, labels, annotations: { ...claim.annotations, [NODECLAIM_STATE_ANNOTATION]: claim.state }, finalizers: [TERMINATION_FINALIZER] },
+      metadata: {
+        name: claim.name,
+        labels,
+        annotations: { ...claim.annotations, [NODECLAIM_STATE_ANNOTATION]: claim.state },
+        finalizers: [TERMINATION_FINALIZER],
+        ...(nodePoolUid !== undefined ? { ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: claim.nodePool, uid: nodePoolUid, blockOwnerDeletion: true }] } : {}),
+      },
       spec: {
         nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: claim.nodeClass },
         requirements: claim.requirements.map(crdRequirement),

@@ -535,6 +535,15 @@ describe('KubernetesCluster', () => {
       expect(s.conditions.map((c) => `${c.type}=${c.status}`)).toEqual(['Launched=True', 'Registered=True', 'Initialized=True', 'Ready=True']);
     });
 
+    it('owns the NodeClaim object by its NodePool when given the NodePool uid, so deleting the NodePool garbage-collects it', async () => {
+      await cluster.mirrorNodeClaim(claim(), { nodePoolUid: 'np-uid-1' });
+      expect(api.get('nodeclaims', 'general-abc12')!.metadata).toMatchObject({
+        ownerReferences: [{ apiVersion: 'karpenter.sh/v1', kind: 'NodePool', name: 'general', uid: 'np-uid-1', blockOwnerDeletion: true }],
+      });
+      await cluster.mirrorNodeClaim({ ...claim(), name: 'general-zzz99' });
+      expect((api.get('nodeclaims', 'general-zzz99')!.metadata as Json)['ownerReferences']).toBeUndefined();
+    });
+
     it('is idempotent: applying the same record twice stores the same object', async () => {
       await cluster.mirrorNodeClaim(claim());
       const first = structuredClone(api.get('nodeclaims', 'general-abc12')!);
