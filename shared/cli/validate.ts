@@ -25,7 +25,7 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
 import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues, type ManifestDocument } from '../core/api/manifest.js';
-import { crossCheck, type Located } from '../sim/scenario-loader.js';
+import { crossCheck, invalidObjectKey, type Located } from '../sim/scenario-loader.js';
 import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ParsedScenario } from '../sim/scenario.js';
 
 /** One valid object found in a file. */
@@ -113,6 +113,8 @@ interface ParsedFile {
   readonly validation: FileValidation;
   readonly located: readonly Located[];
   readonly scenarios: readonly { readonly doc: ManifestDocument; readonly parsed: ParsedScenario }[];
+  /** `Kind/name` of the documents that did not parse (see `CrossCheckOptions.invalid`). */
+  readonly invalid: readonly string[];
 }
 
 /** Parses and checks each object of one file's text (schemas only). */
@@ -122,6 +124,7 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
   const objects: ValidatedObject[] = [];
   const skipped: SkippedObject[] = [];
   const located: Located[] = [];
+  const invalid: string[] = [];
   const scenarios: { doc: ManifestDocument; parsed: ParsedScenario }[] = [];
   for (const doc of read.documents) {
     const foreign = options.strict ? undefined : foreignKind(doc.value, [SCENARIO_KIND]);
@@ -143,10 +146,10 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
     if (result.manifest) {
       objects.push({ kind: result.manifest.kind, name: result.manifest.object.metadata.name, line: result.manifest.source.line });
       located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
-    }
+    } else if (invalidObjectKey(doc.value)) invalid.push(invalidObjectKey(doc.value)!);
   }
   if (read.documents.length === 0 && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
-  return { validation: { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) }, located, scenarios };
+  return { validation: { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) }, located, scenarios, invalid };
 }
 
 /**
@@ -169,7 +172,7 @@ function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[
     }
   }
   const references = scenario !== undefined || located.some((l) => l.manifest.kind === 'EC2NodeClass');
-  extra.push(...crossCheck(located, scenario?.parsed.spec ?? defaultScenarioSpec(now), scenario?.doc, { references }));
+  extra.push(...crossCheck(located, scenario?.parsed.spec ?? defaultScenarioSpec(now), scenario?.doc, { references, invalid: new Set(files.flatMap((f) => f.invalid)) }));
   return files.map(({ validation: v }) => {
     const mine = extra.filter((i) => i.file === v.file);
     return mine.length === 0 ? v : { ...v, valid: false, issues: sortIssues([...v.issues, ...mine]) };

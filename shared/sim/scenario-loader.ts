@@ -130,6 +130,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const files = await scenarioFiles(path);
   const issues: ValidationIssue[] = [];
   const located: Located[] = [];
+  const invalid = new Set<string>();
   const skipped: { kind: string; apiVersion: string; name?: string; file: string; line: number }[] = [];
   let scenario: { doc: ManifestDocument; parsed: NonNullable<ReturnType<typeof parseScenarioDocument>['scenario']> } | undefined;
   let firstScenario: ManifestSource | undefined;
@@ -164,6 +165,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
       const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
       issues.push(...result.issues);
       if (result.manifest) located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
+      else if (invalidObjectKey(doc.value)) invalid.add(invalidObjectKey(doc.value)!);
     }
   }
 
@@ -174,7 +176,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
       if (e.type === 'apply') located.push({ manifest: e.apply, doc: scenarioDoc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
     }
   }
-  issues.push(...crossCheck(located, spec, scenario?.doc));
+  issues.push(...crossCheck(located, spec, scenario?.doc, { invalid }));
   if (issues.length > 0) throw new ValidationError(sortIssues(issues));
 
   const initial = located.filter((l) => l.at === -Infinity).map((l) => l.manifest);
@@ -205,6 +207,20 @@ export interface CrossCheckOptions {
    * NodePools alone may name EC2NodeClasses that are already in the cluster). @default true
    */
   readonly references?: boolean;
+  /**
+   * `Kind/name` of the documents that did not parse: a reference to one of them is not reported as missing (its own
+   * issues say what is wrong with it). @default none
+   */
+  readonly invalid?: ReadonlySet<string>;
+}
+
+/**
+ * `Kind/name` of a document that did not parse, when its raw value says (for {@link CrossCheckOptions.invalid}).
+ * @param value the document's raw YAML value
+ */
+export function invalidObjectKey(value: unknown): string | undefined {
+  const o = value as { kind?: unknown; metadata?: { name?: unknown } } | null;
+  return typeof o?.kind === 'string' && typeof o.metadata?.name === 'string' ? `${o.kind}/${o.metadata.name}` : undefined;
 }
 
 /**
@@ -243,7 +259,7 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     const refPath = ['spec', 'template', 'spec', 'nodeClassRef'];
     if (ref.group !== 'karpenter.k8s.aws') issues.push(issueAt(l, [...refPath, 'group'], `nodeClassRef.group must be karpenter.k8s.aws (Skiff launches through EC2NodeClass), got ${ref.group}`));
     else if (ref.kind !== 'EC2NodeClass') issues.push(issueAt(l, [...refPath, 'kind'], `nodeClassRef.kind must be EC2NodeClass, got ${ref.kind}`));
-    else if (references && !exists('EC2NodeClass', undefined, ref.name, l.at)) {
+    else if (references && !exists('EC2NodeClass', undefined, ref.name, l.at) && !options.invalid?.has(`EC2NodeClass/${ref.name}`)) {
       issues.push(issueAt(l, [...refPath, 'name'], `NodePool ${l.manifest.object.metadata.name} references EC2NodeClass ${JSON.stringify(ref.name)}, which is not in the scenario`));
     }
   }
@@ -252,7 +268,7 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     const where = { doc: scenarioDoc, prefix: ['spec'] };
     const nodeNames = new Set(spec.nodes.map((n) => n.name));
     spec.nodes.forEach((n, i) => {
-      if (n.nodePool !== undefined && !exists('NodePool', undefined, n.nodePool, -Infinity)) {
+      if (n.nodePool !== undefined && !exists('NodePool', undefined, n.nodePool, -Infinity) && !options.invalid?.has(`NodePool/${n.nodePool}`)) {
         issues.push(issueAt(where, ['nodes', i, 'nodePool'], `node ${n.name} names NodePool ${JSON.stringify(n.nodePool)}, which is not in the scenario`));
       }
     });

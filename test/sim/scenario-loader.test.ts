@@ -152,6 +152,12 @@ describe('scenario-loader', () => {
       });
     });
 
+    it('reports an invalid EC2NodeClass once, not again as missing from the NodePools that name it', async () => {
+      write({ 'class.yaml': `${NODE_CLASS}  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeSize: 1Ki}}]\n`, 'pool.yaml': nodePool('general') });
+      const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
+      expect(issues.map((i) => i.path)).toEqual(['spec.blockDeviceMappings[0].ebs.volumeSize']);
+    });
+
     it('rejects a nodeClassRef to another provider', async () => {
       write({ 'class.yaml': NODE_CLASS, 'pool.yaml': nodePool('general').replace('group: karpenter.k8s.aws', 'group: karpenter.azure.com') });
       expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { path: 'spec.template.spec.nodeClassRef.group', line: 9 });

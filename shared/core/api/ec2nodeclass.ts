@@ -157,10 +157,20 @@ export const securityGroupSelectorTermSchema = z
 /** EBS volume types. */
 export const VOLUME_TYPES = ['standard', 'io1', 'io2', 'gp2', 'sc1', 'st1', 'gp3'] as const;
 
+/**
+ * The sizes an EBS `volumeSize` may take: 1–59,000 Gi, 1–64,000 G, 1–58 Ti or 1–64 T, written in one of those units
+ * (aws `pkg/apis/v1/ec2nodeclass.go` `BlockDevice.VolumeSize`, its kubebuilder pattern; EBS allows up to 64 TiB).
+ */
+export const VOLUME_SIZE_PATTERN = /^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]|[1-5][0-7]|58)Ti|([1-9]|[1-5][0-9]|6[0-3]|64)T)$/;
+
 /** `blockDeviceMappings[].ebs`. `volumeSize` is a quantity (`50Gi`); one of `volumeSize`/`snapshotID` is required. */
 export const ebsSchema = z
   .strictObject({
-    volumeSize: quantitySchema.optional(),
+    volumeSize: z
+      .union([z.string(), z.number()])
+      .refine((v) => VOLUME_SIZE_PATTERN.test(String(v)), { message: 'volumeSize must be a whole number of Gi (up to 59000Gi), G (64000G), Ti (58Ti) or T (64T), as Karpenter\'s EC2NodeClass pattern allows' })
+      .pipe(quantitySchema)
+      .optional(),
     volumeType: z.enum(VOLUME_TYPES).optional(),
     iops: z.int().min(0).optional(),
     throughput: z.int().min(0).optional(),

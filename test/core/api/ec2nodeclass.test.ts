@@ -106,6 +106,17 @@ describe('EC2NodeClass', () => {
   });
 
   describe('validation', () => {
+    it('takes EBS volume sizes only as Karpenter\'s pattern does (whole Gi, G, Ti or T within EBS limits)', () => {
+      const ebs = (volumeSize: unknown) => ec2NodeClassSchema.safeParse({
+        apiVersion: 'karpenter.k8s.aws/v1',
+        kind: 'EC2NodeClass',
+        metadata: { name: 'x' },
+        spec: { amiSelectorTerms: [{ alias: 'al2023@latest' }], subnetSelectorTerms: [{ id: 'subnet-1' }], securityGroupSelectorTerms: [{ id: 'sg-1' }], role: 'R', blockDeviceMappings: [{ deviceName: '/dev/xvda', ebs: { volumeSize } }] },
+      }).success;
+      for (const ok of ['20Gi', '59000Gi', '100G', '64000G', '1Ti', '58Ti', '64T']) expect(ebs(ok), ok).toBe(true);
+      for (const bad of ['0', '1Ki', '0.5Gi', '1e3', '64Ti', '60000Gi', '20', 20, '20 Gi']) expect(ebs(bad), String(bad)).toBe(false);
+    });
+
     it('rejects the unknown alias foo@latest at the alias, line 7, listing the supported families', () => {
       expectIssue(problems(edit(BASE, { 'al2023@latest': 'foo@latest' })), {
         path: 'spec.amiSelectorTerms[0].alias',
