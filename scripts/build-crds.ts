@@ -29,7 +29,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { z } from 'zod';
-import { ec2NodeClassSchema } from '../shared/core/api/ec2nodeclass.js';
+import { ec2NodeClassSchema, VOLUME_SIZE_PATTERN, volumeSizeSchema } from '../shared/core/api/ec2nodeclass.js';
 import { MAX_REQUIREMENTS, nodeClassRefSchema, nodePoolRequirementSchema, nodePoolSchema } from '../shared/core/api/nodepool.js';
 import { objectMetaSchema, quantitySchema, resourceListSchema, taintSchema } from '../shared/core/api/object-meta.js';
 
@@ -347,6 +347,7 @@ export function zodToOpenApi(schema: z.ZodType, description: string): SchemaNode
       ctx.jsonSchema['x-kubernetes-validations'] = [{ message: `valid keys are [${list}]`, rule: `self.all(x, x in [${list}])` }];
     }
     if (ctx.zodSchema === quantitySchema) ctx.jsonSchema.pattern = QUANTITY_PATTERN;
+    if (ctx.zodSchema === volumeSizeSchema) ctx.jsonSchema.pattern = VOLUME_SIZE_PATTERN.source;
   };
   const json = z.toJSONSchema(schema, { io: 'input', target: 'openapi-3.0', unrepresentable: 'any', reused: 'inline', cycles: 'throw', override });
   const root = toStructuralSchema(json);

@@ -163,14 +163,15 @@ export const VOLUME_TYPES = ['standard', 'io1', 'io2', 'gp2', 'sc1', 'st1', 'gp3
  */
 export const VOLUME_SIZE_PATTERN = /^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]|[1-5][0-7]|58)Ti|([1-9]|[1-5][0-9]|6[0-3]|64)T)$/;
 
+/** An EBS `volumeSize` as written (a string or number matching {@link VOLUME_SIZE_PATTERN}); the CRDs carry the pattern. */
+export const volumeSizeSchema = z
+  .union([z.string(), z.number()])
+  .refine((v) => VOLUME_SIZE_PATTERN.test(String(v)), { message: 'volumeSize must be a whole number of Gi (up to 59000Gi), G (64000G), Ti (58Ti) or T (64T), as Karpenter\'s EC2NodeClass pattern allows' });
+
 /** `blockDeviceMappings[].ebs`. `volumeSize` is a quantity (`50Gi`); one of `volumeSize`/`snapshotID` is required. */
 export const ebsSchema = z
   .strictObject({
-    volumeSize: z
-      .union([z.string(), z.number()])
-      .refine((v) => VOLUME_SIZE_PATTERN.test(String(v)), { message: 'volumeSize must be a whole number of Gi (up to 59000Gi), G (64000G), Ti (58Ti) or T (64T), as Karpenter\'s EC2NodeClass pattern allows' })
-      .pipe(quantitySchema)
-      .optional(),
+    volumeSize: volumeSizeSchema.pipe(quantitySchema).optional(),
     volumeType: z.enum(VOLUME_TYPES).optional(),
     iops: z.int().min(0).optional(),
     throughput: z.int().min(0).optional(),
