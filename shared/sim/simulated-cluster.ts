@@ -182,22 +182,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   async patchNode(name: string, patch: NodePatch): Promise<void> {
     const node = this.nodes.get(name);
     if (!node) throw new NotFoundError(`node ${name} not found`, name);
-    if (patch.labels) {
-      const labels: Record<string, string> = { ...node.labels };
-      for (const [k, v] of Object.entries(patch.labels)) {
-        if (v === null) delete labels[k];
-        else labels[k] = v;
-      }
-      Object.assign(node, { labels });
-    }
-    if (patch.annotations) {
-      const annotations: Record<string, string> = { ...node.annotations };
-      for (const [k, v] of Object.entries(patch.annotations)) {
-        if (v === null) delete annotations[k];
-        else annotations[k] = v;
-      }
-      Object.assign(node, { annotations });
-    }
+    if (patch.labels) Object.assign(node, { labels: mergePatch(node.labels, patch.labels) });
+    if (patch.annotations) Object.assign(node, { annotations: mergePatch(node.annotations, patch.annotations) });
     if (patch.taints) node.taints = [...patch.taints];
     if (patch.taints || patch.labels) {
       // Fewer taints can admit pending pods and DaemonSet pods; new labels (`karpenter.sh/initialized`, say) can match
@@ -879,6 +865,16 @@ function templateHash(template: unknown): string {
   for (let i = 0; i < 10; i++) {
     out += alphabet[h % alphabet.length];
     h = fnv1a(out + String(h));
+  }
+  return out;
+}
+
+/** A JSON merge patch (RFC 7386) of a string map: `null` deletes a key, any other value sets it. Returns a new map. */
+function mergePatch(current: Readonly<Record<string, string>> | undefined, patch: Readonly<Record<string, string | null>>): Record<string, string> {
+  const out: Record<string, string> = { ...current };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = v;
   }
   return out;
 }
