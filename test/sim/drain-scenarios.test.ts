@@ -48,6 +48,23 @@ spec:
       containers: [{name: agent, image: agent, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
 `;
 
+/** The timeline event that drifts the `general` NodePool at 20m (its template label team: a → b); `extra` spec lines. */
+const driftAt20m = (extra = '') => `  events:
+    - at: 20m
+      apply:
+        apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: general}
+        spec:
+          template:
+            metadata: {labels: {team: b}}
+            spec:
+              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+${extra}              requirements:
+                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
+          disruption: {consolidateAfter: Never}`;
+
 const run = (...docs: string[]): Promise<SimulationResult> => simulateDocs(7, ...docs);
 
 const ownedBy = (r: SimulationResult, deploymentName: string) => r.pods.filter((p) => p.owner?.startsWith(`ReplicaSet/${deploymentName}-`));
@@ -59,21 +76,7 @@ describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
       pool('team: a'),
       deployment('web', 4),
       tolerateAll('agent', 3),
-      scenario(`  events:
-    - at: 20m
-      apply:
-        apiVersion: karpenter.sh/v1
-        kind: NodePool
-        metadata: {name: general}
-        spec:
-          template:
-            metadata: {labels: {team: b}}
-            spec:
-              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-              requirements:
-                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
-          disruption: {consolidateAfter: Never}`),
+      scenario(driftAt20m()),
     );
     const drifted = r.disruptions.filter((d) => d.reason === 'Drifted');
     expect(drifted.length).toBeGreaterThan(0);
@@ -101,22 +104,7 @@ describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
       nodeClassYaml(),
       pool('team: a', '      terminationGracePeriod: 10m'),
       tolerateAll('agent', 2).replace('metadata: {labels: {app: agent}}', 'metadata: {labels: {app: agent}, annotations: {karpenter.sh/do-not-disrupt: "true"}}'),
-      scenario(`  events:
-    - at: 20m
-      apply:
-        apiVersion: karpenter.sh/v1
-        kind: NodePool
-        metadata: {name: general}
-        spec:
-          template:
-            metadata: {labels: {team: b}}
-            spec:
-              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-              terminationGracePeriod: 10m
-              requirements:
-                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
-          disruption: {consolidateAfter: Never}`),
+      scenario(driftAt20m('              terminationGracePeriod: 10m\n')),
     );
     const drifted = r.disruptions.filter((d) => d.reason === 'Drifted');
     expect(drifted.length).toBeGreaterThan(0);
@@ -142,22 +130,7 @@ describe('drain: pods that tolerate the karpenter.sh/disrupted taint', () => {
       pool('team: a', '      terminationGracePeriod: 10m'),
       tolerateAll('agent', 2),
       pdb('agent', 2),
-      scenario(`  events:
-    - at: 20m
-      apply:
-        apiVersion: karpenter.sh/v1
-        kind: NodePool
-        metadata: {name: general}
-        spec:
-          template:
-            metadata: {labels: {team: b}}
-            spec:
-              nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-              terminationGracePeriod: 10m
-              requirements:
-                - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-                - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge, m5.2xlarge]}
-          disruption: {consolidateAfter: Never}`),
+      scenario(driftAt20m('              terminationGracePeriod: 10m\n')),
     );
     const drifted = r.disruptions.filter((d) => d.reason === 'Drifted');
     expect(drifted.length).toBeGreaterThan(0);
