@@ -17,7 +17,7 @@ import { reconcileLifecycle } from '../controllers/lifecycle.js';
 import { provision } from '../controllers/provision.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
 import { silentLog, type Log } from '../lambda/log.js';
-import { SIMULATED_CLUSTER_NAME, runSimulation } from '../sim/engine.js';
+import { SIMULATED_CLUSTER_NAME, runSimulation, type SimulationProbe } from '../sim/engine.js';
 import type { ViolationRecord } from '../sim/observer.js';
 import type { SimulationResult } from '../sim/result.js';
 import { ResultSchema } from '../sim/result-schema.js';
@@ -40,6 +40,8 @@ export interface SimulateOptions {
   readonly log?: Log;
   /** Called with each violation the observer counts, as it happens (debugging and property tests). @default none */
   readonly onViolation?: (record: ViolationRecord) => void;
+  /** Watches the fleet as the run goes (the cost-over-time benchmark); the Result is the same with or without it. @default none */
+  readonly probe?: SimulationProbe;
 }
 
 /**
@@ -82,6 +84,7 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
         createInterruptionHandler({ handle: (message) => handleInterruption({ ...deps, provision: () => provision(deps) }, message), log: options.log ?? silentLog }),
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.onViolation ? { onViolation: options.onViolation } : {}),
+      ...(options.probe ? { probe: options.probe } : {}),
     });
     ResultSchema.parse(result);
     return { scenario, result };

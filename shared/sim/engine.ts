@@ -30,6 +30,7 @@ import type { InterruptionDeps } from '../controllers/interruption.js';
 import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
 import { instanceTypeQuery, type ProvisionDeps } from '../controllers/provision.js';
+import type { ClusterPod } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
@@ -44,7 +45,7 @@ import { buildResult, type SimulationResult } from './result.js';
 import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
 import { SimulatedCluster, nodeNameOf, type SimNode, type SimNodeEvent, type SimPod } from './simulated-cluster.js';
-import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2 } from './simulated-ec2.js';
+import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2, type SimInstance } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
 
 /** The cluster name the simulation uses in tags and queue message groups. */
@@ -93,6 +94,46 @@ export interface SimulationDeps {
   readonly onViolation?: (record: ViolationRecord) => void;
   /** Called with each fault injected (`spec.faults`), as it happens (debugging and tests). */
   readonly onFault?: (record: FaultRecord) => void;
+  /** Watches the fleet as the run goes (the cost-over-time benchmark). @default none (no probe events are scheduled) */
+  readonly probe?: SimulationProbe;
+}
+
+/**
+ * What the fleet looks like at one instant of a run: the running instances' price and the pods that exist.
+ * Read-only views of the simulation's own objects, valid during the callback only.
+ */
+export interface FleetSample {
+  /** Virtual time, epoch ms (UTC). */
+  readonly atMs: number;
+  /** Sum of the on-demand or spot prices of the instances not terminated, USD per hour. */
+  readonly fleetHourlyUSD: number;
+  /** Instances not terminated. */
+  readonly instances: number;
+  /** Pods not deleted or completed, bound or pending, DaemonSet pods excluded (they come with every node). */
+  readonly pods: readonly ClusterPod[];
+}
+
+/** One disruption Lambda invocation as the probe sees it. */
+export interface DisruptionPassSample {
+  /** Virtual time of the pass, epoch ms (UTC). */
+  readonly atMs: number;
+  /** Wall time of the invocation (the handler, its DynamoDB calls on dynalite and the controller), ms. */
+  readonly wallMs: number;
+  /** Instances not terminated when the pass started. */
+  readonly instances: number;
+}
+
+/**
+ * A benchmark's view into a run. Sampling adds events to the virtual clock but changes nothing the handlers see, so
+ * a Result is the same with or without a probe.
+ */
+export interface SimulationProbe {
+  /** Sample interval, virtual ms (≥ 1,000); the first sample is at the start, the last at or before the end. */
+  readonly everyMs: number;
+  /** Called with each sample. */
+  readonly sample: (s: FleetSample) => void;
+  /** Called after each disruption pass with its wall time. @default none */
+  readonly disruptionPass?: (p: DisruptionPassSample) => void;
 }
 
 /**
@@ -184,9 +225,12 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     });
     const scheduleDisruption = (at: number): void => {
       clock.at(at, 'disruption schedule', async () => {
+        const started = performance.now();
+        const instances = deps.probe?.disruptionPass ? liveInstances(ec2).length : 0;
         for (const outcome of await faults.invoke('disruption', () => disruptionHandler(scheduledEvent(at, spec.region, 'disruption')))) {
           if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
         }
+        deps.probe?.disruptionPass?.({ atMs: at, wallMs: performance.now() - started, instances });
         if (at + DISRUPTION_SCHEDULE_MS <= endMs) scheduleDisruption(at + DISRUPTION_SCHEDULE_MS);
       });
     };
@@ -266,6 +310,17 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     for (let t = spec.startMs + step; t < endMs; t += step) {
       const at = t;
       clock.at(at, 'progress', () => deps.onProgress!((at - spec.startMs) / (endMs - spec.startMs)));
+    }
+  }
+  if (deps.probe) {
+    const probe = deps.probe;
+    const every = Math.max(1000, probe.everyMs);
+    for (let t = spec.startMs; t <= endMs; t += every) {
+      clock.at(t, 'probe', () => {
+        const running = liveInstances(ec2);
+        const pods = [...cluster.pods.values()].filter((p) => p.deletedAt === undefined && (p.phase === 'Pending' || p.phase === 'Running') && !p.owner?.startsWith('DaemonSet/'));
+        probe.sample({ atMs: t, fleetHourlyUSD: running.reduce((sum, i) => sum + i.price, 0), instances: running.length, pods });
+      });
     }
   }
   await clock.runUntil(endMs);
@@ -707,4 +762,9 @@ function applyEvent(event: ScenarioEvent, world: EventWorld): void {
     default:
       return event satisfies never;
   }
+}
+
+/** The instances not terminated (running, pending or stopping), for the probe. */
+function liveInstances(ec2: SimulatedEc2): SimInstance[] {
+  return ec2.instances.filter((i) => i.state !== 'terminated');
 }

@@ -1,0 +1,238 @@
+/**
+ * B5, cost over time (issue 20): a scenario run through the real simulation — the real handlers, the simulated
+ * kube-scheduler binding by its own scoring, consolidation, the observer — with a probe that samples the fleet every
+ * interval. Each sample's fleet price is divided by the pattern LP bound (`pattern-lp.ts`) of the pods that exist at
+ * that instant (bound or pending, DaemonSet pods excluded; their overhead is in the bound's node room), on the
+ * scenario's own NodePools. A plan cannot cost less than the bound, so the ratio says how much the fleet pays above
+ * the cheapest conceivable one, minute by minute.
+ *
+ *   npx tsx bench/cost-over-time.ts [scenario] [--every 60s] [--seed 1]    # one case, a table on stdout
+ *
+ * Figures per case: the time-weighted mean ratio, the ratio at steady state before each step (the last sample
+ * before a timeline event) and after it (the last sample before the next step or the end), the minutes after each
+ * step until the ratio is within 1.25× and 1.10×, evictions per pod, disruptions per simulated hour, the wall time of
+ * each disruption pass (p50, p99) by fleet size, and the simulation's wall time.
+ */
+import { fileURLToPath } from 'node:url';
+import { parseDuration } from '../shared/core/api/duration.js';
+import { loadCatalog } from '../shared/core/instancetypes/catalog.js';
+import { buildNodePoolTemplate } from '../shared/core/provisioning/nodepool-template.js';
+import { toSchedulingPod } from '../shared/core/provisioning/pod.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import { simulateScenario } from '../shared/cli/simulate.js';
+import type { DisruptionPassSample, FleetSample } from '../shared/sim/engine.js';
+import type { LoadedScenario } from '../shared/sim/scenario-loader.js';
+import { SimulatedEc2 } from '../shared/sim/simulated-ec2.js';
+import { VirtualClock } from '../shared/sim/virtual-clock.js';
+import { patternLpBound } from './pattern-lp.js';
+import { percentile } from './stats.js';
+
+/** One sample of a case: virtual minute, fleet price and bound (USD per hour), their ratio. */
+export interface CostSample {
+  /** Minutes since the scenario start. */
+  readonly minute: number;
+  readonly fleetUSD: number;
+  readonly boundUSD: number;
+  /** fleet ÷ bound; 1 when both are 0 (nothing to run, nothing running). */
+  readonly ratio: number;
+  readonly pods: number;
+  readonly instances: number;
+}
+
+/** The figures around one timeline step. */
+export interface StepFigures {
+  /** Minutes since the start. */
+  readonly atMinute: number;
+  /** Ratio of the last sample before the step; null for the start. */
+  readonly before: number | null;
+  /** Ratio of the last sample before the next step (or the end). */
+  readonly after: number;
+  /** Minutes after the step until the ratio is ≤ 1.25 (and stays so until the next step); null: never. */
+  readonly minutesTo125: number | null;
+  /** The same for 1.10. */
+  readonly minutesTo110: number | null;
+}
+
+/** Disruption-pass wall times of fleets of about one size. */
+export interface PassTimes {
+  /** Fleet-size bucket: passes with at most this many instances (and more than the previous bucket). */
+  readonly upToNodes: number;
+  readonly passes: number;
+  /** Wall time, ms. */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+/** B5's figures for one case. */
+export interface CostOverTime {
+  readonly scenario: string;
+  readonly samples: readonly CostSample[];
+  /** Time-weighted mean of the ratio over the run (samples are evenly spaced, so their mean). */
+  readonly meanRatio: number;
+  readonly steps: readonly StepFigures[];
+  readonly evictionsPerPod: number;
+  readonly disruptionsPerHour: number;
+  readonly passTimes: readonly PassTimes[];
+  readonly totalUSD: number;
+  /** Pods never bound by the end (the Result's `unschedulable`). */
+  readonly unplaced: number;
+  readonly violations: Readonly<Record<string, number>>;
+  /** Wall time of the simulation alone (bounds excluded), seconds. */
+  readonly simulationSeconds: number;
+  /** Wall time of the bounds, seconds. */
+  readonly boundSeconds: number;
+}
+
+/** Fleet-size buckets of {@link PassTimes}, instances (issue 20: 200, 700 and 2,000 nodes). */
+export const PASS_BUCKETS = [200, 700, 2000, Number.POSITIVE_INFINITY] as const;
+
+/**
+ * Runs one case.
+ * @param path a scenario folder or file
+ * @param options sample interval (virtual ms) and seed
+ * @throws {ValidationError} when the scenario does not load; {@link Error} when a bound's LP fails
+ */
+export async function costOverTime(path: string, options: { readonly everyMs?: number; readonly seed?: number } = {}): Promise<CostOverTime> {
+  const everyMs = options.everyMs ?? 60_000;
+  const raw: { atMs: number; fleetUSD: number; instances: number; pods: FleetSample['pods'] }[] = [];
+  const passes: DisruptionPassSample[] = [];
+  const started = performance.now();
+  const { scenario, result } = await simulateScenario(path, {
+    seed: options.seed ?? 1,
+    now: 0,
+    probe: {
+      everyMs,
+      // The pods are the simulation's live objects: keep what the bound needs now.
+      sample: (s) => raw.push({ atMs: s.atMs, fleetUSD: s.fleetHourlyUSD, instances: s.instances, pods: s.pods.map((p) => ({ ...p })) }),
+      disruptionPass: (p) => passes.push(p),
+    },
+  });
+  const simulationSeconds = (performance.now() - started) / 1000;
+
+  const boundStarted = performance.now();
+  const templates = await scenarioTemplates(scenario);
+  const bounds = new Map<string, number>();
+  const samples: CostSample[] = [];
+  for (const s of raw) {
+    const pods = s.pods.map((p) => toSchedulingPod(p, p.createdAt));
+    const key = multisetKey(s.pods);
+    let bound = bounds.get(key);
+    if (bound === undefined) {
+      bound = pods.length === 0 ? 0 : (await patternLpBound(pods, templates)).bound;
+      bounds.set(key, bound);
+    }
+    const ratio = bound === 0 ? (s.fleetUSD === 0 ? 1 : Number.POSITIVE_INFINITY) : s.fleetUSD / bound;
+    samples.push({ minute: (s.atMs - scenario.spec.startMs) / 60_000, fleetUSD: s.fleetUSD, boundUSD: bound, ratio, pods: s.pods.length, instances: s.instances });
+  }
+  const boundSeconds = (performance.now() - boundStarted) / 1000;
+
+  const hours = scenario.spec.durationSeconds / 3600;
+  const podCount = result.pods.filter((p) => !p.owner?.startsWith('DaemonSet/')).length;
+  return {
+    scenario: scenario.name,
+    samples,
+    meanRatio: mean(samples.filter((s) => Number.isFinite(s.ratio)).map((s) => s.ratio)),
+    steps: stepFigures(samples, stepMinutes(scenario)),
+    evictionsPerPod: podCount === 0 ? 0 : result.pods.reduce((n, p) => n + p.evictions, 0) / podCount,
+    disruptionsPerHour: result.disruptions.length / hours,
+    passTimes: passTimes(passes),
+    totalUSD: result.cost.totalUSD,
+    unplaced: result.unschedulable.length,
+    violations: Object.fromEntries(Object.entries(result.violations).filter((e): e is [string, number] => typeof e[1] === "number")),
+    simulationSeconds,
+    boundSeconds,
+  };
+}
+
+/** The scenario's NodePools as solver templates on the simulated catalogue (limits as written, no usage). */
+async function scenarioTemplates(scenario: LoadedScenario): Promise<NodePoolTemplate[]> {
+  const ec2 = new SimulatedEc2(new VirtualClock(0), { region: scenario.spec.region, catalog: loadCatalog(), vmMemoryOverheadPercent: scenario.spec.settings.vmMemoryOverheadPercent, clusterName: 'bench', onRegister: () => {} });
+  const templates: NodePoolTemplate[] = [];
+  for (const np of scenario.nodePools) {
+    const types = await ec2.getInstanceTypes({ nodeClass: np.spec.template.spec.nodeClassRef.name });
+    templates.push(buildNodePoolTemplate(np, types, scenario.daemonSets, {}));
+  }
+  return templates;
+}
+
+/** A key equal for equal multisets of pod shapes (requests, scheduling constraints), so repeated bounds are cached. */
+function multisetKey(pods: FleetSample['pods']): string {
+  const counts = new Map<string, number>();
+  for (const p of pods) {
+    const k = JSON.stringify([p.spec.containers?.map((c) => c.resources), p.spec.initContainers?.map((c) => c.resources), p.spec.nodeSelector, p.spec.affinity?.nodeAffinity, p.spec.tolerations]);
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([k, n]) => `${n}×${k}`).join('|');
+}
+
+/** Minutes of the timeline's steps (scale and apply events), deduplicated, ascending. */
+function stepMinutes(scenario: LoadedScenario): number[] {
+  const at = scenario.spec.events.filter((e) => e.type === 'scale' || e.type === 'apply').map((e) => e.atSeconds / 60);
+  return [...new Set(at)].sort((a, b) => a - b);
+}
+
+/**
+ * Figures around each step, and around the start as a step of its own (the first burst).
+ * @param samples evenly spaced, ascending
+ */
+export function stepFigures(samples: readonly CostSample[], steps: readonly number[]): StepFigures[] {
+  const all = [0, ...steps.filter((m) => m > 0)];
+  return all.map((at, i) => {
+    const next = all[i + 1] ?? Number.POSITIVE_INFINITY;
+    const before = [...samples].reverse().find((s) => s.minute < at);
+    const window = samples.filter((s) => s.minute >= at && s.minute < next);
+    const after = window.at(-1) ?? before;
+    const settle = (limit: number): number | null => {
+      let from: number | null = null;
+      for (const s of window) {
+        if (s.ratio <= limit) from ??= s.minute - at;
+        else from = null;
+      }
+      return from;
+    };
+    return { atMinute: at, before: before?.ratio ?? null, after: after?.ratio ?? 1, minutesTo125: settle(1.25), minutesTo110: settle(1.1) };
+  });
+}
+
+/** p50 and p99 of the disruption passes' wall times per fleet-size bucket (empty buckets left out). */
+export function passTimes(passes: readonly DisruptionPassSample[]): PassTimes[] {
+  const out: PassTimes[] = [];
+  let low = 0;
+  for (const high of PASS_BUCKETS) {
+    const ms = passes.filter((p) => p.instances > low && p.instances <= high).map((p) => p.wallMs);
+    if (ms.length > 0) out.push({ upToNodes: high, passes: ms.length, p50Ms: percentile(ms, 50), p99Ms: percentile(ms, 99) });
+    low = high;
+  }
+  return out;
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.length === 0 ? 1 : xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** Renders one case as a plain-text table (the CLI's output). */
+export function renderCostOverTime(c: CostOverTime): string {
+  const f = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '∞');
+  const lines = [
+    `B5 ${c.scenario}: mean fleet/bound ${f(c.meanRatio)}, total $${c.totalUSD.toFixed(2)}, ${c.evictionsPerPod.toFixed(2)} evictions per pod, ${c.disruptionsPerHour.toFixed(1)} disruptions/h, ${c.unplaced} unplaced`,
+    `  simulation ${c.simulationSeconds.toFixed(1)} s wall, bounds ${c.boundSeconds.toFixed(1)} s; violations ${JSON.stringify(c.violations)}`,
+    ...c.steps.map((s) => `  step at ${s.atMinute} min: before ${s.before === null ? '-' : f(s.before)}, after ${f(s.after)}, within 1.25× after ${s.minutesTo125 ?? 'never'} min, within 1.10× after ${s.minutesTo110 ?? 'never'} min`),
+    ...c.passTimes.map((p) => `  disruption pass ≤${p.upToNodes} nodes: ${p.passes} passes, p50 ${p.p50Ms.toFixed(0)} ms, p99 ${p.p99Ms.toFixed(0)} ms`),
+    '  minute  fleet$/h  bound$/h  ratio  pods  nodes',
+    ...c.samples.map((s) => `  ${String(s.minute).padStart(6)}  ${s.fleetUSD.toFixed(2).padStart(8)}  ${s.boundUSD.toFixed(2).padStart(8)}  ${f(s.ratio).padStart(5)}  ${String(s.pods).padStart(4)}  ${String(s.instances).padStart(5)}`),
+  ];
+  return lines.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const flag = (name: string) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args.splice(i, 2)[1] : undefined;
+  };
+  const every = flag('--every');
+  const seed = flag('--seed');
+  const path = args[0] ?? 'examples/seed';
+  const c = await costOverTime(path, { everyMs: every ? parseDuration(every) * 1000 : 60_000, seed: seed ? Number(seed) : 1 });
+  console.log(renderCostOverTime(c));
+}
