@@ -7,7 +7,10 @@
  * | 2xx | done |
  * | network error, timeout, 5xx, 429 | retry after an exponential backoff with full jitter (capped) |
  * | 401 | retry likewise: a secret being rotated, or a clock briefly off, heals by itself; it is logged as an error |
- * | other 4xx (400, 405, 413) | give up on that batch and log an error: sending it again cannot succeed |
+ * | 413 | split the batch in two and post each half (a proxy in front of the webhook may take less than
+ *   {@link MAX_WEBHOOK_BODY_BYTES}); a single event answered 413 is given up like a 400 |
+ * | other 4xx (400, 405) | give up on that batch, log an error and count it by status ({@link PostOutcome.refused}):
+ *   sending it again cannot succeed; the watch's periodic resync reports its pods again if they stay pending |
  *
  * Retries go on until the batch is delivered or the `signal` aborts (shutdown), so events are not lost while the
  * webhook is down; re-posting is safe because the webhook enqueues every event with its FIFO deduplication id.
@@ -52,10 +55,14 @@ export interface PostOutcome {
   readonly abandoned: number;
   /** Requests sent, retries included. */
   readonly requests: number;
+  /** Requests the webhook refused for good, by HTTP status (`{ "400": 1 }`); 413s that were split are not counted. */
+  readonly refused: Readonly<Record<string, number>>;
+  /** Batches split in two after a 413. */
+  readonly splits: number;
 }
 
 /** One HTTP attempt's result. */
-type Attempt = { readonly kind: 'ok' } | { readonly kind: 'retry' | 'reject'; readonly detail: string };
+type Attempt = { readonly kind: 'ok' } | { readonly kind: 'retry'; readonly detail: string } | { readonly kind: 'reject'; readonly status: number; readonly detail: string };
 
 /**
  * Splits `events` into webhook batches: at most {@link MAX_WEBHOOK_BATCH_EVENTS} events and
@@ -63,21 +70,27 @@ type Attempt = { readonly kind: 'ok' } | { readonly kind: 'retry' | 'reject'; re
  * @returns the JSON bodies
  */
 export function batchBodies(cluster: string, events: readonly PodEvent[]): string[] {
-  const bodies: string[] = [];
+  return batchEvents(events, cluster).map((batch) => JSON.stringify({ cluster, events: batch }));
+}
+
+/** {@link batchBodies}' batches, as event lists. */
+function batchEvents(events: readonly PodEvent[], cluster = ''): PodEvent[][] {
+  const batches: PodEvent[][] = [];
   let current: PodEvent[] = [];
-  let bytes = Buffer.byteLength(JSON.stringify({ cluster, events: [] }));
+  const empty = Buffer.byteLength(JSON.stringify({ cluster, events: [] }));
+  let bytes = empty;
   for (const event of events) {
     const size = Buffer.byteLength(JSON.stringify(event)) + 1; // + the comma
     if (current.length > 0 && (current.length >= MAX_WEBHOOK_BATCH_EVENTS || bytes + size > MAX_WEBHOOK_BODY_BYTES)) {
-      bodies.push(JSON.stringify({ cluster, events: current }));
+      batches.push(current);
       current = [];
-      bytes = Buffer.byteLength(JSON.stringify({ cluster, events: [] }));
+      bytes = empty;
     }
     current.push(event);
     bytes += size;
   }
-  if (current.length > 0) bodies.push(JSON.stringify({ cluster, events: current }));
-  return bodies;
+  if (current.length > 0) batches.push(current);
+  return batches;
 }
 
 /** Signs and posts batches to the webhook, with retries. */
@@ -106,8 +119,13 @@ export class WebhookPoster {
     let rejected = 0;
     let abandoned = 0;
     let requests = 0;
-    for (const body of batchBodies(this.#o.cluster, events)) {
-      const count = (JSON.parse(body) as { events: unknown[] }).events.length;
+    let splits = 0;
+    const refused: Record<string, number> = {};
+    // Batches still to send, next first; a 413 puts its two halves in front.
+    const queue = batchEvents(events, this.#o.cluster);
+    for (let batch = queue.shift(); batch !== undefined; batch = queue.shift()) {
+      const body = JSON.stringify({ cluster: this.#o.cluster, events: batch });
+      const count = batch.length;
       for (let attempt = 1; ; attempt++) {
         if (signal?.aborted) {
           abandoned += count;
@@ -120,9 +138,17 @@ export class WebhookPoster {
           delivered += count;
           break;
         }
+        if (result.kind === 'reject' && result.status === 413 && count > 1) {
+          splits++;
+          const half = Math.ceil(count / 2);
+          queue.unshift(batch.slice(0, half), batch.slice(half));
+          this.#o.log.warn('webhook refused a batch as too large; splitting it', { events: count, detail: result.detail });
+          break;
+        }
         if (result.kind === 'reject') {
           rejected += count;
-          this.#o.log.error('webhook refused a batch; dropping it', { events: count, detail: result.detail });
+          refused[result.status] = (refused[result.status] ?? 0) + 1;
+          this.#o.log.error('webhook refused a batch; dropping it', { events: count, status: result.status, detail: result.detail });
           break;
         }
         const delay = backoffMs(attempt, this.#o.baseDelayMs ?? 500, this.#o.maxDelayMs ?? 30_000, (this.#o.random ?? Math.random)());
@@ -130,7 +156,7 @@ export class WebhookPoster {
         await sleep(this.#o.timers, delay, signal);
       }
     }
-    return { delivered, rejected, abandoned, requests };
+    return { delivered, rejected, abandoned, requests, refused, splits };
   }
 
   async #attempt(body: string, signal: AbortSignal | undefined): Promise<Attempt> {
@@ -142,7 +168,7 @@ export class WebhookPoster {
       if (response.ok) return { kind: 'ok' };
       const detail = `${response.status} ${text}`;
       if (response.status >= 500 || response.status === 429 || response.status === 401 || response.status === 408) return { kind: 'retry', detail };
-      return { kind: 'reject', detail };
+      return { kind: 'reject', status: response.status, detail };
     } catch (e) {
       return { kind: 'retry', detail: e instanceof Error ? `${e.name}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ''}` : String(e) };
     }

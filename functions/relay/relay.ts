@@ -8,6 +8,8 @@
  *   help: a new process gets fresh connections and credentials);
  * - ready (`/readyz`): true once both informers have listed, while they are healthy, the last webhook request (if
  *   any) succeeded, and the relay is not shutting down.
+ * The report also carries the totals, among them the requests the webhook refused for good by HTTP status (a 400
+ * means the relay and the webhook disagree on the format: a bug to report, which a restart would not heal).
  */
 import type { PodEvent } from '../../shared/core/api/pod-event.js';
 import type { Log } from '../../shared/lambda/log.js';
@@ -48,6 +50,26 @@ export interface RelayHealth {
   readonly sources: readonly SourceStatus[];
   /** Events waiting in the batch window and the outbox. */
   readonly pending: number;
+  /** Counts since start: what was relayed, and what the webhook refused for good, by HTTP status. */
+  readonly totals: RelayTotals;
+}
+
+/** What the relay did since it started. */
+export interface RelayTotals {
+  /** Events from the watch. */
+  events: number;
+  /** Events the webhook accepted. */
+  delivered: number;
+  /** Events in batches the webhook refused for good (see `refused`); the watch's resync reports their pods again. */
+  rejected: number;
+  /** Events given up at shutdown. */
+  abandoned: number;
+  /** Webhook requests, retries included. */
+  requests: number;
+  /** Requests refused for good, by HTTP status (`{ "400": 2 }`). */
+  refused: Record<string, number>;
+  /** Batches split in two after a 413. */
+  splits: number;
 }
 
 /** Options of {@link Relay}. Durations in ms. */
@@ -76,8 +98,8 @@ export class Relay {
   #pumping: Promise<void> | undefined;
   readonly #abort = new AbortController();
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
-  /** Totals since start, for logs and tests. */
-  readonly totals = { events: 0, delivered: 0, rejected: 0, abandoned: 0, requests: 0 };
+  /** Totals since start, for logs, the health report and tests. */
+  readonly totals: RelayTotals = { events: 0, delivered: 0, rejected: 0, abandoned: 0, requests: 0, refused: {}, splits: 0 };
 
   constructor(options: RelayOptions) {
     this.#o = options;
@@ -143,7 +165,7 @@ export class Relay {
     }
     if (!this.#o.sink.lastRequestSucceeded) problems.push('webhook: the last request failed');
     if (this.#state !== 'running') problems.push(`relay is ${this.#state}`);
-    return { live, ready: problems.length === 0, problems, sources, pending: this.#batcher.size + this.#outbox.size };
+    return { live, ready: problems.length === 0, problems, sources, pending: this.#batcher.size + this.#outbox.size, totals: { ...this.totals, refused: { ...this.totals.refused } } };
   }
 
   #enqueue(events: readonly PodEvent[]): void {
@@ -165,6 +187,8 @@ export class Relay {
       this.totals.rejected += outcome.rejected;
       this.totals.requests += outcome.requests;
       this.totals.abandoned += outcome.abandoned;
+      this.totals.splits += outcome.splits;
+      for (const [status, n] of Object.entries(outcome.refused)) this.totals.refused[status] = (this.totals.refused[status] ?? 0) + n;
       if (outcome.abandoned > 0) this.#o.log.error('relay shutting down with undelivered events', { events: outcome.abandoned });
       this.#o.log.debug('posted batch', { ...outcome });
     }

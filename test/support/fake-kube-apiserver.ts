@@ -90,6 +90,11 @@ export interface FakeKubeApiServer {
   readonly pdbBlocked: Set<string>;
   /** Stores an object (wire form; namespaced objects need `metadata.namespace`). */
   put(plural: string, object: Json): void;
+  /**
+   * Stores an object without telling the open watches: a watch event the client missed (a dropped connection's
+   * last event, an informer bug). A list still returns it, and later watch events carry later resourceVersions.
+   */
+  putUnwatched(plural: string, object: Json): void;
   /** The stored object, if any. */
   get(plural: string, key: string): Json | undefined;
   /** Answers the next `times` matching requests with a Status error. */
@@ -414,6 +419,9 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
     requests,
     pdbBlocked,
     put,
+    putUnwatched: (plural, object) => {
+      objects[plural]!.set(keyOf(object), stamp(plural, object, objects[plural]!.get(keyOf(object))));
+    },
     get: (plural, key) => objects[plural]?.get(key),
     failNext: (fault) => faults.push({ fault, left: fault.times ?? 1 }),
     requestsTo: (method, path) => requests.filter((q) => q.method === method && (typeof path === 'string' ? q.path === path : path.test(q.path))),

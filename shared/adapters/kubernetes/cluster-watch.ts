@@ -5,10 +5,12 @@
  * ## What is reported
  * - A pod when kube-scheduler has marked it `PodScheduled=False, reason=Unschedulable`
  *   (docs/karpenter-semantics.md#pending-pods), on
- *   every add or update that leaves it so, and again every `resyncIntervalMs` while it stays so (a trigger the
- *   provisioner may have consumed without placing the pod — a launch that failed, a node that never joined — is
- *   re-sent; the default, 6 minutes, is longer than SQS FIFO's 5-minute deduplication window so the re-sent event is
- *   not dropped). A pod being deleted, bound, or gated (`SchedulingGated`) is not reported.
+ *   every add or update that leaves it so, and again every `resyncIntervalMs` while it stays so. The resync
+ *   re-lists the pending pods from the API server (not from the informer cache), so it recovers a trigger the
+ *   provisioner consumed without placing the pod (a launch that failed, a node that never joined), a batch the
+ *   webhook refused, and a watch event the relay never received; the default, 6 minutes, is longer than SQS FIFO's
+ *   5-minute deduplication window so the re-sent event is not dropped. A pod being deleted, bound, or gated
+ *   (`SchedulingGated`) is not reported.
  * - A node when first seen (`registered`, or `ready` when it already is), when its `Ready` condition turns `True`
  *   (`ready`) or stops being `True` (`notReady`), when it first shows a deletionTimestamp (`deleting`: a finalizer,
  *   e.g. Skiff's `karpenter.sh/termination`, holds its deletion) and when it is deleted (`deleted`).
@@ -273,11 +275,21 @@ export class ClusterWatch {
   }
 
   /**
-   * Emits a pod event for every pod in the informer cache that is still unschedulable (what the resync timer does).
+   * What the resync timer does: lists the unbound pods from the API server and emits a pod event for every one that
+   * is unschedulable, whether or not the watch reported it (a missed watch event is recovered here). The list does
+   * not touch the informer cache, which only the watch advances (a list older than a watch event must not undo it).
+   * When the list fails, the pods the cache holds as unschedulable are emitted instead, and a warning is logged.
    * @returns how many were emitted
    */
-  resync(): number {
-    const pods = [...this.#pods.cache.values()].filter(isUnschedulable);
+  async resync(): Promise<number> {
+    let pods: V1Pod[];
+    try {
+      pods = (await this.#pods.list()).items.filter(isUnschedulable);
+    } catch (e) {
+      this.#options.log.warn('resync list failed; re-reporting from the cache', { error: errorText(e) });
+      pods = [...this.#pods.cache.values()].filter(isUnschedulable);
+    }
+    if (!this.#running) return 0;
     for (const pod of pods) this.#emitPod(pod);
     return pods.length;
   }
@@ -429,9 +441,10 @@ export class ClusterWatch {
     if (interval <= 0 || !this.#running) return;
     this.#resyncTimer = this.#timers.setTimeout(() => {
       if (!this.#running) return;
-      const n = this.resync();
-      if (n > 0) this.#options.log.info('re-reported unschedulable pods', { pods: n });
-      this.#armResync();
+      void this.resync().then((n) => {
+        if (n > 0) this.#options.log.info('re-reported unschedulable pods', { pods: n });
+        this.#armResync();
+      });
     }, interval);
   }
 

@@ -124,8 +124,34 @@ describe('ClusterWatch', () => {
       api.put('pods', wirePod('web-1', { status: 'True' }, { nodeName: 'n1' }));
       api.put('pods', wirePod('web-2', UNSCHEDULABLE));
       await eventually(() => expect(podNames(events)).toEqual(['web-1', 'web-2']));
-      expect(watch!.resync()).toBe(1); // only web-2 is still unschedulable in the cache
+      expect(await watch!.resync()).toBe(1); // only web-2 is still unschedulable
       expect(podNames(events)).toEqual(['web-1', 'web-2', 'web-2']);
+    });
+
+    it('resyncs from a fresh list, so a pod whose watch event was missed is reported within one resync', async () => {
+      const timers = manualTimers();
+      const { events, api } = await start(undefined, { resyncIntervalMs: 6 * 60_000, timers: timers.timers, clock: timers.clock });
+      api.putUnwatched('pods', wirePod('missed', UNSCHEDULABLE));
+      api.put('pods', wirePod('seen', UNSCHEDULABLE));
+      await eventually(() => expect(podNames(events)).toEqual(['seen']));
+      const lists = listRequests(api, '/api/v1/pods').length;
+      expect(timers.nextAtMs()).toBe(6 * 60_000);
+      timers.fireNext();
+      await eventually(() => expect(podNames(events).sort()).toEqual(['missed', 'seen', 'seen']));
+      expect(listRequests(api, '/api/v1/pods').length).toBe(lists + 1);
+      // the re-reported event carries the pod's current resourceVersion (a new FIFO deduplication id upstream)
+      expect(events.find((e) => e.name === 'missed')!.resourceVersion).toBe((api.get('pods', 'default/missed')!.metadata as Json).resourceVersion);
+      // and the timer is armed again
+      await eventually(() => expect(timers.nextAtMs()).toBe(12 * 60_000));
+    });
+
+    it('re-reports from the cache when the resync list fails', async () => {
+      const { events, api, warnings } = await start((a) => a.put('pods', wirePod('web-1', UNSCHEDULABLE)));
+      await eventually(() => expect(podNames(events)).toEqual(['web-1']));
+      api.failNext({ method: 'GET', path: '/api/v1/pods', status: 500, reason: 'InternalError', match: (r) => r.query.get('watch') === null });
+      expect(await watch!.resync()).toBe(1);
+      expect(podNames(events)).toEqual(['web-1', 'web-1']);
+      expect(warnings.join('\n')).toMatch(/resync list failed/);
     });
   });
 

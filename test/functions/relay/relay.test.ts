@@ -72,12 +72,14 @@ interface LocalWebhook {
   readonly statuses: number[];
   /** Statuses to answer instead of the handler's, one per request, first in first out. */
   readonly forced: number[];
+  /** A proxy's body limit in front of the handler: larger bodies get 413. @default none */
+  maxBodyBytes: number;
   secret: string;
   close(): Promise<void>;
 }
 
 async function startWebhook(): Promise<LocalWebhook> {
-  const hook = { enqueued: [] as WebhookQueueMessage[], statuses: [] as number[], forced: [] as number[], secret: SECRET };
+  const hook = { enqueued: [] as WebhookQueueMessage[], statuses: [] as number[], forced: [] as number[], maxBodyBytes: Number.POSITIVE_INFINITY, secret: SECRET };
   const handle = createHandler({
     cluster: CLUSTER,
     secret: async () => hook.secret,
@@ -89,7 +91,7 @@ async function startWebhook(): Promise<LocalWebhook> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
-      const forced = hook.forced.shift();
+      const forced = hook.forced.shift() ?? (Buffer.concat(chunks).length > hook.maxBodyBytes ? 413 : undefined);
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : (v ?? '')]));
       const event = { headers, body: Buffer.concat(chunks).toString('utf8'), isBase64Encoded: false, requestContext: { http: { method: req.method ?? 'GET' } } } as unknown as APIGatewayProxyEventV2;
       const response = forced !== undefined ? { statusCode: forced, body: 'forced' } : await handle(event);
@@ -188,7 +190,7 @@ describe('relay', () => {
     it('posts a signed batch the webhook accepts', async () => {
       const hook = await webhook();
       const outcome = await poster(hook).post([pod('a'), pod('b')]);
-      expect(outcome).toEqual({ delivered: 2, rejected: 0, abandoned: 0, requests: 1 });
+      expect(outcome).toEqual({ delivered: 2, rejected: 0, abandoned: 0, requests: 1, refused: {}, splits: 0 });
       expect(names(hook.enqueued)).toEqual(['a', 'b']);
     });
 
@@ -217,7 +219,7 @@ describe('relay', () => {
         return fetch(input, init);
       };
       const p = new WebhookPoster({ url: hook.url, cluster: CLUSTER, secret: async () => SECRET, log: silentLog, timers: instantTimers(delays), now: () => Date.now(), fetch: flaky, random: () => 0.5 });
-      expect(await p.post([pod('a')])).toEqual({ delivered: 1, rejected: 0, abandoned: 0, requests: 3 });
+      expect(await p.post([pod('a')])).toEqual({ delivered: 1, rejected: 0, abandoned: 0, requests: 3, refused: {}, splits: 0 });
       expect(delays).toHaveLength(2);
     });
 
@@ -227,9 +229,24 @@ describe('relay', () => {
       const log: Log = { ...silentLog, error: (m, a) => errors.push(`${m} ${JSON.stringify(a)}`) };
       const wrongCluster = { ...pod('a'), cluster: 'staging' };
       const outcome = await poster(hook, [], log).post([wrongCluster]);
-      expect(outcome).toEqual({ delivered: 0, rejected: 1, abandoned: 0, requests: 1 });
+      expect(outcome).toEqual({ delivered: 0, rejected: 1, abandoned: 0, requests: 1, refused: { 400: 1 }, splits: 0 });
       expect(errors[0]).toMatch(/webhook refused a batch; dropping it .*400/);
       expect(poster(hook).lastRequestSucceeded).toBe(true);
+    });
+
+    it('splits a batch answered 413 until the halves pass, and drops only a single event still too large', async () => {
+      const hook = await webhook();
+      const one = Buffer.byteLength(JSON.stringify({ cluster: CLUSTER, events: [pod('a0')] }));
+      hook.maxBodyBytes = one * 3; // about three events a request
+      const events = Array.from({ length: 10 }, (_, i) => pod(`a${i}`));
+      const outcome = await poster(hook).post(events);
+      expect(outcome).toMatchObject({ delivered: 10, rejected: 0, refused: {} });
+      expect(outcome.splits).toBeGreaterThanOrEqual(3);
+      expect(names(hook.enqueued)).toEqual(events.map((e) => e.name)); // in order
+      expect(hook.statuses.filter((s) => s === 413)).toHaveLength(outcome.splits);
+
+      hook.maxBodyBytes = 10;
+      expect(await poster(hook).post([pod('b')])).toMatchObject({ delivered: 0, rejected: 1, refused: { 413: 1 }, splits: 0 });
     });
 
     it('stops retrying when the signal aborts and counts the events as abandoned', async () => {
@@ -261,8 +278,8 @@ describe('relay', () => {
       };
     }
 
-    async function relay(api: FakeKubeApiServer, hook: LocalWebhook, options: { batchIdleMs?: number; batchMaxMs?: number } = {}) {
-      const source = new ClusterWatch({ connection: { kind: 'server', server: api.url, token: 'k8s-aws-v1.relay', allowInsecureHttp: true }, cluster: CLUSTER, clock: { now: () => Date.now() }, log: silentLog, resyncIntervalMs: 0, restartDelayMs: 1, maxRestartDelayMs: 5 });
+    async function relay(api: FakeKubeApiServer, hook: LocalWebhook, options: { batchIdleMs?: number; batchMaxMs?: number; resyncIntervalMs?: number } = {}) {
+      const source = new ClusterWatch({ connection: { kind: 'server', server: api.url, token: 'k8s-aws-v1.relay', allowInsecureHttp: true }, cluster: CLUSTER, clock: { now: () => Date.now() }, log: silentLog, resyncIntervalMs: options.resyncIntervalMs ?? 0, restartDelayMs: 1, maxRestartDelayMs: 5 });
       const sink = new WebhookPoster({ url: hook.url, cluster: CLUSTER, secret: async () => SECRET, log: silentLog, timers: nodeTimers, now: () => Date.now(), baseDelayMs: 1, maxDelayMs: 5 });
       const r = new Relay({ source, sink, log: silentLog, timers: nodeTimers, now: () => Date.now(), batchIdleMs: options.batchIdleMs ?? 10, batchMaxMs: options.batchMaxMs ?? 100 });
       const health = await startHealthServer(() => r.health(), 0, '127.0.0.1');
@@ -306,6 +323,20 @@ describe('relay', () => {
       await eventually(() => expect(names(hook.enqueued)).toEqual(['web-1', 'web-2']));
     });
 
+    it('recovers a batch the webhook refused, and a watch event it missed, within one resync period', async () => {
+      const api = await cluster((a) => a.put('pods', wirePod('web-1')));
+      const hook = await webhook();
+      hook.forced.push(400); // the first batch (web-1) is refused for good and dropped
+      const { r, health } = await relay(api, hook, { resyncIntervalMs: 300 });
+      await r.start();
+      await eventually(() => expect(hook.statuses[0]).toBe(400));
+      expect(r.totals).toMatchObject({ rejected: 1, refused: { 400: 1 } });
+      api.putUnwatched('pods', wirePod('web-2')); // a watch event the relay never gets
+      // the next resync lists both from the API server and delivers them
+      await eventually(() => expect(new Set(names(hook.enqueued))).toEqual(new Set(['web-1', 'web-2'])));
+      expect((await probe(health, '/readyz')).body).toMatchObject({ totals: { refused: { 400: 1 } } });
+    });
+
     it('is ready once both informers listed, and not live after a watch failed for too long', async () => {
       const api = await cluster();
       const hook = await webhook();
@@ -317,7 +348,7 @@ describe('relay', () => {
       expect((await fetch(`${health.url}/metrics`)).status).toBe(404);
       const unhealthy = new Relay({
         source: { onEvent() {}, start: async () => {}, stop: async () => {}, status: () => [{ resource: 'pods', synced: true, healthy: false, unhealthySinceMs: 0, lastError: '403 Forbidden' }] },
-        sink: { post: async () => ({ delivered: 0, rejected: 0, abandoned: 0, requests: 0 }), lastRequestSucceeded: true },
+        sink: { post: async () => ({ delivered: 0, rejected: 0, abandoned: 0, requests: 0, refused: {}, splits: 0 }), lastRequestSucceeded: true },
         log: silentLog,
         timers: nodeTimers,
         now: () => 300_001,
