@@ -9,7 +9,7 @@
  * instance the solver launched for them ({@link Observer.onNodeClaimLaunched}); `limits` (a NodePool's running
  * instances, less those being replaced, exceeding its cpu/memory/nodes limits at a launch), `duplicateLaunches` (a second instance for one
  * NodeClaim, or an instance launched for a pod that another live launch already covered), `leakedInstances`
- * (running at the end with no live NodeClaim record), and for disruption — watching the calls the handlers make to
+ * (running at the end with no live NodeClaim record, for longer than garbage collection takes: {@link LEAK_GRACE_MS}), and for disruption — watching the calls the handlers make to
  * the Kubernetes API and EC2, with its own reading of the rules — `budget` (a node of a NodePool tainted
  * `karpenter.sh/disrupted` for a budgeted reason while the NodePool's disrupting and NotReady nodes, this one
  * included, exceed what its active budgets allow), `pdb` (an eviction of a healthy pod that takes a PDB below its
@@ -93,6 +93,15 @@ export interface NodeClaimLaunch {
 }
 
 /** Counts violations as the simulation runs. */
+/**
+ * How long an instance may run without a live NodeClaim before it counts as leaked. Garbage collection terminates an
+ * orphan older than 30 s (aws `pkg/controllers/nodeclaim/garbagecollection/controller.go`) at its next pass, once a
+ * minute, so 30 s + four passes (three of which a fault run may lose) = 4.5 minutes. An instance terminated by
+ * design just after the run's last pass is not a leak. (The observer states the period itself rather than reading the
+ * controller's constant: it checks the controller.)
+ */
+export const LEAK_GRACE_MS = 30 * 1000 + 4 * 60 * 1000;
+
 export class Observer {
   readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
   /** Node name → when it was last tainted `karpenter.sh/disrupted` (epoch ms): the start of its drain. */
@@ -200,9 +209,14 @@ export class Observer {
    */
   finish(instances: readonly SimInstance[], claims: readonly NodeClaim[], readyAt: ReadonlyMap<string, number>): void {
     const live = new Set(claims.filter((c) => c.state !== 'Deleted' && c.state !== 'Failed').map((c) => c.instanceId));
+    const gone = new Map(claims.filter((c) => c.instanceId && !live.has(c.instanceId)).map((c) => [c.instanceId!, c.deletedAt ? Date.parse(c.deletedAt) : undefined]));
+    const end = this.now();
     for (const i of instances) {
-      if (i.state === 'terminated' || !i.tags['karpenter.sh/nodeclaim']) continue;
-      if (!live.has(i.instanceId)) this.violate('leakedInstances', `instance ${i.instanceId} (${i.instanceType}) is running with no NodeClaim`);
+      if (i.state === 'terminated' || !i.tags['karpenter.sh/nodeclaim'] || live.has(i.instanceId)) continue;
+      // Orphaned since its NodeClaim was deleted (or since launch when no record says when): garbage collection
+      // terminates it within LEAK_GRACE_MS, so only an orphan older than that at the end is a leak.
+      const orphanedAt = Math.max(i.launchedAt, gone.get(i.instanceId) ?? i.launchedAt);
+      if (end - orphanedAt > LEAK_GRACE_MS) this.violate('leakedInstances', `instance ${i.instanceId} (${i.instanceType}) has been running with no NodeClaim for ${Math.round((end - orphanedAt) / 1000)} s`);
     }
     const launched = claims.filter((c) => c.instanceId && c.launchedAt).sort((a, b) => Date.parse(a.launchedAt!) - Date.parse(b.launchedAt!));
     const byPod = new Map<string, NodeClaim[]>();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';
 import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
-import { Observer } from '../../shared/sim/observer.js';
+import { LEAK_GRACE_MS, Observer } from '../../shared/sim/observer.js';
 import type { SimNode, SimPod } from '../../shared/sim/simulated-cluster.js';
 import type { SimInstance } from '../../shared/sim/simulated-ec2.js';
 
@@ -86,10 +86,23 @@ describe('Observer', () => {
       expect(o2.counts.duplicateLaunches).toBe(1);
     });
 
-    it('counts a running instance with no live NodeClaim as leaked', () => {
-      const o = observer();
+    it('counts an instance running with no live NodeClaim for longer than garbage collection takes as leaked', () => {
+      const o = new Observer(new Map(), () => T + LEAK_GRACE_MS + 1000);
       o.finish([instance('i-a', 'a'), instance('i-b', 'b')], [claim('a', 'i-a', 0, []), claim('b', 'i-b', 0, [], { state: 'Failed' })], new Map());
       expect(o.counts.leakedInstances).toBe(1);
+      expect(o.records[0]!.message).toMatch(/i-b .* no NodeClaim for 271 s/);
+    });
+
+    it('does not count an orphan garbage collection has not had time to terminate (its NodeClaim deleted just before the end)', () => {
+      const end = T + 3_600_000;
+      const o = new Observer(new Map(), () => end);
+      const deletedAt = new Date(end - 60_000).toISOString();
+      o.finish([instance('i-a', 'a')], [claim('a', 'i-a', 0, [], { state: 'Deleted', deletedAt })], new Map());
+      expect(o.counts.leakedInstances).toBe(0);
+      // the same orphan, deleted long before the end, is a leak
+      const o2 = new Observer(new Map(), () => end);
+      o2.finish([instance('i-a', 'a')], [claim('a', 'i-a', 0, [], { state: 'Deleted', deletedAt: new Date(end - LEAK_GRACE_MS - 1).toISOString() })], new Map());
+      expect(o2.counts.leakedInstances).toBe(1);
     });
   });
 
