@@ -106,7 +106,7 @@ export interface NodeClaimStoreFault {
   /**
    * Runs just before the struck call takes effect, against the store itself, e.g. a rival writer's `update` landing
    * between a controller's read and its write (so the call meets a real version conflict). Calls it makes are recorded
-   * and may be struck by other faults, but not by this one.
+   * and may be struck by other faults; while it runs, this fault strikes no call.
    */
   readonly interpose?: (store: MemoryNodeClaimStore, request: NodeClaimStoreRequest) => void | Promise<void>;
 }
@@ -158,6 +158,8 @@ interface ActiveFault {
   readonly fault: NodeClaimStoreFault;
   remaining: number;
   struck: number;
+  /** True while its interpose runs (it strikes nothing then). */
+  interposing: boolean;
 }
 
 /**
@@ -280,7 +282,7 @@ export class MemoryNodeClaimStore implements NodeClaimStore {
     if (!(times === Infinity || (Number.isInteger(times) && times > 0))) throw new RangeError(`times must be a positive whole number or Infinity, not ${times}`);
     if (fault.error === undefined && fault.interpose === undefined) throw new RangeError('a fault needs an error or an interpose action');
     const operations = fault.operation === undefined ? NODECLAIM_STORE_OPERATIONS : typeof fault.operation === 'string' ? [fault.operation] : fault.operation;
-    const active: ActiveFault = { operations: new Set(operations), fault, remaining: times, struck: 0 };
+    const active: ActiveFault = { operations: new Set(operations), fault, remaining: times, struck: 0, interposing: false };
     this.#faults.push(active);
     return {
       get remaining() {
@@ -328,7 +330,14 @@ export class MemoryNodeClaimStore implements NodeClaimStore {
   async #call<T>(request: NodeClaimStoreRequest, perform: () => Performed<T>): Promise<T> {
     await undefined;
     const fault = this.#strike(request);
-    if (fault?.fault.interpose) await fault.fault.interpose(this, request);
+    if (fault?.fault.interpose) {
+      fault.interposing = true;
+      try {
+        await fault.fault.interpose(this, request);
+      } finally {
+        fault.interposing = false;
+      }
+    }
     const timing = fault?.fault.timing ?? 'before';
     const error = fault?.fault.error === undefined ? undefined : errorOf(fault.fault.error, request);
     if (error !== undefined && timing === 'before') return this.#fail(request, error, false);
@@ -345,11 +354,10 @@ export class MemoryNodeClaimStore implements NodeClaimStore {
 
   /** The first fault with strikes left that matches `request`, spent by one. */
   #strike(request: NodeClaimStoreRequest): ActiveFault | undefined {
-    const fault = this.#faults.find((f) => f.remaining > 0 && f.operations.has(request.operation) && (f.fault.when?.(request) ?? true));
+    const fault = this.#faults.find((f) => f.remaining > 0 && !f.interposing && f.operations.has(request.operation) && (f.fault.when?.(request) ?? true));
     if (!fault) return undefined;
     fault.remaining--;
     fault.struck++;
-    // Spent before its interpose runs, so calls the interpose makes are not struck by it again.
     if (fault.remaining === 0) this.#faults.splice(this.#faults.indexOf(fault), 1);
     return fault;
   }

@@ -237,6 +237,25 @@ describe('MemoryNodeClaimStore', () => {
       ]);
     });
 
+    it('an unlimited interposing fault does not strike the calls its own interpose makes', async () => {
+      const { store, v1 } = await storeWithOne();
+      const fault = store.inject({
+        operation: 'update',
+        times: Infinity,
+        interpose: async (s, r) => void (await s.update((await s.get(r.subject!))!)),
+      });
+      await expect(store.update(v1)).rejects.toBeInstanceOf(ConflictError);
+      expect(store.calls.map((c) => [c.operation, c.outcome])).toEqual([
+        ['get', 'ok'],
+        ['update', 'ok'],
+        ['update', 'conflict'],
+      ]);
+      expect(fault.struck).toBe(1);
+      // It strikes again afterwards.
+      await expect(store.update(store.peek(v1.name)!)).rejects.toBeInstanceOf(ConflictError);
+      expect(fault.struck).toBe(2);
+    });
+
     it('faults are consulted in the order injected; the first with strikes left wins', async () => {
       const { store, v1 } = await storeWithOne();
       store.failNext('get', new SkiffError('first'));
