@@ -237,6 +237,48 @@ describe('webhook handler', () => {
       expect(await depth()).toBe(0);
     });
 
+    it('refuses an unsigned, malformed or stale request with 401 and the problem’s message, without reading the secret', async () => {
+      const h = harness();
+      const body = batchBody([pod('web-1')]);
+      const good = signWebhookBody(SECRET, body, NOW);
+      const ts = good['x-skiff-timestamp'];
+      const sig = good['x-skiff-signature'];
+      const cases: [Record<string, string>, RegExp][] = [
+        [{}, /^missing x-skiff-timestamp header$/],
+        [{ 'x-skiff-signature': sig }, /^missing x-skiff-timestamp header$/],
+        [{ 'x-skiff-timestamp': '', 'x-skiff-signature': sig }, /^missing x-skiff-timestamp header$/],
+        [{ 'x-skiff-timestamp': `${ts}.5`, 'x-skiff-signature': sig }, /^x-skiff-timestamp must be unix seconds \(decimal digits\)$/],
+        [{ 'x-skiff-timestamp': `-${ts}`, 'x-skiff-signature': sig }, /^x-skiff-timestamp must be unix seconds/],
+        [{ 'x-skiff-timestamp': String(NOW / 1000 - 301), 'x-skiff-signature': sig }, /^x-skiff-timestamp is more than 300 s from the webhook's clock/],
+        [{ 'x-skiff-timestamp': String(NOW / 1000 + 301), 'x-skiff-signature': sig }, /^x-skiff-timestamp is more than 300 s from the webhook's clock/],
+        [{ 'x-skiff-timestamp': ts }, /^missing x-skiff-signature header$/],
+        [{ 'x-skiff-timestamp': ts, 'x-skiff-signature': sig.slice('sha256='.length) }, /^x-skiff-signature must be sha256=<64 hex digits>$/],
+        [{ 'x-skiff-timestamp': ts, 'x-skiff-signature': sig.slice(0, -1) }, /^x-skiff-signature must be sha256=<64 hex digits>$/],
+        [{ 'x-skiff-timestamp': ts, 'x-skiff-signature': `${sig.slice(0, -1)}g` }, /^x-skiff-signature must be sha256=<64 hex digits>$/],
+      ];
+      for (const [headers, message] of cases) {
+        const response = await h.handle(urlEvent(body, headers));
+        expect(response.statusCode, JSON.stringify(headers)).toBe(401);
+        expect(response.body, JSON.stringify(headers)).toMatch(message);
+      }
+      expect(h.secretReads).toEqual([]);
+      expect(h.enqueued).toEqual([]);
+    });
+
+    it('reads the secret for a well-formed request: once when it matches, and once more, refreshed, when it does not', async () => {
+      const h = harness();
+      const body = batchBody([pod('web-1')]);
+      expect((await h.handle(signed(body))).statusCode).toBe(202);
+      expect(h.secretReads).toEqual([{ refresh: false }]);
+      h.secretReads.length = 0;
+      const forged = await h.handle(signed(body, NOW, 'another-secret'));
+      expect(forged).toMatchObject({ statusCode: 401, body: 'signature does not match' });
+      expect(h.secretReads).toEqual([{ refresh: false }, { refresh: true }]);
+      h.secretReads.length = 0;
+      expect((await h.handle(urlEvent(body.replace('web-1', 'web-2'), signWebhookBody(SECRET, body, NOW)))).statusCode).toBe(401);
+      expect(h.secretReads).toEqual([{ refresh: false }, { refresh: true }]);
+    });
+
     it('answers 401 to a body changed after signing', async () => {
       const h = harness();
       const body = batchBody([pod('web-1')]);
@@ -359,13 +401,16 @@ describe('webhook handler', () => {
       fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS').map((method) => ({ label: 'method', event: signed(batchBody([pod('web-1')]), NOW, SECRET, { method }), expect: [405] })),
     );
 
-    it('answers every one of 10,000 bad requests with the right 4xx and enqueues nothing', async () => {
+    it('answers every one of 10,000 bad requests with the right 4xx, reads the secret only for well-formed fresh headers, and enqueues nothing', async () => {
       const h = harness();
       const seen = new Map<string, number>();
       await fc.assert(
         fc.asyncProperty(cases, async (c) => {
+          const readsBefore = h.secretReads.length;
           const response = await h.handle(c.event);
           seen.set(c.label, (seen.get(c.label) ?? 0) + 1);
+          // Only a request whose headers are well-formed and fresh gets as far as the secret.
+          if (['garbage', 'stale', 'too large', 'method'].includes(c.label)) expect(h.secretReads.length, `${c.label} read the secret`).toBe(readsBefore);
           expect(response.statusCode, c.label).toBeGreaterThanOrEqual(400);
           expect(response.statusCode, c.label).toBeLessThan(500);
           expect(c.expect, `${c.label}: ${response.body}`).toContain(response.statusCode);
