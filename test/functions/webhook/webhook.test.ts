@@ -8,12 +8,15 @@ import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCom
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { createSqsServer } from 'local-aws-sqs';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, type WebhookHandlerDeps } from '../../../functions/webhook/handler.js';
+import { METRIC_NAMES, METRIC_NAMESPACE, alarmDimensions } from '../../../infra/metric-names.js';
 import { SqsQueue } from '../../../shared/adapters/aws/sqs-queue.js';
 import type { PodEvent } from '../../../shared/core/api/pod-event.js';
 import { MAX_WEBHOOK_BATCH_EVENTS, MAX_WEBHOOK_BODY_BYTES } from '../../../shared/core/api/webhook-batch.js';
+import type { MetricDataPoint } from '../../../shared/core/metrics.js';
 import { silentLog } from '../../../shared/lambda/log.js';
+import { createEmfPublisher } from '../../../shared/lambda/metrics.js';
 import type { WebhookQueueMessage } from '../../../shared/lambda/webhook-request.js';
 import { signWebhookBody } from '../../../shared/lambda/webhook-signature.js';
 
@@ -69,6 +72,8 @@ interface Harness {
   /** Every enqueue call's messages. */
   readonly enqueued: WebhookQueueMessage[][];
   readonly secretReads: { refresh: boolean }[];
+  /** Every metric point the handler published. */
+  readonly points: MetricDataPoint[];
   now: number;
 }
 
@@ -77,6 +82,7 @@ function harness(overrides: Partial<WebhookHandlerDeps> & { secrets?: (refresh: 
   const h: Harness = {
     enqueued: [],
     secretReads: [],
+    points: [],
     now: NOW,
     handle: undefined as never,
   };
@@ -93,6 +99,7 @@ function harness(overrides: Partial<WebhookHandlerDeps> & { secrets?: (refresh: 
     },
     clock: { now: () => h.now },
     log: silentLog,
+    metrics: { publish: (points) => void h.points.push(...points) },
     ...overrides,
   };
   (h as { handle: Harness['handle'] }).handle = createHandler(deps);
@@ -348,6 +355,70 @@ describe('webhook handler', () => {
     });
   });
 
+  describe('the refusal metric', () => {
+    const refused = (code: number, reason: string): MetricDataPoint => ({ name: 'skiff_webhook_requests_refused_total', unit: 'Count', value: 1, dimensions: { code: String(code), reason } });
+
+    it('counts each refused request once, by HTTP status (code) and problem (reason)', async () => {
+      const h = harness();
+      const body = batchBody([pod('web-1')]);
+      const cases: [APIGatewayProxyEventV2, number, string][] = [
+        [signed(body, NOW, SECRET, { method: 'GET' }), 405, 'method'],
+        [urlEvent(' '.repeat(MAX_WEBHOOK_BODY_BYTES + 1), {}), 413, 'too-large'],
+        [urlEvent(body, {}), 401, 'missing-timestamp'],
+        [signed(body, NOW - 301_000), 401, 'stale-timestamp'],
+        [urlEvent(body, { 'x-skiff-timestamp': String(NOW / 1000), 'x-skiff-signature': 'sha256=00' }), 401, 'malformed-signature'],
+        [signed(body, NOW, 'another-secret'), 401, 'wrong-signature'],
+        [signed('{"cluster": '), 400, 'not-json'],
+        [signed(JSON.stringify({ cluster: CLUSTER, events: [] })), 400, 'schema'],
+        [signed(batchBody([{ ...pod('web-1'), cluster: 'staging' }], 'staging')), 400, 'wrong-cluster'],
+      ];
+      for (const [event, status] of cases) expect((await h.handle(event)).statusCode).toBe(status);
+      expect(h.points).toEqual(cases.map(([, status, reason]) => refused(status, reason)));
+    });
+
+    it('counts nothing for an accepted batch, a queue failure (503) or an unreadable secret (500)', async () => {
+      const accepted = harness();
+      expect((await accepted.handle(signed(batchBody([pod('web-1')])))).statusCode).toBe(202);
+      const queueDown = harness({ enqueue: async () => Promise.reject(new Error('SQS down')) });
+      expect((await queueDown.handle(signed(batchBody([pod('web-1')])))).statusCode).toBe(503);
+      const noSecret = harness({ secret: async () => Promise.reject(new Error('AccessDeniedException')) });
+      expect((await noSecret.handle(signed(batchBody([pod('web-1')])))).statusCode).toBe(500);
+      expect([...accepted.points, ...queueDown.points, ...noSecret.points]).toEqual([]);
+    });
+
+    it('answers the request even when publishing the metric fails', async () => {
+      const h = harness({ metrics: { publish: () => { throw new Error('stdout closed'); } } });
+      expect((await h.handle(urlEvent(batchBody([pod('web-1')]), {}))).statusCode).toBe(401);
+    });
+
+    describe('as EMF', () => {
+      let lines: string[];
+      beforeEach(() => {
+        lines = [];
+        vi.stubEnv('POWERTOOLS_DEV', '');
+        vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+        vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+          lines.push(String(chunk));
+          return true;
+        });
+      });
+      afterEach(() => {
+        vi.restoreAllMocks();
+        vi.unstubAllEnvs();
+      });
+
+      it('writes one EMF line per refusal, with the dimension set the stack’s alarm reads and the per-problem one', async () => {
+        const h = harness({ metrics: createEmfPublisher({ clusterName: CLUSTER, serviceName: 'skiff' }) });
+        expect((await h.handle(urlEvent(batchBody([pod('web-1')]), {}))).statusCode).toBe(401);
+        expect(lines).toHaveLength(1);
+        const emf = JSON.parse(lines[0]!) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
+        const [directive] = emf._aws.CloudWatchMetrics;
+        expect(directive).toEqual({ Namespace: METRIC_NAMESPACE, Dimensions: [Object.keys(alarmDimensions(CLUSTER)), [...Object.keys(alarmDimensions(CLUSTER)), 'code', 'reason']], Metrics: [{ Name: METRIC_NAMES.webhookRequestsRefused, Unit: 'Count' }] });
+        expect(emf).toMatchObject({ ...alarmDimensions(CLUSTER), code: '401', reason: 'missing-timestamp', [METRIC_NAMES.webhookRequestsRefused]: 1 });
+      });
+    });
+  });
+
   describe('fuzzing', () => {
     /** Ways a validly signed body can be made invalid, each one certainly invalid. */
     const invalidBatches: fc.Arbitrary<unknown> = fc.oneof(
@@ -407,10 +478,13 @@ describe('webhook handler', () => {
       await fc.assert(
         fc.asyncProperty(cases, async (c) => {
           const readsBefore = h.secretReads.length;
+          const pointsBefore = h.points.length;
           const response = await h.handle(c.event);
           seen.set(c.label, (seen.get(c.label) ?? 0) + 1);
           // Only a request whose headers are well-formed and fresh gets as far as the secret.
           if (['garbage', 'stale', 'too large', 'method'].includes(c.label)) expect(h.secretReads.length, `${c.label} read the secret`).toBe(readsBefore);
+          // …and every refusal is counted once, under its status.
+          expect(h.points.slice(pointsBefore).map((p) => p.dimensions.code), c.label).toEqual([String(response.statusCode)]);
           expect(response.statusCode, c.label).toBeGreaterThanOrEqual(400);
           expect(response.statusCode, c.label).toBeLessThan(500);
           expect(c.expect, `${c.label}: ${response.body}`).toContain(response.statusCode);
