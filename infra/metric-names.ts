@@ -1,6 +1,7 @@
 /**
  * The CloudWatch metrics the alarms and the dashboard read. Names, namespace and dimensions come from
- * `shared/core/metrics.ts` (Karpenter's names, docs/karpenter-semantics.md#metrics), which the publishers use too.
+ * `shared/core/metrics.ts` (Karpenter's names, docs/karpenter-semantics.md#metrics) and, for the webhook's refusals,
+ * `shared/lambda/webhook-metrics.ts`, which the publishers use too.
  *
  * Contract with the publisher (`shared/lambda/metrics.ts`, EMF through Powertools): every point is also published with
  * exactly the dimensions of {@link alarmDimensions} — `service` (from `POWERTOOLS_SERVICE_NAME`, which the stack sets
@@ -8,6 +9,7 @@
  * graphs use SEARCH, so they work with any extra dimensions.
  */
 import { CLUSTER_DIMENSION, METRICS, METRICS_NAMESPACE, METRICS_SERVICE } from '../shared/core/metrics.js';
+import { WEBHOOK_REQUESTS_REFUSED } from '../shared/lambda/webhook-metrics.js';
 
 /** CloudWatch namespace of Skiff's metrics. */
 export const METRIC_NAMESPACE = METRICS_NAMESPACE;
@@ -37,6 +39,8 @@ export const METRIC_NAMES = {
   priceSnapshotAge: METRICS.priceSnapshotAge.name,
   /** Counter: decisions not published to the decision bus. */
   decisionsUnpublished: METRICS.decisionsUnpublished.name,
+  /** Counter (dimensions code, reason): requests the webhook refused with a 4xx. */
+  webhookRequestsRefused: WEBHOOK_REQUESTS_REFUSED.name,
 } as const;
 
 /**

@@ -2,8 +2,9 @@
  * `SkiffStack`: everything Skiff runs on AWS for one EKS cluster, composed from the constructs in `constructs/`
  * (docs/architecture.md#event-flow):
  *
- * relay → webhook (Function URL) → FIFO pod-event queue → provisioner; five EventBridge rules → interruption queue →
- * interruption; schedules → disruption (reserved concurrency 1) and lifecycle, plus a 12-hourly price refresh on the
+ * relay → webhook (Function URL, reserved concurrency as a cap) → FIFO pod-event queue → provisioner; five EventBridge
+ * rules → interruption queue → interruption (both with reserved concurrency as a guarantee, `reservedConcurrency` of
+ * the configuration); schedules → disruption (reserved concurrency 1) and lifecycle, plus a 12-hourly price refresh on the
  * lifecycle function; one DynamoDB table; an EventBridge bus for the decisions of the provisioner, disruption and
  * interruption functions; the controllers' shared role with its EKS access entry; alarms and a dashboard.
  */
@@ -61,7 +62,7 @@ export class SkiffStack extends Stack {
     this.table = new StateTable(this, 'State');
     this.queues = new EventQueues(this, 'Queues', { provisionerTimeout: PROVISIONER_TIMEOUT, interruptionTimeout: INTERRUPTION_TIMEOUT });
     new InterruptionRules(this, 'InterruptionRules', { queue: this.queues.interruptionQueue, deadLetterQueue: this.queues.interruptions.deadLetterQueue });
-    this.webhook = new Webhook(this, 'Webhook', { clusterName: cluster, queues: this.queues, logRetention });
+    this.webhook = new Webhook(this, 'Webhook', { clusterName: cluster, queues: this.queues, logRetention, reservedConcurrentExecutions: config.reservedConcurrency.webhook });
 
     if (config.vpc) {
       this.network = new ControllerNetwork(this, 'Network', {
@@ -94,12 +95,16 @@ export class SkiffStack extends Stack {
       queue: this.queues.podEventQueue,
       timeout: PROVISIONER_TIMEOUT,
       memorySize: 1769, // one full vCPU for the solver
+      // Guaranteed even when the rest of the account is busy (e.g. a flood held off by the webhook's own cap).
+      reservedConcurrentExecutions: config.reservedConcurrency.provisioner,
     });
     this.interruption = new QueueController(this, 'Interruption', {
       ...controller('functions/interruption/index.ts', 'interruption handler'),
       queue: this.queues.interruptionQueue,
       timeout: INTERRUPTION_TIMEOUT,
       memorySize: 1769,
+      // A spot warning gives 2 minutes: the handler must never wait for concurrency another function took.
+      reservedConcurrentExecutions: config.reservedConcurrency.interruption,
     });
     this.disruption = new PeriodicController(this, 'Disruption', {
       ...controller('functions/disruption/index.ts', 'disruption controller'),

@@ -18,6 +18,27 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
 
 const minutes = z.number().int().min(1).max(60);
 
+/**
+ * Default reserved concurrency per function (see {@link StackConfigSchema}'s `reservedConcurrency`).
+ * - `webhook` 10: the relay posts one batch at a time (`functions/relay/relay.ts`: its outbox is drained by one post
+ *   loop) from one replica (`infra/k8s/relay.yaml`), so legitimate traffic needs one execution; a second relay pod
+ *   during a rollout and a retry that overlaps a request the relay timed out (10 s, against the function's 15 s)
+ *   make three. Ten leaves room for that and for a slow SQS call, while a flood of unsigned requests can hold at
+ *   most ten executions: Lambda answers the rest 429 before running any code (not billed), and the relay retries a
+ *   429 with backoff.
+ * - `provisioner` 2: the pod-event queue is FIFO with one message group (the cluster), so Lambda runs one batch at a
+ *   time; 2 is the least an SQS event source's maximum concurrency may be, and that maximum is set to the same value
+ *   so the event source never invokes more than is reserved (a throttled batch would count as a receive).
+ * - `interruption` 10: spot interruption warnings (2 minutes) and health events arrive in bursts when a pool is
+ *   reclaimed; ten batches of ten at once, guaranteed even when the rest of the account is busy.
+ * The disruption function always reserves 1 (one pass at a time); the lifecycle function reserves none (a throttled
+ * scheduled pass is superseded by the next one).
+ */
+export const DEFAULT_RESERVED_CONCURRENCY = { webhook: 10, provisioner: 2, interruption: 10 } as const;
+
+/** Lambda's per-function ceiling of reserved concurrency is the account's; 1000 is the default account quota. */
+const reserved = (min: number) => z.number().int().min(min).max(1000);
+
 /** The configuration schema. Unknown keys are errors (a misspelt optional key would otherwise be ignored). */
 export const StackConfigSchema = z
   .strictObject({
@@ -59,6 +80,21 @@ export const StackConfigSchema = z
       .optional(),
     /** Schedules of the periodic controllers, in minutes. @default every minute (Karpenter's disruption loop runs continuously) */
     schedules: z.strictObject({ disruptionMinutes: minutes.default(1), lifecycleMinutes: minutes.default(1) }).default({ disruptionMinutes: 1, lifecycleMinutes: 1 }),
+    /**
+     * Reserved concurrency of the webhook and of the queue-driven controllers: a cap for the webhook (a flood of
+     * requests to its public URL cannot use up the account's concurrency) and a guarantee for the provisioner and the
+     * interruption handler (they keep running when other functions in the account use up the rest). The queue-driven
+     * controllers' SQS event sources get the same value as their maximum concurrency (at least 2, the least Lambda
+     * allows). Lambda keeps at least 100 of the account's concurrency unreserved, so the account quota must exceed the
+     * sum (23 by default, with the disruption function's 1) by 100. @default {@link DEFAULT_RESERVED_CONCURRENCY}
+     */
+    reservedConcurrency: z
+      .strictObject({
+        webhook: reserved(1).default(DEFAULT_RESERVED_CONCURRENCY.webhook),
+        provisioner: reserved(2).default(DEFAULT_RESERVED_CONCURRENCY.provisioner),
+        interruption: reserved(2).default(DEFAULT_RESERVED_CONCURRENCY.interruption),
+      })
+      .default(DEFAULT_RESERVED_CONCURRENCY),
     /** Create the EKS access entry for the controllers' role (needs authentication mode API or API_AND_CONFIG_MAP). @default true */
     createAccessEntry: z.boolean().default(true),
     /** Karpenter's `SpotToSpotConsolidation` feature gate. @default false */

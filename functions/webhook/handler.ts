@@ -6,14 +6,18 @@
  * Responses: 202 `{"accepted": n}` when every event is enqueued; 405/413/401/400 when the request is refused (see
  * `shared/lambda/webhook-request.ts`), and then nothing is enqueued; 503 when the queue did not take every event
  * (the relay retries the whole batch — FIFO deduplication drops the events already stored); 500 when the secret
- * cannot be read. The request body is never logged.
+ * cannot be read. The request body is never logged. Every refused request (4xx) is logged at `warn` and counted in
+ * `skiff_webhook_requests_refused_total{code, reason}` (`shared/lambda/webhook-metrics.ts`), which the stack alarms on.
  */
 import middy from '@middy/core';
 import httpErrorHandler from '@middy/http-error-handler';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { WebhookBatch } from '../../shared/core/api/webhook-batch.js';
 import type { Clock } from '../../shared/ports/clock.js';
 import type { Log } from '../../shared/lambda/log.js';
+import { publishMetrics, type MetricsPublisher } from '../../shared/lambda/metrics.js';
+import { webhookRefusalMetric } from '../../shared/lambda/webhook-metrics.js';
 import { readWebhookRequest, toQueueMessages, WebhookRequestError, type WebhookQueueMessage } from '../../shared/lambda/webhook-request.js';
 import type { WebhookSecret } from '../../shared/lambda/webhook-secret.js';
 import { webhookDepsFromEnv } from '../../shared/lambda/webhook-wiring.js';
@@ -28,16 +32,25 @@ export interface WebhookHandlerDeps {
   readonly enqueue: (messages: readonly WebhookQueueMessage[]) => Promise<void>;
   readonly clock: Clock;
   readonly log: Log;
+  /** Where `skiff_webhook_requests_refused_total` goes (EMF in the Lambda); none: not counted. */
+  readonly metrics?: MetricsPublisher;
 }
 
 /**
- * Builds the handler: header normalisation, then verify-and-parse, enqueue, and the HTTP error mapping.
+ * Builds the handler: header normalisation, then verify-and-parse (a refusal is counted), enqueue, and the HTTP
+ * error mapping.
  * @example
  * const handle = createHandler({ cluster: 'prod', secret: async () => 's3cret', enqueue: (m) => queue.sendBatch(m), clock: systemClock, log });
  */
 export function createHandler(deps: WebhookHandlerDeps): (event: APIGatewayProxyEventV2, context?: unknown) => Promise<APIGatewayProxyStructuredResultV2> {
   const run = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
-    const batch = await readWebhookRequest(event, { secret: deps.secret, nowMs: deps.clock.now(), cluster: deps.cluster });
+    let batch: WebhookBatch;
+    try {
+      batch = await readWebhookRequest(event, { secret: deps.secret, nowMs: deps.clock.now(), cluster: deps.cluster });
+    } catch (e) {
+      if (e instanceof WebhookRequestError) publishMetrics(deps.metrics, [webhookRefusalMetric(e)], deps.log);
+      throw e;
+    }
     try {
       await deps.enqueue(toQueueMessages(batch));
     } catch (e) {

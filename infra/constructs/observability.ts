@@ -1,10 +1,11 @@
 /**
  * `Observability`: the alarms and the dashboard. Alarms: pods pending (unschedulable) for 5 minutes, persistent
  * launch failures, any message in a dead-letter queue, Lambda errors and throttles, and interruption messages
- * waiting longer than a minute (a spot warning gives two), and a price snapshot over 13 hours old. The dashboard shows those, plus nodes and NodeClaims by
+ * waiting longer than a minute (a spot warning gives two), a price snapshot over 13 hours old, and webhook requests
+ * refused for 15 minutes (a flood, or a mis-keyed relay). The dashboard shows those, plus nodes and NodeClaims by
  * state, pod startup durations, per-NodePool node usage (the mean node's pod and DaemonSet requests against its
- * allocatable, cpu and memory), the price snapshot's age and decisions the bus did not take. Metric names:
- * `../metric-names.ts`.
+ * allocatable, cpu and memory), the price snapshot's age, decisions the bus did not take and webhook refusals by
+ * status and reason. Metric names: `../metric-names.ts`.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -14,6 +15,13 @@ import { Construct } from 'constructs';
 import { METRIC_NAMES, METRIC_NAMESPACE, alarmDimensions } from '../metric-names.js';
 import type { DeadLetteredQueue } from './dead-lettered-queue.js';
 import type { SkiffFunction } from './skiff-function.js';
+
+/**
+ * Webhook refusals (`skiff_webhook_requests_refused_total`, Sum) per 5-minute period that, in three periods in a row,
+ * raise the `WebhookRefusals` alarm. Half of what a relay with a wrong secret produces (about 20 per 5 minutes: a
+ * 401 is retried after a full-jitter backoff capped at 30 s), far above a healthy webhook's (none).
+ */
+export const WEBHOOK_REFUSALS_ALARM_THRESHOLD = 10;
 
 /** Props of {@link Observability}. */
 export interface ObservabilityProps {
@@ -95,6 +103,19 @@ export class Observability extends Construct {
       datapointsToAlarm: 2,
     });
 
+    // The relay posts one batch at a time and backs off (capped at 30 s, full jitter) on a 401, so a relay with a wrong
+    // secret or clock produces about 20 refusals per 5 minutes, and a healthy one next to none; a secret rotated in the
+    // wrong order refuses for a minute or two. At least WEBHOOK_REFUSALS_ALARM_THRESHOLD in each of three 5-minute
+    // periods is a flood of unsigned or forged requests (someone has the Function URL) or a mis-keyed relay.
+    const refusals = skiffMetric(METRIC_NAMES.webhookRequestsRefused, cloudwatch.Stats.SUM, Duration.minutes(5));
+    alarm('WebhookRefusals', refusals, {
+      description: `the webhook has refused at least ${WEBHOOK_REFUSALS_ALARM_THRESHOLD} requests in each of the last three 5-minute periods: a flood of unsigned or forged requests, or a relay with the wrong secret or clock (see skiff_webhook_requests_refused_total by reason)`,
+      threshold: WEBHOOK_REFUSALS_ALARM_THRESHOLD,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 3,
+    });
+
     // Refreshed every 12 h; a snapshot over 13 h old means the refresh keeps failing (Pricing route, permissions).
     alarm('PricesStale', skiffMetric(METRIC_NAMES.priceSnapshotAge, cloudwatch.Stats.MINIMUM, Duration.hours(1)), {
       description: 'the price snapshot is over 13 hours old: price refreshes are failing (see skiff_price_refresh_failures_total)',
@@ -144,6 +165,12 @@ export class Observability extends Construct {
       new cloudwatch.GraphWidget({ title: 'Price snapshot age (hours; refreshed every 12)', left: [priceAge], width: 12 }),
       new cloudwatch.GraphWidget({ title: 'Decisions not published to the bus', left: [skiffMetric(METRIC_NAMES.decisionsUnpublished, cloudwatch.Stats.SUM, Duration.minutes(5))], width: 12 }),
     );
+    const refusalsByReason = new cloudwatch.MathExpression({
+      expression: `SEARCH('{${METRIC_NAMESPACE},cluster,code,reason,service} MetricName="${METRIC_NAMES.webhookRequestsRefused}" cluster="${props.clusterName}"', 'Sum', 300)`,
+      label: 'refused',
+      period: Duration.minutes(5),
+    });
+    this.dashboard.addWidgets(new cloudwatch.GraphWidget({ title: 'Webhook requests refused, by status and reason (per 5 min)', left: [refusalsByReason], width: 24 }));
     this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
   }
 }

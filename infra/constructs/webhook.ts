@@ -2,7 +2,8 @@
  * `Webhook`: the Lambda behind a Function URL that the in-cluster relay posts signed pod and node events to, and the
  * Secrets Manager secret holding the HMAC key both sides share. The Function URL has no IAM auth: the relay runs in
  * the cluster without AWS credentials, and the HMAC signature (checked before anything is parsed) is the auth
- * (docs/contracts.md#webhook).
+ * (docs/contracts.md#webhook). Reserved concurrency caps what a flood of requests to the public URL can use of the
+ * account's concurrency, so it cannot throttle the controllers (README, "Cluster ingress").
  */
 import { CfnOutput, Duration, Validations } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -19,6 +20,12 @@ export interface WebhookProps {
   readonly queues: EventQueues;
   /** @default one month */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Reserved concurrency: the most executions the public URL can hold at once; Lambda answers requests beyond it 429
+   * without running the function. Required, so the stack always caps it (`reservedConcurrency.webhook` of the stack
+   * configuration).
+   */
+  readonly reservedConcurrentExecutions: number;
 }
 
 /** The webhook function, its URL and its secret. */
@@ -42,6 +49,7 @@ export class Webhook extends Construct {
       description: `Skiff webhook of EKS cluster ${props.clusterName}: verifies relay batches and enqueues pod events`,
       memorySize: 256,
       timeout: Duration.seconds(15),
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: { [WEBHOOK_ENV.cluster]: props.clusterName },
       ...(props.logRetention !== undefined ? { logRetention: props.logRetention } : {}),
     });

@@ -6,7 +6,8 @@
  * |---|---|
  * | method is `POST` | 405 |
  * | body at most {@link MAX_WEBHOOK_BODY_BYTES} bytes (after base64 decoding, before parsing) | 413 |
- * | `x-skiff-timestamp` present, unix seconds, within ±300 s; `x-skiff-signature` present and matching | 401 |
+ * | `x-skiff-timestamp` present, unix seconds, within ±300 s; `x-skiff-signature` present, `sha256=` and 64 hex digits | 401 |
+ * | the signature matches under the secret (read only now; read again, refreshed, once on a mismatch) | 401 |
  * | body is JSON | 400 |
  * | body matches {@link WebhookBatchSchema}, and is for this webhook's cluster | 400 |
  *
@@ -25,7 +26,7 @@ import {
   type WebhookBatch,
 } from '../core/api/webhook-batch.js';
 import { deduplicationId } from '../core/api/pod-event.js';
-import { verifyWebhookSignature, type SignatureProblem } from './webhook-signature.js';
+import { checkSignatureHeaders, signatureMatches, WRONG_SIGNATURE, type SignatureProblem } from './webhook-signature.js';
 
 /** A webhook request was refused: `statusCode` is the HTTP status (4xx) and `message` the response body. */
 export class WebhookRequestError extends SkiffError {
@@ -51,8 +52,9 @@ export const isWebhookRequestError = (e: unknown): e is WebhookRequestError => e
 /** What reading a request needs. */
 export interface WebhookRequestContext {
   /**
-   * The shared HMAC secret, read only once the request passed the method and size checks. When a signature does not
-   * match, it is asked once more with `refresh: true` (the secret may have been rotated since it was cached).
+   * The shared HMAC secret, read only once the request passed the method, size and header checks (presence, format,
+   * clock skew), so an unsigned, malformed or stale request never reads it. When a signature does not match, it is
+   * asked once more with `refresh: true` (the secret may have been rotated since it was cached).
    */
   readonly secret: (options?: { readonly refresh?: boolean }) => Promise<string>;
   /** The receiver's clock, epoch milliseconds. */
@@ -112,10 +114,12 @@ export async function readWebhookRequest(event: WebhookHttpEvent, context: Webho
   const method = event.requestContext?.http?.method;
   if (method !== undefined && method.toUpperCase() !== 'POST') throw new WebhookRequestError(405, `method ${method} is not allowed; POST a signed batch`, 'method');
   const body = requestBodyBytes(event);
-  const signed = { timestamp: headerValue(event.headers, WEBHOOK_TIMESTAMP_HEADER), signature: headerValue(event.headers, WEBHOOK_SIGNATURE_HEADER), body };
-  let check = verifyWebhookSignature(signed, await context.secret(), context.nowMs);
-  if (!check.ok && check.problem === 'wrong-signature') check = verifyWebhookSignature(signed, await context.secret({ refresh: true }), context.nowMs);
-  if (!check.ok) throw new WebhookRequestError(401, check.message, check.problem);
+  // Presence, format and clock skew first: a request refused here costs no secret read (and no Secrets Manager call).
+  const headers = checkSignatureHeaders({ timestamp: headerValue(event.headers, WEBHOOK_TIMESTAMP_HEADER), signature: headerValue(event.headers, WEBHOOK_SIGNATURE_HEADER) }, context.nowMs);
+  if (!headers.ok) throw new WebhookRequestError(401, headers.message, headers.problem);
+  if (!signatureMatches(headers, body, await context.secret()) && !signatureMatches(headers, body, await context.secret({ refresh: true }))) {
+    throw new WebhookRequestError(401, WRONG_SIGNATURE.message, WRONG_SIGNATURE.problem);
+  }
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));

@@ -1,6 +1,7 @@
 /**
  * The webhook's signing contract (docs/contracts.md#webhook), in one place for both ends: the relay signs with
- * {@link signWebhookBody}, the webhook Lambda checks with {@link verifyWebhookSignature}.
+ * {@link signWebhookBody}, the webhook Lambda checks with {@link checkSignatureHeaders} (no secret needed) and then
+ * {@link signatureMatches}.
  *
  * - `x-skiff-timestamp`: the sender's unix time in whole seconds (decimal digits only).
  * - `x-skiff-signature`: `sha256=` and the lowercase hex HMAC-SHA256 of the bytes `<timestamp>.<body>` under the
@@ -22,8 +23,8 @@ export const SIGNATURE_PREFIX = 'sha256=';
 /** Why a request's signature was refused. Every one is a 401. */
 export type SignatureProblem = 'missing-timestamp' | 'malformed-timestamp' | 'stale-timestamp' | 'missing-signature' | 'malformed-signature' | 'wrong-signature';
 
-/** The outcome of {@link verifyWebhookSignature}: valid, or the reason it is not. */
-export type SignatureCheck = { readonly ok: true } | { readonly ok: false; readonly problem: SignatureProblem; readonly message: string };
+/** Why a request's signature was refused: the problem and the message the 401 carries. */
+export type SignatureRefusal = { readonly ok: false; readonly problem: SignatureProblem; readonly message: string };
 
 /** The two headers a signed request carries, lowercase names as on the wire. */
 export type WebhookSignatureHeaders = {
@@ -66,20 +67,31 @@ export function signWebhookBody(secret: string, body: string | Uint8Array, nowMs
   } as WebhookSignatureHeaders;
 }
 
+/** The two signature headers of a request, checked for presence, format and clock skew (no secret involved). */
+export interface CheckedSignatureHeaders {
+  /** The `x-skiff-timestamp` value: unix seconds, decimal digits, within the skew window. */
+  readonly timestamp: string;
+  /** The 32 digest bytes of `x-skiff-signature` (its hex after `sha256=`). */
+  readonly digest: Buffer;
+}
+
 /**
- * Checks a request's timestamp and signature. Never throws on bad input: every problem is a value.
- * @param request the header values (undefined when absent) and the exact body bytes
- * @param secret the shared secret; an empty secret verifies nothing
+ * The checks of a request's signature headers that need no secret, in this order: timestamp present, unix seconds,
+ * within `maxSkewSeconds` of `nowMs`; signature present, `sha256=` and 64 hex digits. The webhook runs them before it
+ * reads the secret, so an unsigned, malformed or stale request costs no Secrets Manager call
+ * (docs/contracts.md#webhook). Never throws on bad input: every problem is a value.
+ * @param headers the header values, undefined when absent
  * @param nowMs the receiver's clock, epoch milliseconds
  * @param maxSkewSeconds the replay window either side of `nowMs` @default {@link MAX_WEBHOOK_CLOCK_SKEW_SECONDS}
+ * @returns the timestamp and the digest to compare with {@link signatureMatches}, or why the headers are refused
+ *   (never `wrong-signature`: that needs the secret)
  */
-export function verifyWebhookSignature(
-  request: { readonly timestamp: string | undefined; readonly signature: string | undefined; readonly body: string | Uint8Array },
-  secret: string,
+export function checkSignatureHeaders(
+  headers: { readonly timestamp: string | undefined; readonly signature: string | undefined },
   nowMs: number,
   maxSkewSeconds: number = MAX_WEBHOOK_CLOCK_SKEW_SECONDS,
-): SignatureCheck {
-  const { timestamp, signature } = request;
+): ({ readonly ok: true } & CheckedSignatureHeaders) | SignatureRefusal {
+  const { timestamp, signature } = headers;
   if (timestamp === undefined || timestamp === '') return refuse('missing-timestamp', `missing ${WEBHOOK_TIMESTAMP_HEADER} header`);
   if (!TIMESTAMP.test(timestamp)) return refuse('malformed-timestamp', `${WEBHOOK_TIMESTAMP_HEADER} must be unix seconds (decimal digits)`);
   const skew = Math.abs(Number(timestamp) - nowMs / 1000);
@@ -87,12 +99,24 @@ export function verifyWebhookSignature(
   if (signature === undefined || signature === '') return refuse('missing-signature', `missing ${WEBHOOK_SIGNATURE_HEADER} header`);
   const hex = signature.startsWith(SIGNATURE_PREFIX) ? signature.slice(SIGNATURE_PREFIX.length) : undefined;
   if (hex === undefined || !HEX_DIGEST.test(hex)) return refuse('malformed-signature', `${WEBHOOK_SIGNATURE_HEADER} must be ${SIGNATURE_PREFIX}<64 hex digits>`);
-  if (secret === '') return refuse('wrong-signature', 'signature does not match');
-  const expected = webhookDigest(secret, timestamp, request.body);
-  if (!timingSafeEqual(expected, Buffer.from(hex, 'hex'))) return refuse('wrong-signature', 'signature does not match');
-  return { ok: true };
+  return { ok: true, timestamp, digest: Buffer.from(hex, 'hex') };
 }
 
-function refuse(problem: SignatureProblem, message: string): SignatureCheck {
+/**
+ * True when `headers.digest` is the HMAC of `<timestamp>.<body>` under `secret`, compared in constant time. An empty
+ * secret matches nothing.
+ * @param headers headers that passed {@link checkSignatureHeaders}
+ * @param body the exact request body bytes (a string is taken as UTF-8)
+ * @param secret the shared secret
+ */
+export function signatureMatches(headers: CheckedSignatureHeaders, body: string | Uint8Array, secret: string): boolean {
+  if (secret === '') return false;
+  return timingSafeEqual(webhookDigest(secret, headers.timestamp, body), headers.digest);
+}
+
+/** The refusal of a signature that does not match (the only {@link SignatureProblem} that needs the secret). */
+export const WRONG_SIGNATURE: SignatureRefusal = { ok: false, problem: 'wrong-signature', message: 'signature does not match' };
+
+function refuse(problem: SignatureProblem, message: string): SignatureRefusal {
   return { ok: false, problem, message };
 }

@@ -1,6 +1,7 @@
 /**
  * The webhook Lambda's production dependencies (its AWS composition root): the SQS FIFO adapter, the cached Secrets
- * Manager secret, the wall clock and a Powertools logger, configured from the environment ({@link WEBHOOK_ENV}).
+ * Manager secret, the wall clock, a Powertools logger and the EMF metrics publisher, configured from the environment
+ * ({@link WEBHOOK_ENV}).
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -8,6 +9,7 @@ import { SqsQueue } from '../adapters/aws/sqs-queue.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import { requireEnv, WEBHOOK_ENV } from './env.js';
 import type { Log } from './log.js';
+import { createEmfPublisher, type MetricsPublisher } from './metrics.js';
 import type { WebhookQueueMessage } from './webhook-request.js';
 import { webhookSecret, type WebhookSecret } from './webhook-secret.js';
 
@@ -18,6 +20,8 @@ export interface WebhookDeps {
   readonly enqueue: (messages: readonly WebhookQueueMessage[]) => Promise<void>;
   readonly clock: Clock;
   readonly log: Log;
+  /** `skiff_webhook_requests_refused_total` as EMF (namespace `Skiff`, dimensions `service` and `cluster`). */
+  readonly metrics: MetricsPublisher;
 }
 
 /**
@@ -34,6 +38,7 @@ export function webhookDepsFromEnv(env: Readonly<Record<string, string | undefin
     enqueue: (messages) => queue.sendBatch(messages),
     clock: systemClock,
     log: powertoolsLog(new Logger({ serviceName: 'skiff-webhook', persistentKeys: { cluster } })),
+    metrics: createEmfPublisher({ clusterName: cluster }),
   };
 }
 

@@ -7,12 +7,14 @@ import { parseAllDocuments } from 'yaml';
 import { CONTROLLERS_KUBERNETES_GROUP } from '../../infra/constructs/cluster-access.js';
 import { INTERRUPTION_EVENT_PATTERNS } from '../../infra/constructs/interruption-rules.js';
 import { PRICE_REFRESH_EVENT } from '../../infra/constructs/price-refresh.js';
+import { WEBHOOK_REFUSALS_ALARM_THRESHOLD } from '../../infra/constructs/observability.js';
 import { METRIC_NAMES, METRIC_NAMESPACE } from '../../infra/metric-names.js';
 import type { SkiffStack } from '../../infra/skiff-stack.js';
 import { adapterActions, ssmParameterArns } from '../../shared/adapters/aws/iam-actions.js';
 import { INSTANCE_ID_INDEX, TTL_ATTRIBUTE } from '../../shared/adapters/aws/table.js';
 import { CONTROLLER_ENV, WEBHOOK_ENV } from '../../shared/lambda/env.js';
-import { PRIVATE_CONFIG, logicalId, synth } from './stack-fixture.js';
+import { DEFAULT_RESERVED_CONCURRENCY } from '../../infra/stack-config.js';
+import { PRIVATE_CONFIG, SAMPLE_CONFIG, logicalId, synth } from './stack-fixture.js';
 
 type Resources = Record<string, { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] }>;
 interface Statement {
@@ -126,9 +128,34 @@ describe('SkiffStack', () => {
       for (const [, group] of groups) expect(group.Properties.RetentionInDays).toBe(30);
     });
 
-    it('reserves a concurrency of 1 for disruption only', () => {
-      expect(fnProps(functionId(stack, 'Disruption')).ReservedConcurrentExecutions).toBe(1);
-      for (const name of ['Webhook', 'Provisioner', 'Interruption', 'Lifecycle']) expect(fnProps(functionId(stack, name))).not.toHaveProperty('ReservedConcurrentExecutions');
+    it('caps the webhook at a reserved concurrency of 10, reserves 2 for the provisioner, 10 for interruption, 1 for disruption, none for lifecycle', () => {
+      expect(DEFAULT_RESERVED_CONCURRENCY).toEqual({ webhook: 10, provisioner: 2, interruption: 10 });
+      for (const [name, reserved] of [
+        ['Webhook', 10],
+        ['Provisioner', 2],
+        ['Interruption', 10],
+        ['Disruption', 1],
+      ] as const) {
+        expect(fnProps(functionId(stack, name)).ReservedConcurrentExecutions, name).toBe(reserved);
+      }
+      expect(fnProps(functionId(stack, 'Lifecycle'))).not.toHaveProperty('ReservedConcurrentExecutions');
+    });
+
+    it('lets each queue’s event source invoke at most what its consumer has reserved, so a batch is never throttled back to the queue', () => {
+      for (const [fn, queue, reserved] of [
+        ['Provisioner', 'Queues/PodEvents/Queue', 2],
+        ['Interruption', 'Queues/Interruptions/Queue', 10],
+      ] as const) {
+        template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: functionId(stack, fn) }, EventSourceArn: ref(logicalId(stack, queue)), ScalingConfig: { MaximumConcurrency: reserved } });
+      }
+    });
+
+    it('takes the reserved concurrency from the configuration', () => {
+      const { stack: custom, template: customTemplate } = synth({ ...SAMPLE_CONFIG, reservedConcurrency: { webhook: 3, provisioner: 4, interruption: 25 } });
+      const props = (name: string) => (customTemplate.toJSON().Resources as Resources)[functionId(custom, name)]!.Properties;
+      expect(['Webhook', 'Provisioner', 'Interruption', 'Disruption'].map((name) => props(name).ReservedConcurrentExecutions)).toEqual([3, 4, 25, 1]);
+      customTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: functionId(custom, 'Interruption') }, ScalingConfig: { MaximumConcurrency: 25 } });
+      customTemplate.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: functionId(custom, 'Provisioner') }, ScalingConfig: { MaximumConcurrency: 4 } });
     });
 
     it('gives the controllers the cluster’s facts and the table name, and the webhook its queue and secret', () => {
@@ -402,7 +429,7 @@ describe('SkiffStack', () => {
         Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(stack, 'Queues/Interruptions/Queue'), 'QueueName'] } }],
         Threshold: 60,
       });
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 16);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 17);
     });
 
     it('alarms when the price snapshot is over 13 hours old (refreshes every 12 h keep failing)', () => {
@@ -413,6 +440,28 @@ describe('SkiffStack', () => {
         Period: 3600,
         Threshold: 46_800,
         ComparisonOperator: 'GreaterThanThreshold',
+      });
+    });
+
+    it('alarms when the webhook refuses at least 10 requests in each of three 5-minute periods (a flood, or a mis-keyed relay)', () => {
+      expect(METRIC_NAMES.webhookRequestsRefused).toBe('skiff_webhook_requests_refused_total');
+      expect(WEBHOOK_REFUSALS_ALARM_THRESHOLD).toBe(10);
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'Skiff',
+        MetricName: 'skiff_webhook_requests_refused_total',
+        // Exactly the cluster-wide set every point is also published with (not the per-code/reason one).
+        Dimensions: [
+          { Name: 'cluster', Value: 'sample' },
+          { Name: 'service', Value: 'skiff' },
+        ],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 10,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+        TreatMissingData: 'notBreaching',
+        AlarmDescription: Match.stringLikeRegexp('webhook has refused'),
       });
     });
 
@@ -440,6 +489,14 @@ describe('SkiffStack', () => {
         nodeDaemonRequests: 'karpenter_nodes_total_daemon_requests',
       });
       for (const text of [METRIC_NAMES.podStartup, METRIC_NAMES.nodeAllocatable, METRIC_NAMES.nodePodRequests, METRIC_NAMES.nodeDaemonRequests, METRIC_NAMES.priceSnapshotAge, METRIC_NAMES.decisionsUnpublished, '{Skiff,cluster,nodepool,resource_type,service}', 'p90']) {
+        expect(body).toContain(text);
+      }
+    });
+
+    it('shows webhook refusals by status and reason', () => {
+      const [, dashboard] = ofType('AWS::CloudWatch::Dashboard')[0] ?? [];
+      const body = JSON.stringify(dashboard?.Properties.DashboardBody);
+      for (const text of ['{Skiff,cluster,code,reason,service}', METRIC_NAMES.webhookRequestsRefused, 'Webhook requests refused']) {
         expect(body).toContain(text);
       }
     });

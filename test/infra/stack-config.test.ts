@@ -40,6 +40,16 @@ describe('stack configuration', () => {
       expect(errorOf(() => parseStackConfig({ ...SAMPLE_CONFIG, cluster: { ...(SAMPLE_CONFIG.cluster as object), endpointAccess: 'private' } }, 'c.json'))).toContain('c.json: vpc: is required when cluster.endpointAccess is private');
     });
 
+    it('reserves concurrency for the webhook, the provisioner and the interruption handler by default, and refuses what Lambda would', () => {
+      expect(parseStackConfig({ ...SAMPLE_CONFIG, reservedConcurrency: undefined }, 'c.json').reservedConcurrency).toEqual({ webhook: 10, provisioner: 2, interruption: 10 });
+      expect(parseStackConfig({ ...SAMPLE_CONFIG, reservedConcurrency: { webhook: 1 } }, 'c.json').reservedConcurrency).toEqual({ webhook: 1, provisioner: 2, interruption: 10 });
+      const message = errorOf(() => parseStackConfig({ ...SAMPLE_CONFIG, reservedConcurrency: { webhook: 0, provisioner: 1, interruption: 2.5 } }, 'c.json'));
+      expect(message).toContain('c.json: reservedConcurrency.webhook:');
+      expect(message).toContain('c.json: reservedConcurrency.provisioner:');
+      expect(message).toContain('c.json: reservedConcurrency.interruption:');
+      expect(errorOf(() => parseStackConfig({ ...SAMPLE_CONFIG, reservedConcurrency: { lifecycle: 1 } }, 'c.json'))).toContain('lifecycle');
+    });
+
     it('refuses unknown keys, so a misspelt option is not silently ignored', () => {
       expect(errorOf(() => parseStackConfig({ ...SAMPLE_CONFIG, createAcessEntry: false }, 'c.json'))).toContain('createAcessEntry');
     });

@@ -8,12 +8,15 @@ import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCom
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import fc from 'fast-check';
 import { createSqsServer } from 'local-aws-sqs';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, type WebhookHandlerDeps } from '../../../functions/webhook/handler.js';
+import { METRIC_NAMES, METRIC_NAMESPACE, alarmDimensions } from '../../../infra/metric-names.js';
 import { SqsQueue } from '../../../shared/adapters/aws/sqs-queue.js';
 import type { PodEvent } from '../../../shared/core/api/pod-event.js';
 import { MAX_WEBHOOK_BATCH_EVENTS, MAX_WEBHOOK_BODY_BYTES } from '../../../shared/core/api/webhook-batch.js';
+import type { MetricDataPoint } from '../../../shared/core/metrics.js';
 import { silentLog } from '../../../shared/lambda/log.js';
+import { createEmfPublisher } from '../../../shared/lambda/metrics.js';
 import type { WebhookQueueMessage } from '../../../shared/lambda/webhook-request.js';
 import { signWebhookBody } from '../../../shared/lambda/webhook-signature.js';
 
@@ -69,6 +72,8 @@ interface Harness {
   /** Every enqueue call's messages. */
   readonly enqueued: WebhookQueueMessage[][];
   readonly secretReads: { refresh: boolean }[];
+  /** Every metric point the handler published. */
+  readonly points: MetricDataPoint[];
   now: number;
 }
 
@@ -77,6 +82,7 @@ function harness(overrides: Partial<WebhookHandlerDeps> & { secrets?: (refresh: 
   const h: Harness = {
     enqueued: [],
     secretReads: [],
+    points: [],
     now: NOW,
     handle: undefined as never,
   };
@@ -93,6 +99,7 @@ function harness(overrides: Partial<WebhookHandlerDeps> & { secrets?: (refresh: 
     },
     clock: { now: () => h.now },
     log: silentLog,
+    metrics: { publish: (points) => void h.points.push(...points) },
     ...overrides,
   };
   (h as { handle: Harness['handle'] }).handle = createHandler(deps);
@@ -237,6 +244,48 @@ describe('webhook handler', () => {
       expect(await depth()).toBe(0);
     });
 
+    it('refuses an unsigned, malformed or stale request with 401 and the problem’s message, without reading the secret', async () => {
+      const h = harness();
+      const body = batchBody([pod('web-1')]);
+      const good = signWebhookBody(SECRET, body, NOW);
+      const ts = good['x-skiff-timestamp'];
+      const sig = good['x-skiff-signature'];
+      const cases: [Record<string, string>, RegExp][] = [
+        [{}, /^missing x-skiff-timestamp header$/],
+        [{ 'x-skiff-signature': sig }, /^missing x-skiff-timestamp header$/],
+        [{ 'x-skiff-timestamp': '', 'x-skiff-signature': sig }, /^missing x-skiff-timestamp header$/],
+        [{ 'x-skiff-timestamp': `${ts}.5`, 'x-skiff-signature': sig }, /^x-skiff-timestamp must be unix seconds \(decimal digits\)$/],
+        [{ 'x-skiff-timestamp': `-${ts}`, 'x-skiff-signature': sig }, /^x-skiff-timestamp must be unix seconds/],
+        [{ 'x-skiff-timestamp': String(NOW / 1000 - 301), 'x-skiff-signature': sig }, /^x-skiff-timestamp is more than 300 s from the webhook's clock/],
+        [{ 'x-skiff-timestamp': String(NOW / 1000 + 301), 'x-skiff-signature': sig }, /^x-skiff-timestamp is more than 300 s from the webhook's clock/],
+        [{ 'x-skiff-timestamp': ts }, /^missing x-skiff-signature header$/],
+        [{ 'x-skiff-timestamp': ts, 'x-skiff-signature': sig.slice('sha256='.length) }, /^x-skiff-signature must be sha256=<64 hex digits>$/],
+        [{ 'x-skiff-timestamp': ts, 'x-skiff-signature': sig.slice(0, -1) }, /^x-skiff-signature must be sha256=<64 hex digits>$/],
+        [{ 'x-skiff-timestamp': ts, 'x-skiff-signature': `${sig.slice(0, -1)}g` }, /^x-skiff-signature must be sha256=<64 hex digits>$/],
+      ];
+      for (const [headers, message] of cases) {
+        const response = await h.handle(urlEvent(body, headers));
+        expect(response.statusCode, JSON.stringify(headers)).toBe(401);
+        expect(response.body, JSON.stringify(headers)).toMatch(message);
+      }
+      expect(h.secretReads).toEqual([]);
+      expect(h.enqueued).toEqual([]);
+    });
+
+    it('reads the secret for a well-formed request: once when it matches, and once more, refreshed, when it does not', async () => {
+      const h = harness();
+      const body = batchBody([pod('web-1')]);
+      expect((await h.handle(signed(body))).statusCode).toBe(202);
+      expect(h.secretReads).toEqual([{ refresh: false }]);
+      h.secretReads.length = 0;
+      const forged = await h.handle(signed(body, NOW, 'another-secret'));
+      expect(forged).toMatchObject({ statusCode: 401, body: 'signature does not match' });
+      expect(h.secretReads).toEqual([{ refresh: false }, { refresh: true }]);
+      h.secretReads.length = 0;
+      expect((await h.handle(urlEvent(body.replace('web-1', 'web-2'), signWebhookBody(SECRET, body, NOW)))).statusCode).toBe(401);
+      expect(h.secretReads).toEqual([{ refresh: false }, { refresh: true }]);
+    });
+
     it('answers 401 to a body changed after signing', async () => {
       const h = harness();
       const body = batchBody([pod('web-1')]);
@@ -306,6 +355,70 @@ describe('webhook handler', () => {
     });
   });
 
+  describe('the refusal metric', () => {
+    const refused = (code: number, reason: string): MetricDataPoint => ({ name: 'skiff_webhook_requests_refused_total', unit: 'Count', value: 1, dimensions: { code: String(code), reason } });
+
+    it('counts each refused request once, by HTTP status (code) and problem (reason)', async () => {
+      const h = harness();
+      const body = batchBody([pod('web-1')]);
+      const cases: [APIGatewayProxyEventV2, number, string][] = [
+        [signed(body, NOW, SECRET, { method: 'GET' }), 405, 'method'],
+        [urlEvent(' '.repeat(MAX_WEBHOOK_BODY_BYTES + 1), {}), 413, 'too-large'],
+        [urlEvent(body, {}), 401, 'missing-timestamp'],
+        [signed(body, NOW - 301_000), 401, 'stale-timestamp'],
+        [urlEvent(body, { 'x-skiff-timestamp': String(NOW / 1000), 'x-skiff-signature': 'sha256=00' }), 401, 'malformed-signature'],
+        [signed(body, NOW, 'another-secret'), 401, 'wrong-signature'],
+        [signed('{"cluster": '), 400, 'not-json'],
+        [signed(JSON.stringify({ cluster: CLUSTER, events: [] })), 400, 'schema'],
+        [signed(batchBody([{ ...pod('web-1'), cluster: 'staging' }], 'staging')), 400, 'wrong-cluster'],
+      ];
+      for (const [event, status] of cases) expect((await h.handle(event)).statusCode).toBe(status);
+      expect(h.points).toEqual(cases.map(([, status, reason]) => refused(status, reason)));
+    });
+
+    it('counts nothing for an accepted batch, a queue failure (503) or an unreadable secret (500)', async () => {
+      const accepted = harness();
+      expect((await accepted.handle(signed(batchBody([pod('web-1')])))).statusCode).toBe(202);
+      const queueDown = harness({ enqueue: async () => Promise.reject(new Error('SQS down')) });
+      expect((await queueDown.handle(signed(batchBody([pod('web-1')])))).statusCode).toBe(503);
+      const noSecret = harness({ secret: async () => Promise.reject(new Error('AccessDeniedException')) });
+      expect((await noSecret.handle(signed(batchBody([pod('web-1')])))).statusCode).toBe(500);
+      expect([...accepted.points, ...queueDown.points, ...noSecret.points]).toEqual([]);
+    });
+
+    it('answers the request even when publishing the metric fails', async () => {
+      const h = harness({ metrics: { publish: () => { throw new Error('stdout closed'); } } });
+      expect((await h.handle(urlEvent(batchBody([pod('web-1')]), {}))).statusCode).toBe(401);
+    });
+
+    describe('as EMF', () => {
+      let lines: string[];
+      beforeEach(() => {
+        lines = [];
+        vi.stubEnv('POWERTOOLS_DEV', '');
+        vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+        vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+          lines.push(String(chunk));
+          return true;
+        });
+      });
+      afterEach(() => {
+        vi.restoreAllMocks();
+        vi.unstubAllEnvs();
+      });
+
+      it('writes one EMF line per refusal, with the dimension set the stack’s alarm reads and the per-problem one', async () => {
+        const h = harness({ metrics: createEmfPublisher({ clusterName: CLUSTER, serviceName: 'skiff' }) });
+        expect((await h.handle(urlEvent(batchBody([pod('web-1')]), {}))).statusCode).toBe(401);
+        expect(lines).toHaveLength(1);
+        const emf = JSON.parse(lines[0]!) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
+        const [directive] = emf._aws.CloudWatchMetrics;
+        expect(directive).toEqual({ Namespace: METRIC_NAMESPACE, Dimensions: [Object.keys(alarmDimensions(CLUSTER)), [...Object.keys(alarmDimensions(CLUSTER)), 'code', 'reason']], Metrics: [{ Name: METRIC_NAMES.webhookRequestsRefused, Unit: 'Count' }] });
+        expect(emf).toMatchObject({ ...alarmDimensions(CLUSTER), code: '401', reason: 'missing-timestamp', [METRIC_NAMES.webhookRequestsRefused]: 1 });
+      });
+    });
+  });
+
   describe('fuzzing', () => {
     /** Ways a validly signed body can be made invalid, each one certainly invalid. */
     const invalidBatches: fc.Arbitrary<unknown> = fc.oneof(
@@ -359,13 +472,19 @@ describe('webhook handler', () => {
       fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS').map((method) => ({ label: 'method', event: signed(batchBody([pod('web-1')]), NOW, SECRET, { method }), expect: [405] })),
     );
 
-    it('answers every one of 10,000 bad requests with the right 4xx and enqueues nothing', async () => {
+    it('answers every one of 10,000 bad requests with the right 4xx, reads the secret only for well-formed fresh headers, and enqueues nothing', async () => {
       const h = harness();
       const seen = new Map<string, number>();
       await fc.assert(
         fc.asyncProperty(cases, async (c) => {
+          const readsBefore = h.secretReads.length;
+          const pointsBefore = h.points.length;
           const response = await h.handle(c.event);
           seen.set(c.label, (seen.get(c.label) ?? 0) + 1);
+          // Only a request whose headers are well-formed and fresh gets as far as the secret.
+          if (['garbage', 'stale', 'too large', 'method'].includes(c.label)) expect(h.secretReads.length, `${c.label} read the secret`).toBe(readsBefore);
+          // …and every refusal is counted once, under its status.
+          expect(h.points.slice(pointsBefore).map((p) => p.dimensions.code), c.label).toEqual([String(response.statusCode)]);
           expect(response.statusCode, c.label).toBeGreaterThanOrEqual(400);
           expect(response.statusCode, c.label).toBeLessThan(500);
           expect(c.expect, `${c.label}: ${response.body}`).toContain(response.statusCode);
