@@ -12,7 +12,7 @@ import { Requirements } from '../scheduling/requirements.js';
 import { resolveCustomLabels } from './custom-labels.js';
 import { firstUntolerated } from '../scheduling/taints.js';
 import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
-import type { DaemonHostPort, NodePoolTemplate } from './scheduler.js';
+import type { DaemonHostPort, NodePoolTemplate } from './types.js';
 
 /** The NodePool fields provisioning reads (`karpenter.sh/v1` NodePool after defaults). */
 export interface NodePoolLike {
