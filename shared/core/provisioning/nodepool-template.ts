@@ -343,3 +343,12 @@ function limitList(limits: Readonly<Record<string, string | number>>): ResourceL
 function pick(list: ResourceList, keys: readonly string[]): ResourceList {
   return Object.fromEntries(keys.map((k) => [k, list[k] ?? 0]));
 }
+
+/**
+ * NodePools in the order the solver tries them for a new NodeClaim: weight descending, equal weights by name
+ * descending (byte order). Core `pkg/utils/nodepool/nodepool.go` `OrderByWeight`.
+ * @returns a new array; `templates` is not changed
+ */
+export function orderByWeight<T extends { readonly name: string; readonly weight: number }>(templates: readonly T[]): T[] {
+  return [...templates].sort((a, b) => b.weight - a.weight || (a.name === b.name ? 0 : a.name > b.name ? -1 : 1));
+}

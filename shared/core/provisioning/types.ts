@@ -168,3 +168,7 @@ export interface SolveOptions {
   readonly portfolioMaxPods?: number;
 }
 
+/** A topology refusal as a {@link Rejection}, keeping whether it is temporary. */
+export function refusal(verdict: { readonly reason: string; readonly temporary?: boolean }): Rejection {
+  return verdict.temporary ? { ok: false, reason: verdict.reason, temporary: true } : { ok: false, reason: verdict.reason };
+}
