@@ -7,16 +7,12 @@
  */
 import type { ResourceList } from '../resources/resource-list.js';
 import type { Deadline } from './deadline.js';
-import { ExistingTarget } from './existing-target.js';
-import { orderByWeight } from './nodepool-template.js';
 import type { SchedulingPod } from './pod.js';
 import { podShape } from './pod-shape.js';
 import { PACKING_TOLERANCE, PlannedNodeClaim } from './planned-nodeclaim.js';
-import { relaxationSteps } from './preferences.js';
-import { byCpuAndMemoryDescending } from './queue.js';
-import { diagnoseUnplaced, finalizeAll, placeWithRelaxation, planPrice, sumPrice } from './solve-pass.js';
+import { placeWithRelaxation, planPrice, SolvePass, sumPrice } from './solve-pass.js';
 import { Topology } from './topology.js';
-import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate, SchedulingResults, UnschedulablePod } from './types.js';
+import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate, SchedulingResults } from './types.js';
 
 /**
  * Solver v1: the price-aware and first-fit greedy passes, keeping per NodePool the cheaper plan.
@@ -75,61 +71,97 @@ export function solveWith(
   tolerance: number,
   topologyAtStart: Topology,
 ): SchedulingResults {
-  const ordered = [...pods].sort(byCpuAndMemoryDescending);
-  const byWeight = orderByWeight(templates);
-  const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
-  const topology = topologyAtStart.clone();
-  const existingTargets = existing.map((e) => new ExistingTarget(e, topology));
-  const planned: PlannedNodeClaim[] = [];
-  const placedExisting: { pod: string; target: string }[] = [];
-  const unschedulable: UnschedulablePod[] = [];
-  const ids = { next: 0 };
-  // The last relaxation step (tolerate PreferNoSchedule) changes nothing when no taint has that effect.
-  const preferNoSchedule = [...templates.flatMap((t) => t.taints), ...existing.flatMap((e) => e.taints)].some((t) => t.effect === 'PreferNoSchedule');
-  const maxLevel = (pod: SchedulingPod) => relaxationSteps(pod) - (preferNoSchedule ? 0 : 1);
-  // Identical pods (a Deployment's replicas) ask the same question of a fresh NodeClaim: answer it once while
-  // the pool's remaining limits are unchanged. Pods with topology terms depend on counts, so they always ask.
-  const freshCache = new Map<string, number | undefined>();
-  const freshPriceOf = (t: NodePoolTemplate, pod: SchedulingPod, rem: ResourceList | undefined): number | undefined => {
-    if (topology.keysOf(pod).length > 0) return PlannedNodeClaim.freshPrice(t, pod, rem, topology);
-    const key = `${t.name}|${podShape(pod)}|${rem ? JSON.stringify(rem) : ''}`;
-    if (!freshCache.has(key)) freshCache.set(key, PlannedNodeClaim.freshPrice(t, pod, rem, topology));
-    return freshCache.get(key);
-  };
+  return new GreedySolve(pods, templates, existing, tolerance, topologyAtStart).run();
+}
 
-  /** Tries existing capacity, then planned NodeClaims, then a new NodeClaim; true when the pod was placed. */
-  const place = (pod: SchedulingPod): boolean => {
-    const onExisting = existingTargets.find((t) => t.canAdd(pod).ok);
-    if (onExisting) {
-      onExisting.add(pod);
-      placedExisting.push({ pod: pod.key, target: onExisting.name });
-      return true;
-    }
-    // Karpenter (tolerance ∞): join the first planned NodeClaim that fits, fewest pods first.
-    // Price-aware: join the planned NodeClaim whose price rises least, unless a new NodeClaim from the first
-    // NodePool (by weight) that can take the pod costs less than that rise. Ties keep packing (fewer nodes).
-    const firstFit = tolerance === Number.POSITIVE_INFINITY;
-    const candidates = firstFit ? [...planned].sort((a, b) => a.pods.length - b.pods.length) : planned;
+/**
+ * One greedy pass as an object (see {@link solveWith}): each pod goes to an existing node, else joins an in-flight
+ * NodeClaim (planned earlier in this pass), else opens a new NodeClaim, pod by pod in queue order.
+ */
+class GreedySolve extends SolvePass {
+  /**
+   * Identical pods (a Deployment's replicas) ask the same question of a fresh NodeClaim: answered once per NodePool,
+   * pod shape and remaining limits (USD/hour, undefined: no fresh NodeClaim takes it).
+   */
+  private readonly freshCache = new Map<string, number | undefined>();
+
+  constructor(
+    pods: readonly SchedulingPod[],
+    templates: readonly NodePoolTemplate[],
+    existing: readonly ExistingCapacity[],
+    /** {@link PACKING_TOLERANCE} (price-aware) or Infinity (first-fit). */
+    private readonly tolerance: number,
+    topologyAtStart: Topology,
+  ) {
+    super(pods, templates, existing, topologyAtStart);
+  }
+
+  /** Places the batch with Karpenter's retry loop and returns the plan. */
+  run(): SchedulingResults {
+    return this.results(
+      placeWithRelaxation(
+        this.ordered,
+        (pod) => this.place(pod),
+        (pod) => this.maxLevel(pod),
+      ),
+    );
+  }
+
+  /**
+   * Tries existing capacity, then planned NodeClaims, then a new NodeClaim; true when the pod was placed.
+   * Karpenter (tolerance ∞): join the first planned NodeClaim that fits, fewest pods first.
+   * Price-aware: join the planned NodeClaim whose price rises least, unless a new NodeClaim from the first
+   * NodePool (by weight) that can take the pod costs less than that rise. Ties keep packing (fewer nodes).
+   */
+  private place(pod: SchedulingPod): boolean {
+    if (this.addToExistingNode(pod)) return true;
+    const firstFit = this.tolerance === Number.POSITIVE_INFINITY;
+    const best = this.cheapestInflightNodeClaim(pod, firstFit);
+    if (best && (firstFit || best.marginal <= 0)) return this.addToInflightNodeClaim(best.claim, pod);
+    const freshTemplate = this.byWeight.find((t) => this.freshPriceOf(t, pod, this.remaining.get(t.name)) !== undefined);
+    const freshPrice = freshTemplate ? this.freshPriceOf(freshTemplate, pod, this.remaining.get(freshTemplate.name))! : undefined;
+    if (best && (freshPrice === undefined || best.marginal <= freshPrice * this.tolerance)) return this.addToInflightNodeClaim(best.claim, pod);
+    if (!freshTemplate) return false;
+    return this.addToNewNodeClaim(freshTemplate, pod);
+  }
+
+  /**
+   * The in-flight NodeClaim whose price rises least (USD/hour) if `pod` joins, scanning in creation order and
+   * stopping at the first that takes it for free; first-fit scans fewest pods first and stops at the first that takes
+   * it. Undefined when none takes it.
+   */
+  private cheapestInflightNodeClaim(pod: SchedulingPod, firstFit: boolean): { claim: PlannedNodeClaim; marginal: number } | undefined {
+    const candidates = firstFit ? [...this.planned].sort((a, b) => a.pods.length - b.pods.length) : this.planned;
     let best: { claim: PlannedNodeClaim; marginal: number } | undefined;
     for (const claim of candidates) {
-      const marginal = claim.marginalPrice(pod, remaining.get(claim.template.name));
+      const marginal = claim.marginalPrice(pod, this.remaining.get(claim.template.name));
       if (marginal === undefined) continue;
       if (!best || marginal < best.marginal || (marginal === best.marginal && claim.pods.length < best.claim.pods.length)) best = { claim, marginal };
       if (firstFit || marginal <= 0) break;
     }
-    if (best && (firstFit || best.marginal <= 0)) return best.claim.tryAdd(pod, remaining);
-    const freshTemplate = byWeight.find((t) => freshPriceOf(t, pod, remaining.get(t.name)) !== undefined);
-    const freshPrice = freshTemplate ? freshPriceOf(freshTemplate, pod, remaining.get(freshTemplate.name))! : undefined;
-    if (best && (freshPrice === undefined || best.marginal <= freshPrice * tolerance)) return best.claim.tryAdd(pod, remaining);
-    if (!freshTemplate) return false;
-    const fresh = PlannedNodeClaim.start(freshTemplate, pod, remaining.get(freshTemplate.name), topology, `nodeclaim-${ids.next++}`);
+    return best;
+  }
+
+  /** Step 2: `pod` joins `claim` if its full check passes. */
+  private addToInflightNodeClaim(claim: PlannedNodeClaim, pod: SchedulingPod): boolean {
+    return claim.tryAdd(pod, this.remaining);
+  }
+
+  /** Step 3: a new NodeClaim of `template` for `pod`, reserving its share of the NodePool's limits; false if it does not take the pod. */
+  private addToNewNodeClaim(template: NodePoolTemplate, pod: SchedulingPod): boolean {
+    const fresh = PlannedNodeClaim.start(template, pod, this.remaining.get(template.name), this.topology, this.newId());
     if (!fresh) return false;
-    planned.push(fresh);
-    remaining.set(fresh.template.name, fresh.reserve(remaining.get(fresh.template.name)));
+    this.planned.push(fresh);
+    this.remaining.set(fresh.template.name, fresh.reserve(this.remaining.get(fresh.template.name)));
     return true;
-  };
+  }
 
-  unschedulable.push(...diagnoseUnplaced(placeWithRelaxation(ordered, place, maxLevel), byWeight, remaining, topology));
-
-  return { newNodeClaims: finalizeAll(planned), existing: placedExisting, unschedulable };
+  /** The price (USD/hour) of a fresh NodeClaim of `t` for `pod` alone, cached for pods without topology terms. */
+  private freshPriceOf(t: NodePoolTemplate, pod: SchedulingPod, rem: ResourceList | undefined): number | undefined {
+    // Pods with topology terms depend on counts, so they always ask.
+    if (this.topology.keysOf(pod).length > 0) return PlannedNodeClaim.freshPrice(t, pod, rem, this.topology);
+    const key = `${t.name}|${podShape(pod)}|${rem ? JSON.stringify(rem) : ''}`;
+    if (!this.freshCache.has(key)) this.freshCache.set(key, PlannedNodeClaim.freshPrice(t, pod, rem, this.topology));
+    return this.freshCache.get(key);
+  }
 }

@@ -22,22 +22,21 @@
  * Check, then commit: every target offers `canAdd(pod)` (no mutation, returns why not) and `add()`/`commit()`.
  * Unschedulable pods are returned as data with the reason each NodePool cannot serve them.
  */
-import { add, fitCount, fits, fitsSum, scale, subtract, type ResourceList } from '../resources/resource-list.js';
+import { add, fits, fitsSum } from '../resources/resource-list.js';
+import { BulkPlacement } from './bulk-packing.js';
 import { Deadline } from './deadline.js';
-import { ExistingTarget } from './existing-target.js';
 import { solveLegacy } from './greedy-solvers.js';
 import { byPrice, type PricedType } from './instance-options.js';
 import { orderByWeight } from './nodepool-template.js';
-import { packClasses } from './packing.js';
-import { packingTarget, packingTargetBySimulation, planBin } from './packing-target.js';
+import { packingTarget } from './packing-target.js';
 import { PACKING_TOLERANCE, PlannedNodeClaim, type Accepted } from './planned-nodeclaim.js';
 import type { SchedulingPod } from './pod.js';
 import { alternativeKey, classKey, sameShape } from './pod-shape.js';
 import { relaxationSteps, view } from './preferences.js';
 import { byCpuAndMemoryDescending } from './queue.js';
-import { diagnoseUnplaced, finalizeAll, placeWithRelaxation, planPrice } from './solve-pass.js';
+import { placeWithRelaxation, planPrice, SolvePass } from './solve-pass.js';
 import { Topology } from './topology.js';
-import { PORTFOLIO_MAX_PODS, type ExistingCapacity, type NodePoolTemplate, type Rejection, type SchedulingResults, type SolveOptions } from './types.js';
+import { PORTFOLIO_MAX_PODS, type ExistingCapacity, type NodePoolTemplate, type SchedulingResults, type SolveOptions } from './types.js';
 
 /**
  * A planned NodeClaim that would have to grow (change to a dearer instance type) to take a pod is one of at most
@@ -57,7 +56,7 @@ export const MAX_VISITED_CLAIMS = 64;
  * in the same order: existing capacity first, then room planned NodeClaims hold for free, then new NodeClaims of the
  * highest-weight NodePool that can take them. The runs that share a NodePool and requirements are packed together
  * by column generation (`packing.ts`: an LP over packing patterns, priced by knapsacks over every instance type some
- * run fits, rounded to whole NodeClaims); groups of more than {@link MAX_PACKING_CLASSES} runs are filled up to
+ * run fits, rounded to whole NodeClaims); groups of more than `MAX_PACKING_CLASSES` (`bulk-packing.ts`) runs are filled up to
  * one target type instead. Every NodeClaim is then offered as its cheapest type that still fits (right-sizing).
  * Bulk placement checks exactly what placing the pods one by one checks. Small batches ({@link PORTFOLIO_MAX_PODS})
  * also run solver v1's passes and keep the best plan.
@@ -72,7 +71,7 @@ export const MAX_VISITED_CLAIMS = 64;
 export function solve(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], options: SolveOptions = {}): SchedulingResults {
   const deadline = new Deadline(options);
   const topology = Topology.build(pods, templates, existing);
-  const packed = solvePacked(pods, templates, existing, topology, deadline);
+  const packed = new PackedSolve(pods, templates, existing, topology, deadline).run();
   if (pods.length > (options.portfolioMaxPods ?? PORTFOLIO_MAX_PODS) || deadline.expired()) return packed;
   return better(packed, solveLegacy(pods, templates, existing, topology, deadline));
 }
@@ -112,83 +111,125 @@ interface ClassCandidates {
   seen: number;
 }
 
-/**
- * The packing solver (see {@link solve}): topology-bound pods greedily in Karpenter's order, then the rest in bulk.
- */
-function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], topologyAtStart: Topology, deadline: Deadline): SchedulingResults {
-  const ordered = [...pods].sort(byCpuAndMemoryDescending);
-  const byWeight = orderByWeight(templates);
-  const remaining = new Map(byWeight.map((t) => [t.name, t.remaining] as const));
-  const topology = topologyAtStart.clone();
-  const existingTargets = existing.map((e) => new ExistingTarget(e, topology));
-  const planned: PlannedNodeClaim[] = [];
-  const placedExisting: { pod: string; target: string }[] = [];
-  const unplaced: { pod: SchedulingPod; level: number }[] = [];
-  let nextId = 0;
-  const preferNoSchedule = [...templates.flatMap((t) => t.taints), ...existing.flatMap((e) => e.taints)].some((t) => t.effect === 'PreferNoSchedule');
-  const maxLevel = (pod: SchedulingPod) => relaxationSteps(pod) - (preferNoSchedule ? 0 : 1);
-  // A pod without preferences is its own view while no taint is PreferNoSchedule: its views would differ only in
-  // avoiding such taints, so a bulk pass copies no pod.
-  const viewOf = (pod: SchedulingPod, level: number) => (!preferNoSchedule && relaxationSteps(pod) === 1 ? pod : view(pod, level));
-  const probeOf = (t: NodePoolTemplate) => PlannedNodeClaim.probe(t, topology);
-  /** The first NodePool by weight whose fresh NodeClaim takes `count` × `pod`, with the check. */
-  const freshFor = (pod: SchedulingPod, count = 1): { template: NodePoolTemplate; check: Accepted } | undefined => {
-    for (const template of byWeight) {
-      const check = probeOf(template).canAdd(pod, remaining.get(template.name), count);
-      if (check.ok) return { template, check };
-    }
-    return undefined;
-  };
-  const open = (template: NodePoolTemplate, check: Accepted, group: readonly SchedulingPod[]): PlannedNodeClaim => {
-    const claim = PlannedNodeClaim.open(template, check, group, topology, `nodeclaim-${nextId++}`, remaining);
-    planned.push(claim);
-    return claim;
-  };
+/** The resource names a pod requests (positive amounts), sorted and joined: the key of its demand in {@link PackedSolve}. */
+function signature(pod: SchedulingPod): string {
+  return Object.keys(pod.requests)
+    .filter((k) => (pod.requests[k] ?? 0) > 0)
+    .sort()
+    .join(',');
+}
 
-  // Phase 1: pods whose placement depends on topology, host ports or alternative terms, one by one.
-  const simple = (pod: SchedulingPod): boolean =>
-    pod.hostPorts.length === 0 &&
-    pod.requirementAlternatives.length === 1 &&
-    pod.topology.length === 0 &&
-    pod.preferences.podAffinity.length + pod.preferences.podAntiAffinity.length + pod.preferences.scheduleAnyway.length === 0 &&
-    topology.keysOf(pod).length === 0;
-  const classes = new Map<string, ClassCandidates>();
-  // What is left to place (canonical units), per set of requested resource names: a NodeClaim opened for a pod
-  // is filled up to the instance type that serves the demand of pods like it most cheaply (see `packingTarget`).
-  // Built on the first pod placed one by one (a batch of plain pods never needs it).
-  let demandOf: Map<string, Record<string, number>> | undefined;
-  const signature = (pod: SchedulingPod) => Object.keys(pod.requests).filter((k) => (pod.requests[k] ?? 0) > 0).sort().join(',');
-  const demand = (): Map<string, Record<string, number>> => {
-    if (demandOf) return demandOf;
-    demandOf = new Map();
-    for (const pod of ordered) {
+/**
+ * The packing solver (see {@link solve}) as an object: {@link PackedSolve.run} places the topology-bound pods one by
+ * one in Karpenter's order ({@link PackedSolve.placeOne}: {@link SolvePass.addToExistingNode}, then
+ * {@link PackedSolve.addToInflightNodeClaim}, then {@link PackedSolve.addToNewNodeClaim}), then the rest in bulk
+ * ({@link PackedSolve.placeInBulk}, the same order per run of identical pods).
+ */
+class PackedSolve extends SolvePass {
+  /** Per class of interchangeable pods (`classKey`): the in-flight NodeClaims it may still join. */
+  private readonly classes = new Map<string, ClassCandidates>();
+  /**
+   * What is left to place (canonical units), per set of requested resource names ({@link signature}): a NodeClaim
+   * opened for a pod is filled up to the instance type that serves the demand of pods like it most cheaply (see
+   * `packingTarget`). Built on the first pod placed one by one (a batch of plain pods never needs it).
+   */
+  private demandOf: Map<string, Record<string, number>> | undefined;
+  private readonly bulk = new BulkPlacement(this);
+
+  constructor(pods: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[], topologyAtStart: Topology, private readonly deadline: Deadline) {
+    super(pods, templates, existing, topologyAtStart);
+  }
+
+  /** Phase 1, the pods {@link PackedSolve.simple} rejects, one by one; phase 2, the others in bulk; then the plan. */
+  run(): SchedulingResults {
+    const unplaced: { pod: SchedulingPod; level: number }[] = [];
+    const isSimple = this.ordered.map((p) => this.simple(this.viewOf(p, 0)));
+    unplaced.push(
+      ...placeWithRelaxation(
+        this.ordered.filter((_, i) => !isSimple[i]),
+        (pod) => this.placeOne(pod),
+        (pod) => this.maxLevel(pod),
+      ),
+    );
+    unplaced.push(...this.placeInBulk(this.ordered.filter((_, i) => isSimple[i])));
+    return this.results(unplaced.sort((a, b) => byCpuAndMemoryDescending(a.pod, b.pod)));
+  }
+
+  /**
+   * `pod` at `level` of relaxation. A pod without preferences is its own view while no taint is PreferNoSchedule: its
+   * views would differ only in avoiding such taints, so a bulk pass copies no pod.
+   */
+  private viewOf(pod: SchedulingPod, level: number): SchedulingPod {
+    return !this.preferNoSchedule && relaxationSteps(pod) === 1 ? pod : view(pod, level);
+  }
+
+  /** Whether `pod` can be placed in bulk: its placement depends on no topology, host port or alternative term. */
+  private simple(pod: SchedulingPod): boolean {
+    return (
+      pod.hostPorts.length === 0 &&
+      pod.requirementAlternatives.length === 1 &&
+      pod.topology.length === 0 &&
+      pod.preferences.podAffinity.length + pod.preferences.podAntiAffinity.length + pod.preferences.scheduleAnyway.length === 0 &&
+      this.topology.keysOf(pod).length === 0
+    );
+  }
+
+  /** {@link PackedSolve.demandOf}, built from the whole batch on first use. */
+  private demand(): Map<string, Record<string, number>> {
+    if (this.demandOf) return this.demandOf;
+    this.demandOf = new Map();
+    for (const pod of this.ordered) {
       const sig = signature(pod);
-      const d = demandOf.get(sig) ?? {};
+      const d = this.demandOf.get(sig) ?? {};
       for (const k in pod.requests) d[k] = (d[k] ?? 0) + pod.requests[k]!;
-      demandOf.set(sig, d);
+      this.demandOf.set(sig, d);
     }
-    return demandOf;
-  };
-  const consume = (pod: SchedulingPod, n = 1) => {
-    const d = demand().get(signature(pod));
+    return this.demandOf;
+  }
+
+  /** Takes `n` × `pod`'s requests off what is left to place (a negative `n` gives them back). */
+  private consume(pod: SchedulingPod, n = 1): void {
+    const d = this.demand().get(signature(pod));
     if (d) for (const k in pod.requests) d[k] = Math.max(0, d[k]! - pod.requests[k]! * n);
-  };
-  const placeOne = (pod: SchedulingPod): boolean => {
-    const onExisting = existingTargets.find((t) => t.canAdd(pod).ok);
-    if (onExisting) {
-      onExisting.add(pod);
-      placedExisting.push({ pod: pod.key, target: onExisting.name });
-      consume(pod);
+  }
+
+  /**
+   * One pod in Karpenter's order: an existing node, else an in-flight NodeClaim (planned earlier in this solve) that
+   * takes it for free or for a price rise no more than {@link PACKING_TOLERANCE} × a new NodeClaim's price, else a new
+   * NodeClaim from the first NodePool by weight that takes it.
+   * @returns whether the pod was placed
+   */
+  private placeOne(pod: SchedulingPod): boolean {
+    if (this.addToExistingNode(pod)) {
+      this.consume(pod);
       return true;
     }
+    const best = this.cheapestInflightNodeClaim(pod);
+    this.consume(pod);
+    if (best && best.marginal <= 1e-9) return this.addToInflightNodeClaim(best.claim, pod);
+    const fresh = this.freshFor(pod);
+    if (best && (!fresh || best.marginal <= fresh.check.options[0]!.price * PACKING_TOLERANCE)) return this.addToInflightNodeClaim(best.claim, pod);
+    if (!fresh) {
+      this.consume(pod, -1);
+      return false;
+    }
+    return this.addToNewNodeClaim(pod, fresh);
+  }
+
+  /**
+   * The in-flight NodeClaim `pod` joins most cheaply, with the price rise (USD/hour) over the claim's ceiling: the
+   * newest of its class's candidates (at most {@link MAX_VISITED_CLAIMS}) that takes it for free, else the cheapest of
+   * at most {@link MAX_GROWTH_CANDIDATES} that would grow (fewer pods on a tie). Candidates are priced with `quote`; only
+   * the chosen one is checked in full (deterministic: same answer). Drops candidates that refuse the class for good.
+   */
+  private cheapestInflightNodeClaim(pod: SchedulingPod): { claim: PlannedNodeClaim; marginal: number } | undefined {
     const key = classKey(pod);
-    let candidates = classes.get(key);
+    let candidates = this.classes.get(key);
     // A new class looks at the most recent NodeClaims only (older ones are usually full).
-    if (!candidates) classes.set(key, (candidates = { claims: [], dead: 0, seen: Math.max(0, planned.length - MAX_VISITED_CLAIMS) }));
-    for (; candidates.seen < planned.length; candidates.seen++) candidates.claims.push(planned[candidates.seen]);
+    if (!candidates) this.classes.set(key, (candidates = { claims: [], dead: 0, seen: Math.max(0, this.planned.length - MAX_VISITED_CLAIMS) }));
+    for (; candidates.seen < this.planned.length; candidates.seen++) candidates.claims.push(this.planned[candidates.seen]);
     const list = candidates.claims;
-    const growthLimit = deadline.expired() ? 1 : MAX_GROWTH_CANDIDATES;
-    // Candidates are priced with `quote`; only the chosen one is checked in full (deterministic: same answer).
+    const growthLimit = this.deadline.expired() ? 1 : MAX_GROWTH_CANDIDATES;
     let best: { claim: PlannedNodeClaim; marginal: number } | undefined;
     const growth: { claim: PlannedNodeClaim; at: number }[] = [];
     let visited = 0;
@@ -210,7 +251,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
         if (growth.length < growthLimit) growth.push({ claim, at: i });
         continue;
       }
-      const check = claim.quote(pod, remaining.get(claim.template.name));
+      const check = claim.quote(pod, this.remaining.get(claim.template.name));
       if (!check.ok) {
         if (!check.temporary) drop();
         continue;
@@ -223,7 +264,7 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
     }
     if (!best) {
       for (const { claim, at } of growth) {
-        const check = claim.quote(pod, remaining.get(claim.template.name));
+        const check = claim.quote(pod, this.remaining.get(claim.template.name));
         if (!check.ok) {
           if (!check.temporary && list[at] === claim) {
             list[at] = undefined;
@@ -239,262 +280,71 @@ function solvePacked(pods: readonly SchedulingPod[], templates: readonly NodePoo
       candidates.claims = list.filter((c) => c !== undefined);
       candidates.dead = 0;
     }
-    consume(pod);
-    const join = (claim: PlannedNodeClaim): true => {
-      claim.commit([pod], claim.canAdd(pod, remaining.get(claim.template.name)) as Accepted, remaining);
-      return true;
-    };
-    if (best && best.marginal <= 1e-9) return join(best.claim);
-    const fresh = freshFor(pod);
-    if (best && (!fresh || best.marginal <= fresh.check.options[0]!.price * PACKING_TOLERANCE)) return join(best.claim);
-    if (!fresh) {
-      consume(pod, -1);
-      return false;
-    }
-    const claim = open(fresh.template, fresh.check, [pod]);
-    const target = packingTarget(fresh.check.options, add(pod.requests, demand().get(signature(pod)) ?? {}), fresh.template.daemonOverhead);
-    claim.target = { allocatable: target.type.allocatable, price: target.price };
-    return true;
-  };
-  const isSimple = ordered.map((p) => simple(viewOf(p, 0)));
-  unplaced.push(...placeWithRelaxation(ordered.filter((_, i) => !isSimple[i]), placeOne, maxLevel));
-
-  // Phase 2: the other pods in bulk, one run of identical pods at a time, relaxing level by level.
-  /** The largest batch (≤ `count`) of `pod` `check` accepts within `ceiling` USD/hour, with its check. */
-  const largestBatch = (check: (n: number) => Accepted | Rejection, count: number, ceiling: number): { n: number; check: Accepted } | undefined => {
-    const ok = (n: number) => {
-      const c = check(n);
-      return c.ok && c.options[0]!.price <= ceiling + 1e-9 ? c : undefined;
-    };
-    const all = ok(count);
-    if (all) return { n: count, check: all };
-    let [lo, hi] = [0, count];
-    let found: Accepted | undefined;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      const c = ok(mid);
-      if (c) [lo, found] = [mid, c];
-      else hi = mid;
-    }
-    if (lo === 0) return undefined;
-    return { n: lo, check: found ?? ok(lo)! };
-  };
-  /** Existing capacity first, then room planned NodeClaims hold for free; returns the pods of `run` left over. */
-  const fillExisting = (run: readonly SchedulingPod[]): SchedulingPod[] => {
-    const pod = run[0]!;
-    let i = 0;
-    for (const target of existingTargets) {
-      if (i >= run.length) break;
-      if (!target.canAdd(pod).ok) continue;
-      const n = Math.min(run.length - i, target.fitCount(pod.requests));
-      for (const p of run.slice(i, i + n)) {
-        target.add(p);
-        placedExisting.push({ pod: p.key, target: target.name });
-      }
-      i += n;
-    }
-    for (const claim of planned) {
-      if (i >= run.length) break;
-      const n = Math.min(run.length - i, fitCount(pod.requests, claim.freeRoom()));
-      if (n <= 0) continue;
-      const batch = largestBatch((k) => claim.canAdd(pod, remaining.get(claim.template.name), k), n, claim.ceiling());
-      if (!batch) continue;
-      claim.commit(run.slice(i, i + batch.n), batch.check, remaining);
-      i += batch.n;
-    }
-    return run.slice(i);
-  };
-  /**
-   * Packs runs of pods that share a NodePool and requirements into new NodeClaims of one target instance type
-   * (vector bin packing, dot-product heuristic: each NodeClaim is filled with the pod whose requests best align
-   * with the room left, normalised by the target's room). Returns the runs' pods left over.
-   */
-  /**
-   * Commits one planned bin: `plan[c]` pods of each run `c` from `next[c]` on, into a new NodeClaim of `template`
-   * no dearer than `target`. In one check when it passes (the pods share requirements, and a fresh NodeClaim of the
-   * NodePool accepts each class: what placing them one by one checks), else class by class as far as each fits.
-   * Advances `next`; returns whether a NodeClaim was opened and, when the bin passed in one check, that check.
-   * @param known the one-check acceptance of an identical bin (same runs, same plan) while the NodePool has no
-   *   limits: the check reads only the runs' first pods, the plan and the probe (never mutated), so it would
-   *   answer the same and is not repeated
-   */
-  const commitBin = (
-    template: NodePoolTemplate,
-    runs: readonly SchedulingPod[][],
-    reps: readonly SchedulingPod[],
-    next: number[],
-    plan: readonly number[],
-    target: PricedType,
-    known?: Accepted,
-  ): { opened: boolean; whole?: Accepted } => {
-    const probe = probeOf(template);
-    const first = plan.findIndex((n) => n > 0);
-    if (first < 0) return { opened: false };
-    const all: SchedulingPod[] = [];
-    for (let c = first; c < runs.length; c++) for (let i = next[c]!, end = next[c]! + plan[c]!; i < end; i++) all.push(runs[c]![i]!);
-    const checkWhole = (): Accepted | Rejection => {
-      let plus: ResourceList = {};
-      for (let c = first + 1; c < runs.length; c++) if (plan[c]! > 0) plus = add(plus, scale(reps[c]!.requests, plan[c]!));
-      return probe.canAdd(reps[first]!, remaining.get(template.name), plan[first]!, plus);
-    };
-    const whole = known ?? checkWhole();
-    if (whole.ok && whole.options[0]!.price <= target.price + 1e-9) {
-      open(template, whole, all).target = { allocatable: target.type.allocatable, price: target.price };
-      for (let c = 0; c < runs.length; c++) next[c]! += plan[c]!;
-      return { opened: true, whole };
-    }
-    let claim: PlannedNodeClaim | undefined;
-    for (let c = 0; c < runs.length; c++) {
-      const n = plan[c]!;
-      if (n === 0) continue;
-      const pod = reps[c]!;
-      const pods = runs[c]!.slice(next[c]!, next[c]! + n);
-      const into = claim;
-      const batch = largestBatch((k) => (into ?? probe).canAdd(pod, remaining.get(template.name), k), n, target.price);
-      if (!batch) continue;
-      if (into) into.commit(pods.slice(0, batch.n), batch.check, remaining);
-      else (claim = open(template, batch.check, pods.slice(0, batch.n))).target = { allocatable: target.type.allocatable, price: target.price };
-      next[c]! += batch.n;
-    }
-    return { opened: claim !== undefined };
-  };
-  const packGroupOneType = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
-    const overhead = template.daemonOverhead;
-    const reps = runs.map((r) => r[0]!);
-    const fitting = options.filter((o) => reps.every((p) => fitsSum(overhead, p.requests, o.type.allocatable)));
-    // Dense columns over the resources the pods request.
-    const keys = [...new Set(reps.flatMap((p) => Object.keys(p.requests).filter((k) => p.requests[k]! > 0)))];
-    const d = keys.length;
-    const req = new Float64Array(runs.length * d);
-    reps.forEach((p, c) => keys.forEach((k, j) => (req[c * d + j] = p.requests[k] ?? 0)));
-    const roomOf = (o: PricedType) => Float64Array.from(keys, (k) => Math.max(0, (o.type.allocatable[k] ?? 0) - (overhead[k] ?? 0)));
-    const target = packingTargetBySimulation(
-      fitting.length > 0 ? fitting : options,
-      runs.map((r) => r.length),
-      req,
-      d,
-      roomOf,
-      overhead,
-      keys,
-    );
-    const room = roomOf(target);
-    const next = runs.map(() => 0);
-    for (;;) {
-      // Plan one NodeClaim arithmetically.
-      const plan = planBin(
-        room,
-        req,
-        d,
-        runs.map((r, c) => r.length - next[c]!),
-      );
-      const planned = plan.reduce((a, b) => a + b, 0);
-      if (planned === 0) break;
-      if (!commitBin(template, runs, reps, next, plan, target).opened) break;
-    }
-    return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
-  };
-  /**
-   * Packs runs of pods that share a NodePool and requirements into new NodeClaims by column generation
-   * (`packing.ts`): each run is a class, each option an instance type with its room after daemonset overhead. Every
-   * bin is committed with one check of the NodePool's probe (what placing its pods one by one checks), else class by
-   * class; returns the runs' pods left over. Groups of more than {@link MAX_PACKING_CLASSES} runs pack into one
-   * target type instead (`packGroupOneType`).
-   */
-  const packGroup = (template: NodePoolTemplate, options: readonly PricedType[], runs: readonly SchedulingPod[][]): SchedulingPod[][] => {
-    if (runs.length > MAX_PACKING_CLASSES) return packGroupOneType(template, options, runs);
-    const overhead = template.daemonOverhead;
-    const reps = runs.map((r) => r[0]!);
-    const keys = [...new Set(reps.flatMap((p) => Object.keys(p.requests).filter((k) => p.requests[k]! > 0)))];
-    const packing = packClasses(
-      runs.map((run, c) => ({ requests: keys.map((k) => reps[c]!.requests[k] ?? 0), count: run.length })),
-      options.map((o) => ({ room: keys.map((k) => Math.max(0, (o.type.allocatable[k] ?? 0) - (overhead[k] ?? 0))), price: o.price })),
-    );
-    const next = runs.map(() => 0);
-    for (const bin of packing.bins) {
-      const target = options[bin.option]!;
-      // Copies of a bin are checked once while the NodePool has no limits (see `commitBin`).
-      let previous: { plan: readonly number[]; whole: Accepted } | undefined;
-      for (let copy = 0; copy < bin.copies; copy++) {
-        // The bin's own counts while every run still has them (the plan is only read).
-        const plan = bin.counts.every((k, c) => k <= runs[c]!.length - next[c]!) ? bin.counts : bin.counts.map((k, c) => Math.min(k, runs[c]!.length - next[c]!));
-        if (plan.every((n) => n === 0)) break;
-        const same = previous !== undefined && remaining.get(template.name) === undefined && (plan === previous.plan || plan.every((n, c) => n === previous!.plan[c]));
-        const { whole } = commitBin(template, runs, reps, next, plan, target, same ? previous!.whole : undefined);
-        previous = whole ? { plan, whole } : undefined;
-      }
-    }
-    return runs.map((run, c) => run.slice(next[c]!)).filter((run) => run.length > 0);
-  };
-  /** Per NodePool and requirements: the instance type fallback NodeClaims pack into, chosen once. */
-  const targets = new Map<string, PricedType>();
-  /** Fallback: new NodeClaims for one run, from the first NodePool that takes its pods; returns what is left. */
-  const openBins = (run: readonly SchedulingPod[]): SchedulingPod[] => {
-    const pod = run[0]!;
-    let i = 0;
-    while (i < run.length) {
-      const fresh = freshFor(pod);
-      if (!fresh) break;
-      const probe = probeOf(fresh.template);
-      const left = run.length - i;
-      const group = `${fresh.template.name}|${alternativeKey(pod.requirementAlternatives[0]!)}`;
-      const chosen = targets.get(group);
-      let target = chosen && fresh.check.options.find((o) => o.type === chosen.type);
-      if (!target) {
-        target = packingTarget(fresh.check.options, scale(pod.requests, left), fresh.template.daemonOverhead);
-        targets.set(group, target);
-      }
-      const n = Math.max(1, Math.min(left, fitCount(pod.requests, subtract(target.type.allocatable, fresh.template.daemonOverhead))));
-      const batch = largestBatch((k) => probe.canAdd(pod, remaining.get(fresh.template.name), k), n, target.price) ?? { n: 1, check: fresh.check };
-      const claim = open(fresh.template, batch.check, run.slice(i, i + batch.n));
-      claim.target = { allocatable: target.type.allocatable, price: target.price };
-      i += batch.n;
-    }
-    return run.slice(i);
-  };
-  let pending = ordered.filter((_, i) => isSimple[i]);
-  for (let level = 0; pending.length > 0; level++) {
-    const views = pending.map((p) => viewOf(p, level));
-    const runs: SchedulingPod[][] = [];
-    for (const v of views) {
-      const last = runs[runs.length - 1];
-      if (last && sameShape(last[0]!, v)) last.push(v);
-      else runs.push([v]);
-    }
-    const failed: SchedulingPod[] = [];
-    const groups = new Map<string, { template: NodePoolTemplate; options: Set<PricedType>; runs: SchedulingPod[][] }>();
-    for (const run of runs) {
-      const left = fillExisting(run);
-      if (left.length === 0) continue;
-      const fresh = freshFor(left[0]!);
-      if (!fresh) {
-        failed.push(...left);
-        continue;
-      }
-      const key = `${fresh.template.name}|${alternativeKey(left[0]!.requirementAlternatives[0]!)}`;
-      const group = groups.get(key);
-      if (group) {
-        group.runs.push(left);
-        for (const o of fresh.check.options) group.options.add(o);
-      } else groups.set(key, { template: fresh.template, options: new Set(fresh.check.options), runs: [left] });
-    }
-    // Options: every type some run of the group fits (the smallest pods can use types the largest cannot).
-    for (const group of groups.values()) for (const rest of packGroup(group.template, [...group.options].sort(byPrice), group.runs)) failed.push(...openBins(rest));
-    const base = failed.length > 0 ? new Map(pending.map((p) => [p.key, p])) : undefined;
-    pending = [];
-    for (const v of failed) {
-      const pod = base!.get(v.key)!;
-      if (level < maxLevel(pod)) pending.push(pod);
-      else unplaced.push({ pod, level });
-    }
+    return best;
   }
 
-  const unschedulable = diagnoseUnplaced(unplaced.sort((a, b) => byCpuAndMemoryDescending(a.pod, b.pod)), byWeight, remaining, topology);
-  return { newNodeClaims: finalizeAll(planned), existing: placedExisting, unschedulable };
-}
+  /**
+   * Step 2: `pod` joins `claim`, checked in full.
+   * @throws Error when the full check rejects a pod `quote` accepted (the two must agree; a bug, never an outcome)
+   */
+  private addToInflightNodeClaim(claim: PlannedNodeClaim, pod: SchedulingPod): true {
+    const check = claim.canAdd(pod, this.remaining.get(claim.template.name));
+    if (!check.ok) throw new Error(`NodeClaim ${claim.id}: quote accepted pod ${pod.key} but canAdd rejects it (${check.reason})`);
+    claim.commit([pod], check, this.remaining);
+    return true;
+  }
 
-/**
- * Runs of distinct pods up to which a group is packed by column generation (the master LP has one row per run).
- * Measured on 1,000 pods over the whole catalogue: 30 shapes 0.7 s, 60 shapes 2.5 s, 120 shapes 18.6 s by column
- * generation against 0.25–0.4 s filled into one target type (8–13 % dearer), so larger groups take the latter.
- */
-export const MAX_PACKING_CLASSES = 40;
+  /** Step 3: a new NodeClaim from the accepted `fresh` check, filled up to the type that serves pods like `pod` most cheaply. */
+  private addToNewNodeClaim(pod: SchedulingPod, fresh: { template: NodePoolTemplate; check: Accepted }): true {
+    const claim = this.open(fresh.template, fresh.check, [pod]);
+    const target = packingTarget(fresh.check.options, add(pod.requests, this.demand().get(signature(pod)) ?? {}), fresh.template.daemonOverhead);
+    claim.target = { allocatable: target.type.allocatable, price: target.price };
+    return true;
+  }
+
+  /**
+   * Phase 2: `pending` (in queue order) in bulk, one run of identical pods at a time and level by level of
+   * relaxation: existing capacity and the free room of in-flight NodeClaims first, then new NodeClaims packed per
+   * group of runs that share a NodePool and requirements, then new NodeClaims run by run.
+   * @returns the pods left unplaced fully relaxed, with their level
+   */
+  private placeInBulk(pending: SchedulingPod[]): { pod: SchedulingPod; level: number }[] {
+    const unplaced: { pod: SchedulingPod; level: number }[] = [];
+    for (let level = 0; pending.length > 0; level++) {
+      const views = pending.map((p) => this.viewOf(p, level));
+      const runs: SchedulingPod[][] = [];
+      for (const v of views) {
+        const last = runs[runs.length - 1];
+        if (last && sameShape(last[0]!, v)) last.push(v);
+        else runs.push([v]);
+      }
+      const failed: SchedulingPod[] = [];
+      const groups = new Map<string, { template: NodePoolTemplate; options: Set<PricedType>; runs: SchedulingPod[][] }>();
+      for (const run of runs) {
+        const left = this.bulk.fillExisting(run);
+        if (left.length === 0) continue;
+        const fresh = this.freshFor(left[0]!);
+        if (!fresh) {
+          failed.push(...left);
+          continue;
+        }
+        const key = `${fresh.template.name}|${alternativeKey(left[0]!.requirementAlternatives[0]!)}`;
+        const group = groups.get(key);
+        if (group) {
+          group.runs.push(left);
+          for (const o of fresh.check.options) group.options.add(o);
+        } else groups.set(key, { template: fresh.template, options: new Set(fresh.check.options), runs: [left] });
+      }
+      // Options: every type some run of the group fits (the smallest pods can use types the largest cannot).
+      for (const group of groups.values()) for (const rest of this.bulk.packGroup(group.template, [...group.options].sort(byPrice), group.runs)) failed.push(...this.bulk.openBins(rest));
+      const base = failed.length > 0 ? new Map(pending.map((p) => [p.key, p])) : undefined;
+      pending = [];
+      for (const v of failed) {
+        const pod = base!.get(v.key)!;
+        if (level < this.maxLevel(pod)) pending.push(pod);
+        else unplaced.push({ pod, level });
+      }
+    }
+    return unplaced;
+  }
+}
