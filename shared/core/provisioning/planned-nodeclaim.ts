@@ -34,6 +34,17 @@ export type Quote = Acceptance<{ price: number }>;
 /** What `PlannedNodeClaim.canAdd` returns when the pod can join. */
 export type Accepted = Acceptance<{ requirements: Requirements; options: PricedType[]; requests: ResourceList; domains?: ReadonlyMap<string, string> }>;
 
+/**
+ * What a planned NodeClaim's check builds: the full acceptance with its option lists (`canAdd`, {@link Accepted}) or
+ * the price only (`quote`, {@link Quote}). Each mode has its own typed answer, a union discriminated on `ok`:
+ * - `'full'`: {@link Accepted} | {@link Rejection};
+ * - `'price'`: {@link Quote} | {@link Rejection} | {@link Unpriced}.
+ */
+type CheckMode = 'full' | 'price';
+
+/** A price-only check that cannot answer without option lists (a second topology key to pin): ask `canAdd`. */
+type Unpriced = undefined;
+
 /** Probe claims per topology state and template (see `PlannedNodeClaim.probe`). */
 const probes = new WeakMap<Topology, Map<NodePoolTemplate, PlannedNodeClaim>>();
 
@@ -76,7 +87,7 @@ export class PlannedNodeClaim {
     readonly template: NodePoolTemplate,
     private requirements: Requirements,
     /** Every option that fits the claim's pods, cheapest first. */
-    private options: readonly PricedType[],
+    private options: PricedType[],
     private requests: ResourceList,
     /** Host ports its pods bind; created on the first pod that binds one. */
     private hostPorts: Set<string> | undefined,
@@ -191,7 +202,7 @@ export class PlannedNodeClaim {
    *   not fit in it together with that reservation are dropped, so growing a claim never overruns a limit
    */
   canAdd(pod: SchedulingPod, remaining?: ResourceList, count = 1, plus?: ResourceList): Accepted | Rejection {
-    return this.check(pod, remaining, count, plus, false) as Accepted | Rejection;
+    return this.check(pod, remaining, count, plus, 'full');
   }
 
   /**
@@ -200,17 +211,21 @@ export class PlannedNodeClaim {
    * many candidate claims costs a short scan each. Commit with a `canAdd` of the chosen claim.
    */
   quote(pod: SchedulingPod, remaining?: ResourceList, count = 1, plus?: ResourceList): Quote | Rejection {
-    const quoted = this.minValues ? undefined : this.check(pod, remaining, count, plus, true);
-    if (quoted) return quoted as Quote | Rejection;
+    const quoted = this.minValues ? undefined : this.check(pod, remaining, count, plus, 'price');
+    if (quoted) return quoted;
     const check = this.canAdd(pod, remaining, count, plus);
     return check.ok ? { ok: true, price: check.options[0]!.price } : check;
   }
 
   /**
-   * `canAdd` (`priceOnly` false) or `quote` (true; undefined when the answer needs option lists: a second topology key
-   * to pin). Options are filtered by what fits, by limits and by DaemonSet host ports, then pinned per topology key.
+   * `canAdd` (`mode` `'full'`) or `quote` (`'price'`; {@link Unpriced} when the answer needs option lists: a second
+   * topology key to pin). Options are filtered by what fits, by limits and by DaemonSet host ports, then pinned per
+   * topology key. The overloads give each mode its own answer type (see {@link CheckMode}).
    */
-  private check(pod: SchedulingPod, remaining: ResourceList | undefined, count: number, plus: ResourceList | undefined, priceOnly: boolean): Accepted | Quote | Rejection | undefined {
+  private check(pod: SchedulingPod, remaining: ResourceList | undefined, count: number, plus: ResourceList | undefined, mode: 'full'): Accepted | Rejection;
+  private check(pod: SchedulingPod, remaining: ResourceList | undefined, count: number, plus: ResourceList | undefined, mode: 'price'): Quote | Rejection | Unpriced;
+  private check(pod: SchedulingPod, remaining: ResourceList | undefined, count: number, plus: ResourceList | undefined, mode: CheckMode): Accepted | Quote | Rejection | Unpriced {
+    const priceOnly = mode === 'price';
     const gate = this.gate(pod);
     if (gate) return gate;
     const keys = this.topology.keysOf(pod);
@@ -439,13 +454,13 @@ export class PlannedNodeClaim {
   private narrow(alternative: Requirements): ({ ok: true } & { requirements: Requirements; options: PricedType[] }) | Rejection {
     const incompatibility = this.requirements.compatible(alternative, WELL_KNOWN_LABELS);
     if (incompatibility) return { ok: false, reason: describeIncompatibility(incompatibility), incompatibility };
-    if (alternative.keys().length === 0) return { ok: true, requirements: this.requirements, options: this.options as PricedType[] };
+    if (alternative.keys().length === 0) return { ok: true, requirements: this.requirements, options: this.options };
     const key = alternativeKey(alternative);
     let hit = (this.narrowed ??= new Map()).get(key);
     if (!hit) {
       const requirements = this.requirements.intersect(alternative);
       // A pod that only repeats what the claim already requires (its NodePool's label, say) narrows nothing.
-      hit = requirements.toString() === this.requirementsKey() ? { requirements: this.requirements, options: this.options as PricedType[] } : { requirements, options: pricedOptions(this.options, requirements) };
+      hit = requirements.toString() === this.requirementsKey() ? { requirements: this.requirements, options: this.options } : { requirements, options: pricedOptions(this.options, requirements) };
       this.narrowed.set(key, hit);
     }
     return { ok: true, ...hit };
