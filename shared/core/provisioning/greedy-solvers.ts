@@ -142,17 +142,15 @@ class GreedySolve extends SolvePass {
     return best;
   }
 
-  /** Step 2: `pod` joins `claim` if its full check passes. */
-  private addToInflightNodeClaim(claim: PlannedNodeClaim, pod: SchedulingPod): boolean {
-    return claim.tryAdd(pod, this.remaining);
-  }
-
-  /** Step 3: a new NodeClaim of `template` for `pod`, reserving its share of the NodePool's limits; false if it does not take the pod. */
+  /**
+   * Step 3: a new NodeClaim of `template` for `pod`, from the accepted check of the template's probe (what
+   * {@link SolvePass.open} commits; it reserves the NodeClaim's share of the NodePool's limits).
+   * @returns false when the fresh NodeClaim does not take the pod
+   */
   private addToNewNodeClaim(template: NodePoolTemplate, pod: SchedulingPod): boolean {
-    const fresh = PlannedNodeClaim.start(template, pod, this.remaining.get(template.name), this.topology, this.newId());
-    if (!fresh) return false;
-    this.planned.push(fresh);
-    this.remaining.set(fresh.template.name, fresh.reserve(this.remaining.get(fresh.template.name)));
+    const check = this.probeOf(template).canAdd(pod, this.remaining.get(template.name));
+    if (!check.ok) return false;
+    this.open(template, check, [pod]);
     return true;
   }
 

@@ -102,24 +102,9 @@ export class PlannedNodeClaim {
   /** Whether any requirement of the pool sets `minValues` (checked on every add). */
   private readonly minValues: boolean;
 
-  /** A new NodeClaim from `template` holding `pod`, or undefined when the pod does not fit a fresh node of the pool. */
-  static start(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined, topology: Topology, id: string): PlannedNodeClaim | undefined {
-    const options = optionsOf(template);
-    const candidate = new PlannedNodeClaim(
-      template,
-      template.requirements,
-      remaining ? options.filter((o) => withinLimits(add(o.type.capacity, { nodes: 1 }), remaining)) : options,
-      template.daemonOverhead,
-      undefined,
-      topology,
-      id,
-    );
-    return candidate.tryAdd(pod, undefined) ? candidate : undefined;
-  }
-
   /**
    * The price (USD/hour) of a fresh NodeClaim from `template` for `pod` alone, or undefined when none fits.
-   * Same answer as `start(...).price()` without building the claim.
+   * Same answer as the price of the NodeClaim `open` plans from the probe's accepted `canAdd`, without building it.
    */
   static freshPrice(template: NodePoolTemplate, pod: SchedulingPod, remaining: ResourceList | undefined, topology: Topology): number | undefined {
     return PlannedNodeClaim.probe(template, topology).cheapestFit(pod, remaining);

@@ -283,17 +283,6 @@ class PackedSolve extends SolvePass {
     return best;
   }
 
-  /**
-   * Step 2: `pod` joins `claim`, checked in full.
-   * @throws Error when the full check rejects a pod `quote` accepted (the two must agree; a bug, never an outcome)
-   */
-  private addToInflightNodeClaim(claim: PlannedNodeClaim, pod: SchedulingPod): true {
-    const check = claim.canAdd(pod, this.remaining.get(claim.template.name));
-    if (!check.ok) throw new Error(`NodeClaim ${claim.id}: quote accepted pod ${pod.key} but canAdd rejects it (${check.reason})`);
-    claim.commit([pod], check, this.remaining);
-    return true;
-  }
-
   /** Step 3: a new NodeClaim from the accepted `fresh` check, filled up to the type that serves pods like `pod` most cheaply. */
   private addToNewNodeClaim(pod: SchedulingPod, fresh: { template: NodePoolTemplate; check: Accepted }): true {
     const claim = this.open(fresh.template, fresh.check, [pod]);

@@ -86,6 +86,15 @@ export abstract class SolvePass {
     return true;
   }
 
+  /**
+   * Step 2 of the placement order: `pod` joins `claim`, an in-flight NodeClaim (planned earlier in this pass), if the
+   * claim's full check (`canAdd`) accepts it; the pool's remaining limits are updated.
+   * @returns whether the pod was placed
+   */
+  addToInflightNodeClaim(claim: PlannedNodeClaim, pod: SchedulingPod): boolean {
+    return claim.tryAdd(pod, this.remaining);
+  }
+
   /** The never-launched NodeClaim of `template` that answers what a fresh NodeClaim would do (`PlannedNodeClaim.probe`). */
   probeOf(template: NodePoolTemplate): PlannedNodeClaim {
     return PlannedNodeClaim.probe(template, this.topology);
