@@ -15,12 +15,19 @@
  *   each planned NodeClaim reserves its cheapest option's capacity (Karpenter reserves the largest,
  *   `subtractMax`); a NodeClaim never grows past what the limit allows, and the controller re-checks limits
  *   against actual usage before each launch.
- * Where Karpenter joins the first planned NodeClaim that fits (first-fit, kept as `solveFirstFit` in `greedy-solvers.ts`), Skiff packs
- * for price ({@link solve}): pods bound by topology are placed one by one into NodeClaims filled up to the instance
+ * Where Karpenter joins the first planned NodeClaim that fits (first-fit, kept as `solveFirstFit` in
+ * `greedy-solvers.ts`), Skiff packs for price ({@link solve}): pods bound by topology are placed one by one into NodeClaims filled up to the instance
  * type with the best price per unit of the remaining demand, and the other pods are packed in bulk (vector bin
  * packing over runs of identical pods). Bulk placement checks exactly what placing the pods one by one checks.
  * Check, then commit: every target offers `canAdd(pod)` (no mutation, returns why not) and `add()`/`commit()`.
  * Unschedulable pods are returned as data with the reason each NodePool cannot serve them.
+ *
+ * One concept per file, as in Karpenter's `scheduling/` package: `types.ts` (the solver's vocabulary),
+ * `existing-target.ts` (`existingnode.go`), `planned-nodeclaim.ts` (`nodeclaim.go`), `instance-options.ts`,
+ * `pinned-domain.ts` and `value-bits.ts` (a NodeClaim's instance options and the domains they span),
+ * `packing-target.ts` and `bulk-packing.ts` (the bulk phase), `greedy-solvers.ts` (solver v1), `solve-pass.ts` (what
+ * every pass shares, and the first placement step), `queue.ts` (`queue.go`). This file keeps {@link solve} and the
+ * packed solve, whose methods read in placement order: existing node, in-flight NodeClaim, new NodeClaim.
  */
 import { add, fits, fitsSum } from '../resources/resource-list.js';
 import { BulkPlacement } from './bulk-packing.js';
@@ -122,7 +129,7 @@ function signature(pod: SchedulingPod): string {
 /**
  * The packing solver (see {@link solve}) as an object: {@link PackedSolve.run} places the topology-bound pods one by
  * one in Karpenter's order ({@link PackedSolve.placeOne}: {@link SolvePass.addToExistingNode}, then
- * {@link PackedSolve.addToInflightNodeClaim}, then {@link PackedSolve.addToNewNodeClaim}), then the rest in bulk
+ * {@link SolvePass.addToInflightNodeClaim}, then {@link PackedSolve.addToNewNodeClaim}), then the rest in bulk
  * ({@link PackedSolve.placeInBulk}, the same order per run of identical pods).
  */
 class PackedSolve extends SolvePass {

@@ -23,8 +23,9 @@ import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate, SchedulingResul
  * capacity) and the steps every pass takes the same way. A pass places each pod in Karpenter's order (core
  * `pkg/controllers/provisioning/scheduling/scheduler.go` `add`): an existing node (`addToExistingNode`, here; registered
  * nodes and NodeClaims launched before this solve), then an in-flight NodeClaim (one planned earlier in this pass,
- * Karpenter's `addToInflightNodeClaim`), then a new NodeClaim (`addToNewNodeClaim`); the subclasses choose among
- * in-flight NodeClaims and open new ones their own way.
+ * Karpenter's `addToInflightNodeClaim`, here too), then a new NodeClaim (Karpenter's `addToNewNodeClaim`, here
+ * {@link SolvePass.open} from a NodePool probe's accepted check). Every pass places through these three; a subclass
+ * decides only which in-flight NodeClaim to try and whether a new NodeClaim is the cheaper choice.
  */
 export abstract class SolvePass {
   /** The batch in Karpenter's queue order ({@link byCpuAndMemoryDescending}). */
