@@ -2,13 +2,15 @@
  * The shared vocabulary of the provisioning solver (`scheduler.ts`) and of what reads its input and output
  * (`diagnosis.ts`, `hints.ts`, `nodepool-template.ts`, the controllers): a NodePool as the solver sees it, existing
  * capacity, the planned NodeClaims, unschedulable pods, a target's rejection, and the options of a solve.
- * Types only (plus the solve's defaults): importing them pulls in no solver code.
+ * Types only, plus the solve's defaults and {@link refusal} (a topology verdict as a {@link Rejection}): importing
+ * them pulls in no solver code.
  */
 import type { Taint } from '../api/kubernetes.js';
 import type { InstanceType } from '../instancetypes/offering.js';
 import type { ResourceList } from '../resources/resource-list.js';
 import type { Incompatibility, Requirements } from '../scheduling/requirements.js';
 import type { PlacedPod } from './topology.js';
+
 /** A NodePool as the solver sees it. */
 export interface NodePoolTemplate {
   readonly name: string;
