@@ -3,7 +3,8 @@
  * each priced against the LP lower bound and, on small cases, against the exact optimum (MIP).
  */
 import type { SchedulingPod } from '../shared/core/provisioning/pod.js';
-import { solve, type NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import { solve } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { exactOptimum, type ExactOptimum } from './exact.js';
 import { firstFitDecreasing } from './ffd.js';
 import { lpBound, type LpBound } from './lp-bound.js';

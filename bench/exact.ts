@@ -10,7 +10,7 @@
  * is at most half full in every resource — each of the others is more than half full in some resource.
  */
 import type { SchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { classFits, highs, lpNumber, paretoOptions, podClasses, type NodeOption } from './lp-bound.js';
 
 /** The outcome of an exact solve. */

@@ -15,7 +15,7 @@
 import { WELL_KNOWN_LABELS } from '../shared/core/api/labels.js';
 import type { InstanceType } from '../shared/core/instancetypes/offering.js';
 import type { SchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import type { ResourceList } from '../shared/core/resources/resource-list.js';
 import { firstUntolerated } from '../shared/core/scheduling/taints.js';
 import { allowedPrice, type Plan } from './plan.js';

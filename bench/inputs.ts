@@ -11,7 +11,7 @@ import { loadCatalog } from '../shared/core/instancetypes/catalog.js';
 import type { InstanceType } from '../shared/core/instancetypes/offering.js';
 import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../shared/core/provisioning/nodepool-template.js';
 import { toSchedulingPod, type PodSpecLike, type SchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { SimulatedEc2 } from '../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../shared/sim/virtual-clock.js';
 import { pick, seededRandom, type Random } from './stats.js';

@@ -17,7 +17,7 @@
 import highsModule, { type Highs as HighsApi } from 'highs';
 import { WELL_KNOWN_LABELS } from '../shared/core/api/labels.js';
 import type { SchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { firstUntolerated } from '../shared/core/scheduling/taints.js';
 import { resourceKeys } from './ffd.js';
 import { allowedPrice } from './plan.js';

@@ -28,7 +28,7 @@
  * stopped at the node limit, so the bound stays valid then too.
  */
 import type { SchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { classFits, highs, lpNumber, paretoOptions, podClasses, type Classes, type Highs, type NodeOption } from './lp-bound.js';
 
 const EPSILON = 1e-6;

@@ -7,7 +7,7 @@
 import { WELL_KNOWN_LABELS } from '../shared/core/api/labels.js';
 import { cheapestOffering, type InstanceType } from '../shared/core/instancetypes/offering.js';
 import type { SchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate, SchedulingResults } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate, SchedulingResults } from '../shared/core/provisioning/types.js';
 import { add, exceeding } from '../shared/core/resources/resource-list.js';
 import { firstUntolerated } from '../shared/core/scheduling/taints.js';
 

@@ -6,7 +6,8 @@
 import { loadCatalog } from '../shared/core/instancetypes/catalog.js';
 import { buildNodePoolTemplate } from '../shared/core/provisioning/nodepool-template.js';
 import { toSchedulingPod } from '../shared/core/provisioning/pod.js';
-import { planPrice, solve } from '../shared/core/provisioning/scheduler.js';
+import { solve } from '../shared/core/provisioning/scheduler.js';
+import { planPrice } from '../shared/core/provisioning/solve-pass.js';
 import { SimulatedEc2 } from '../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../shared/sim/virtual-clock.js';
 

@@ -10,7 +10,7 @@ import { runForSeconds } from '../shared/core/api/workloads.js';
 import { loadCatalog } from '../shared/core/instancetypes/catalog.js';
 import { buildNodePoolTemplate } from '../shared/core/provisioning/nodepool-template.js';
 import { toSchedulingPod, type PodSpecLike, type SchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { loadScenario } from '../shared/sim/scenario-loader.js';
 import { SimulatedEc2 } from '../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../shared/sim/virtual-clock.js';

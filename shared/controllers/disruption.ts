@@ -54,7 +54,8 @@ import { fnv1a } from '../core/hash.js';
 import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
 import { buildNodePoolTemplate, nodePoolRequirements, type DaemonSetLike } from '../core/provisioning/nodepool-template.js';
 import { toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
-import { solve, type NodeClaimPlan, type NodePoolTemplate } from '../core/provisioning/scheduler.js';
+import { solve } from '../core/provisioning/scheduler.js';
+import type { NodeClaimPlan, NodePoolTemplate } from '../core/provisioning/types.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, PodEventTimes } from '../ports/cluster.js';
 import {
   REGISTRATION_TTL_MS,

@@ -16,7 +16,7 @@ import type { InstanceType } from '../core/instancetypes/offering.js';
 import { planLaunch } from '../core/provisioning/launch.js';
 import { placedPod, podHostPorts, podRequests } from '../core/provisioning/pod.js';
 import { daemonOverheadOf } from '../core/provisioning/nodepool-template.js';
-import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../core/provisioning/scheduler.js';
+import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../core/provisioning/types.js';
 import { add, formatResources, subtract, type ResourceList } from '../core/resources/resource-list.js';
 import { Requirements } from '../core/scheduling/requirements.js';
 import type { CloudProvider, InstanceTypeQuery, LaunchedInstance } from '../ports/cloud-provider.js';

@@ -6,7 +6,7 @@ import { highs, lpBound, type Classes, type NodeOption } from '../../bench/lp-bo
 import { boundedKnapsack, knapsackMip, patternLp, patternLpBound } from '../../bench/pattern-lp.js';
 import { planCost, verifyPlan, type Plan } from '../../bench/plan.js';
 import { median, percentile, seededRandom } from '../../bench/stats.js';
-import type { NodePoolTemplate } from '../../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../../shared/core/provisioning/types.js';
 
 let template: NodePoolTemplate;
 

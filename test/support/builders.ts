@@ -6,7 +6,7 @@ import type { NodeSelectorRequirement, Taint, Toleration } from '../../shared/co
 import { LABEL_ARCH, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../../shared/core/api/labels.js';
 import { buildInstanceType, type InstanceType, type Offering } from '../../shared/core/instancetypes/offering.js';
 import { toSchedulingPod, type PodSpecLike, type SchedulingPod } from '../../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../../shared/core/provisioning/types.js';
 import type { ResourceList } from '../../shared/core/resources/resource-list.js';
 import { Requirements } from '../../shared/core/scheduling/requirements.js';
 

@@ -28,7 +28,9 @@ import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../
 import type { InstanceType } from '../instancetypes/offering.js';
 import { add, type ResourceList } from '../resources/resource-list.js';
 import type { SchedulingPod } from '../provisioning/pod.js';
-import { byCpuAndMemoryDescending, firstNodePoolFor, solve, type ExistingCapacity, type NodeClaimPlan, type NodePoolTemplate } from '../provisioning/scheduler.js';
+import { byCpuAndMemoryDescending } from '../provisioning/queue.js';
+import { firstNodePoolFor, solve } from '../provisioning/scheduler.js';
+import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../provisioning/types.js';
 import { Requirement } from '../scheduling/requirement.js';
 
 /** Karpenter `MinInstanceTypesForSpotToSpotConsolidation`. */

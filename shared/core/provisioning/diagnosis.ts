@@ -45,7 +45,7 @@ import { podHints, type Hint } from './hints.js';
 import { limitFilter } from './limits.js';
 import type { SchedulingPod } from './pod.js';
 import { minValuesShortfall } from './min-values.js';
-import type { DaemonHostPort, NodePoolTemplate, UnschedulablePod } from './scheduler.js';
+import type { DaemonHostPort, NodePoolTemplate, UnschedulablePod } from './types.js';
 
 /** Why a pod whose required node affinity has only empty or `matchFields` terms can never be served. */
 export const NO_TERM_MATCHES =

@@ -12,7 +12,7 @@ import { LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_OS, LABEL_Z
 import { instanceTypeByName } from '../instancetypes/catalog.js';
 import { formatTaint, tolerates } from '../scheduling/taints.js';
 import type { SchedulingPod } from './pod.js';
-import type { NodePoolTemplate } from './scheduler.js';
+import type { NodePoolTemplate } from './types.js';
 
 /**
  * Well-known labels whose values form a closed set (Kubernetes' GOARCH/GOOS values EC2 offers; Karpenter's

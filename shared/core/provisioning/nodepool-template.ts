@@ -12,7 +12,7 @@ import { Requirements } from '../scheduling/requirements.js';
 import { resolveCustomLabels } from './custom-labels.js';
 import { firstUntolerated } from '../scheduling/taints.js';
 import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
-import type { DaemonHostPort, NodePoolTemplate } from './scheduler.js';
+import type { DaemonHostPort, NodePoolTemplate } from './types.js';
 
 /** The NodePool fields provisioning reads (`karpenter.sh/v1` NodePool after defaults). */
 export interface NodePoolLike {
@@ -342,4 +342,13 @@ function limitList(limits: Readonly<Record<string, string | number>>): ResourceL
 
 function pick(list: ResourceList, keys: readonly string[]): ResourceList {
   return Object.fromEntries(keys.map((k) => [k, list[k] ?? 0]));
+}
+
+/**
+ * NodePools in the order the solver tries them for a new NodeClaim: weight descending, equal weights by name
+ * descending (byte order). Core `pkg/utils/nodepool/nodepool.go` `OrderByWeight`.
+ * @returns a new array; `templates` is not changed
+ */
+export function orderByWeight<T extends { readonly name: string; readonly weight: number }>(templates: readonly T[]): T[] {
+  return [...templates].sort((a, b) => b.weight - a.weight || (a.name === b.name ? 0 : a.name > b.name ? -1 : 1));
 }

@@ -11,7 +11,7 @@ import {
 } from '../../../shared/core/disruption/consolidation.js';
 import type { InstanceType } from '../../../shared/core/instancetypes/offering.js';
 import { placedPod, type SchedulingPod } from '../../../shared/core/provisioning/pod.js';
-import type { ExistingCapacity } from '../../../shared/core/provisioning/scheduler.js';
+import type { ExistingCapacity } from '../../../shared/core/provisioning/types.js';
 import { catalogue, instanceType, pod, pods, template } from '../../support/builders.js';
 
 const TYPES = catalogue();

@@ -3,7 +3,7 @@ import type { NodeSelectorRequirement } from '../../../shared/core/api/kubernete
 import { buildInstanceType } from '../../../shared/core/instancetypes/offering.js';
 import { REJECTION_KINDS, diagnose, diagnosePod, splitHints, summarise, whyNot, withHints, type RejectionKind, type TopologyCheck } from '../../../shared/core/provisioning/diagnosis.js';
 import type { SchedulingPod } from '../../../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../../../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../../../shared/core/provisioning/types.js';
 import type { ResourceList } from '../../../shared/core/resources/resource-list.js';
 import { catalogue, instanceType, pod, template } from '../../support/builders.js';
 import { ProvisionerHarness, podYaml } from '../../support/provisioner-harness.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadCatalog } from '../../../shared/core/instancetypes/catalog.js';
 import type { InstanceType } from '../../../shared/core/instancetypes/offering.js';
 import { buildNodePoolTemplate, daemonOverheadGroups, daemonOverheadOf, type DaemonSetLike, type NodePoolLike } from '../../../shared/core/provisioning/nodepool-template.js';
-import { orderByWeight } from '../../../shared/core/provisioning/scheduler.js';
+import { orderByWeight } from '../../../shared/core/provisioning/nodepool-template.js';
 import { SimulatedEc2 } from '../../../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../../../shared/sim/virtual-clock.js';
 

@@ -1,7 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_ZONE } from '../../../shared/core/api/labels.js';
-import { MAX_INSTANCE_TYPES, planPrice, solve, solveFirstFit, type ExistingCapacity, type SchedulingResults } from '../../../shared/core/provisioning/scheduler.js';
+import { solveFirstFit } from '../../../shared/core/provisioning/greedy-solvers.js';
+import { MAX_INSTANCE_TYPES } from '../../../shared/core/provisioning/instance-options.js';
+import { solve } from '../../../shared/core/provisioning/scheduler.js';
+import { planPrice } from '../../../shared/core/provisioning/solve-pass.js';
+import type { ExistingCapacity, SchedulingResults } from '../../../shared/core/provisioning/types.js';
 import { add, fits } from '../../../shared/core/resources/resource-list.js';
 import { catalogue, instanceType, pod, pods, template } from '../../support/builders.js';
 

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE } from '../../../shared/core/api/labels.js';
 import type { PodSpecLike } from '../../../shared/core/provisioning/pod.js';
 import { placedPod, toSchedulingPod } from '../../../shared/core/provisioning/pod.js';
-import { solve, type ExistingCapacity, type NodeClaimPlan, type SchedulingResults } from '../../../shared/core/provisioning/scheduler.js';
+import { solve } from '../../../shared/core/provisioning/scheduler.js';
+import type { ExistingCapacity, NodeClaimPlan, SchedulingResults } from '../../../shared/core/provisioning/types.js';
 import { instanceType, pod, pods, template } from '../../support/builders.js';
 import { Requirements } from '../../../shared/core/scheduling/requirements.js';
 
