@@ -18,7 +18,7 @@ import { parseDuration } from '../shared/core/api/duration.js';
 import { loadCatalog } from '../shared/core/instancetypes/catalog.js';
 import { buildNodePoolTemplate } from '../shared/core/provisioning/nodepool-template.js';
 import { toSchedulingPod } from '../shared/core/provisioning/pod.js';
-import type { NodePoolTemplate } from '../shared/core/provisioning/scheduler.js';
+import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { simulateScenario } from '../shared/cli/simulate.js';
 import type { DisruptionPassSample, FleetSample } from '../shared/sim/engine.js';
 import type { LoadedScenario } from '../shared/sim/scenario-loader.js';
