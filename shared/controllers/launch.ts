@@ -47,6 +47,7 @@ export interface LaunchDeps {
 
 /** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
 export const UNAVAILABLE_OFFERING_TTL_MS = 3 * 60 * 1000;
+
 /** The EC2NodeClass fields provisioning (and disruption's replacements) read: what {@link instanceTypeQuery} needs. */
 export interface EC2NodeClassLike {
   readonly metadata: { readonly name: string };
