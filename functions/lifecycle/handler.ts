@@ -32,8 +32,6 @@ import { lifecycleMetrics, publishMetrics, type MetricsPublisher, type PodStartu
 import { LIFECYCLE_LEASE_NAME, runUnderLease, type InvocationContext, type PeriodicLease } from '../../shared/lambda/periodic-lease.js';
 import type { PriceRefresher, PriceRefreshOutcome } from '../../shared/lambda/price-refresh.js';
 
-export { LIFECYCLE_LEASE_NAME } from '../../shared/lambda/periodic-lease.js';
-
 /**
  * The lease that serialises lifecycle passes (`shared/lambda/periodic-lease.ts`): its duration defaults to the
  * invocation's remaining time plus a margin, so a crashed invocation blocks the next passes only until it would have

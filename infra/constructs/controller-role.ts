@@ -18,7 +18,8 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { AWS_ADAPTER_POLICY, TAG_SKIFF_CLUSTER, ssmParameterArns, type IamStatement } from '../../shared/adapters/aws/iam-actions.js';
+import { AWS_ADAPTER_POLICY, ssmParameterArns, type IamStatement } from '../../shared/adapters/aws/iam-actions.js';
+import { TAG_SKIFF_CLUSTER } from '../../shared/core/api/labels.js';
 
 /** Props of {@link ControllerRole}. */
 export interface ControllerRoleProps {

@@ -65,11 +65,11 @@ import {
   isInFlight,
   launchPending,
   usageOf,
+  type EC2NodeClassLike,
   type LaunchDeps,
 } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import { deleteNodeReleasingFinalizer } from './node-termination.js';
-import type { EC2NodeClassLike } from './provision.js';
 import { recordEventBestEffort } from './events.js';
 
 /** The API server's default pod `terminationGracePeriodSeconds` (Kubernetes `DefaultTerminationGracePeriodSeconds`). */

@@ -38,7 +38,8 @@ import type { InterruptionMessage, InterruptionMessageKind } from '../core/api/i
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isConflictError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
-import { offeringKey, withUnavailable, type InstanceType, type OfferingKey } from '../core/instancetypes/offering.js';
+import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
+import type { OfferingKey } from '../core/instancetypes/offering-key.js';
 import { buildNodePoolTemplate } from '../core/provisioning/nodepool-template.js';
 import { toSchedulingPod } from '../core/provisioning/pod.js';
 import { withinLimits } from '../core/provisioning/limits.js';
@@ -51,8 +52,6 @@ import { UNAVAILABLE_OFFERING_TTL_MS, createNodeClaimRecord, existingCapacity, i
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import type { ProvisionReport } from './provision.js';
 import { recordEventBestEffort } from './events.js';
-
-export { UNAVAILABLE_OFFERING_TTL_MS } from './launch.js';
 
 /** Why an unavailable-offering mark was set by a spot interruption (shown where the marks are listed). */
 export const SPOT_INTERRUPTION_REASON = 'SpotInterruption';

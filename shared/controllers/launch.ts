@@ -7,11 +7,12 @@
  * under duplicates, overlaps and crashes.
  */
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
+import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
 import { ec2NodeClassAmiFamily } from '../core/api/ec2nodeclass.js';
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
+import type { AmiFamily } from '../core/instancetypes/allocatable.js';
 import type { InstanceType } from '../core/instancetypes/offering.js';
 import { planLaunch } from '../core/provisioning/launch.js';
 import { placedPod, podHostPorts, podRequests } from '../core/provisioning/pod.js';
@@ -19,13 +20,14 @@ import { daemonOverheadOf } from '../core/provisioning/nodepool-template.js';
 import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../core/provisioning/types.js';
 import { add, formatResources, subtract, type ResourceList } from '../core/resources/resource-list.js';
 import { Requirements } from '../core/scheduling/requirements.js';
+import { EPHEMERAL_TAINT_KEYS } from '../core/scheduling/taints.js';
 import type { CloudProvider, InstanceTypeQuery, LaunchedInstance } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
-import type { EC2NodeClassLike } from './provision.js';
+import type { NodeClaimExtras } from './nodeclaim-extras.js';
 import { recordEventBestEffort } from './events.js';
 
 /** What launching needs, as ports (a subset of the provision controller's). */
@@ -45,6 +47,20 @@ export interface LaunchDeps {
 
 /** How long an offering that failed with insufficient capacity stays unavailable: 3 minutes (Karpenter `UnavailableOfferingsTTL`). */
 export const UNAVAILABLE_OFFERING_TTL_MS = 3 * 60 * 1000;
+
+/** The EC2NodeClass fields provisioning (and disruption's replacements) read: what {@link instanceTypeQuery} needs. */
+export interface EC2NodeClassLike {
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    /** With the alias of `amiSelectorTerms`, decides the AMI family (`ec2NodeClassAmiFamily`). */
+    readonly amiFamily?: AmiFamily;
+    readonly amiSelectorTerms?: readonly { readonly alias?: string }[];
+    readonly kubelet?: InstanceTypeQuery['kubelet'];
+    readonly blockDeviceMappings?: readonly { readonly deviceName?: string; readonly rootVolume?: boolean; readonly ebs?: { readonly volumeSize?: string | number } }[];
+    readonly instanceStorePolicy?: 'RAID0';
+  };
+}
+
 /**
  * The instance-type query an EC2NodeClass implies: its effective AMI family (`ec2NodeClassAmiFamily`: labels, which
  * types it boots, allocatable), kubelet settings, and the block device mappings and instance store policy that set
@@ -104,9 +120,6 @@ export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByC
   return usage;
 }
 
-/** Taints that never block scheduling on capacity that is still coming up. */
-export const EPHEMERAL_TAINTS = new Set([UNREGISTERED_TAINT_KEY, 'node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable', 'node.cloudprovider.kubernetes.io/uninitialized']);
-
 /**
  * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
  * @param daemonByPool per NodePool, its template's daemonset overhead (`daemonOverhead` plus the instance type's
@@ -137,7 +150,7 @@ export function existingCapacity(
       kind: 'node',
       ...(claim ? { nodePool: claim.nodePool } : node.labels[LABEL_NODEPOOL] ? { nodePool: node.labels[LABEL_NODEPOOL] } : {}),
       labels: node.labels,
-      taints: node.taints.filter((t) => !EPHEMERAL_TAINTS.has(t.key) && !startup.has(t.key)),
+      taints: node.taints.filter((t) => !EPHEMERAL_TAINT_KEYS.has(t.key) && !startup.has(t.key)),
       available: subtract(node.allocatable, used),
       hostPorts: onNode.flatMap((p) => podHostPorts(p.spec)),
       pods: [...onNode, ...nominatedPending].map(placedPod),
@@ -179,12 +192,6 @@ export async function createNodeClaim(deps: LaunchDeps, plan: NodeClaimPlan, now
   if (existing && existing.nodePool === plan.nodePool && sameMembers(existing.nominatedPods, plan.pods)) return isLive(existing) ? existing : undefined;
   return createNodeClaimRecord(deps, plan, now, fallback, extras);
 }
-
-/**
- * What a new record carries beside the plan: what drift and expiration compare against later, and the NodePool
- * template's annotations that registration puts on its Node.
- */
-export type NodeClaimExtras = Pick<NodeClaim, 'nodePoolHash' | 'nodeClassHash' | 'expireAfterSeconds' | 'terminationGracePeriodSeconds' | 'replacementFor' | 'annotations'>;
 
 /**
  * The name of the NodeClaim a decision creates: `<nodePool>-<5 characters>` hashed from the NodePool, the pods

@@ -60,35 +60,20 @@ import { fnv1a } from '../core/hash.js';
 import { isConflictError, isNotFoundError } from '../core/errors.js';
 import { podRequests } from '../core/provisioning/pod.js';
 import { add, type ResourceList } from '../core/resources/resource-list.js';
+import { EPHEMERAL_TAINT_KEYS, READINESS_TAINT_PREFIX } from '../core/scheduling/taints.js';
 import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, ClusterPod, NodeClaimMirrorRef } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
-import { REGISTRATION_TTL_MS } from './provision.js';
+import { REGISTRATION_TTL_MS } from './launch.js';
 import { recordEventBestEffort } from './events.js';
 import { deleteNodeReleasingFinalizer } from './node-termination.js';
-
-export { REGISTRATION_TTL_MS } from './provision.js';
 
 /**
  * An instance younger than this is never garbage-collected: 30 s (aws `nodeclaim/garbagecollection/controller.go`),
  * so a launch whose NodeClaim record is being written is not mistaken for a leak.
  */
 export const INSTANCE_GC_MIN_AGE_MS = 30 * 1000;
-
-/**
- * Taints that say a node is not set up yet (Karpenter `KnownEphemeralTaints`, plus any `readiness.k8s.io/` taint):
- * a node carrying one is not initialized.
- */
-export const EPHEMERAL_TAINT_KEYS: ReadonlySet<string> = new Set([
-  'node.kubernetes.io/not-ready',
-  'node.kubernetes.io/unreachable',
-  'node.cloudprovider.kubernetes.io/uninitialized',
-  UNREGISTERED_TAINT_KEY,
-]);
-
-/** Prefix of readiness-gate taints (`readiness.k8s.io/*`), ephemeral too. */
-export const READINESS_TAINT_PREFIX = 'readiness.k8s.io/';
 
 /** Resources every kubelet reports; any other requested resource must show non-zero allocatable to initialize. */
 const CORE_RESOURCES: ReadonlySet<string> = new Set(['cpu', 'memory', 'pods', 'ephemeral-storage']);

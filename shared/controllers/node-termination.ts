@@ -10,8 +10,6 @@ import { TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { isNotFoundError } from '../core/errors.js';
 import type { Cluster, ClusterNode } from '../ports/cluster.js';
 
-export { TERMINATION_FINALIZER } from '../core/api/labels.js';
-
 /**
  * Deletes a Node whose instance Skiff has terminated (or found gone): removes Skiff's termination finalizer — which
  * would otherwise hold the Node, deletionTimestamp set, for good — then deletes it (a no-op for a Node already being

@@ -1,7 +1,13 @@
 /** What a NodeClaim records at creation from its NodePool and EC2NodeClass, for drift and expiration later. */
 import { parseDuration, parseNillableDuration } from '../core/api/duration.js';
 import { nodeClassHash, nodePoolHash, type NodePoolTemplateLike } from '../core/disruption/drift.js';
-import type { NodeClaimExtras } from './launch.js';
+import type { NodeClaim } from '../core/api/nodeclaim.js';
+
+/**
+ * What a new record carries beside the plan: what drift and expiration compare against later, and the NodePool
+ * template's annotations that registration puts on its Node.
+ */
+export type NodeClaimExtras = Pick<NodeClaim, 'nodePoolHash' | 'nodeClassHash' | 'expireAfterSeconds' | 'terminationGracePeriodSeconds' | 'replacementFor' | 'annotations'>;
 
 /**
  * The hashes, `expireAfter`, `terminationGracePeriod` and template annotations a new NodeClaim of this NodePool

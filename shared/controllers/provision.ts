@@ -15,7 +15,7 @@
  * At-least-once delivery: a batch can be delivered twice, a pass can crash after any write and be retried, and two
  * passes can overlap (a redelivery while the first invocation still runs). Every step is therefore idempotent, and
  * two passes never launch for the same pods:
- * - a NodeClaim's name is derived from its decision ({@link nodeClaimName}: NodePool, pods, and the NodeClaims
+ * - a NodeClaim's name is derived from its decision (`nodeClaimName` in `launch.ts`: NodePool, pods, and the NodeClaims
  *   those pods had before), so overlapping passes that make the same decision write the same record — the second
  *   conditional create fails and that pass joins the first's launch instead of launching a second NodeClaim;
  * - commit before launch: after its record exists, a launch lists the NodeClaims, gives way (`Superseded`) when
@@ -29,31 +29,24 @@
  *   than {@link REGISTRATION_TTL_MS} is no longer resumed (no Lambda runs that long): it fails, and garbage
  *   collection terminates any instance it got.
  */
-import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
-import type { AmiFamily } from '../core/instancetypes/allocatable.js';
-import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, UNREGISTERED_TAINT_KEY } from '../core/api/labels.js';
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
-import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
+import { isConflictError } from '../core/errors.js';
 import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
-import { planLaunch } from '../core/provisioning/launch.js';
 import { limitsReason } from '../core/provisioning/diagnosis.js';
 import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../core/provisioning/nodepool-template.js';
-import { placedPod, podHostPorts, podRequests, toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
+import { toSchedulingPod, type SchedulingPod } from '../core/provisioning/pod.js';
 import { withinLimits } from '../core/provisioning/limits.js';
 import { solve } from '../core/provisioning/scheduler.js';
-import type { ExistingCapacity, NodeClaimPlan, UnschedulablePod } from '../core/provisioning/types.js';
-import { add, formatResources, subtract, subtractOnKeysOf, type ResourceList } from '../core/resources/resource-list.js';
-import { mebibytes } from '../core/resources/quantity.js';
-import { Requirements } from '../core/scheduling/requirements.js';
-import type { CloudProvider, InstanceTypeQuery, LaunchedInstance } from '../ports/cloud-provider.js';
+import type { UnschedulablePod } from '../core/provisioning/types.js';
+import { add, subtractOnKeysOf, type ResourceList } from '../core/resources/resource-list.js';
+import type { CloudProvider } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
-import type { Cluster, ClusterNode, ClusterPod } from '../ports/cluster.js';
+import type { Cluster, ClusterPod } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import {
-  EPHEMERAL_TAINTS,
   REGISTRATION_TTL_MS,
   createNodeClaim,
   existingCapacity,
@@ -62,28 +55,14 @@ import {
   isInFlight,
   launchPending,
   usageOf,
+  type EC2NodeClassLike,
   type LaunchOutcome,
 } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import { recordEventBestEffort } from './events.js';
 
-export { REGISTRATION_TTL_MS, UNAVAILABLE_OFFERING_TTL_MS, instanceTypeQuery, nodeClaimName } from './launch.js';
-
 /** Solve rounds per invocation: the first, plus re-solves after capacity errors. */
 export const MAX_ROUNDS = 3;
-
-/** The EC2NodeClass fields provisioning reads. */
-export interface EC2NodeClassLike {
-  readonly metadata: { readonly name: string };
-  readonly spec: {
-    /** With the alias of `amiSelectorTerms`, decides the AMI family (`ec2NodeClassAmiFamily`). */
-    readonly amiFamily?: AmiFamily;
-    readonly amiSelectorTerms?: readonly { readonly alias?: string }[];
-    readonly kubelet?: InstanceTypeQuery['kubelet'];
-    readonly blockDeviceMappings?: readonly { readonly deviceName?: string; readonly rootVolume?: boolean; readonly ebs?: { readonly volumeSize?: string | number } }[];
-    readonly instanceStorePolicy?: 'RAID0';
-  };
-}
 
 /** Everything the controller needs, as ports. */
 export interface ProvisionDeps {

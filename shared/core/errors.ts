@@ -1,4 +1,4 @@
-import type { OfferingKey } from './instancetypes/offering.js';
+import type { OfferingKey } from './instancetypes/offering-key.js';
 
 /**
  * Skiff's error hierarchy. One base class, small named subclasses with typed context, `isX()` guards.

@@ -7,7 +7,8 @@
 import type { Taint } from '../core/api/kubernetes.js';
 import type { CapacityType } from '../core/api/labels.js';
 import type { AmiFamily, EphemeralBlockDeviceMapping } from '../core/instancetypes/allocatable.js';
-import type { InstanceType, OfferingKey } from '../core/instancetypes/offering.js';
+import type { InstanceType } from '../core/instancetypes/offering.js';
+import type { OfferingKey } from '../core/instancetypes/offering-key.js';
 
 /**
  * Inputs that change what an EC2NodeClass's instance types are: the AMI family (labels, which types it boots,

@@ -6,10 +6,7 @@
  * Adapters: DynamoDB (`shared/adapters/aws/unavailable-offerings-store.ts`, also used by the simulation against
  * embedded dynalite).
  */
-import type { OfferingKey } from '../core/instancetypes/offering.js';
-
-/** Identifies one offering: an instance type in a zone with a capacity type (defined with the core's offerings). */
-export type { OfferingKey } from '../core/instancetypes/offering.js';
+import type { OfferingKey } from '../core/instancetypes/offering-key.js';
 
 /** An offering marked unavailable, as {@link UnavailableOfferings.listUnavailable} returns it. */
 export interface UnavailableOffering extends OfferingKey {

@@ -8,7 +8,8 @@
  * controller's per-pass Query (one a virtual minute); `markUnavailable` always reaches the store, so its conditional
  * write is untouched.
  */
-import type { OfferingKey, UnavailableOffering, UnavailableOfferings } from '../ports/unavailable-offerings.js';
+import type { OfferingKey } from '../core/instancetypes/offering-key.js';
+import type { UnavailableOffering, UnavailableOfferings } from '../ports/unavailable-offerings.js';
 
 /** {@link UnavailableOfferings} that serves `listUnavailable` from memory until the next mark. */
 export class CachedUnavailableOfferings implements UnavailableOfferings {

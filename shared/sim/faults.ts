@@ -35,7 +35,7 @@
  * `concurrentInvocations` is reproducible; with overlapping invocations the order of draws follows the order their
  * awaits resume in, which depends on the embedded DynamoDB's I/O timing.
  */
-import type { OfferingKey } from '../core/instancetypes/offering.js';
+import type { OfferingKey } from '../core/instancetypes/offering-key.js';
 import { ApiServerUnavailableError, SkiffError, ThrottledError } from '../core/errors.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../ports/cloud-provider.js';

@@ -48,8 +48,6 @@ export const DEFAULT_BATCH_MAX_SECONDS = 10;
 /** Karpenter AWS's `VM_MEMORY_OVERHEAD_PERCENT` default (a fraction, 7.5%). */
 export const DEFAULT_VM_MEMORY_OVERHEAD_PERCENT = 0.075;
 
-export { ICE_ERROR_CODES, type IceErrorCode } from '../core/errors.js';
-
 /** EC2 instance states an `instanceStateChange` event may announce (EventBridge "EC2 Instance State-change Notification"). */
 export const INSTANCE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down', 'terminated'] as const;
 /** One of {@link INSTANCE_STATES}. */

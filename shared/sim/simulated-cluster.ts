@@ -1,7 +1,7 @@
 /**
  * The simulated Kubernetes cluster behind the Cluster port: objects from the scenario, workload controllers
- * (Deployment, StatefulSet, Job, DaemonSet), LimitRange admission, a kube-scheduler that binds pending pods, and
- * kubelets that register nodes for simulated EC2 instances.
+ * (Deployment, StatefulSet, Job, DaemonSet: `workload-controllers.ts`), LimitRange admission, a kube-scheduler that
+ * binds pending pods, and kubelets that register nodes for simulated EC2 instances.
  *
  * kube-scheduler model: pending pods are tried in priority then creation order against Ready nodes, one scheduling
  * cycle per pass ({@link SchedulingCycle} in `kube-scheduler.ts`: taints, node affinity, resources, host ports,
@@ -22,14 +22,15 @@ import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
 import type { NodePool } from '../core/api/nodepool.js';
 import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod, PodTemplateSpec } from '../core/api/pod.js';
-import { runForSeconds, type DaemonSet, type Deployment, type Job, type StatefulSet } from '../core/api/workloads.js';
+import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import { add, subtract, type ResourceList } from '../core/resources/resource-list.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodeClaimOwner, NodePatch, PodEventTimes } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import { SchedulingCycle } from './kube-scheduler.js';
-import { nodeAffinityProblem, podEffectiveRequests, untoleratedTaint } from './placement-check.js';
+import { WorkloadControllers } from './workload-controllers.js';
+import { podEffectiveRequests } from './placement-check.js';
 import type { SimInstance } from './simulated-ec2.js';
 import { fnv1a } from '../core/hash.js';
 import type { VirtualClock } from './virtual-clock.js';
@@ -157,6 +158,17 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private readonly dedupe = new Map<string, number>();
   /** Node name → epoch ms of the latest bind, completion or deletion of a pod on it (DaemonSet pods not counted). */
   private readonly lastPodEvent = new Map<string, number>();
+  /** The Deployment, StatefulSet, Job and DaemonSet controllers, working on this cluster's objects and pods. */
+  private readonly controllers = new WorkloadControllers<SimPod>({
+    deployments: this.deployments,
+    statefulSets: this.statefulSets,
+    jobs: this.jobs,
+    daemonSets: this.daemonSets,
+    pods: this.pods,
+    createPod: (namespace, name, template, owner, runFor, nodeName) => this.createPod(namespace, name, template, owner, runFor, nodeName),
+    generateName: (namespace, prefix) => this.generateName(namespace, prefix),
+    dropPod: (pod) => this.dropPod(pod),
+  });
 
   constructor(
     private readonly clock: VirtualClock,
@@ -188,7 +200,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (patch.taints || patch.labels) {
       // Fewer taints can admit pending pods and DaemonSet pods; new labels (`karpenter.sh/initialized`, say) can match
       // a DaemonSet's node selector (the DaemonSet controller watches Node labels as well as taints).
-      this.placeDaemonPods(node);
+      this.controllers.placeDaemonPods(node);
       this.requestSchedulingPass();
     }
     if (patch.finalizers) {
@@ -371,19 +383,19 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         break;
       case 'DaemonSet':
         this.daemonSets.set(key, manifest.object as DaemonSet);
-        for (const node of this.nodes.values()) this.placeDaemonPods(node);
+        for (const node of this.nodes.values()) this.controllers.placeDaemonPods(node);
         break;
       case 'Deployment':
         this.deployments.set(key, manifest.object as Deployment);
-        this.reconcileDeployment(key);
+        this.controllers.reconcileDeployment(key);
         break;
       case 'StatefulSet':
         this.statefulSets.set(key, manifest.object as StatefulSet);
-        this.reconcileStatefulSet(key);
+        this.controllers.reconcileStatefulSet(key);
         break;
       case 'Job':
         if (!this.jobs.has(key)) this.jobs.set(key, { job: manifest.object as Job, succeeded: 0, created: 0 });
-        this.reconcileJob(key);
+        this.controllers.reconcileJob(key);
         break;
       case 'PodDisruptionBudget':
         this.pdbs.set(key, manifest.object as PodDisruptionBudget);
@@ -471,12 +483,12 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       const d = this.deployments.get(key);
       if (!d) return this.missingScaleTarget(kind, key);
       this.deployments.set(key, { ...d, spec: { ...d.spec, replicas } });
-      this.reconcileDeployment(key);
+      this.controllers.reconcileDeployment(key);
     } else {
       const s = this.statefulSets.get(key);
       if (!s) return this.missingScaleTarget(kind, key);
       this.statefulSets.set(key, { ...s, spec: { ...s.spec, replicas } });
-      this.reconcileStatefulSet(key);
+      this.controllers.reconcileStatefulSet(key);
     }
     this.requestSchedulingPass();
   }
@@ -511,7 +523,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     };
     this.nodes.set(name, node);
     this.nodeHistory.push(node);
-    this.placeDaemonPods(node);
+    this.controllers.placeDaemonPods(node);
     if (!node.ready) {
       this.clock.after(this.options.readyDelayMs ?? 15_000, `node ${name} ready`, () => {
         if (!this.nodes.has(name)) return;
@@ -608,8 +620,15 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     this.pods.delete(key);
     pod.deletedAt = this.clock.now();
     this.unbind(pod);
-    this.reconcileOwner(pod);
+    this.controllers.reconcileOwner(pod);
     this.requestSchedulingPass();
+  }
+
+  /** Removes a pod a workload controller scaled down: frees its node; its controller is not reconciled again. */
+  private dropPod(pod: SimPod): void {
+    this.pods.delete(`${pod.namespace}/${pod.name}`);
+    pod.deletedAt = this.clock.now();
+    this.unbind(pod);
   }
 
   private complete(pod: SimPod): void {
@@ -621,18 +640,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     this.unbind(pod);
     const job = pod.owner?.startsWith('Job/') ? this.jobs.get(`${pod.namespace}/${pod.owner.slice(4)}`) : undefined;
     if (job) job.succeeded++;
-    this.reconcileOwner(pod);
+    this.controllers.reconcileOwner(pod);
     this.requestSchedulingPass();
-  }
-
-  private reconcileOwner(pod: SimPod): void {
-    if (!pod.owner) return;
-    const [kind, name] = pod.owner.split('/') as [string, string];
-    if (kind === 'ReplicaSet') {
-      const deployment = [...this.deployments.entries()].find(([k]) => k.startsWith(`${pod.namespace}/`) && name.startsWith(`${k.split('/')[1]}-`));
-      if (deployment) this.reconcileDeployment(deployment[0]);
-    } else if (kind === 'StatefulSet') this.reconcileStatefulSet(`${pod.namespace}/${name}`);
-    else if (kind === 'Job') this.reconcileJob(`${pod.namespace}/${name}`);
   }
 
   private bind(pod: SimPod, node: SimNode): void {
@@ -658,86 +667,6 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private notePodEvent(pod: SimPod, nodeName: string): void {
     if (pod.owner?.startsWith('DaemonSet/')) return;
     this.lastPodEvent.set(nodeName, this.clock.now());
-  }
-
-  // ---- controllers -------------------------------------------------------------------------------------------
-  private ownedPods(owner: string, namespace: string): SimPod[] {
-    return [...this.pods.values()].filter((p) => p.namespace === namespace && p.owner === owner);
-  }
-
-  private reconcileDeployment(key: string): void {
-    const d = this.deployments.get(key);
-    if (!d) return;
-    const namespace = d.metadata.namespace ?? 'default';
-    const hash = templateHash(d.spec.template);
-    const owner = `ReplicaSet/${d.metadata.name}-${hash}`;
-    const pods = this.ownedPods(owner, namespace);
-    for (let i = pods.length; i < d.spec.replicas; i++) this.createPod(namespace, this.generateName(namespace, `${d.metadata.name}-${hash}-`), d.spec.template, owner, null);
-    // Scale down removes the newest pods first (pending ones before running ones).
-    const extra = pods.length - d.spec.replicas;
-    if (extra > 0) {
-      const victims = [...pods].sort((a, b) => Number(!!a.nodeName) - Number(!!b.nodeName) || b.createdAt - a.createdAt).slice(0, extra);
-      for (const p of victims) {
-        this.pods.delete(`${p.namespace}/${p.name}`);
-        p.deletedAt = this.clock.now();
-        this.unbind(p);
-      }
-    }
-  }
-
-  private reconcileStatefulSet(key: string): void {
-    const s = this.statefulSets.get(key);
-    if (!s) return;
-    const namespace = s.metadata.namespace ?? 'default';
-    const owner = `StatefulSet/${s.metadata.name}`;
-    for (let i = 0; i < s.spec.replicas; i++) {
-      const name = `${s.metadata.name}-${i}`;
-      if (!this.pods.has(`${namespace}/${name}`)) this.createPod(namespace, name, s.spec.template, owner, null);
-    }
-    for (const p of this.ownedPods(owner, namespace)) {
-      const ordinal = Number(p.name.slice(s.metadata.name.length + 1));
-      if (ordinal >= s.spec.replicas) {
-        this.pods.delete(`${p.namespace}/${p.name}`);
-        p.deletedAt = this.clock.now();
-        this.unbind(p);
-      }
-    }
-  }
-
-  private reconcileJob(key: string): void {
-    const state = this.jobs.get(key);
-    if (!state) return;
-    const { job } = state;
-    const namespace = job.metadata.namespace ?? 'default';
-    const owner = `Job/${job.metadata.name}`;
-    const active = this.ownedPods(owner, namespace).length;
-    const completions = job.spec.completions ?? job.spec.parallelism;
-    const wanted = Math.max(0, Math.min(job.spec.parallelism, completions - state.succeeded) - active);
-    const runFor = runForSeconds(job.spec.template);
-    for (let i = 0; i < wanted && state.created < completions + 1000; i++) {
-      state.created++;
-      this.createPod(namespace, this.generateName(namespace, `${job.metadata.name}-`), job.spec.template, owner, runFor);
-    }
-  }
-
-  /**
-   * The DaemonSet controller: a pod of each DaemonSet whose pods tolerate the node's taints (with the tolerations
-   * the controller adds, {@link DAEMON_POD_TOLERATIONS}) and whose node selector and required node affinity match
-   * it. A node registering with `karpenter.sh/unregistered` gets its DaemonSet pods once the lifecycle controller
-   * removes the taint, and those selecting a label it adds (`karpenter.sh/initialized`) once it does (patchNode runs
-   * this again).
-   */
-  private placeDaemonPods(node: SimNode): void {
-    for (const ds of this.daemonSets.values()) {
-      const owner = `DaemonSet/${ds.metadata.name}`;
-      const namespace = ds.metadata.namespace ?? 'default';
-      if ([...this.pods.values()].some((p) => p.owner === owner && p.nodeName === node.name)) continue;
-      const template = withDaemonTolerations(ds.spec.template);
-      const spec = template.spec as PodSpecLike;
-      if (untoleratedTaint(spec.tolerations ?? [], node.taints)) continue;
-      if (nodeAffinityProblem({ namespace, name: ds.metadata.name, labels: template.metadata.labels ?? {}, spec }, node)) continue;
-      this.createPod(namespace, this.generateName(namespace, `${ds.metadata.name}-`), template, owner, null, node.name);
-    }
   }
 
   // ---- kube-scheduler ----------------------------------------------------------------------------------------
@@ -815,32 +744,6 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   }
 }
 
-/**
- * Tolerations the DaemonSet controller adds to every DaemonSet pod (Kubernetes `AddOrUpdateDaemonPodTolerations`):
- * not-ready and unreachable (NoExecute), disk/memory/pid pressure and unschedulable (NoSchedule).
- */
-export const DAEMON_POD_TOLERATIONS: readonly (Toleration & { readonly operator: 'Exists' })[] = [
-  { key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute' },
-  { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute' },
-  { key: 'node.kubernetes.io/disk-pressure', operator: 'Exists', effect: 'NoSchedule' },
-  { key: 'node.kubernetes.io/memory-pressure', operator: 'Exists', effect: 'NoSchedule' },
-  { key: 'node.kubernetes.io/pid-pressure', operator: 'Exists', effect: 'NoSchedule' },
-  { key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' },
-];
-
-/** A DaemonSet's pod template with {@link DAEMON_POD_TOLERATIONS} added (cached per template). */
-function withDaemonTolerations(template: PodTemplateSpec): PodTemplateSpec {
-  const cached = daemonTemplates.get(template);
-  if (cached) return cached;
-  const own = template.spec.tolerations ?? [];
-  const added = DAEMON_POD_TOLERATIONS.filter((d) => !own.some((t) => t.key === d.key && t.effect === d.effect)).map((d) => ({ ...d }));
-  const out: PodTemplateSpec = { ...template, spec: { ...template.spec, tolerations: [...own, ...added] } };
-  daemonTemplates.set(template, out);
-  return out;
-}
-
-const daemonTemplates = new WeakMap<PodTemplateSpec, PodTemplateSpec>();
-
 /** True when a toleration keeps the pod on a NotReady node indefinitely (no `tolerationSeconds`). */
 function toleratesNotReady(tolerations: readonly Toleration[]): boolean {
   return tolerations.some(
@@ -855,18 +758,6 @@ function toleratesNotReady(tolerations: readonly Toleration[]): boolean {
 export function nodeNameOf(instanceId: string, region: string): string {
   const h = fnv1a(instanceId);
   return `ip-10-${(h >>> 16) & 0xff}-${(h >>> 8) & 0xff}-${h & 0xff}.${region}.compute.internal`;
-}
-
-/** A ReplicaSet-style hash of a pod template (10 characters). */
-function templateHash(template: unknown): string {
-  const alphabet = 'bcdfghjklmnpqrstvwxz2456789';
-  let h = fnv1a(JSON.stringify(template));
-  let out = '';
-  for (let i = 0; i < 10; i++) {
-    out += alphabet[h % alphabet.length];
-    h = fnv1a(out + String(h));
-  }
-  return out;
 }
 
 /** A JSON merge patch (RFC 7386) of a string map: `null` deletes a key, any other value sets it. Returns a new map. */

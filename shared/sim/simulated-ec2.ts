@@ -13,7 +13,8 @@ import { LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../core/api/
 import type { Taint } from '../core/api/kubernetes.js';
 import { amiFamilyLabels, computeAllocatable, computeCapacity, launchableWithAmiFamily, nodeClassAllocatableOptions } from '../core/instancetypes/allocatable.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
-import { buildInstanceType, offeringKey, type InstanceType, type Offering, type OfferingKey } from '../core/instancetypes/offering.js';
+import { buildInstanceType, offeringKey, type InstanceType, type Offering } from '../core/instancetypes/offering.js';
+import type { OfferingKey } from '../core/instancetypes/offering-key.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../ports/cloud-provider.js';
 import type { VirtualClock } from './virtual-clock.js';
 import { fnv1a } from '../core/hash.js';

@@ -64,10 +64,11 @@ const RULES: Readonly<Record<Layer, Rule>> = {
     // table.ts: the stack creates the table from the stores' own definition (keys, index, billing, TTL attribute), so
     // the layout is spelled once; it loads @aws-sdk/lib-dynamodb at synth time, nothing else.
     // webhook-metrics.ts: the webhook's refusal metric (name and dimensions), which the stack alarms on; pure data.
-    files: ['shared/lambda/env.ts', 'shared/core/metrics.ts', 'shared/lambda/webhook-metrics.ts', 'shared/adapters/aws/iam-actions.ts', 'shared/adapters/aws/table.ts'],
+    // labels.ts: the cluster tag the IAM conditions name (constants only, it imports nothing).
+    files: ['shared/lambda/env.ts', 'shared/core/metrics.ts', 'shared/lambda/webhook-metrics.ts', 'shared/core/api/labels.ts', 'shared/adapters/aws/iam-actions.ts', 'shared/adapters/aws/table.ts'],
     // zod + node:fs: the stack configuration file is read and validated at synth time (infra/stack-config.ts).
     packages: ['aws-cdk-lib', 'constructs', 'cdk-nag', 'zod', 'node:fs', 'node:path', 'node:url'],
-    says: 'infra imports aws-cdk-lib, constructs, cdk-nag, zod, node:fs/path/url, shared/lambda/env.ts, shared/core/metrics.ts, shared/lambda/webhook-metrics.ts, shared/adapters/aws/iam-actions.ts and shared/adapters/aws/table.ts only',
+    says: 'infra imports aws-cdk-lib, constructs, cdk-nag, zod, node:fs/path/url, shared/lambda/env.ts, shared/core/metrics.ts, shared/lambda/webhook-metrics.ts, shared/core/api/labels.ts, shared/adapters/aws/iam-actions.ts and shared/adapters/aws/table.ts only',
   },
 };
 
@@ -194,6 +195,89 @@ function checkImport(file: string, layer: Layer, rule: Rule, ref: ImportRef): st
   if (targetLayer === undefined || !rule.layers.includes(targetLayer)) return `${target} (${rule.says})`;
   if (rule.typeOnly?.includes(targetLayer) && !ref.typeOnly) return `${target} as a value (${rule.says}: use \`import type\`)`;
   return undefined;
+}
+
+/**
+ * The import graph of `sources` (repo-relative path → text): each file → the files of `sources` it imports, sorted,
+ * through any import {@link collectImports} sees. Type-only imports count: two files that name each other's types
+ * cannot be read, moved or tested one without the other either.
+ */
+function importGraph(sources: ReadonlyMap<string, string>): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const [file, text] of sources) {
+    const targets = new Set<string>();
+    for (const { specifier } of collectImports(file, text).imports) {
+      if (!specifier.startsWith('.')) continue;
+      const target = posix.normalize(posix.join(posix.dirname(file), specifier)).replace(/\.js$/, '.ts');
+      if (sources.has(target)) targets.add(target);
+    }
+    graph.set(file, [...targets].sort());
+  }
+  return graph;
+}
+
+/**
+ * Every import cycle of `graph`, one line each: the strongly connected components (Tarjan) of more than one file, or of
+ * one file that imports itself, as a shortest cycle through the component's first file (`a.ts → b.ts → a.ts`), and,
+ * when the component holds more files than that cycle, every file of it. Components in order of their first file.
+ */
+function importCycles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const connect = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) components.push(component.sort());
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) connect(v);
+  return components
+    .sort((a, b) => (a[0]! < b[0]! ? -1 : 1))
+    .map((component) => {
+      const path = shortestCycle(graph, component[0]!, new Set(component));
+      const all = component.length > path.length - 1 ? ` (${component.length} files import each other: ${component.join(', ')})` : '';
+      return `${path.join(' → ')}${all}`;
+    });
+}
+
+/** A shortest path `start → … → start` through `within` (breadth first, neighbours in sorted order). */
+function shortestCycle(graph: ReadonlyMap<string, readonly string[]>, start: string, within: ReadonlySet<string>): string[] {
+  const previous = new Map<string, string>();
+  const queue = [start];
+  for (let i = 0; i < queue.length; i++) {
+    const v = queue[i]!;
+    for (const w of graph.get(v) ?? []) {
+      if (!within.has(w)) continue;
+      if (w === start) {
+        const path = [start];
+        for (let u: string | undefined = v; u !== start && u !== undefined; u = previous.get(u)) path.splice(1, 0, u);
+        return [...path, start];
+      }
+      if (!previous.has(w)) {
+        previous.set(w, v);
+        queue.push(w);
+      }
+    }
+  }
+  return [start];
 }
 
 /** Global reads that make code impure: `process.*`, `console.*`, clock reads, randomness. Matched on property-access chains. */
@@ -397,7 +481,7 @@ describe('import directions (docs/architecture.md#import-directions)', () => {
       ]);
     });
 
-    it('lets infra import CDK, constructs, zod, lambda/env.ts, core/metrics.ts and the AWS table and IAM definitions only', () => {
+    it('lets infra import CDK, constructs, zod, lambda/env.ts, core/metrics.ts, core/api/labels.ts and the AWS table and IAM definitions only', () => {
       const text = [
         "import { Stack } from 'aws-cdk-lib';",
         "import { Queue } from 'aws-cdk-lib/aws-sqs';",
@@ -428,6 +512,47 @@ describe('import directions (docs/architecture.md#import-directions)', () => {
 
     it('reports a file outside every layer', () => {
       expect(importViolations('shared/util/helpers.ts', '')).toEqual([expect.stringMatching(/^shared\/util\/helpers\.ts: is in no layer/)]);
+    });
+  });
+
+  describe('importCycles', () => {
+    const cyclesOf = (sources: Record<string, string>): string[] => importCycles(importGraph(new Map(Object.entries(sources))));
+
+    it('reports a cycle through a type-only import and a re-export, with a file that only points into it left out', () => {
+      expect(
+        cyclesOf({
+          'shared/core/a.ts': "import type { B } from './b.js';",
+          'shared/core/b.ts': "export { c } from './sub/c.js';",
+          'shared/core/sub/c.ts': "import { a } from '../a.js';\nimport { z } from 'zod';",
+          'shared/core/d.ts': "import { a } from './a.js';",
+        }),
+      ).toEqual(['shared/core/a.ts → shared/core/b.ts → shared/core/sub/c.ts → shared/core/a.ts']);
+    });
+
+    it('reports nothing for a DAG, diamonds included', () => {
+      expect(
+        cyclesOf({
+          'shared/core/top.ts': "import { l } from './left.js';\nimport { r } from './right.js';",
+          'shared/core/left.ts': "import type { B } from './bottom.js';",
+          'shared/core/right.ts': "import { b } from './bottom.js';\n// import { t } from './top.js' — a comment is not an import",
+          'shared/core/bottom.ts': "const s = \"import { t } from './top.js'\";",
+        }),
+      ).toEqual([]);
+    });
+
+    it('reports each cycle once, a file importing itself, and every file of a component larger than its shortest cycle', () => {
+      expect(
+        cyclesOf({
+          'shared/controllers/x.ts': "import { y } from './y.js';",
+          'shared/controllers/y.ts': "import { x } from './x.js';\nimport { z } from './z.js';",
+          'shared/controllers/z.ts': "import type { X } from './x.js';",
+          'shared/sim/self.ts': "type T = typeof import('./self.js');",
+          'functions/f/handler.ts': "import { p } from '../../shared/controllers/x.js';",
+        }),
+      ).toEqual([
+        'shared/controllers/x.ts → shared/controllers/y.ts → shared/controllers/x.ts (3 files import each other: shared/controllers/x.ts, shared/controllers/y.ts, shared/controllers/z.ts)',
+        'shared/sim/self.ts → shared/sim/self.ts',
+      ]);
     });
   });
 
@@ -473,6 +598,10 @@ describe('import directions (docs/architecture.md#import-directions)', () => {
 
     it('puts every file under shared/, functions/ and infra/ in a layer', () => {
       expectNone(FILES.filter((f) => layerOf(f) === undefined).map((f) => `${f}: is in no layer`));
+    });
+
+    it('has no import cycle among shared/, functions/ and infra/ (type-only imports count)', () => {
+      expectNone(importCycles(importGraph(new Map(FILES.map((f) => [f, read(f)])))));
     });
 
     it('keeps shared/core pure: no process, console, Date.now, new Date(), Math.random, timers or fetch', () => {

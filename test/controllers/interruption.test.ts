@@ -6,7 +6,8 @@ import { seededIds } from '../../shared/ports/ids.js';
 import { parseManifests } from '../../shared/core/api/manifest.js';
 import type { InterruptionMessage } from '../../shared/core/api/interruption-events.js';
 import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';
-import { UNAVAILABLE_OFFERING_TTL_MS, handleInterruption, type InterruptionDeps } from '../../shared/controllers/interruption.js';
+import { handleInterruption, type InterruptionDeps } from '../../shared/controllers/interruption.js';
+import { UNAVAILABLE_OFFERING_TTL_MS } from '../../shared/controllers/launch.js';
 import type { ProvisionReport } from '../../shared/controllers/provision.js';
 import { ProvisionerHarness, deploymentYaml } from '../support/provisioner-harness.js';
 

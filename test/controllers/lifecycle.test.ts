@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { INSTANCE_GC_MIN_AGE_MS, REGISTRATION_TTL_MS, initializationBlocker, reconcileLifecycle, type LifecycleDeps } from '../../shared/controllers/lifecycle.js';
+import { REGISTRATION_TTL_MS } from '../../shared/controllers/launch.js';
+import { INSTANCE_GC_MIN_AGE_MS, initializationBlocker, reconcileLifecycle, type LifecycleDeps } from '../../shared/controllers/lifecycle.js';
 import { parseManifests } from '../../shared/core/api/manifest.js';
 import type { Taint } from '../../shared/core/api/kubernetes.js';
 import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';

@@ -234,8 +234,6 @@ function newer(a: Image, b: Image): boolean {
   return (a.ImageId ?? '') < (b.ImageId ?? '');
 }
 
-export { SSM_PARAMETER_PATHS, ssmParameterArns } from './iam-actions.js';
-
 /** Dependencies and settings of {@link AmiResolver}. */
 export interface AmiResolverProps {
   readonly ec2: EC2Client;

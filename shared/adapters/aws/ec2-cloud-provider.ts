@@ -44,7 +44,8 @@ import {
 import { ec2NodeClassAmiFamily, type EC2NodeClass } from '../../core/api/ec2nodeclass.js';
 import { LABEL_EC2NODECLASS, LABEL_NODEPOOL, type CapacityType } from '../../core/api/labels.js';
 import { CloudProviderError, InsufficientCapacityError } from '../../core/errors.js';
-import { offeringKey, type InstanceType, type OfferingKey } from '../../core/instancetypes/offering.js';
+import { offeringKey, type InstanceType } from '../../core/instancetypes/offering.js';
+import type { OfferingKey } from '../../core/instancetypes/offering-key.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../../ports/cloud-provider.js';
 import type { Clock } from '../../ports/clock.js';
 import { ec2Error, ec2ErrorCode, INSTANCE_NOT_FOUND_CODE, isInsufficientCapacityCode, isLaunchTemplateNotFoundCode } from './ec2-errors.js';

@@ -13,8 +13,6 @@
 import { ICE_ERROR_CODES, type SkiffError } from '../../core/errors.js';
 import { awsError, awsErrorCode } from './sdk-errors.js';
 
-export { isThrottling, THROTTLING_CODES } from './sdk-errors.js';
-
 /**
  * CreateFleet error codes that mean "no capacity for this offering right now" (ICE): the offerings are marked
  * unavailable for 3 minutes and the NodeClaim is re-solved without them.

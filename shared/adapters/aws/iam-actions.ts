@@ -9,9 +9,6 @@
  * Skiff calls.
  */
 
-/** The tag every instance Skiff launches carries (value: the cluster name); terminations are limited to it. */
-export { TAG_SKIFF_CLUSTER } from '../../core/api/labels.js';
-
 /** What a statement's resources and conditions are, for the stack to render. */
 export type IamScope =
   /** `Resource: *` — Describe/Get calls that support no resource-level permissions. */

@@ -5,7 +5,8 @@
 import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CapacityType } from '../../core/api/labels.js';
 import { isConflictError } from '../../core/errors.js';
-import type { OfferingKey, UnavailableOffering, UnavailableOfferings } from '../../ports/unavailable-offerings.js';
+import type { OfferingKey } from '../../core/instancetypes/offering-key.js';
+import type { UnavailableOffering, UnavailableOfferings } from '../../ports/unavailable-offerings.js';
 import { PARTITION_KEY, SK_PREFIX, SORT_KEY, TTL_ATTRIBUTE, clusterPk, formatKey, offeringKey, storeError, queryAll } from './table.js';
 
 /** Dependencies of {@link DynamoDbUnavailableOfferingsStore}. */

@@ -20,9 +20,6 @@
  */
 import { ApiServerUnavailableError, ConflictError, NotFoundError, SkiffError, ThrottledError } from '../../core/errors.js';
 
-// The 5xx error lives in the core (the simulation injects it too); re-exported here where the translation table is.
-export { ApiServerUnavailableError, isApiServerUnavailableError } from '../../core/errors.js';
-
 /** The parts of a `meta/v1` Status object Skiff reads. */
 export interface KubernetesStatus {
   /** e.g. `NotFound`, `TooManyRequests`, `Conflict`, `Invalid`; may be empty. */

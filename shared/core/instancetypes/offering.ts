@@ -4,6 +4,7 @@
  */
 import { DOES_NOT_EXIST_UNLESS_SET_LABELS, LABEL_CAPACITY_TYPE, LABEL_REGION, LABEL_ZONE, type CapacityType } from '../api/labels.js';
 import type { ResourceList } from '../resources/resource-list.js';
+import type { OfferingKey } from './offering-key.js';
 import { Requirement } from '../scheduling/requirement.js';
 import { Requirements } from '../scheduling/requirements.js';
 
@@ -13,13 +14,6 @@ export interface Offering {
   readonly capacityType: CapacityType;
   readonly price: number;
   readonly available: boolean;
-}
-
-/** The identity of an offering, used by the unavailable-offerings (ICE) cache. */
-export interface OfferingKey {
-  readonly instanceType: string;
-  readonly zone: string;
-  readonly capacityType: CapacityType;
 }
 
 /** `type/zone/capacityType`, the string form of an {@link OfferingKey}. */

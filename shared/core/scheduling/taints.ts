@@ -2,6 +2,24 @@
  * Taints and tolerations, with Kubernetes' matching rules (k8s.io/api `core/v1/toleration.go` `ToleratesTaint`).
  */
 import type { Taint, Toleration } from '../api/kubernetes.js';
+import { UNREGISTERED_TAINT_KEY } from '../api/labels.js';
+
+/**
+ * Keys of the taints a node carries while it is still being set up (Karpenter `KnownEphemeralTaints`, core
+ * `pkg/scheduling/taints.go`: `node.kubernetes.io/not-ready`, `node.kubernetes.io/unreachable`,
+ * `node.cloudprovider.kubernetes.io/uninitialized` and `karpenter.sh/unregistered`). Matched by key only. A node
+ * carrying one is not initialized (with {@link READINESS_TAINT_PREFIX}, `lifecycle/initialization.go`), and such a
+ * taint does not block scheduling onto capacity that is still coming up.
+ */
+export const EPHEMERAL_TAINT_KEYS: ReadonlySet<string> = new Set([
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+  UNREGISTERED_TAINT_KEY,
+]);
+
+/** Prefix of readiness-gate taints (`readiness.k8s.io/*`), ephemeral too (Karpenter `KnownEphemeralTaintKeyPrefixes`). */
+export const READINESS_TAINT_PREFIX = 'readiness.k8s.io/';
 
 /** True when `toleration` tolerates `taint`. An empty key with `Exists` tolerates every taint. */
 export function tolerates(toleration: Toleration, taint: Taint): boolean {

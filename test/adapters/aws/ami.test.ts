@@ -10,9 +10,9 @@ import {
   describeImagesRequests,
   instanceTypeVariant,
   kubernetesMinorVersion,
-  ssmParameterArns,
   tagFilters,
 } from '../../../shared/adapters/aws/ami.js';
+import { ssmParameterArns } from '../../../shared/adapters/aws/iam-actions.js';
 import { parseAmiAlias, type AmiAlias } from '../../../shared/core/api/ec2nodeclass.js';
 import { CloudProviderError, SkiffError, ThrottledError } from '../../../shared/core/errors.js';
 import { AL2023_131, TYPES, answerParameters, manualClock, nodeClass, seedNodeClass } from './aws-fixtures.js';

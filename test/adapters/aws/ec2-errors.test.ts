@@ -1,6 +1,7 @@
 import { EC2ServiceException } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
-import { ec2Error, isInsufficientCapacityCode, isLaunchTemplateNotFoundCode, isThrottling } from '../../../shared/adapters/aws/ec2-errors.js';
+import { ec2Error, isInsufficientCapacityCode, isLaunchTemplateNotFoundCode } from '../../../shared/adapters/aws/ec2-errors.js';
+import { isThrottling } from '../../../shared/adapters/aws/sdk-errors.js';
 import { CloudProviderError, InsufficientCapacityError, SkiffError, ThrottledError } from '../../../shared/core/errors.js';
 
 function serviceError(name: string, httpStatusCode = 400, extra: { $retryable?: { throttling: boolean } } = {}): EC2ServiceException {

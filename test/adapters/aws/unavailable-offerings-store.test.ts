@@ -4,7 +4,7 @@ import { DynamoDbNodeClaimStore } from '../../../shared/adapters/aws/dynamodb-no
 import { offeringKey } from '../../../shared/adapters/aws/table.js';
 import { DynamoDbUnavailableOfferingsStore } from '../../../shared/adapters/aws/unavailable-offerings-store.js';
 import { SkiffError } from '../../../shared/core/errors.js';
-import type { OfferingKey } from '../../../shared/ports/unavailable-offerings.js';
+import type { OfferingKey } from '../../../shared/core/instancetypes/offering-key.js';
 import { startDynalite, type LocalDynamoDb } from '../../../shared/cli/local-dynamodb.js';
 
 let db: LocalDynamoDb;

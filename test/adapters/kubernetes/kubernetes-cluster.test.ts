@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiServerUnavailableError, KubernetesApiError } from '../../../shared/adapters/kubernetes/kubernetes-errors.js';
+import { KubernetesApiError } from '../../../shared/adapters/kubernetes/kubernetes-errors.js';
 import { BOUND_POD_SELECTOR, EVENT_DETAILS_ANNOTATION, KubernetesCluster, NODECLAIM_VERSION_ANNOTATION, NON_TERMINAL_POD_SELECTOR } from '../../../shared/adapters/kubernetes/kubernetes-cluster.js';
 import type { NodeClaim } from '../../../shared/core/api/nodeclaim.js';
-import { ConflictError, NotFoundError, ThrottledError, isThrottledError } from '../../../shared/core/errors.js';
+import { ApiServerUnavailableError, ConflictError, NotFoundError, ThrottledError, isThrottledError } from '../../../shared/core/errors.js';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type Json } from '../../support/fake-kube-apiserver.js';
 
 const TOKEN = 'k8s-aws-v1.aHR0cHM6Ly9zdHMuZXUtd2VzdC0xLmFtYXpvbmF3cy5jb20v';

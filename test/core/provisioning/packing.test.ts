@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { KnapsackBound, packClasses, type Packing, type PackingClass, type PackingOption } from '../../../shared/core/provisioning/packing.js';
+import { packClasses, type Packing } from '../../../shared/core/provisioning/packing.js';
+import type { PackingClass, PackingOption } from '../../../shared/core/provisioning/packing-model.js';
+import { KnapsackBound } from '../../../shared/core/provisioning/packing-pricing.js';
 import { mulberry32 } from '../../../shared/ports/ids.js';
 
 /** Checks a packing independently: every pod placed once, every bin holds its pods, returns the cost (USD/h). */

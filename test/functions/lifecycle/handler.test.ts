@@ -1,11 +1,11 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIFECYCLE_LEASE_NAME, createHandler, type LifecycleEvent, type NodeEvent } from '../../../functions/lifecycle/handler.js';
+import { createHandler, type LifecycleEvent, type NodeEvent } from '../../../functions/lifecycle/handler.js';
 import { DynamoDbLeaseStore } from '../../../shared/adapters/aws/lease-store.js';
 import { leaseKey } from '../../../shared/adapters/aws/table.js';
 import { startDynalite, type LocalDynamoDb } from '../../../shared/cli/local-dynamodb.js';
-import { LEASE_MARGIN_SECONDS } from '../../../shared/lambda/periodic-lease.js';
+import { LEASE_MARGIN_SECONDS, LIFECYCLE_LEASE_NAME } from '../../../shared/lambda/periodic-lease.js';
 import type { LifecycleReport } from '../../../shared/controllers/lifecycle.js';
 import type { Log } from '../../../shared/lambda/log.js';
 import { PodStartupTracker } from '../../../shared/lambda/metrics.js';
