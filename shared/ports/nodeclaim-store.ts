@@ -1,7 +1,8 @@
 /**
  * NodeClaimStore port: durable NodeClaim records with optimistic concurrency.
  * Adapters: DynamoDB (`shared/adapters/aws/dynamodb-nodeclaim-store.ts`, also used by the simulation against
- * embedded dynalite).
+ * embedded dynalite). In memory, for controller tests, with call recording and fault injection:
+ * `shared/sim/memory-nodeclaim-store.ts`. Both pass one contract suite (`test/support/nodeclaim-store-contract.ts`).
  */
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 

@@ -1,12 +1,11 @@
 // The lifecycle controller's NodeClaim mirroring through the real Kubernetes adapter, against the fake kube-apiserver,
-// with NodeClaim records in DynamoDB on dynalite.
+// with NodeClaim records in the in-memory store (the DynamoDB adapter's semantics, test/support/nodeclaim-store-contract.ts).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodeclaim-store.js';
 import { KubernetesCluster, NODECLAIM_VERSION_ANNOTATION } from '../../shared/adapters/kubernetes/kubernetes-cluster.js';
-import { startDynalite, type LocalDynamoDb } from '../../shared/cli/local-dynamodb.js';
 import { reconcileLifecycle, type LifecycleDeps } from '../../shared/controllers/lifecycle.js';
 import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';
 import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
+import { MemoryNodeClaimStore } from '../../shared/sim/memory-nodeclaim-store.js';
 import { SimulatedEc2 } from '../../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../../shared/sim/virtual-clock.js';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type Json } from '../support/fake-kube-apiserver.js';
@@ -15,23 +14,20 @@ const TOKEN = 'k8s-aws-v1.dGVzdA';
 const START = Date.parse('2026-03-02T08:00:00Z');
 const iso = new Date(START).toISOString();
 
-let db: LocalDynamoDb;
 let api: FakeKubeApiServer;
-let store: DynamoDbNodeClaimStore;
+let store: MemoryNodeClaimStore;
 let deps: LifecycleDeps;
 
 beforeEach(async () => {
-  db = await startDynalite();
   api = await startFakeKubeApiServer();
   const clock = new VirtualClock(START);
-  store = new DynamoDbNodeClaimStore({ client: db.client, tableName: db.tableName, cluster: 'mirror' });
+  store = new MemoryNodeClaimStore({ cluster: 'mirror' });
   const cluster = new KubernetesCluster({ server: api.url, token: async () => TOKEN, clock, allowInsecureHttp: true, log: { warn: () => undefined } });
   const cloud = new SimulatedEc2(clock, { region: 'us-west-2', catalog: loadCatalog(), vmMemoryOverheadPercent: 0.075, clusterName: 'mirror', onRegister: () => undefined });
   deps = { cluster, cloud, store, clock };
 });
 afterEach(async () => {
   await api.close();
-  await db.close();
 });
 
 function record(name: string, extra: Partial<NodeClaim> = {}): Omit<NodeClaim, 'version'> {

@@ -1,13 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodeclaim-store.js';
-import { startDynalite, type LocalDynamoDb } from '../../shared/cli/local-dynamodb.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { INSTANCE_GC_MIN_AGE_MS, REGISTRATION_TTL_MS, initializationBlocker, reconcileLifecycle, type LifecycleDeps } from '../../shared/controllers/lifecycle.js';
 import { parseManifests } from '../../shared/core/api/manifest.js';
 import type { Taint } from '../../shared/core/api/kubernetes.js';
 import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';
 import { loadCatalog } from '../../shared/core/instancetypes/catalog.js';
+import { ThrottledError } from '../../shared/core/errors.js';
 import type { ClusterNode } from '../../shared/ports/cluster.js';
 import { seededIds } from '../../shared/ports/ids.js';
+import { MemoryNodeClaimStore, type NodeClaimStoreRequest } from '../../shared/sim/memory-nodeclaim-store.js';
 import { SimulatedCluster, type SimNode } from '../../shared/sim/simulated-cluster.js';
 import { SimulatedEc2, type SimInstance } from '../../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../../shared/sim/virtual-clock.js';
@@ -18,18 +18,19 @@ const START = Date.parse('2026-03-02T08:00:00Z');
 const JOIN_MS = 45_000;
 const READY_MS = 15_000;
 
-/** The lifecycle controller on real parts: DynamoDB store on dynalite, simulated cluster and EC2, virtual clock. */
+/**
+ * The lifecycle controller on the ports' in-memory implementations: the NodeClaim store (the DynamoDB adapter's
+ * semantics, proven by the contract suite in test/support/nodeclaim-store-contract.ts; it records calls and injects
+ * faults), simulated cluster and EC2, virtual clock.
+ */
 class Harness {
   readonly clock = new VirtualClock(START);
   readonly cluster: SimulatedCluster;
   readonly ec2: SimulatedEc2;
-  readonly store: DynamoDbNodeClaimStore;
+  readonly store: MemoryNodeClaimStore;
   readonly deps: LifecycleDeps;
 
-  constructor(
-    readonly db: LocalDynamoDb,
-    options: { registrationDelayMs?: number } = {},
-  ) {
+  constructor(options: { registrationDelayMs?: number } = {}) {
     const ids = seededIds(11);
     this.cluster = new SimulatedCluster(this.clock, { region: 'us-west-2', ids, registerWithUnregisteredTaint: true });
     this.ec2 = new SimulatedEc2(this.clock, {
@@ -40,7 +41,7 @@ class Harness {
       registrationDelayMs: options.registrationDelayMs ?? JOIN_MS,
       onRegister: (i) => this.cluster.registerNode(i),
     });
-    this.store = new DynamoDbNodeClaimStore({ client: db.client, tableName: db.tableName, cluster: `lc${++clusterSeq}` });
+    this.store = new MemoryNodeClaimStore({ cluster: 'test' });
     for (const m of parseManifests(GENERAL_POOL, 'pool.yaml')) this.cluster.apply(m);
     this.deps = { cluster: this.cluster, cloud: this.ec2, store: this.store, clock: this.clock };
   }
@@ -110,16 +111,10 @@ class Harness {
   }
 }
 
-let clusterSeq = 0;
-let db: LocalDynamoDb;
 let h: Harness;
 
-beforeEach(async () => {
-  db = await startDynalite();
-  h = new Harness(db);
-});
-afterEach(async () => {
-  await db.close();
+beforeEach(() => {
+  h = new Harness();
 });
 
 describe('reconcileLifecycle', () => {
@@ -213,9 +208,7 @@ describe('reconcileLifecycle', () => {
 
   describe('liveness', () => {
     it('terminates a NodeClaim not registered 15 minutes after launch (RegistrationTimeout), not a second earlier', async () => {
-      await db.close();
-      db = await startDynalite();
-      h = new Harness(db, { registrationDelayMs: 24 * 3600_000 });
+      h = new Harness({ registrationDelayMs: 24 * 3600_000 });
       const { instance } = await h.launch('general-a');
       await h.advance(REGISTRATION_TTL_MS);
       expect((await h.reconcile()).registrationTimeouts).toEqual([]);
@@ -445,11 +438,97 @@ describe('reconcileLifecycle', () => {
     });
   });
 
+  describe('NodeClaim store faults', () => {
+    /** The write of a state transition of `name` to `state`. */
+    const writing = (name: string, state: NodeClaim['state']) => (r: NodeClaimStoreRequest) => r.operation === 'update' && r.subject === name && r.claim?.state === state;
+
+    it('skips the registration a rival pass wrote between this pass’s read and its write: a counted conflict, no Event, no initialization, no mirror', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      const node = h.nodeOf(instance)!;
+      const rivalAt = '2026-03-02T08:00:59.000Z';
+      h.store.inject({
+        when: writing('general-a', 'Registered'),
+        interpose: async (store) => {
+          const current = (await store.get('general-a'))!;
+          await store.update({ ...current, state: 'Registered', nodeName: node.name, registeredAt: rivalAt });
+        },
+      });
+
+      const report = await h.reconcile();
+
+      expect(report).toMatchObject({ registered: [], initialized: [], conflicts: 1, mirrored: [] });
+      expect(h.store.peek('general-a')).toMatchObject({ state: 'Registered', registeredAt: rivalAt, version: 2 });
+      expect(h.events('Registered')).toEqual([]);
+      expect(h.events('Initialized')).toEqual([]);
+      // The next pass initializes the rival's record.
+      expect((await h.reconcile()).initialized).toEqual(['general-a']);
+      expect(h.store.peek('general-a')).toMatchObject({ state: 'Initialized', registeredAt: rivalAt, version: 3 });
+    });
+
+    it('fails the pass on a throttled registration write, leaving the record Launched; the next pass registers it once', async () => {
+      await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      h.store.inject({ when: writing('general-a', 'Registered'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
+
+      await expect(h.reconcile()).rejects.toBeInstanceOf(ThrottledError);
+      expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched', version: 1 });
+      expect(h.events('Registered')).toEqual([]);
+
+      expect(await h.reconcile()).toMatchObject({ registered: ['general-a'], initialized: ['general-a'], conflicts: 0 });
+      expect(h.events('Registered')).toHaveLength(1);
+    });
+
+    it('terminates nothing when the re-read before a registration timeout is throttled; the next pass times it out', async () => {
+      h = new Harness({ registrationDelayMs: 24 * 3600_000 });
+      const { instance } = await h.launch('general-a');
+      await h.advance(REGISTRATION_TTL_MS + 1000);
+      h.store.failNext('get');
+
+      await expect(h.reconcile()).rejects.toBeInstanceOf(ThrottledError);
+      expect(instance.state).toBe('running');
+      expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched', version: 1 });
+
+      expect((await h.reconcile()).registrationTimeouts).toEqual(['general-a']);
+      expect(instance.state).toBe('terminated');
+    });
+
+    it('finishes in the next pass a registration timeout whose Deleted write was throttled after the instance was terminated, with one Event', async () => {
+      h = new Harness({ registrationDelayMs: 24 * 3600_000 });
+      const { instance } = await h.launch('general-a');
+      await h.advance(REGISTRATION_TTL_MS + 1000);
+      h.store.inject({ when: writing('general-a', 'Deleted'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
+
+      await expect(h.reconcile()).rejects.toBeInstanceOf(ThrottledError);
+      // Terminate first, then record: the instance is gone, the record still live for the next pass to finish.
+      expect(instance.state).toBe('terminated');
+      expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched', version: 1 });
+
+      const report = await h.reconcile();
+
+      expect(report.registrationTimeouts).toEqual(['general-a']);
+      expect(h.store.peek('general-a')).toMatchObject({ state: 'Deleted', deletionReason: 'RegistrationTimeout' });
+      expect(h.events('RegistrationTimeout')).toHaveLength(1);
+    });
+
+    it('reads the NodeClaims once per pass and writes each transition once when nothing fails', async () => {
+      await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      h.store.resetCalls();
+
+      await h.reconcile();
+
+      expect(h.store.calls.map((c) => [c.operation, c.subject, c.claim?.state, c.outcome])).toEqual([
+        ['list', undefined, undefined, 'ok'],
+        ['update', 'general-a', 'Registered', 'ok'],
+        ['update', 'general-a', 'Initialized', 'ok'],
+      ]);
+    });
+  });
+
   describe('two overlapping passes', () => {
     it('register, initialize and time out each NodeClaim once', async () => {
-      await db.close();
-      db = await startDynalite();
-      h = new Harness(db, { registrationDelayMs: 24 * 3600_000 });
+      h = new Harness({ registrationDelayMs: 24 * 3600_000 });
       await h.launch('general-late');
       await h.advance(REGISTRATION_TTL_MS + 1000);
       // A second NodeClaim whose kubelet joins (registered by hand: this harness's kubelets never join).

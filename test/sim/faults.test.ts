@@ -19,6 +19,7 @@ import { SIMULATED_CLUSTER_NAME, runSimulation } from '../../shared/sim/engine.j
 import { SimulatedCluster } from '../../shared/sim/simulated-cluster.js';
 import { SimulatedEc2 } from '../../shared/sim/simulated-ec2.js';
 import { VirtualClock } from '../../shared/sim/virtual-clock.js';
+import { MemoryNodeClaimStore } from '../../shared/sim/memory-nodeclaim-store.js';
 import { FaultInjector, NO_FAULTS, SimulatedCrash, isSimulatedCrash, type FaultRecord } from '../../shared/sim/faults.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { ResultSchema } from '../../shared/sim/result-schema.js';
@@ -133,6 +134,21 @@ describe('fault injection (spec.faults)', () => {
       expect(f.counts.dynamodbThrottle).toBe(1);
     });
 
+    it('wraps the NodeClaim store: a throttled call never reaches it, a crash strikes after the write took effect', async () => {
+      const memory = new MemoryNodeClaimStore();
+      const claim = { name: 'general-a', nodePool: 'general', nodeClass: 'default', state: 'Pending', requirements: [], instanceTypes: ['m5.large'], resources: {}, labels: {}, taints: [], startupTaints: [], nominatedPods: [], createdAt: '2026-03-02T08:00:00.000Z' } as const;
+
+      const throttled = await new FaultInjector({ ...NO_FAULTS, dynamodbThrottle: 1 }, 1, () => 0).store(memory).create(claim).catch((e: unknown) => e);
+      expect(isThrottledError(throttled)).toBe(true);
+      expect(memory.calls).toEqual([]);
+
+      const crashed = await new FaultInjector({ ...NO_FAULTS, crashAfterSideEffect: 1 }, 1, () => 0).store(memory).create(claim).catch((e: unknown) => e);
+      expect(crashed).toBeInstanceOf(SimulatedCrash);
+      expect((crashed as SimulatedCrash).sideEffect).toBe('store.create(general-a)');
+      expect(memory.calls).toEqual([expect.objectContaining({ operation: 'create', subject: 'general-a', outcome: 'ok', written: true })]);
+      expect(memory.peek('general-a')).toMatchObject({ state: 'Pending', version: 1 });
+    });
+
     it('fails a Kubernetes API call with a 5xx before it does anything', async () => {
       const f = new FaultInjector({ ...NO_FAULTS, apiServerErrors: 1 }, 1, () => 0);
       const deleted: string[] = [];
@@ -165,39 +181,34 @@ describe('fault injection (spec.faults)', () => {
 
   describe('the lifecycle controller after a crash', () => {
     it('deletes the Node of an orphan instance whose terminating pass crashed before deleting it', async () => {
-      const db = await startDynalite();
-      try {
-        const clock = new VirtualClock(Date.parse('2026-03-02T08:00:00Z'));
-        const cluster = new SimulatedCluster(clock, { region: 'us-west-2', ids: seededIds(3), registerWithUnregisteredTaint: true });
-        for (const m of parseManifests(GENERAL_POOL, 'pool.yaml')) cluster.apply(m);
-        const ec2 = new SimulatedEc2(clock, { region: 'us-west-2', catalog: loadCatalog(), vmMemoryOverheadPercent: 0.075, clusterName: 'test', onRegister: (i) => cluster.registerNode(i) });
-        const store = new DynamoDbNodeClaimStore({ client: db.client, tableName: db.tableName, cluster: 'crash' });
-        // An instance launched for a NodeClaim whose record never got written; its kubelet joins after 45 s.
-        await ec2.create({
-          nodeClaim: 'general-ghost',
-          nodePool: 'general',
-          nodeClass: 'default',
-          capacityType: 'on-demand',
-          overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.096 }],
-          tags: { 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': 'general-ghost', 'skiff.dev/cluster': 'skiff-sim' },
-          labels: { 'karpenter.sh/nodepool': 'general' },
-          taints: [],
-          startupTaints: [],
-        });
-        await clock.runUntil(clock.now() + 60_000);
-        expect(cluster.nodes.size).toBe(1);
-        const crashing = new FaultInjector({ ...NO_FAULTS, crashAfterSideEffect: 1 }, 1, () => clock.now());
-        const crashed = await reconcileLifecycle({ cluster: crashing.cluster(cluster), cloud: crashing.cloud(ec2), store, clock }).catch((e: unknown) => e);
-        expect(crashed).toBeInstanceOf(SimulatedCrash);
-        expect(ec2.instances[0]!.state).toBe('terminated');
-        expect(cluster.nodes.size).toBe(1);
-        // The next run finds the Node although its instance is gone and no NodeClaim names it.
-        const report = await reconcileLifecycle({ cluster, cloud: ec2, store, clock });
-        expect(report.deletedNodes).toHaveLength(1);
-        expect(cluster.nodes.size).toBe(0);
-      } finally {
-        await db.close();
-      }
+      const clock = new VirtualClock(Date.parse('2026-03-02T08:00:00Z'));
+      const cluster = new SimulatedCluster(clock, { region: 'us-west-2', ids: seededIds(3), registerWithUnregisteredTaint: true });
+      for (const m of parseManifests(GENERAL_POOL, 'pool.yaml')) cluster.apply(m);
+      const ec2 = new SimulatedEc2(clock, { region: 'us-west-2', catalog: loadCatalog(), vmMemoryOverheadPercent: 0.075, clusterName: 'test', onRegister: (i) => cluster.registerNode(i) });
+      const store = new MemoryNodeClaimStore({ cluster: 'crash' });
+      // An instance launched for a NodeClaim whose record never got written; its kubelet joins after 45 s.
+      await ec2.create({
+        nodeClaim: 'general-ghost',
+        nodePool: 'general',
+        nodeClass: 'default',
+        capacityType: 'on-demand',
+        overrides: [{ instanceType: 'm5.large', zone: 'us-west-2a', price: 0.096 }],
+        tags: { 'karpenter.sh/nodepool': 'general', 'karpenter.sh/nodeclaim': 'general-ghost', 'skiff.dev/cluster': 'skiff-sim' },
+        labels: { 'karpenter.sh/nodepool': 'general' },
+        taints: [],
+        startupTaints: [],
+      });
+      await clock.runUntil(clock.now() + 60_000);
+      expect(cluster.nodes.size).toBe(1);
+      const crashing = new FaultInjector({ ...NO_FAULTS, crashAfterSideEffect: 1 }, 1, () => clock.now());
+      const crashed = await reconcileLifecycle({ cluster: crashing.cluster(cluster), cloud: crashing.cloud(ec2), store, clock }).catch((e: unknown) => e);
+      expect(crashed).toBeInstanceOf(SimulatedCrash);
+      expect(ec2.instances[0]!.state).toBe('terminated');
+      expect(cluster.nodes.size).toBe(1);
+      // The next run finds the Node although its instance is gone and no NodeClaim names it.
+      const report = await reconcileLifecycle({ cluster, cloud: ec2, store, clock });
+      expect(report.deletedNodes).toHaveLength(1);
+      expect(cluster.nodes.size).toBe(0);
     });
   });
 
