@@ -8,9 +8,9 @@
  *
  * Each pass:
  * 1. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
- *    consolidateAfter counts from it), from the times the cluster reports ({@link Cluster.lastPodEventTimes});
- * 2. advances every disruption in flight: validates proposals at least `VALIDATION_DELAY_MS` (`validate.ts`) old (Karpenter's
- *    `commandValidationDelay`), launches replacements through the provisioner's launch protocol, waits for them to
+ *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`);
+ * 2. advances every disruption in flight: validates proposals at least `VALIDATION_DELAY_MS` old (`validate.ts`;
+ *    Karpenter's `commandValidationDelay`), launches replacements through the provisioner's launch protocol, waits for them to
  *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
  *    try again next pass), then deletes the record, terminates the instance and deletes the Node;
  * 3. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
@@ -26,8 +26,8 @@
  * being evicted (a drifted node with a `terminationGracePeriod` is exempt from both pod checks, as in Karpenter: its
  * drain deletes such pods at the grace period's deadline). Consolidation also needs `consolidateAfter` to have passed
  * since the last pod event, moves no pod onto a node still inside its own `consolidateAfter`, and — Skiff's churn guard —
- * spares nodes expiring within `CHURN_GUARD_MS` (`candidates.ts`) (or `consolidateAfter` if longer) and replacements younger
- * than that. Every candidate turned down is reported with the reason.
+ * spares nodes expiring within `CHURN_GUARD_MS` (`candidates.ts`; or `consolidateAfter` if longer) and replacements
+ * younger than that. Every candidate turned down is reported with the reason.
  *
  * The phases are one file each beside this one (see `deps.ts`); the methods are in `methods/`, run from the ordered
  * list in `methods.ts`.
