@@ -11,7 +11,7 @@ import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store
 import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
 import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
-import { disrupt } from '../controllers/disruption.js';
+import { disrupt } from '../controllers/disruption/disrupt.js';
 import { handleInterruption } from '../controllers/interruption.js';
 import { reconcileLifecycle } from '../controllers/lifecycle.js';
 import { provision } from '../controllers/provision.js';

@@ -4,7 +4,7 @@
  * logged at `warn` and counted (`skiff_decisions_unpublished_total`), since decisions are observability (the same
  * facts are in the structured logs).
  */
-import type { DisruptionReport } from '../controllers/disruption.js';
+import type { DisruptionReport } from '../controllers/disruption/deps.js';
 import type { InterruptionReport } from '../controllers/interruption.js';
 import type { ProvisionReport } from '../controllers/provision.js';
 import { metricPoint } from '../core/metrics.js';

@@ -26,7 +26,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import { CLUSTER_DIMENSION, DIMENSIONS, METRICS_NAMESPACE, METRICS_SERVICE, countBy, metricKindOf, metricPoint, type MetricDataPoint, type MetricUnitName } from '../core/metrics.js';
 import { unitOf } from '../core/resources/resource-list.js';
-import type { DisruptionReport } from '../controllers/disruption.js';
+import type { DisruptionReport } from '../controllers/disruption/deps.js';
 import type { LifecycleReport, NodeUsage, PodObservation } from '../controllers/lifecycle.js';
 import type { ProvisionReport } from '../controllers/provision.js';
 import type { Log } from './log.js';

@@ -34,7 +34,9 @@ import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass
 import { TRANSLATE_CONFIG } from '../adapters/aws/table.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
 import { KubernetesCluster } from '../adapters/kubernetes/kubernetes-cluster.js';
-import { disrupt, type DisruptionReport } from '../controllers/disruption.js';
+import type { DisruptionReport } from '../controllers/disruption/deps.js';
+import { disrupt } from '../controllers/disruption/disrupt.js';
+import { DisruptionMemory } from '../controllers/disruption/memory.js';
 import { handleInterruption, type InterruptionReport } from '../controllers/interruption.js';
 import { reconcileLifecycle, type LifecycleReport } from '../controllers/lifecycle.js';
 import { provision, type ProvisionReport, type ProvisionTrigger } from '../controllers/provision.js';
@@ -216,6 +218,8 @@ function disruptionDeps(a: ControllerAdapters) {
     clusterName: a.settings.cluster,
     region: a.settings.region,
     spotToSpotConsolidation: a.settings.spotToSpotConsolidation,
+    // One per warm container, as the store it remembers things about.
+    memory: new DisruptionMemory(),
   };
 }
 

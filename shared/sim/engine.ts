@@ -25,7 +25,8 @@ import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
-import type { DisruptionDeps } from '../controllers/disruption.js';
+import type { DisruptionDeps } from '../controllers/disruption/deps.js';
+import { DisruptionMemory } from '../controllers/disruption/memory.js';
 import type { InterruptionDeps } from '../controllers/interruption.js';
 import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
@@ -195,6 +196,9 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const handlerCluster = faults.cluster(cluster);
   const handlerCloud = faults.cloud(observedCloud(ec2, observer, cluster, store, spec.region));
   const handlerStore = faults.store(store);
+  // What the disruption controller remembers between passes, one per run: its disruption and interruption handlers
+  // share it, as they share the store.
+  const disruptionMemory = new DisruptionMemory();
   const provisionDeps: ProvisionDeps = {
     cluster: handlerCluster,
     cloud: handlerCloud,
@@ -223,6 +227,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       ...provisionDeps,
       cluster: handlerCluster,
       spotToSpotConsolidation: spec.settings.featureGates.SpotToSpotConsolidation,
+      memory: disruptionMemory,
     });
     const scheduleDisruption = (at: number): void => {
       clock.at(at, 'disruption schedule', async () => {
@@ -244,6 +249,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       ...provisionDeps,
       cluster: handlerCluster,
       spotToSpotConsolidation: spec.settings.featureGates.SpotToSpotConsolidation,
+      memory: disruptionMemory,
     });
     interruptionQueue.subscribe(async (event) => mergeBatchResponses(event, await faults.invoke('interruption', () => interruptionHandler(event))));
   }

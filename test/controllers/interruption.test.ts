@@ -6,6 +6,7 @@ import { seededIds } from '../../shared/ports/ids.js';
 import { parseManifests } from '../../shared/core/api/manifest.js';
 import type { InterruptionMessage } from '../../shared/core/api/interruption-events.js';
 import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';
+import { DisruptionMemory } from '../../shared/controllers/disruption/memory.js';
 import { handleInterruption, type InterruptionDeps } from '../../shared/controllers/interruption.js';
 import { UNAVAILABLE_OFFERING_TTL_MS } from '../../shared/controllers/launch.js';
 import type { ProvisionReport } from '../../shared/controllers/provision.js';
@@ -46,6 +47,7 @@ async function launched(replicas = 3): Promise<Setup> {
     clusterName: 'test',
     region: 'us-west-2',
     spotToSpotConsolidation: false,
+    memory: new DisruptionMemory(),
     provision: async (): Promise<ProvisionReport> => {
       provisions.count++;
       return { launched: [], failed: [], nominated: {}, unschedulable: [], retry: [] };

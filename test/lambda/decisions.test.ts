@@ -4,7 +4,7 @@ import { createHandler as createDisruptionHandler } from '../../functions/disrup
 import { createHandler as createInterruptionHandler } from '../../functions/interruption/handler.js';
 import { createHandler as createLifecycleHandler } from '../../functions/lifecycle/handler.js';
 import { createHandler as createProvisionerHandler } from '../../functions/provisioner/handler.js';
-import type { DisruptionReport } from '../../shared/controllers/disruption.js';
+import type { DisruptionReport } from '../../shared/controllers/disruption/deps.js';
 import type { InterruptionReport } from '../../shared/controllers/interruption.js';
 import type { LifecycleReport } from '../../shared/controllers/lifecycle.js';
 import type { ProvisionReport } from '../../shared/controllers/provision.js';

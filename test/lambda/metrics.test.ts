@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { NodeClaim } from '../../shared/core/api/nodeclaim.js';
 import { METRICS, METRICS_NAMESPACE, countBy, metricPoint } from '../../shared/core/metrics.js';
-import type { DisruptionReport } from '../../shared/controllers/disruption.js';
+import type { DisruptionReport } from '../../shared/controllers/disruption/deps.js';
 import type { LifecycleReport } from '../../shared/controllers/lifecycle.js';
 import type { ProvisionReport } from '../../shared/controllers/provision.js';
 import {

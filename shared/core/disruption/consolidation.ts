@@ -1,5 +1,6 @@
 /**
- * Consolidation: can these nodes go, their pods moving to the other nodes plus at most one new, cheaper node?
+ * Consolidation: can these nodes go, their pods moving to the other nodes plus at most one new, cheaper node? The
+ * answer is a {@link Command} (`types.ts`) with no replacement or one.
  * Karpenter core `disruption/consolidation.go computeConsolidation`, `multinodeconsolidation.go`,
  * `singlenodeconsolidation.go`:
  *
@@ -28,6 +29,7 @@ import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../
 import type { InstanceType } from '../instancetypes/offering.js';
 import { add, type ResourceList } from '../resources/resource-list.js';
 import type { SchedulingPod } from '../provisioning/pod.js';
+import type { Command } from './types.js';
 import { byCpuAndMemoryDescending } from '../provisioning/queue.js';
 import { firstNodePoolFor, solve } from '../provisioning/scheduler.js';
 import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../provisioning/types.js';
@@ -70,17 +72,25 @@ export interface ConsolidationContext {
   readonly spotToSpot: boolean;
 }
 
-/** The outcome of simulating one set of candidates. */
+/**
+ * The outcome of simulating one set of candidates: a {@link Command} (`kind` is its `decisionOf` in `types.ts`: `delete`
+ * without replacements, `replace` with one), or `none` with why not.
+ */
 export type ConsolidationDecision =
-  | { readonly kind: 'delete'; readonly candidates: readonly ConsolidationCandidate[] }
-  | {
+  | (Command<ConsolidationCandidate> & {
+      readonly kind: 'delete';
+      /** None: the pods fit on the other nodes. */
+      readonly replacements: readonly [];
+      /** The candidates' price, USD per hour. */
+      readonly savings: number;
+    })
+  | (Command<ConsolidationCandidate> & {
       readonly kind: 'replace';
-      readonly candidates: readonly ConsolidationCandidate[];
       /** The one new NodeClaim, its options cut to those strictly cheaper than the candidates (cheapest first). */
-      readonly replacement: NodeClaimPlan;
+      readonly replacements: readonly [NodeClaimPlan];
       /** Candidates' price minus the replacement's cheapest option, USD per hour (> 0). */
       readonly savings: number;
-    }
+    })
   | { readonly kind: 'none'; readonly candidates: readonly ConsolidationCandidate[]; /** Why not, in words. */ readonly reason: string };
 
 /**
@@ -92,8 +102,9 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   const none = (reason: string): ConsolidationDecision => ({ kind: 'none', candidates, reason });
   const gone = new Set(candidates.map((c) => c.node));
   const pods = candidates.flatMap((c) => c.pods);
-  if (pods.length === 0) return { kind: 'delete', candidates };
   const price = candidates.reduce((sum, c) => sum + c.price, 0);
+  const deleted: ConsolidationDecision = { kind: 'delete', candidates, replacements: [], savings: price };
+  if (pods.length === 0) return deleted;
   // Only instance types with an offering strictly cheaper than the candidates may replace them (their own type
   // included: core `computeConsolidation` filters by price alone).
   // The others stay in the solve with no available offering: they launch nothing, but their zones remain topology
@@ -109,7 +120,7 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   );
   const stuck = results.unschedulable[0];
   if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h`);
-  if (results.newNodeClaims.length === 0) return { kind: 'delete', candidates };
+  if (results.newNodeClaims.length === 0) return deleted;
   if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
   const plan = results.newNodeClaims[0]!;
   // NodePools in weight order: Karpenter simulates with every type of every NodePool, so the replacement comes from
@@ -141,7 +152,7 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   }
   requirements = requirements.add(Requirement.in(LABEL_INSTANCE_TYPE, options.map((o) => o.name)));
   const replacement: NodeClaimPlan = { ...plan, requirements, instanceTypes: options };
-  return { kind: 'replace', candidates, replacement, savings: price - options[0]!.price };
+  return { kind: 'replace', candidates, replacements: [replacement], savings: price - options[0]!.price };
 }
 
 /**

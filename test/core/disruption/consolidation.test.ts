@@ -74,12 +74,12 @@ describe('simulateConsolidation', () => {
     const decision = simulateConsolidation([candidate(n1, byName('m5.2xlarge'), held)], ctx([n1]), true);
     expect(decision.kind).toBe('replace');
     if (decision.kind !== 'replace') return;
-    expect(decision.replacement.instanceTypes[0]!.name).toBe('c5.large');
-    expect(decision.replacement.instanceTypes.every((o) => o.price < 0.384)).toBe(true);
-    expect(decision.replacement.instanceTypes.map((o) => o.name)).not.toContain('m5.2xlarge');
+    expect(decision.replacements[0]!.instanceTypes[0]!.name).toBe('c5.large');
+    expect(decision.replacements[0]!.instanceTypes.every((o) => o.price < 0.384)).toBe(true);
+    expect(decision.replacements[0]!.instanceTypes.map((o) => o.name)).not.toContain('m5.2xlarge');
     expect(decision.savings).toBeCloseTo(0.384 - 0.085, 6);
     // The launch is pinned to the cheaper options.
-    expect(decision.replacement.requirements.get(LABEL_INSTANCE_TYPE).has('m5.2xlarge')).toBe(false);
+    expect(decision.replacements[0]!.requirements.get(LABEL_INSTANCE_TYPE).has('m5.2xlarge')).toBe(false);
   });
 
   it('replaces an on-demand node with spot of its own type when that is the cheaper offering, and forces spot (core computeConsolidation)', () => {
@@ -91,8 +91,8 @@ describe('simulateConsolidation', () => {
     const decision = simulateConsolidation([c], ctx([n1], [only], false, ['spot', 'on-demand']), true);
     expect(decision.kind).toBe('replace');
     if (decision.kind !== 'replace') return;
-    expect(decision.replacement.instanceTypes.map((o) => o.name)).toEqual(['m5.xlarge']);
-    expect([...decision.replacement.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
+    expect(decision.replacements[0]!.instanceTypes.map((o) => o.name)).toEqual(['m5.xlarge']);
+    expect([...decision.replacements[0]!.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
     expect(decision.savings).toBeCloseTo(0.192 - 0.07, 6);
     // While that spot offering is unavailable (a capacity error), nothing is cheaper: no replacement.
     const short = instanceType('m5.xlarge', { cpu: 3920, memory: 14000, price: 0.192, spotPrice: 0.07, unavailable: ['us-west-2a/spot', 'us-west-2b/spot'] });
@@ -131,8 +131,8 @@ describe('simulateConsolidation', () => {
     const on = simulateConsolidation([c], ctx([n1], types, true, ['spot', 'on-demand']), true);
     expect(on.kind).toBe('replace');
     if (on.kind === 'replace') {
-      expect(on.replacement.instanceTypes).toHaveLength(MIN_SPOT_TO_SPOT_TYPES);
-      expect([...on.replacement.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
+      expect(on.replacements[0]!.instanceTypes).toHaveLength(MIN_SPOT_TO_SPOT_TYPES);
+      expect([...on.replacements[0]!.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
     }
     // Too few cheaper types: no spot-to-spot replacement even with the gate on.
     const few = simulateConsolidation([c], ctx([n1], [big, ...cheaper.slice(0, 3)], true, ['spot', 'on-demand']), true);
@@ -144,7 +144,7 @@ describe('simulateConsolidation', () => {
     const n1 = node('n1', byName('m5.2xlarge'), held);
     const decision = simulateConsolidation([candidate(n1, byName('m5.2xlarge'), held)], ctx([n1], TYPES, false, ['spot', 'on-demand']), true);
     expect(decision.kind).toBe('replace');
-    if (decision.kind === 'replace') expect([...decision.replacement.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
+    if (decision.kind === 'replace') expect([...decision.replacements[0]!.requirements.get(LABEL_CAPACITY_TYPE).sortedValues()]).toEqual(['spot']);
   });
 });
 
@@ -202,7 +202,7 @@ describe('multiNodeConsolidation', () => {
     const decision = multiNodeConsolidation(candidates, ctx(nodes.map((x) => x.n)));
     expect(decision.kind).not.toBe('none');
     expect(decision.candidates.length).toBeGreaterThanOrEqual(3);
-    if (decision.kind === 'replace') expect(decision.replacement.instanceTypes[0]!.price).toBeLessThan(decision.candidates.length * 0.096);
+    if (decision.kind === 'replace') expect(decision.replacements[0]!.instanceTypes[0]!.price).toBeLessThan(decision.candidates.length * 0.096);
   });
 
   it('needs at least two candidates', () => {

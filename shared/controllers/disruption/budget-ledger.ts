@@ -1,0 +1,109 @@
+/**
+ * The budget ledger of one pass: what each NodePool may still start, per reason, from its disruption budgets (core
+ * `pkg/controllers/disruption/helpers.go BuildDisruptionBudgetMapping`; the budget arithmetic is
+ * `core/disruption/budgets.ts`). Budgets are read, never decremented in place: this pass's own choices are kept
+ * beside them ({@link BudgetLedger.take}).
+ */
+import { LABEL_INITIALIZED, LABEL_NODEPOOL } from '../../core/api/labels.js';
+import { isLive } from '../../core/api/nodeclaim.js';
+import type { Budget } from '../../core/api/nodepool.js';
+import { BudgetScheduleError, budgetAllowance, budgetWindows, type BudgetWindow } from '../../core/disruption/budgets.js';
+import { DISRUPTED_NO_SCHEDULE_TAINT } from '../../core/disruption/drainable.js';
+import type { ClusterNode } from '../../ports/cluster.js';
+import type { DisruptionMemory } from './memory.js';
+import type { World } from './world.js';
+
+/**
+ * How far ahead the active windows of a budget schedule are worked out at once: 6 hours. Evaluating a cron schedule is
+ * the costly part of a budget, and every pass evaluates every budget of every NodePool for each reason.
+ */
+const BUDGET_HORIZON_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * `budgets` as they stand at `atMs`, with the same `budgetAllowance` at `atMs` for every reason and node count: a
+ * scheduled budget active at `atMs` loses its schedule (a budget without one is always active), an inactive one is
+ * left out, and one whose schedule does not evaluate stays as it is (`budgetAllowance` fails it closed). Activity is
+ * read from the budget's windows (core `budgetWindows`: active at T exactly when the schedule fired in
+ * `(T − duration, T]`, `isBudgetActive`), cached in `memory` for {@link BUDGET_HORIZON_MS}.
+ */
+function budgetsAt(budgets: readonly Budget[], atMs: number, memory: DisruptionMemory): readonly Budget[] {
+  if (budgets.every((b) => b.schedule === undefined)) return budgets;
+  const cache = memory.budgetWindows;
+  const out: Budget[] = [];
+  for (const budget of budgets) {
+    if (budget.schedule === undefined) {
+      out.push(budget);
+      continue;
+    }
+    const key = `${budget.schedule}\u0000${budget.duration ?? ''}`;
+    let cached = cache.get(key);
+    if (!cached || atMs < cached.fromMs || atMs >= cached.toMs) {
+      let windows: BudgetWindow[];
+      try {
+        windows = budgetWindows(budget, new Date(atMs), new Date(atMs + BUDGET_HORIZON_MS));
+      } catch (e) {
+        if (!(e instanceof BudgetScheduleError)) throw e;
+        out.push(budget);
+        continue;
+      }
+      if (cache.size > 1000) cache.clear();
+      cached = { fromMs: atMs, toMs: atMs + BUDGET_HORIZON_MS, windows };
+      cache.set(key, cached);
+    }
+    if (cached.windows.some((w) => w.start.getTime() <= atMs && atMs < w.end.getTime())) {
+      const { schedule: _schedule, duration: _duration, ...always } = budget;
+      out.push(always as Budget);
+    }
+  }
+  return out;
+}
+
+/** Budget bookkeeping of one pass: what each NodePool may still start, per reason. */
+export class BudgetLedger {
+  private readonly taken = new Map<string, number>();
+
+  /**
+   * @param world what the pass read
+   * @param memory where budget windows are cached
+   */
+  constructor(
+    private readonly world: World,
+    private readonly memory: DisruptionMemory,
+  ) {}
+
+  /**
+   * The NodePool's managed, initialized nodes (carrying its label and `karpenter.sh/initialized: "true"`): the base
+   * of percentages, as Karpenter's `BuildDisruptionBudgetMapping` counts them — by node, so a node whose record is
+   * already deleted but which is still there (its termination under way) still counts.
+   */
+  private nodes(pool: string): ClusterNode[] {
+    return this.world.nodes.filter((n) => n.labels[LABEL_NODEPOOL] === pool && n.labels[LABEL_INITIALIZED] === 'true');
+  }
+
+  /** Of those, the nodes being disrupted (tainted, or their record started or ended a disruption) or NotReady. */
+  private busy(nodes: readonly ClusterNode[]): number {
+    const claimByProvider = new Map(this.world.claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
+    return nodes.filter((n) => {
+      if (!n.ready || n.taints.some((t) => t.key === DISRUPTED_NO_SCHEDULE_TAINT.key)) return true;
+      const claim = claimByProvider.get(n.providerId);
+      return !!claim && (!isLive(claim) || claim.state === 'Deleting' || (claim.disruption !== undefined && claim.disruption.phase !== 'Proposed'));
+    }).length;
+  }
+
+  /**
+   * How many more of the pool's nodes may start a disruption for `reason` now (0 for an unknown NodePool).
+   * @param afterTaken false for the allowance before this pass's own choices ({@link take})
+   */
+  remaining(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted', afterTaken = true): number {
+    const np = this.world.pools.get(pool);
+    if (!np) return 0;
+    const nodes = this.nodes(pool);
+    const allowance = budgetAllowance(budgetsAt(np.spec.disruption.budgets, this.world.now, this.memory), reason, new Date(this.world.now), nodes.length, this.busy(nodes));
+    return Math.max(0, allowance.remaining - (afterTaken ? (this.taken.get(pool) ?? 0) : 0));
+  }
+
+  /** Counts `n` nodes of `pool` this pass chose to disrupt against what {@link remaining} allows. */
+  take(pool: string, n = 1): void {
+    this.taken.set(pool, (this.taken.get(pool) ?? 0) + n);
+  }
+}

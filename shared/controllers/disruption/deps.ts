@@ -1,0 +1,62 @@
+/**
+ * What the disruption controller takes (its ports and its memory) and what one pass reports. The controller's phases
+ * are one file each in this folder: `world.ts` (reading the world), `budget-ledger.ts`, `propose.ts`, `validate.ts`,
+ * `orchestrate.ts` (starting commands, launching replacements, waiting for them), `forceful.ts` (expiration and
+ * forceful starts), `drain.ts`, and the entry points in `disrupt.ts`; the methods are in `methods/`.
+ */
+import type { DisruptionReason } from '../../core/api/nodeclaim.js';
+import type { NodePool } from '../../core/api/nodepool.js';
+import type { DaemonSetLike } from '../../core/provisioning/nodepool-template.js';
+import type { Cluster } from '../../ports/cluster.js';
+import type { LaunchDeps } from '../launch.js';
+import type { EC2NodeClassLike } from '../launch.js';
+import type { DisruptionMemory } from './memory.js';
+
+/** The EC2NodeClass fields disruption reads: provisioning's, plus the whole spec for its hash. */
+export type DisruptionNodeClass = EC2NodeClassLike & { readonly spec: unknown };
+
+/** Everything the controller needs, as ports, and what it remembers between passes. */
+export interface DisruptionDeps extends LaunchDeps {
+  readonly cluster: Cluster<NodePool, DisruptionNodeClass, DaemonSetLike>;
+  /** `settings.featureGates.SpotToSpotConsolidation` (default off). */
+  readonly spotToSpotConsolidation: boolean;
+  /**
+   * What the controller remembers between passes over one NodeClaim store (one cluster): the last "nothing to do"
+   * verdict, the `DisruptionBlocked` Events written, the invalid do-not-disrupt values reported, and caches. Created by
+   * whoever wires the controller, once per NodeClaim store: the Lambda wiring once per warm container, the simulation
+   * once per run (its disruption and interruption handlers share it, as they share the store).
+   */
+  readonly memory: DisruptionMemory;
+}
+
+/** What one pass did. */
+export interface DisruptionReport {
+  /** Commands proposed this pass (validated next pass). */
+  readonly proposed: readonly { readonly command: string; readonly reason: DisruptionReason; readonly decision: 'delete' | 'replace'; readonly candidates: readonly string[] }[];
+  /** Commands validated and started: nodes tainted, replacements launching. */
+  readonly started: readonly string[];
+  /** Proposals dropped at validation, or commands abandoned (a replacement failed), with why. */
+  readonly rejected: readonly { readonly command: string; readonly reason: string }[];
+  /** NodeClaims that expired and started draining. */
+  readonly expired: readonly string[];
+  /** Pods evicted (`ns/name`). */
+  readonly evicted: readonly string[];
+  /**
+   * Pods deleted because their node's terminationGracePeriod was running out (`ns/name`; PDBs and do-not-disrupt
+   * bypassed). Always set by `disrupt` and `disruptNow`; optional for reports built elsewhere.
+   */
+  readonly forceDeleted?: readonly string[];
+  /** Pods whose eviction must wait, with why (a PDB's 429, do-not-disrupt). */
+  readonly waiting: readonly { readonly pod: string; readonly reason: string }[];
+  /** NodeClaims deleted (instance terminated), with the reason. */
+  readonly deleted: readonly { readonly nodeClaim: string; readonly reason: DisruptionReason }[];
+  /** Nodes the methods looked at and turned down, with why (Karpenter logs these at debug). */
+  readonly skipped: readonly { readonly nodeClaim: string; readonly reason: string }[];
+  /**
+   * Consolidatable nodes a do-not-disrupt annotation or a PDB blocks, and drifted nodes whose replacement would be
+   * drifted too (each gets a `DisruptionBlocked` event).
+   */
+  readonly blocked: readonly { readonly nodeClaim: string; readonly node: string; readonly reason: string }[];
+  /** NodePools whose budgets held back a candidate, per reason (each gets a `DisruptionBlocked` event, Karpenter's words). */
+  readonly budgetBlocked: readonly { readonly nodePool: string; readonly reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
+}

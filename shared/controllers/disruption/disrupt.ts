@@ -1,0 +1,120 @@
+/**
+ * The disruption controller: Karpenter's second half, one pass per minute (EventBridge schedule, under a lease so
+ * passes never overlap). Each NodeClaim's disruption is a small state machine kept on its DynamoDB record, so a pass
+ * that dies anywhere is resumed by the next one:
+ *
+ *   (none) ─propose→ Proposed ─≥15 s later, re-validated→ Replacing ─replacements Initialized→ Draining ─drained→ Deleted
+ *                        └─ no longer valid → (none)        └─ replacement failed → (none), node untainted
+ *
+ * Each pass:
+ * 1. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
+ *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`);
+ * 2. advances every disruption in flight: validates proposals at least `VALIDATION_DELAY_MS` old (`validate.ts`;
+ *    Karpenter's `commandValidationDelay`), launches replacements through the provisioner's launch protocol, waits for them to
+ *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
+ *    try again next pass), then deletes the record, terminates the instance and deletes the Node;
+ * 3. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
+ *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
+ *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
+ *    the NodeClaim); every `Draining` NodeClaim is drained here, whoever started it;
+ * 4. unless a proposal is waiting, proposes one new command from the first method that finds one, in Karpenter's
+ *    order: Emptiness → Drift → multi-node consolidation → single-node consolidation (core
+ *    `disruption/controller.go`), within each NodePool's budget for that reason (`core/disruption/budgets.ts`).
+ *
+ * Candidates (Karpenter `disruption/types.go NewCandidate`): initialized, managed, not already disrupted, no node
+ * annotation `karpenter.sh/do-not-disrupt: "true"`, no pod with an active do-not-disrupt, no pod a PDB keeps from
+ * being evicted (a drifted node with a `terminationGracePeriod` is exempt from both pod checks, as in Karpenter: its
+ * drain deletes such pods at the grace period's deadline). Consolidation also needs `consolidateAfter` to have passed
+ * since the last pod event, moves no pod onto a node still inside its own `consolidateAfter`, and — Skiff's churn guard —
+ * spares nodes expiring within `CHURN_GUARD_MS` (`candidates.ts`; or `consolidateAfter` if longer) and replacements
+ * younger than that. Every candidate turned down is reported with the reason.
+ *
+ * The phases are one file each beside this one (see `deps.ts`); the methods are in `methods/`, run from the ordered
+ * list in `methods.ts`.
+ */
+import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
+import { CONSOLIDATED_TTL_MS, worldFingerprint } from './consolidated.js';
+import type { DisruptionDeps, DisruptionReport } from './deps.js';
+import { drain } from './drain.js';
+import { expire, startForceful } from './forceful.js';
+import { awaitReplacements } from './orchestrate.js';
+import { newPass } from './pass.js';
+import { notePodEvents, reportInvalidDoNotDisrupt } from './pod-events.js';
+import { propose } from './propose.js';
+import { VALIDATION_DELAY_MS, validateProposal } from './validate.js';
+import { readWorld, type World } from './world.js';
+
+/**
+ * Runs one disruption pass (see the module comment). Safe to repeat and to resume after a crash; not safe to overlap
+ * with itself — the handler runs it under a lease.
+ * @throws whatever the ports throw for failures other than conflicts (the next pass resumes from the records)
+ */
+export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
+  const pass = newPass(deps);
+  let world = await readWorld(deps);
+  let seen = 0;
+  /** The world again if anything was written since it was read. */
+  const refresh = async (): Promise<World> => {
+    if (pass.writes === seen) return world;
+    seen = pass.writes;
+    world = await readWorld(deps, world);
+    return world;
+  };
+  await notePodEvents(pass, world);
+  await reportInvalidDoNotDisrupt(pass, world);
+  await refresh();
+
+  // Disruptions in flight, one command at a time (a command's candidates move together).
+  const commands = new Map<string, NodeClaim[]>();
+  for (const c of world.claims) if (isLive(c) && c.disruption) commands.set(c.disruption.command, [...(commands.get(c.disruption.command) ?? []), c]);
+  let proposalWaiting = false;
+  for (const [command, candidates] of commands) {
+    const phase = candidates[0]!.disruption!.phase;
+    if (phase === 'Proposed') {
+      if (world.now - Date.parse(candidates[0]!.disruption!.proposedAt) < VALIDATION_DELAY_MS) proposalWaiting = true;
+      else await validateProposal(pass, world, command, candidates);
+    } else if (phase === 'Replacing') {
+      await awaitReplacements(pass, world, command, candidates);
+    }
+  }
+  await expire(pass, await refresh());
+  await refresh();
+  for (const claim of world.claims) if (isLive(claim) && claim.disruption?.phase === 'Draining') await drain(pass, world, claim);
+
+  if (!proposalWaiting) {
+    const latest = await refresh();
+    // Karpenter's "consolidated" state: when nothing changed since a pass found nothing to do, skip the search (it
+    // only repeats itself) — at most for CONSOLIDATED_TTL_MS, after which prices or budget windows may differ.
+    const fingerprint = worldFingerprint(latest, deps.memory);
+    const last = deps.memory.consolidated;
+    if (!last || last.fingerprint !== fingerprint || latest.now - last.at >= CONSOLIDATED_TTL_MS) {
+      const before = pass.report.proposed.length;
+      await propose(pass, latest);
+      deps.memory.consolidated = pass.report.proposed.length === before ? { fingerprint, at: latest.now } : undefined;
+    }
+  }
+  return pass.report;
+}
+
+/**
+ * Disrupts one NodeClaim forcefully now — the interruption controller's entry (a spot interruption warning, a
+ * scheduled maintenance, an instance stopping): marks it Draining with `reason` (no budget, no replacement first),
+ * taints its node and evicts its pods through the Eviction API (PDBs still answer; do-not-disrupt pods are waited
+ * for), and when nothing is left to evict deletes the record, terminates the instance and deletes the Node. Later
+ * disruption passes finish a drain this call could not. Idempotent: a NodeClaim already draining is drained further.
+ * @param name the NodeClaim's name
+ * @returns what was done (empty when the NodeClaim is unknown or already gone)
+ * @throws whatever the ports throw for failures other than conflicts
+ */
+export async function disruptNow(deps: DisruptionDeps, name: string, reason: 'Expired' | 'Interrupted', message: string): Promise<DisruptionReport> {
+  const pass = newPass(deps);
+  let world = await readWorld(deps);
+  const claim = world.claims.find((c) => c.name === name);
+  if (!claim || !isLive(claim)) return pass.report;
+  await startForceful(pass, world, claim, reason, message);
+  world = await readWorld(deps, world);
+  const current = world.claims.find((c) => c.name === name);
+  if (current && isLive(current) && current.disruption?.phase === 'Draining') await drain(pass, world, current);
+  return pass.report;
+}
+

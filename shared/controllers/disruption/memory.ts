@@ -1,0 +1,58 @@
+/**
+ * What the disruption controller remembers between passes, in one object its wiring creates and a test can reset:
+ * once per NodeClaim store (one cluster) — the Lambda wiring keeps one per warm container, the simulation one per run.
+ * A cold Lambda starts with an empty one and simply searches, reports and computes again.
+ */
+import type { BudgetWindow } from '../../core/disruption/budgets.js';
+import type { nodePoolRequirements } from '../../core/provisioning/nodepool-template.js';
+
+/** The current NodePool hash and requirements a drift check compares with. */
+export interface PoolDriftInputs {
+  readonly hash: string;
+  readonly requirements: ReturnType<typeof nodePoolRequirements>;
+}
+
+/** The drift inputs of one pass: per NodePool, and the EC2NodeClass hashes per class name. */
+export interface DriftInputs {
+  readonly pools: Map<string, PoolDriftInputs>;
+  readonly classes: Map<string, string>;
+}
+
+/** The active windows of one budget schedule over `[fromMs, toMs)` (epoch ms). */
+export interface CachedBudgetWindows {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly windows: readonly BudgetWindow[];
+}
+
+/**
+ * The disruption controller's memory. The first three fields change what a pass does (they hold back repeated work
+ * and repeated Events); the rest are caches of pure computations, which only save time.
+ */
+export class DisruptionMemory {
+  /**
+   * The last "nothing to do" verdict: the world's fingerprint and when (epoch ms). While the fingerprint stays the
+   * same, and for at most `CONSOLIDATED_TTL_MS`, the search is skipped (Karpenter's "consolidated" state).
+   */
+  consolidated: { readonly fingerprint: string; readonly at: number } | undefined;
+  /** When each `DisruptionBlocked` (or `Unconsolidatable`) Event was last written (epoch ms), by dedupe key. */
+  readonly blockedWritten = new Map<string, number>();
+  /** Pods already told their do-not-disrupt value is invalid, as `uid|value`. */
+  readonly invalidDoNotDisruptReported = new Set<string>();
+  /** `fnv1a(JSON.stringify(spec))` in base 36 per NodePool or EC2NodeClass spec object (read-only objects). */
+  specDigests = new WeakMap<object, string>();
+  /** Active windows per budget schedule and duration (key `schedule\0duration`). */
+  readonly budgetWindows = new Map<string, CachedBudgetWindows>();
+  /** The drift inputs worked out in one pass, keyed by the pass's NodePool map (kept by every re-read of the pass). */
+  driftInputs = new WeakMap<object, DriftInputs>();
+
+  /** Forgets everything: the next pass behaves as the first pass of a cold container. */
+  reset(): void {
+    this.consolidated = undefined;
+    this.blockedWritten.clear();
+    this.invalidDoNotDisruptReported.clear();
+    this.specDigests = new WeakMap();
+    this.budgetWindows.clear();
+    this.driftInputs = new WeakMap();
+  }
+}

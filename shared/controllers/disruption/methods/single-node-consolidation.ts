@@ -1,0 +1,49 @@
+/**
+ * Single-node consolidation (Karpenter core `pkg/controllers/disruption/singlenodeconsolidation.go`): the first
+ * consolidation candidate, cheapest to disrupt first, that can go alone, its pods moving to the other nodes plus at
+ * most one new, cheaper node (`core/disruption/consolidation.ts singleNodeConsolidation`). Each candidate tried and
+ * turned down is reported, and gets an `Unconsolidatable` Event.
+ */
+import type { NodeClaim } from '../../../core/api/nodeclaim.js';
+import { simulateConsolidation, singleNodeConsolidation as searchSingleNode } from '../../../core/disruption/consolidation.js';
+import type { MethodCommand } from '../../../core/disruption/types.js';
+import type { ControllerMethod, MethodContext } from './context.js';
+import { consolidationCommand, consolidationInput } from './consolidation-candidates.js';
+
+function computeCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
+  const { withinBudget, context } = consolidationInput(candidates, ctx);
+  if (!context) return undefined;
+  const single = searchSingleNode(
+    withinBudget.map((c) => c.candidate),
+    context,
+  );
+  for (const r of single.rejected) {
+    ctx.sink.skipped(r.nodeClaim, `Underutilized: ${r.reason}`);
+    const node = withinBudget.find((c) => c.claim.name === r.nodeClaim)?.candidate.node;
+    if (node) ctx.sink.unconsolidatable(r.nodeClaim, node, r.reason);
+  }
+  return consolidationCommand(single.decision, withinBudget);
+}
+
+/** Simulates exactly the command's one candidate, still a consolidation candidate within the budget. */
+function validateCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
+  if (candidates.length !== 1) return undefined;
+  const { withinBudget, context } = consolidationInput(candidates, ctx);
+  if (!context || withinBudget.length !== candidates.length) return undefined;
+  return consolidationCommand(
+    simulateConsolidation(
+      withinBudget.map((c) => c.candidate),
+      context,
+      true,
+    ),
+    withinBudget,
+  );
+}
+
+/** Single-node consolidation: deletes one candidate, or replaces it with one cheaper node. */
+export const singleNodeConsolidation: ControllerMethod = {
+  name: 'single-node-consolidation',
+  reason: 'Underutilized',
+  computeCommand,
+  validateCommand,
+};

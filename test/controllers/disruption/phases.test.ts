@@ -1,0 +1,258 @@
+// The disruption controller's phases on in-memory ports: the NodeClaim store records every call and injects faults,
+// a small in-memory cluster records patches, evictions and Events. No scenario, no dynalite: each test is one phase
+// (validation, orchestration) or the controller's memory, with the records it reads and writes.
+import { describe, expect, it } from 'vitest';
+import type { NodeClaim, NodeClaimDisruption } from '../../../shared/core/api/nodeclaim.js';
+import type { NodePool } from '../../../shared/core/api/nodepool.js';
+import type { PodDisruptionBudget } from '../../../shared/core/api/pdb.js';
+import type { InstanceType } from '../../../shared/core/instancetypes/offering.js';
+import type { DisruptionDeps, DisruptionNodeClass } from '../../../shared/controllers/disruption/deps.js';
+import { disrupt } from '../../../shared/controllers/disruption/disrupt.js';
+import { DisruptionMemory } from '../../../shared/controllers/disruption/memory.js';
+import { awaitReplacements } from '../../../shared/controllers/disruption/orchestrate.js';
+import { newPass } from '../../../shared/controllers/disruption/pass.js';
+import { validateProposal } from '../../../shared/controllers/disruption/validate.js';
+import { readWorld } from '../../../shared/controllers/disruption/world.js';
+import type { DaemonSetLike } from '../../../shared/core/provisioning/nodepool-template.js';
+import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodePatch } from '../../../shared/ports/cluster.js';
+import { seededIds } from '../../../shared/ports/ids.js';
+import { MemoryNodeClaimStore } from '../../../shared/sim/memory-nodeclaim-store.js';
+import { VirtualClock } from '../../../shared/sim/virtual-clock.js';
+import { catalogue } from '../../support/builders.js';
+import { NOW, launched, nodeClass, nodePool, runningPod } from '../../support/disruption-world.js';
+
+const types = catalogue();
+const m5large = types.find((t) => t.name === 'm5.large')!;
+const DISRUPTED = 'karpenter.sh/disrupted';
+
+/** The Cluster port in memory: what the disruption controller reads, and what it did. */
+class MemoryCluster implements Cluster<NodePool, DisruptionNodeClass, DaemonSetLike> {
+  readonly nodes = new Map<string, ClusterNode>();
+  readonly pods: ClusterPod[];
+  readonly events: ClusterEvent[] = [];
+  readonly patches: { node: string; patch: NodePatch }[] = [];
+  readonly evicted: string[] = [];
+
+  constructor(
+    readonly pools: readonly NodePool[],
+    nodes: readonly ClusterNode[],
+    pods: readonly ClusterPod[] = [],
+    readonly pdbs: readonly PodDisruptionBudget[] = [],
+  ) {
+    for (const n of nodes) this.nodes.set(n.name, n);
+    this.pods = [...pods];
+  }
+  async listNodePools() {
+    return [...this.pools];
+  }
+  async listNodeClasses() {
+    return [nodeClass()];
+  }
+  async listDaemonSets() {
+    return [];
+  }
+  async listPods() {
+    return [...this.pods];
+  }
+  async listNodes() {
+    return [...this.nodes.values()];
+  }
+  async listPodDisruptionBudgets() {
+    return [...this.pdbs];
+  }
+  async recordEvent(event: ClusterEvent) {
+    this.events.push(event);
+  }
+  async patchNode(name: string, patch: NodePatch) {
+    this.patches.push({ node: name, patch });
+    const node = this.nodes.get(name)!;
+    this.nodes.set(name, { ...node, ...(patch.taints ? { taints: patch.taints } : {}) });
+  }
+  async deleteNode(name: string) {
+    this.nodes.delete(name);
+  }
+  async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
+    const i = this.pods.findIndex((p) => p.namespace === namespace && p.name === name);
+    if (i < 0) return 'gone';
+    this.pods.splice(i, 1);
+    this.evicted.push(`${namespace}/${name}`);
+    return 'evicted';
+  }
+  async forceDeletePod(namespace: string, name: string): Promise<'deleted' | 'gone'> {
+    return (await this.evictPod(namespace, name)) === 'evicted' ? 'deleted' : 'gone';
+  }
+  tainted(name: string): boolean {
+    return this.nodes.get(name)!.taints.some((t) => t.key === DISRUPTED);
+  }
+}
+
+/** DisruptionDeps over `cluster` and `store`, with an instance-type catalogue and no unavailable offerings. */
+function depsOf(cluster: MemoryCluster, store: MemoryNodeClaimStore, memory = new DisruptionMemory()): DisruptionDeps {
+  const deleted: string[] = [];
+  return {
+    cluster,
+    cloud: {
+      getInstanceTypes: async (): Promise<InstanceType[]> => [...types],
+      create: async () => {
+        throw new Error('no launch expected');
+      },
+      list: async () => [],
+      delete: async (instanceId: string) => void deleted.push(instanceId),
+    },
+    store,
+    unavailableOfferings: { markUnavailable: async () => undefined, listUnavailable: async () => [] },
+    clock: new VirtualClock(NOW),
+    ids: seededIds(5),
+    clusterName: 'test',
+    region: 'us-west-2',
+    spotToSpotConsolidation: false,
+    memory,
+  };
+}
+
+/** A proposal recorded 20 s before NOW (past the 15 s validation delay). */
+function proposal(fields: Partial<NodeClaimDisruption> & Pick<NodeClaimDisruption, 'reason' | 'decision' | 'candidates'>): NodeClaimDisruption {
+  return { command: 'cmd-1', phase: 'Proposed', replacements: [], message: 'why', proposedAt: new Date(NOW - 20_000).toISOString(), ...fields };
+}
+
+describe('disruption controller phases', () => {
+  describe('validateProposal', () => {
+    it('drops an Empty proposal whose node got a pod meanwhile: the record is written back without it, nothing is tainted', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });
+      const cluster = new MemoryCluster([pool], [a.node], [runningPod('web', 'a')]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      const deps = depsOf(cluster, store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await validateProposal(pass, world, 'cmd-1', world.claims);
+      expect(pass.report.rejected).toEqual([{ command: 'cmd-1', reason: 're-validation after 15s no longer finds it (Empty, delete)' }]);
+      expect(pass.report.started).toEqual([]);
+      expect((await store.get('a'))!.disruption).toBeUndefined();
+      expect(store.callsOf('update', 'a').map((c) => [c.outcome, c.written])).toEqual([['ok', true]]);
+      expect(cluster.patches).toEqual([]);
+      expect(cluster.events.map((e) => e.reason)).toEqual(['ConsolidationRejected']);
+    });
+
+    it('starts an Empty proposal that still holds: the record goes Draining, the node is tainted', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });
+      const cluster = new MemoryCluster([pool], [a.node]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      const deps = depsOf(cluster, store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await validateProposal(pass, world, 'cmd-1', world.claims);
+      expect(pass.report.started).toEqual(['cmd-1']);
+      const record = (await store.get('a'))!;
+      expect(record.state).toBe('Deleting');
+      expect(record.disruption).toMatchObject({ phase: 'Draining', startedAt: new Date(NOW).toISOString(), drainStartedAt: new Date(NOW).toISOString(), replacements: [] });
+      expect(cluster.tainted('a')).toBe(true);
+      expect(cluster.events.map((e) => e.reason)).toEqual(['DisruptionTerminating']);
+    });
+
+    it('drops a Drifted delete that Emptiness would now take first (the methods run in their order on the candidates)', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { nodePoolHash: 'older-template', disruption: proposal({ reason: 'Drifted', decision: 'delete', candidates: ['a'] }) } });
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      const deps = depsOf(new MemoryCluster([pool], [a.node]), store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await validateProposal(pass, world, 'cmd-1', world.claims);
+      expect(pass.report.rejected.map((r) => r.reason)).toEqual(['re-validation after 15s no longer finds it (Drifted, delete)']);
+    });
+
+    it('leaves the record to the next pass when another writer moved it on before the write-back', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      const deps = depsOf(new MemoryCluster([pool], [a.node], [runningPod('web', 'a')]), store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      const rival = { ...a.claim, lastPodEventAt: new Date(NOW).toISOString() };
+      store.inject({ operation: 'update', times: 1, interpose: async (s) => void (await s.update(rival)) });
+      await validateProposal(pass, world, 'cmd-1', world.claims);
+      // The rejection is reported; the conflicting write is not an error, and the record keeps the rival's version.
+      expect(pass.report.rejected.map((r) => r.command)).toEqual(['cmd-1']);
+      expect(store.callsOf('update', 'a').map((c) => c.outcome)).toEqual(['ok', 'conflict']);
+      expect((await store.get('a'))!).toMatchObject({ version: 2, lastPodEventAt: rival.lastPodEventAt, disruption: { command: 'cmd-1' } });
+    });
+  });
+
+  describe('awaitReplacements', () => {
+    it('abandons a command whose replacement failed: the candidate loses the command and its node the taint', async () => {
+      const pool = nodePool('general');
+      const replacing: NodeClaimDisruption = { ...proposal({ reason: 'Underutilized', decision: 'replace', candidates: ['a'] }), phase: 'Replacing', replacements: ['general-r1'], startedAt: new Date(NOW - 60_000).toISOString() };
+      const a = launched('a', pool, m5large, { claim: { disruption: replacing } });
+      const failed: NodeClaim = { ...launched('general-r1', pool, m5large).claim, state: 'Failed', instanceId: undefined, providerId: undefined, launchError: 'InsufficientInstanceCapacity', replacementFor: ['a'] };
+      const cluster = new MemoryCluster([pool], [{ ...a.node, taints: [{ key: DISRUPTED, effect: 'NoSchedule' }] }]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim, failed] });
+      const deps = depsOf(cluster, store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await awaitReplacements(pass, world, 'cmd-1', [world.claims.find((c) => c.name === 'a')!]);
+      expect(pass.report.rejected).toEqual([{ command: 'cmd-1', reason: 'replacement general-r1 failed (InsufficientInstanceCapacity)' }]);
+      expect((await store.get('a'))!.disruption).toBeUndefined();
+      expect(cluster.tainted('a')).toBe(false);
+      expect(cluster.events.map((e) => e.reason)).toEqual(['DisruptionBlocked']);
+    });
+
+    it('hands the candidates to the drain once every replacement is initialized', async () => {
+      const pool = nodePool('general');
+      const replacing: NodeClaimDisruption = { ...proposal({ reason: 'Underutilized', decision: 'replace', candidates: ['a'] }), phase: 'Replacing', replacements: ['general-r1'], startedAt: new Date(NOW - 60_000).toISOString() };
+      const a = launched('a', pool, m5large, { claim: { disruption: replacing } });
+      const ready = launched('general-r1', pool, m5large, { claim: { replacementFor: ['a'] } });
+      const cluster = new MemoryCluster([pool], [a.node, ready.node]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim, ready.claim] });
+      const deps = depsOf(cluster, store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await awaitReplacements(pass, world, 'cmd-1', [world.claims.find((c) => c.name === 'a')!]);
+      expect(pass.report.started).toEqual(['cmd-1:drain:a']);
+      expect((await store.get('a'))!).toMatchObject({ state: 'Deleting', disruption: { phase: 'Draining', drainStartedAt: new Date(NOW).toISOString() } });
+      expect(cluster.tainted('a')).toBe(true);
+    });
+  });
+
+  describe('DisruptionMemory', () => {
+    /** A node consolidation may not look at yet, and one annotated do-not-disrupt: nothing to do, two reasons why. */
+    function quiet(memory: DisruptionMemory) {
+      const pool = nodePool('general', { consolidateAfter: '1h' });
+      const young = launched('young', pool, m5large, { ageHours: 0.5, claim: { podsFingerprint: 'unchanged' } });
+      const pinned = launched('pinned', pool, m5large, { ageHours: 5 });
+      const cluster = new MemoryCluster([pool], [young.node, pinned.node], [runningPod('web', 'young'), runningPod('db', 'pinned', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })]);
+      const store = new MemoryNodeClaimStore({ records: [young.claim, pinned.claim] });
+      return { cluster, store, deps: depsOf(cluster, store, memory) };
+    }
+
+    it('skips the search while nothing changed since a pass found nothing, and searches again after a reset', async () => {
+      const memory = new DisruptionMemory();
+      const { deps } = quiet(memory);
+      const first = await disrupt(deps);
+      expect(first.proposed).toEqual([]);
+      expect(first.skipped.map((s) => s.nodeClaim).sort()).toEqual(['pinned', 'young']);
+      expect(memory.consolidated).toBeDefined();
+      // Same world, same instant: the verdict stands and the methods are not run.
+      expect((await disrupt(deps)).skipped).toEqual([]);
+      memory.reset();
+      expect(memory.consolidated).toBeUndefined();
+      expect((await disrupt(deps)).skipped.map((s) => s.nodeClaim).sort()).toEqual(['pinned', 'young']);
+    });
+
+    it('writes a DisruptionBlocked Event once per memory: again after a reset, and again with a new memory', async () => {
+      const memory = new DisruptionMemory();
+      const { cluster, deps } = quiet(memory);
+      const blocked = () => cluster.events.filter((e) => e.reason === 'DisruptionBlocked' && e.object === 'Node/pinned').length;
+      await disrupt(deps);
+      expect(blocked()).toBe(1);
+      memory.consolidated = undefined; // search again, but remember the Events
+      await disrupt(deps);
+      expect(blocked()).toBe(1);
+      memory.reset();
+      await disrupt(deps);
+      expect(blocked()).toBe(2);
+      await disrupt({ ...deps, memory: new DisruptionMemory() });
+      expect(blocked()).toBe(3);
+    });
+  });
+});
