@@ -4,6 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { simulateScenario } from '../../shared/cli/simulate.js';
+import { ownValue } from '../../shared/core/api/labels.js';
+import { labelSelectorMatches } from '../../shared/core/api/object-meta.js';
+import { Requirements } from '../../shared/core/scheduling/requirements.js';
 import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, loadScenario } from '../../shared/sim/scenario-loader.js';
 import { MAX_SCALE_REPLICAS } from '../../shared/sim/scenario.js';
 import { GENERAL_POOL } from '../support/provisioner-harness.js';
@@ -243,5 +247,53 @@ describe('quantities', () => {
     const issues = await problems();
     expectIssue(issues, { file: join(dir, 'a.yaml'), path: 'spec.limits.cpu', line: 15, message: /remove the whitespace/ });
     expectIssue(issues, { file: join(dir, 'lr.yaml'), path: 'spec.limits[0].default.memory', line: 5, message: /remove the whitespace/ });
+  });
+});
+
+describe('label keys named like members of Object.prototype (constructor, toString, valueOf) are ordinary keys', () => {
+  /** A NodePool labelling its nodes `<a>: yes`, and three pods: one selecting `<a>: yes`, one requiring `<b>` absent, one `<c>` present. */
+  const cluster = (a: string, b: string, c: string) => ({
+    'pool.yaml': GENERAL_POOL.replace('labels: {workload-type: general}', `labels: {workload-type: general, ${a}: "yes"}`),
+    'pods.yaml': [
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: selects}\nspec:\n  nodeSelector: {${a}: "yes"}\n  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n`,
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: absent}\nspec:\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: ${b}, operator: DoesNotExist}]}]}}}\n  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n`,
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: present}\nspec:\n  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: ${c}, operator: Exists}]}]}}}\n  containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n`,
+    ].join('---\n'),
+    'scenario.yaml': 'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: keys}\nspec:\n  start: "2026-03-02T08:00:00Z"\n  duration: 10m\n',
+  });
+  /** Which pods ran, whether their node carried the NodePool's label, and why the others are pending (keys renamed back). */
+  const outcome = async (files: Record<string, string>, a: string, rename: (text: string) => string) => {
+    write(files);
+    const { result } = await simulateScenario(dir, { seed: 1 });
+    const labelOf = new Map(result.nodes.map((n) => [n.name, ownValue(n.labels, a)]));
+    return {
+      pods: result.pods.map((p) => ({ name: p.name, label: p.node === null ? null : labelOf.get(p.node) })),
+      pending: result.unschedulable.map((u) => ({ pod: u.pod, reason: rename(u.reason) })),
+      violations: result.violations,
+    };
+  };
+
+  it('schedules, diagnoses and stores them as it does any other key', async () => {
+    const odd = await outcome(cluster('constructor', 'toString', 'valueOf'), 'constructor', (t) => t.replaceAll('constructor', 'team').replaceAll('valueOf', 'gpu'));
+    rmSync(dir, { recursive: true, force: true });
+    dir = mkdtempSync(join(tmpdir(), 'skiff-limits-'));
+    const plain = await outcome(cluster('team', 'zone-x', 'gpu'), 'team', (t) => t);
+    expect(odd).toEqual(plain);
+    // What the plain keys give: the first two pods run on a node labelled by the NodePool, the third waits.
+    expect(plain.pods).toEqual([
+      { name: 'selects', label: 'yes' },
+      { name: 'absent', label: 'yes' },
+      { name: 'present', label: null },
+    ]);
+  }, 120_000);
+
+  it('matches selectors and requirements on own labels only', () => {
+    expect(labelSelectorMatches({ matchExpressions: [{ key: 'constructor', operator: 'DoesNotExist' }] }, {})).toBe(true);
+    expect(labelSelectorMatches({ matchExpressions: [{ key: 'toString', operator: 'Exists' }] }, {})).toBe(false);
+    expect(labelSelectorMatches({ matchExpressions: [{ key: 'toString', operator: 'Exists' }] }, { toString: 'x' })).toBe(true);
+    const absent = Requirements.from([{ key: 'constructor', operator: 'DoesNotExist' }]);
+    expect(absent.isSatisfiedBy({})).toBe(true);
+    expect(absent.firstUnsatisfied({})).toBeUndefined();
+    expect(Requirements.from([{ key: 'valueOf', operator: 'Exists' }]).isSatisfiedBy({})).toBe(false);
   });
 });

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { parseQuantity } from '../resources/quantity.js';
 import type { TaintEffect } from './kubernetes.js';
+import { ownValue } from './labels.js';
 
 /** A DNS-1123 subdomain: what most object names must be (lowercase, `-` and `.`, at most 253 characters). */
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -228,9 +229,9 @@ export type LabelSelector = z.output<typeof labelSelectorSchema>;
 export function labelSelectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
   if (!selector) return false;
   const have = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (have[k] !== v) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (ownValue(have, k) !== v) return false;
   for (const e of selector.matchExpressions ?? []) {
-    const value = have[e.key];
+    const value = ownValue(have, e.key);
     const values = e.values ?? [];
     switch (e.operator) {
       case 'In':
