@@ -85,6 +85,14 @@ describe('DynamoDbNodeClaimStore', () => {
       expect(await store.get(created.name)).toStrictEqual(created);
     });
 
+    it('stores labels and annotations whose keys are named like Object.prototype members (constructor, toString)', async () => {
+      // The marshaller tells a plain object by value.constructor.name: a `constructor` label once failed every write.
+      const store = storeFor();
+      const labels = { 'karpenter.sh/nodepool': 'default', constructor: 'a', toString: 'b', prototype: 'c' };
+      const created = await store.create(aNodeClaim({ labels, annotations: { constructor: 'd' } }));
+      expect(await store.get(created.name)).toStrictEqual({ ...aNodeClaim({ labels, annotations: { constructor: 'd' } }), version: 1 });
+    });
+
     it('ignores a version on its argument', async () => {
       const store = storeFor();
       const created = await store.create({ ...aNodeClaim(), version: 7 } as NodeClaim);
