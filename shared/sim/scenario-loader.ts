@@ -90,17 +90,17 @@ function identity(m: Manifest): string {
 
 /**
  * The most bytes of YAML one scenario may hold, all its files together: 16 MiB. The largest example,
- * examples/alibaba-trace (3,460 `apply` events, one per Job of the trace), is 1.6 MB; ten times that still loads in
- * well under a minute and about 2 GB. Far beyond, parsing alone takes minutes and gigabytes (the YAML library keeps
- * every node), which a simulation would then spend on a typo or a wrong file.
+ * examples/alibaba-trace (3,460 `apply` events, one per Job of the trace), is 1.6 MB and parses in about 4 s and
+ * 250 MB; ten times that still parses in under a minute and a few GB. Far beyond, parsing alone takes minutes and
+ * tens of gigabytes (the YAML library keeps every node), which a simulation would then spend on a wrong file.
  */
 export const MAX_SCENARIO_BYTES = 16 * 2 ** 20;
 
 /**
  * The most YAML documents one scenario may hold, all its files together, empty ones (`---` alone) counted: 10,000.
- * The examples hold at most a dozen (examples/seed), a scenario's events live inside its one Scenario document, and
- * 10,000 bare Pods is as many as the replicas cap allows a workload; each document costs parsing time and memory of
- * its own, so a stream of millions of `---` (a few MiB) would otherwise take minutes and gigabytes.
+ * The examples hold at most a dozen (examples/seed), and a scenario's events live inside its one Scenario document;
+ * each document costs parsing time and memory of its own, so a stream of millions of `---` (16 MiB of them: 4
+ * million documents) would otherwise take two minutes and 4 GB.
  */
 export const MAX_SCENARIO_DOCUMENTS = 10_000;
 
@@ -182,7 +182,9 @@ async function scenarioFiles(path: string): Promise<{ readonly file: string; rea
  * @param options `now`, epoch ms, for the default start
  * @returns the scenario, every object carrying its `source` (file, line)
  * @throws {ValidationError} listing every problem (unreadable file, YAML syntax, schema, cross-object) with file,
- *   line and field path; nothing is returned when anything is wrong
+ *   line and field path; nothing is returned when anything is wrong. Also when the scenario is over
+ *   {@link MAX_SCENARIO_BYTES} (then nothing is parsed) or {@link MAX_SCENARIO_DOCUMENTS} (nothing past the limit is
+ *   read), or holds no document of a kind Skiff reads (nothing to simulate)
  * @example
  * const scenario = await loadScenario('examples/seed', { now: Date.now() });
  * scenario.nodePools.map((p) => p.metadata.name); // ['batch', 'general', 'gpu']
