@@ -17,15 +17,19 @@
  * whole manifests folder can be checked; `--strict` reports them as unknown kinds instead. A near miss of a Skiff kind
  * (`NodePol`) and anything under karpenter.sh, karpenter.k8s.aws or skiff.dev is never skipped.
  *
- * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, unknown kind, schema, or no
- * object at all); 2 on a usage error (a path that does not exist or cannot be read, a folder without YAML files).
+ * The limits `simulate` sets on a scenario's YAML apply to each file: at most `MAX_SCENARIO_BYTES` (a larger file is
+ * not read) and `MAX_SCENARIO_DOCUMENTS` documents; so do the checks across objects, the replica caps included.
+ *
+ * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, unknown kind, schema, a
+ * limit, or no object at all); 2 on a usage error (a path that does not exist or cannot be read, a folder without
+ * YAML files).
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
 import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues, type ManifestDocument } from '../core/api/manifest.js';
-import { crossCheck, invalidObjectKey, type Located } from '../sim/scenario-loader.js';
+import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, TOO_MANY_DOCUMENTS_MESSAGE, crossCheck, invalidObjectKey, readScenarioFile, scenarioSizeIssue, type Located } from '../sim/scenario-loader.js';
 import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ParsedScenario } from '../sim/scenario.js';
 
 /** One valid object found in a file. */
@@ -119,7 +123,9 @@ interface ParsedFile {
 
 /** Parses and checks each object of one file's text (schemas only). */
 function parseText(text: string, file: string, now: number, options: ValidateOptions): ParsedFile {
-  const read = readManifestDocuments(text, file);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_SCENARIO_BYTES) return unreadFile(scenarioSizeIssue(file, bytes));
+  const read = readManifestDocuments(text, file, { limit: { documents: MAX_SCENARIO_DOCUMENTS, message: TOO_MANY_DOCUMENTS_MESSAGE } });
   const issues: ValidationIssue[] = [...read.issues];
   const objects: ValidatedObject[] = [];
   const skipped: SkippedObject[] = [];
@@ -150,6 +156,11 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
   }
   if (read.documents.length === 0 && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
   return { validation: { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) }, located, scenarios, invalid };
+}
+
+/** A file that was not parsed, with the one issue that says why. */
+function unreadFile(issue: ValidationIssue): ParsedFile {
+  return { validation: { file: issue.file, valid: false, objects: [], skipped: [], issues: [issue] }, located: [], scenarios: [], invalid: [] };
 }
 
 /**
@@ -211,12 +222,18 @@ export async function validatePaths(paths: readonly string[], now: number, optio
   if (usage.length > 0) return { usage };
   const parsed: ParsedFile[] = [];
   for (const file of files) {
-    let text: string;
+    // A file over the size a scenario may have is not read past it, as `simulate` reads it.
+    let contents;
     try {
-      text = await readFile(file, 'utf8');
+      contents = await readScenarioFile(file);
     } catch (e) {
       return { usage: [{ path: file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }] };
     }
+    if ('issue' in contents) {
+      parsed.push(unreadFile(contents.issue));
+      continue;
+    }
+    const text = contents.text;
     parsed.push(parseText(text, file, now, options));
   }
   // The checks across objects run per scenario as `simulate` reads one: a folder's files together, except that a file

@@ -30,6 +30,7 @@
  * `karpenter.sh/disrupted` (a turn of an evict → recreate → bind-back loop that keeps the drain from ending).
  */
 import { parseDuration } from '../core/api/duration.js';
+import { ownValue } from '../core/api/labels.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
 import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Budget } from '../core/api/nodepool.js';
@@ -468,7 +469,7 @@ function unmetRequirement(requirements: readonly ObservedRequirement[], node: { 
     const expression =
       r.operator === 'Gte' ? { key: r.key, operator: 'Gt', values: [String(n - 1)] } : r.operator === 'Lte' ? { key: r.key, operator: 'Lt', values: [String(n + 1)] } : { key: r.key, operator: r.operator, values: [...values] };
     if (!nodeSelectorTermMatches({ matchExpressions: [expression] } as Parameters<typeof nodeSelectorTermMatches>[0], node)) {
-      return `${r.key} ${r.operator}${values.length ? ` [${values.join(' ')}]` : ''} (the node has ${node.labels[r.key] === undefined ? 'no such label' : `${r.key}=${node.labels[r.key]}`})`;
+      return `${r.key} ${r.operator}${values.length ? ` [${values.join(' ')}]` : ''} (the node has ${ownValue(node.labels, r.key) === undefined ? 'no such label' : `${r.key}=${node.labels[r.key]}`})`;
     }
   }
   return undefined;

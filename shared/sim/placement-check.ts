@@ -22,7 +22,7 @@
  * - Host ports of init containers count like those of app containers (conservative).
  */
 import type { Taint, TaintEffect, Toleration } from '../core/api/kubernetes.js';
-import { NORMALIZED_LABELS } from '../core/api/labels.js';
+import { NORMALIZED_LABELS, ownValue } from '../core/api/labels.js';
 import { parseQuantity } from '../core/resources/quantity.js';
 
 // ---- shapes ---------------------------------------------------------------------------------------------------
@@ -190,10 +190,10 @@ function needsTopology(pod: PlacementPod, others: readonly MaybeBoundPod[]): boo
  * the node does not carry itself reads the GA label it stands for, as a real EKS node carries both.
  */
 export function nodeLabel(node: { readonly labels: Readonly<Record<string, string>> }, key: string): string | undefined {
-  const own = node.labels[key];
+  const own = ownValue(node.labels, key);
   if (own !== undefined) return own;
   const ga = NORMALIZED_LABELS[key];
-  return ga === undefined ? undefined : node.labels[ga];
+  return ga === undefined ? undefined : ownValue(node.labels, ga);
 }
 
 /** One label requirement: the key's value must (not) be in `values`, or the key must (not) exist. */
@@ -218,7 +218,7 @@ export function selectorRequirements(selector: CheckedLabelSelector | undefined)
 export function labelsMatch(requirements: readonly LabelRequirement[] | null, labels: Readonly<Record<string, string>>): boolean {
   if (requirements === null) return false;
   for (const r of requirements) {
-    const v = labels[r.key];
+    const v = ownValue(labels, r.key);
     switch (r.operator) {
       case 'In':
         if (v === undefined || !r.values.includes(v)) return false;
@@ -549,8 +549,8 @@ export function resolvePodAffinityTerm(term: CheckedPodAffinityTerm, owner: Plac
   let selector = base;
   if (base !== null) {
     const extra: LabelRequirement[] = [];
-    for (const k of term.matchLabelKeys ?? []) if (owner.labels[k] !== undefined) extra.push({ key: k, operator: 'In', values: [owner.labels[k]!] });
-    for (const k of term.mismatchLabelKeys ?? []) if (owner.labels[k] !== undefined) extra.push({ key: k, operator: 'NotIn', values: [owner.labels[k]!] });
+    for (const k of term.matchLabelKeys ?? []) if (ownValue(owner.labels, k) !== undefined) extra.push({ key: k, operator: 'In', values: [owner.labels[k]!] });
+    for (const k of term.mismatchLabelKeys ?? []) if (ownValue(owner.labels, k) !== undefined) extra.push({ key: k, operator: 'NotIn', values: [owner.labels[k]!] });
     selector = [...base, ...extra];
   }
   const listed = term.namespaces ?? [];
@@ -637,7 +637,7 @@ export function spreadSelector(constraint: CheckedSpreadConstraint, pod: Placeme
   const base = selectorRequirements(constraint.labelSelector);
   if (base === null) return null;
   const extra: LabelRequirement[] = [];
-  for (const k of constraint.matchLabelKeys ?? []) if (pod.labels[k] !== undefined) extra.push({ key: k, operator: 'In', values: [pod.labels[k]!] });
+  for (const k of constraint.matchLabelKeys ?? []) if (ownValue(pod.labels, k) !== undefined) extra.push({ key: k, operator: 'In', values: [pod.labels[k]!] });
   return [...base, ...extra];
 }
 

@@ -4,7 +4,7 @@
  * NodePool's EC2NodeClass, a starting node's NodePool, a pod's node, a scale target). All or nothing: any problem
  * throws one {@link ValidationError} listing every issue with file, line and field path.
  */
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { ValidationError, type ValidationIssue } from '../core/errors.js';
 import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
@@ -27,7 +27,7 @@ import { labelSelectorMatches } from '../core/api/object-meta.js';
 import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod } from '../core/api/pod.js';
 import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
-import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
+import { MAX_SCALE_REPLICAS, SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
 
 /** A parsed object with where it came from. */
 export type Sourced<T> = T & { readonly source: ManifestSource };
@@ -88,15 +88,76 @@ function identity(m: Manifest): string {
   return NAMESPACED_KINDS.has(m.kind) ? `${m.kind} ${meta.namespace ?? 'default'}/${meta.name}` : `${m.kind} ${meta.name}`;
 }
 
-/** Lists the YAML files of a folder (sorted, non-recursive) or returns the file itself. */
-async function scenarioFiles(path: string): Promise<string[]> {
+/**
+ * The most bytes of YAML one scenario may hold, all its files together: 16 MiB. The largest example,
+ * examples/alibaba-trace (3,460 `apply` events, one per Job of the trace), is 1.6 MB and parses in about 4 s and
+ * 250 MB; ten times that still parses in under a minute and a few GB. Far beyond, parsing alone takes minutes and
+ * tens of gigabytes (the YAML library keeps every node), which a simulation would then spend on a wrong file.
+ */
+export const MAX_SCENARIO_BYTES = 16 * 2 ** 20;
+
+/**
+ * The most YAML documents one scenario may hold, all its files together, empty ones (`---` alone) counted: 10,000.
+ * The examples hold at most a dozen (examples/seed), and a scenario's events live inside its one Scenario document;
+ * each document costs parsing time and memory of its own, so a stream of millions of `---` (16 MiB of them: 4
+ * million documents) would otherwise take two minutes and 4 GB.
+ */
+export const MAX_SCENARIO_DOCUMENTS = 10_000;
+
+/** `12.3 MiB`: a byte count for messages. */
+function mebibytesText(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/**
+ * The issue for YAML over {@link MAX_SCENARIO_BYTES}.
+ * @param file the file or folder the issue names
+ * @param bytes how big it is
+ * @param options `atLeast`: reading stopped at `bytes`, there is more
+ */
+export function scenarioSizeIssue(file: string, bytes: number, options: { readonly atLeast?: boolean } = {}): ValidationIssue {
+  const size = `${options.atLeast ? 'more than ' : ''}${mebibytesText(bytes)}`;
+  return { file, message: `${size} of YAML; a scenario may hold at most ${mebibytesText(MAX_SCENARIO_BYTES)} (${MAX_SCENARIO_BYTES} bytes)` };
+}
+
+/** The message for the first document past {@link MAX_SCENARIO_DOCUMENTS}. */
+export const TOO_MANY_DOCUMENTS_MESSAGE = `more than ${MAX_SCENARIO_DOCUMENTS} YAML documents (empty ones counted); a scenario may hold at most ${MAX_SCENARIO_DOCUMENTS}, nothing from here on was read`;
+
+/**
+ * Reads a file as UTF-8, at most {@link MAX_SCENARIO_BYTES}: a pipe or a device (`/dev/stdin`, `/dev/zero`) has no
+ * size to check beforehand, and a file may grow after it was listed.
+ * @param file the file to read
+ * @returns the text, or the size issue when there is more
+ * @throws the file system's error when it cannot be read
+ */
+export async function readScenarioFile(file: string): Promise<{ readonly text: string } | { readonly issue: ValidationIssue }> {
+  const handle = await open(file, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(Math.min(2 ** 20, MAX_SCENARIO_BYTES + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > MAX_SCENARIO_BYTES) return { issue: scenarioSizeIssue(file, total, { atLeast: true }) };
+    }
+    return { text: Buffer.concat(chunks).toString('utf8') };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Lists the YAML files of a folder (sorted, non-recursive) or returns the file itself, each with its size in bytes. */
+async function scenarioFiles(path: string): Promise<{ readonly file: string; readonly bytes: number }[]> {
   let info;
   try {
     info = await stat(path);
   } catch (e) {
     throw new ValidationError([{ file: path, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }], { cause: e });
   }
-  if (!info.isDirectory()) return [path];
+  if (!info.isDirectory()) return [{ file: path, bytes: info.size }];
   const entries = await readdir(path, { withFileTypes: true });
   const candidates = entries
     .filter((e) => (e.isFile() || e.isSymbolicLink()) && /\.ya?ml$/i.test(e.name))
@@ -104,12 +165,12 @@ async function scenarioFiles(path: string): Promise<string[]> {
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
     .map((name) => join(path, name));
   // Symbolic links count when they lead to a file (Kubernetes ConfigMap volumes are made of links).
-  const files: string[] = [];
+  const files: { file: string; bytes: number }[] = [];
   for (const file of candidates) {
     const target = await stat(file).catch((e: NodeJS.ErrnoException) => {
       throw new ValidationError([{ file, message: `cannot read: ${e.code ?? String(e)}` }], { cause: e });
     });
-    if (target.isFile()) files.push(file);
+    if (target.isFile()) files.push({ file, bytes: target.size });
   }
   if (files.length === 0) throw new ValidationError([{ file: path, message: 'no *.yaml or *.yml files in this folder' }]);
   return files;
@@ -121,13 +182,21 @@ async function scenarioFiles(path: string): Promise<string[]> {
  * @param options `now`, epoch ms, for the default start
  * @returns the scenario, every object carrying its `source` (file, line)
  * @throws {ValidationError} listing every problem (unreadable file, YAML syntax, schema, cross-object) with file,
- *   line and field path; nothing is returned when anything is wrong
+ *   line and field path; nothing is returned when anything is wrong. Also when the scenario is over
+ *   {@link MAX_SCENARIO_BYTES} (then nothing is parsed) or {@link MAX_SCENARIO_DOCUMENTS} (nothing past the limit is
+ *   read), or holds no document of a kind Skiff reads (nothing to simulate)
  * @example
  * const scenario = await loadScenario('examples/seed', { now: Date.now() });
  * scenario.nodePools.map((p) => p.metadata.name); // ['batch', 'general', 'gpu']
  */
 export async function loadScenario(path: string, options: LoadScenarioOptions): Promise<LoadedScenario> {
-  const files = await scenarioFiles(path);
+  const listed = await scenarioFiles(path);
+  const files = listed.map((f) => f.file);
+  const bytes = listed.reduce((sum, f) => sum + f.bytes, 0);
+  if (bytes > MAX_SCENARIO_BYTES) throw new ValidationError([scenarioSizeIssue(path, bytes)]);
+  let documentsLeft = MAX_SCENARIO_DOCUMENTS;
+  /** Documents of Skiff's kinds (a Scenario, or any other that is not skipped), valid or not. */
+  let ours = 0;
   const issues: ValidationIssue[] = [];
   const located: Located[] = [];
   const invalid = new Set<string>();
@@ -136,16 +205,20 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   let firstScenario: ManifestSource | undefined;
 
   for (const file of files) {
-    let text: string;
+    let contents;
     try {
-      text = await readFile(file, 'utf8');
+      contents = await readScenarioFile(file);
     } catch (e) {
       issues.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
       continue;
     }
-    const read = readManifestDocuments(text, file);
+    if ('issue' in contents) throw new ValidationError([contents.issue]);
+    const text = contents.text;
+    const read = readManifestDocuments(text, file, { limit: { documents: documentsLeft, message: TOO_MANY_DOCUMENTS_MESSAGE } });
+    documentsLeft -= read.count;
     issues.push(...read.issues);
     for (const doc of read.documents) {
+      if (!foreignKind(doc.value, [SCENARIO_KIND])) ours++;
       if (isScenarioObject(doc.value)) {
         if (firstScenario) {
           issues.push({ ...issueAt({ doc, prefix: [] }, ['kind'], `at most one Scenario document per scenario (the first is at ${firstScenario.file}:${firstScenario.line})`) });
@@ -167,7 +240,10 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
       if (result.manifest) located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
       else if (invalidObjectKey(doc.value)) invalid.add(invalidObjectKey(doc.value)!);
     }
+    // Past the limit nothing more is read: the issue says where it was reached.
+    if (documentsLeft <= 0 && read.issues.some((i) => i.message === TOO_MANY_DOCUMENTS_MESSAGE)) break;
   }
+  if (ours === 0 && issues.length === 0) issues.push(emptyScenarioIssue(path, skipped));
 
   const spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
   if (scenario) {
@@ -197,6 +273,20 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     limitRanges: of('LimitRange'),
   };
   return { ...loaded, warnings: pdbWarnings(located.filter((l) => l.at === -Infinity)), skipped };
+}
+
+/**
+ * The issue for a scenario with nothing to simulate: no document of a kind Skiff reads (only comments, empty
+ * documents, or kinds it skips), which would otherwise simulate an empty cluster and exit 0.
+ * @param path the scenario's file or folder
+ * @param skipped the documents skipped as kinds Skiff does not read
+ */
+function emptyScenarioIssue(path: string, skipped: readonly { readonly kind: string; readonly name?: string; readonly file: string; readonly line: number }[]): ValidationIssue {
+  const needs = 'a scenario needs at least one NodePool, EC2NodeClass, Pod, workload, PodDisruptionBudget, LimitRange or Scenario document';
+  if (skipped.length === 0) return { file: path, message: `nothing to simulate: no YAML document in it (only comments or empty documents); ${needs}` };
+  const listed = skipped.slice(0, 3).map((s) => `${s.kind}${s.name !== undefined ? ` ${s.name}` : ''} at ${s.file}:${s.line}`);
+  const more = skipped.length > 3 ? ` and ${skipped.length - 3} more` : '';
+  return { file: path, message: `nothing to simulate: every document is of a kind Skiff does not read (${listed.join(', ')}${more}); ${needs}` };
 }
 
 /** Options of {@link crossCheck}. */
@@ -253,6 +343,16 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
       (l) => l.manifest.kind === kind && l.at <= at && l.manifest.object.metadata.name === name && (namespace === undefined || (l.manifest.object.metadata.namespace ?? 'default') === namespace),
     );
 
+  // Every replica-like count, in the initial objects and in applied manifests: the simulation runs each pod through
+  // the real handlers, so `replicas: 1000000000` would run for days and take gigabytes (MAX_SCALE_REPLICAS).
+  for (const l of located) {
+    for (const [field, value] of replicaCounts(l.manifest)) {
+      if (value > MAX_SCALE_REPLICAS) {
+        issues.push(issueAt(l, ['spec', field], `${field} ${value} is more than the simulation runs: at most ${MAX_SCALE_REPLICAS} pods per workload (every pod goes through the real handlers)`));
+      }
+    }
+  }
+
   for (const l of located) {
     if (l.manifest.kind !== 'NodePool') continue;
     const ref = l.manifest.object.spec.template.spec.nodeClassRef;
@@ -290,6 +390,22 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     }
   }
   return issues;
+}
+
+/** The replica-like counts of a manifest, by field of its `spec`: Deployment/StatefulSet `replicas`, Job `parallelism` and `completions`. */
+function replicaCounts(m: Manifest): [string, number][] {
+  switch (m.kind) {
+    case 'Deployment':
+    case 'StatefulSet':
+      return [['replicas', m.object.spec.replicas]];
+    case 'Job':
+      return [
+        ['parallelism', m.object.spec.parallelism],
+        ...(m.object.spec.completions !== undefined ? [['completions', m.object.spec.completions] as [string, number]] : []),
+      ];
+    default:
+      return [];
+  }
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   locateIssues,
   manifestBodySchema,
   manifestErrorMap,
+  withProtoKeyIssues,
   zodIssuesToPathIssues,
   type Manifest,
   type ManifestDocument,
@@ -314,9 +315,11 @@ const scenarioNodeSchema = z
   .transform(({ createdAt, nodePool, ...rest }): ScenarioNode => ({ ...rest, ...(nodePool !== undefined ? { nodePool } : {}), createdAtSeconds: createdAt }));
 
 /**
- * The most replicas a `scale` event may ask for. The simulation runs every pod through the real handlers and the
- * simulated kube-scheduler; far beyond this a run takes hours and gigabytes, and a typo (`replicas: 1000000000000`)
- * would never end. Benchmarks of the solver alone go further (`npm run bench`).
+ * The most pods one workload may ask for: a `scale` event's `replicas` here, and (checked by the loader's
+ * `crossCheck`, in manifests and `apply` events alike) a Deployment's or StatefulSet's `replicas` and a Job's
+ * `parallelism` and `completions`. The simulation runs every pod through the real handlers and the simulated
+ * kube-scheduler; far beyond this a run takes hours and gigabytes, and a typo (`replicas: 1000000000000`) would
+ * never end. Benchmarks of the solver alone go further (`npm run bench`).
  */
 export const MAX_SCALE_REPLICAS = 20_000;
 
@@ -617,7 +620,8 @@ export function isScenarioObject(value: unknown): boolean {
  */
 export function parseScenarioDocument(doc: ManifestDocument, options: { readonly now: number }): { readonly scenario?: ParsedScenario; readonly issues: readonly ValidationIssue[] } {
   const result = scenarioSchema.safeParse(doc.value, { error: manifestErrorMap });
-  if (!result.success) return { issues: locateIssues(doc, zodIssuesToPathIssues(result.error.issues)) };
+  const problems = withProtoKeyIssues(doc.value, result.success ? [] : zodIssuesToPathIssues(result.error.issues));
+  if (!result.success || problems.length > 0) return { issues: locateIssues(doc, problems) };
   const sources = result.data.spec.events.map((_, i) => ({
     event: { file: doc.file, line: doc.locate(['spec', 'events', i]).line },
     apply: { file: doc.file, line: doc.locate(['spec', 'events', i, 'apply']).line },

@@ -171,12 +171,14 @@ export function tableDefinition(tableName: string): CreateTableCommandInput {
 /**
  * DocumentClient translation for this table: `removeUndefinedValues`, so absent optional fields are left out of
  * items instead of failing the marshalling. (The stores also strip `undefined` themselves, so they work with any
- * DocumentClient; this keeps other writers consistent.) Numbers unmarshall as JS numbers.
+ * DocumentClient; this keeps other writers consistent.) Numbers unmarshall as JS numbers. `convertClassInstanceToMap`,
+ * because the marshaller tells a plain object by `value.constructor.name === 'Object'`: a label or annotation map
+ * with the valid key `constructor` (a NodeClaim's labels) would otherwise fail every write of its record.
  * @example
  * const client = DynamoDBDocumentClient.from(new DynamoDBClient({}), TRANSLATE_CONFIG);
  */
 export const TRANSLATE_CONFIG: TranslateConfig = {
-  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: true },
   unmarshallOptions: { wrapNumbers: false },
 };
 

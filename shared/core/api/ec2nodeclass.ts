@@ -7,7 +7,7 @@
  * the EKS-optimized AL2023 image). Objects are strict: an unknown field is an error.
  */
 import { z } from 'zod';
-import { objectMetaSchema, quantitySchema } from './object-meta.js';
+import { objectMetaSchema, ownKeysRecord, quantitySchema } from './object-meta.js';
 
 /** AMI alias families Karpenter accepts (`family@version`). */
 export const AMI_ALIAS_FAMILIES = ['al2023', 'al2', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'] as const;
@@ -86,8 +86,7 @@ export function amiAliasProblem(alias: string): string | undefined {
 }
 
 /** Tag map used by selector terms: no empty keys or values (`*` selects any value). At most 20 entries. */
-const selectorTagsSchema = z
-  .record(z.string(), z.string({ error: (iss) => (iss.input === undefined ? undefined : 'tag values must be strings') }))
+const selectorTagsSchema = ownKeysRecord(z.string(), z.string({ error: (iss) => (iss.input === undefined ? undefined : 'tag values must be strings') }))
   .superRefine((tags, ctx) => {
     const entries = Object.entries(tags);
     if (entries.length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 tags per selector term' });
@@ -253,7 +252,7 @@ export const metadataOptionsSchema = z.strictObject({
 const RESTRICTED_TAGS = ['karpenter.sh/nodepool', 'karpenter.sh/nodeclaim', 'karpenter.sh/managed-by', 'karpenter.k8s.aws/ec2nodeclass', 'eks:eks-cluster-name'];
 
 /** `spec.tags`: tags applied to instances, volumes and launch templates; restricted keys rejected. */
-const nodeClassTagsSchema = z.record(z.string(), z.string()).superRefine((tags, ctx) => {
+const nodeClassTagsSchema = ownKeysRecord(z.string(), z.string()).superRefine((tags, ctx) => {
   for (const key of Object.keys(tags)) {
     if (key === '') ctx.addIssue({ code: 'custom', path: [key], message: "empty tag keys aren't supported" });
     else if (key.startsWith('kubernetes.io/cluster')) ctx.addIssue({ code: 'custom', path: [key], message: 'tag contains a restricted tag matching kubernetes.io/cluster/' });

@@ -6,6 +6,17 @@
  * docs/karpenter-semantics.md#well-known-labels.
  */
 
+/**
+ * The value of `key` in a label map (or any map read from a manifest: annotations, a nodeSelector, tags), only when
+ * the map holds the key itself. `labels[key]` would read a member of Object.prototype for a key such as
+ * `constructor`, `toString` or `valueOf`, all valid label keys: a node without the label would seem to carry a
+ * function. Lookups whose key comes from input (a requirement's, a selector's, a topology key) go through this.
+ * @example ownValue({}, 'constructor') // undefined
+ */
+export function ownValue<V>(map: Readonly<Record<string, V>>, key: string): V | undefined {
+  return Object.hasOwn(map, key) ? map[key] : undefined;
+}
+
 /** `karpenter.sh/nodepool`: the NodePool that launched a node. */
 export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
 /**
@@ -133,14 +144,15 @@ export const WELL_KNOWN_LABELS: ReadonlySet<string> = new Set<string>([
  * Deprecated beta labels and the v1 label each stands for; pods using them are normalised
  * (Karpenter `NormalizedLabels`).
  */
-export const NORMALIZED_LABELS: Readonly<Record<string, string>> = {
+export const NORMALIZED_LABELS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
+  // No prototype: it is looked up by any label key a pod uses, `constructor` included (see ownValue).
   'failure-domain.beta.kubernetes.io/zone': LABEL_ZONE,
   'failure-domain.beta.kubernetes.io/region': LABEL_REGION,
   'beta.kubernetes.io/arch': LABEL_ARCH,
   'beta.kubernetes.io/os': LABEL_OS,
   'beta.kubernetes.io/instance-type': LABEL_INSTANCE_TYPE,
   'topology.ebs.csi.aws.com/zone': LABEL_ZONE,
-};
+});
 
 /** Label domains users may not put in NodePool requirements or template labels (unless the key is well-known). */
 export const RESTRICTED_LABEL_DOMAINS = ['kubernetes.io', 'k8s.io', 'karpenter.sh', 'karpenter.k8s.aws'] as const;

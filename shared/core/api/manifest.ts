@@ -5,12 +5,13 @@
  *
  * Pure: takes text and a file name for messages; never reads files.
  */
-import { LineCounter, isAlias, isMap, isNode, isScalar, isSeq, parseAllDocuments, type Document } from 'yaml';
+import { Composer, LineCounter, Parser, isAlias, isMap, isNode, isScalar, isSeq, type Document } from 'yaml';
 import { z } from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { ec2NodeClassSchema } from './ec2nodeclass.js';
 import { limitRangeSchema } from './limitrange.js';
 import { nodePoolSchema } from './nodepool.js';
+import { PROTO_KEY, PROTO_KEY_MESSAGE } from './object-meta.js';
 import { pdbSchema } from './pdb.js';
 import { podSchema } from './pod.js';
 import { daemonSetSchema, deploymentSchema, jobSchema, statefulSetSchema } from './workloads.js';
@@ -235,6 +236,48 @@ export function foreignKind(value: unknown, alsoSupported: readonly string[] = [
 }
 
 /**
+ * The path of every own `__proto__` key in a plain value (a YAML document as the `yaml` library reads it, which keeps
+ * that key as an own key), in document order. Iterative, so any depth of nesting is safe; a value reached twice
+ * (a YAML alias) is walked once.
+ * @param value a YAML document as plain JS
+ * @example protoKeyPaths(JSON.parse('{"metadata": {"labels": {"__proto__": "x"}}}')) // [['metadata', 'labels', '__proto__']]
+ */
+export function protoKeyPaths(value: unknown): PropertyKey[][] {
+  const found: PropertyKey[][] = [];
+  const seen = new Set<object>();
+  const stack: { value: unknown; path: PropertyKey[] }[] = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: at, path } = stack.pop()!;
+    if (at === null || typeof at !== 'object' || seen.has(at)) continue;
+    seen.add(at);
+    const entries: [PropertyKey, unknown][] = Array.isArray(at) ? at.map((v, i) => [i, v]) : Object.keys(at).map((k) => [k, (at as Record<string, unknown>)[k]]);
+    if (!Array.isArray(at) && Object.hasOwn(at, PROTO_KEY)) found.push([...path, PROTO_KEY]);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      if (key !== PROTO_KEY) stack.push({ value: child, path: [...path, key] });
+    }
+  }
+  return found;
+}
+
+/**
+ * Adds an issue for every own `__proto__` key of `value` that `issues` do not already name: zod drops such a key
+ * without a word (a record skips it, a loose object does not copy it), so without this it would vanish from the
+ * parsed object. Nothing of a document is dropped silently; the schemas' own messages (an unknown field, a label key
+ * that is not a qualified name) take precedence.
+ * @param value the raw document (or embedded object)
+ * @param issues the problems its schema found
+ * @returns `issues` plus one {@link PROTO_KEY_MESSAGE} issue per `__proto__` key not yet reported
+ */
+export function withProtoKeyIssues(value: unknown, issues: readonly PathIssue[]): PathIssue[] {
+  const reported = new Set(issues.map((i) => formatPath(i.path)));
+  const extra = protoKeyPaths(value)
+    .filter((path) => !reported.has(formatPath(path)))
+    .map((path): PathIssue => ({ path, message: PROTO_KEY_MESSAGE, atKey: true }));
+  return [...issues, ...extra];
+}
+
+/**
  * Validates one plain object as a manifest: dispatches on `apiVersion` + `kind`, applies the kind's schema.
  * @param value a plain object (e.g. one YAML document converted to JS)
  * @param options extra kind names for the unknown-kind message
@@ -265,7 +308,8 @@ export function validateManifestObject(
     return { ok: false, issues: [{ path: ['apiVersion'], message: `${kind} must have apiVersion ${entry.apiVersion}, got ${JSON.stringify(apiVersion)}${beta}` }] };
   }
   const result = (entry.schema as z.ZodType).safeParse(value, { error: manifestErrorMap });
-  if (!result.success) return { ok: false, issues: zodIssuesToPathIssues(result.error.issues).map((i) => withMigrationHint(kind, i, value)) };
+  const problems = withProtoKeyIssues(value, result.success ? [] : zodIssuesToPathIssues(result.error.issues).map((i) => withMigrationHint(kind, i, value)));
+  if (!result.success || problems.length > 0) return { ok: false, issues: problems };
   return { ok: true, manifest: { kind, apiVersion, object: result.data } as ManifestBody };
 }
 
@@ -339,20 +383,47 @@ function yamlMessage(message: string): string {
   return (message.split('\n')[0] ?? message).replace(/ at line \d+, column \d+:?$/, '');
 }
 
+/** Options of {@link readManifestDocuments}. */
+export interface ReadManifestOptions {
+  /**
+   * Stop after this many documents (empty ones counted): the next one gets an issue with `message` at its start and
+   * nothing after it is parsed, so a stream of millions of `---` costs no more than the limit. @default no limit
+   */
+  readonly limit?: { readonly documents: number; readonly message: string };
+}
+
 /**
  * Splits YAML text into documents (skipping empty ones, e.g. a leading `---` after a comment), keeping what is
  * needed to map field paths back to lines.
  * @param text the file's content
  * @param file the file name to put in issues
- * @returns the non-empty documents and the YAML syntax problems (documents with syntax errors are left out)
+ * @param options a limit on the number of documents
+ * @returns the non-empty documents, the YAML syntax problems (documents with syntax errors are left out) and how
+ *   many documents were read, empty ones included (at most the limit)
  */
-export function readManifestDocuments(text: string, file: string): { readonly documents: readonly ManifestDocument[]; readonly issues: readonly ValidationIssue[] } {
+export function readManifestDocuments(
+  text: string,
+  file: string,
+  options: ReadManifestOptions = {},
+): { readonly documents: readonly ManifestDocument[]; readonly issues: readonly ValidationIssue[]; readonly count: number } {
   const lines = new LineCounter();
-  const parsed = parseAllDocuments(text, { lineCounter: lines, prettyErrors: false, merge: true, uniqueKeys: true });
+  // `parseAllDocuments`, one document at a time, so that reading can stop at the limit.
+  const parser = new Parser(lines.addNewLine);
+  const composer = new Composer({ merge: true, uniqueKeys: true });
+  const parsed: Document.Parsed[] = [];
   const documents: ManifestDocument[] = [];
   const issues: ValidationIssue[] = [];
-  if ('empty' in parsed) {
-    for (const error of parsed.errors) {
+  const limit = options.limit;
+  for (const doc of composer.compose(parser.parse(text))) {
+    if (limit !== undefined && parsed.length >= limit.documents) {
+      const pos = lines.linePos(doc.range[0]);
+      issues.push({ file, line: pos.line, column: pos.col, message: limit.message });
+      break;
+    }
+    parsed.push(doc);
+  }
+  if (parsed.length === 0 && issues.length === 0) {
+    for (const error of composer.streamInfo().errors) {
       const pos = lines.linePos(error.pos[0]);
       issues.push({ file, line: pos.line, column: pos.col, message: `YAML syntax error: ${yamlMessage(error.message)}` });
     }
@@ -376,7 +447,7 @@ export function readManifestDocuments(text: string, file: string): { readonly do
     if (value === null || value === undefined) return;
     documents.push({ file, index, line: lines.linePos(startOf(doc.contents) ?? 0).line, value, locate: locator(doc, lines) });
   });
-  return { documents, issues };
+  return { documents, issues, count: parsed.length };
 }
 
 /**

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { parseQuantity } from '../resources/quantity.js';
 import type { TaintEffect } from './kubernetes.js';
+import { ownValue } from './labels.js';
 
 /** A DNS-1123 subdomain: what most object names must be (lowercase, `-` and `.`, at most 253 characters). */
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -44,14 +45,44 @@ export const labelValueSchema = z
   .regex(LABEL_VALUE, { error: 'a label value must consist of alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric' });
 
 /**
+ * The one key a JavaScript object cannot hold as an ordinary key: assigning it replaces the object's prototype. A
+ * YAML mapping read by the `yaml` library keeps it as an own key, but zod's records skip it without a word, so every
+ * record of the manifests is made with {@link ownKeysRecord}, which reports it instead.
+ */
+export const PROTO_KEY = '__proto__';
+
+/** The message for a {@link PROTO_KEY} key that the map's own key rule would accept (e.g. an AWS tag key). */
+export const PROTO_KEY_MESSAGE = `the key ${JSON.stringify(PROTO_KEY)} is not supported: Skiff would lose it (it replaces a JavaScript object's prototype)`;
+
+/**
+ * `z.record(key, value)` that never drops a key: an own `__proto__` key, which zod's record skips silently, is
+ * checked with the record's key schema (so a label key `__proto__` gets the usual qualified-name message) or, when
+ * that schema accepts it, refused with {@link PROTO_KEY_MESSAGE}. Other keys, `constructor` and `prototype` included,
+ * are ordinary keys. When `__proto__` is refused, the record's other entries are not checked (zod stops there).
+ * @param key the schema every key must satisfy
+ * @param value the schema of every value
+ * @example ownKeysRecord(qualifiedNameSchema, labelValueSchema).safeParse(JSON.parse('{"__proto__": "x"}')).success // false
+ */
+export function ownKeysRecord<K extends z.core.$ZodRecordKey, V extends z.core.SomeType>(key: K, value: V) {
+  return z
+    .unknown()
+    .superRefine((input, ctx) => {
+      if (input === null || typeof input !== 'object' || !Object.hasOwn(input, PROTO_KEY)) return;
+      const checked = z.safeParse(key, PROTO_KEY);
+      const problems = checked.success ? [{ path: [], message: PROTO_KEY_MESSAGE }] : checked.error.issues;
+      for (const problem of problems) ctx.addIssue({ code: 'custom', path: [PROTO_KEY, ...problem.path], message: problem.message, params: { atKey: true } });
+    })
+    .pipe(z.record(key, value));
+}
+
+/**
  * A label map (`key: value`); keys are qualified names, values label values.
  * @example labelsSchema.parse({ 'workload-type': 'general' })
  */
-export const labelsSchema = z.record(qualifiedNameSchema, labelValueSchema);
+export const labelsSchema = ownKeysRecord(qualifiedNameSchema, labelValueSchema);
 
 /** An annotation map; keys are qualified names, values any string, at most 256 KiB of keys and values together. */
-export const annotationsSchema = z
-  .record(
+export const annotationsSchema = ownKeysRecord(
     qualifiedNameSchema,
     z.string({ error: (iss) => (iss.input === undefined ? undefined : 'annotation values must be strings (quote numbers and booleans)') }),
   )
@@ -142,11 +173,12 @@ export const templateMetaSchema = z.strictObject({
 
 /**
  * A resource quantity (`500m`, `1Gi`, `400`, or a plain YAML number), output as a string in the written form
- * (numbers become their decimal string) so it round-trips into `parseResourceList`.
+ * (numbers become their decimal string) so it round-trips into `parseResourceList`. A string is taken as it is
+ * written: a quoted `"500m "` is refused, as `parseQuantity` (Kubernetes' `ParseQuantity`) refuses it.
  * @example quantitySchema.parse(400) // '400'
  */
 export const quantitySchema = z.union([z.string(), z.number()]).transform((value, ctx): string => {
-  const text = typeof value === 'number' ? String(value) : value.trim();
+  const text = typeof value === 'number' ? String(value) : value;
   try {
     parseQuantity(text);
   } catch (e) {
@@ -160,7 +192,7 @@ export const quantitySchema = z.union([z.string(), z.number()]).transform((value
  * A resource map (`{cpu: "500m", memory: 1Gi, nvidia.com/gpu: 1}`) with validated quantities.
  * Names are qualified names; values are output as strings (see {@link quantitySchema}).
  */
-export const resourceListSchema = z.record(qualifiedNameSchema, quantitySchema);
+export const resourceListSchema = ownKeysRecord(qualifiedNameSchema, quantitySchema);
 
 /** One expression of a label selector. */
 export const labelSelectorRequirementSchema = z
@@ -197,9 +229,9 @@ export type LabelSelector = z.output<typeof labelSelectorSchema>;
 export function labelSelectorMatches(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
   if (!selector) return false;
   const have = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (have[k] !== v) return false;
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (ownValue(have, k) !== v) return false;
   for (const e of selector.matchExpressions ?? []) {
-    const value = have[e.key];
+    const value = ownValue(have, e.key);
     const values = e.values ?? [];
     switch (e.operator) {
       case 'In':

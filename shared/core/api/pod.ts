@@ -13,6 +13,7 @@ import {
   labelSelectorSchema,
   labelValueSchema,
   namespacedObjectMetaSchema,
+  ownKeysRecord,
   qualifiedNameSchema,
   resourceListSchema,
   templateMetaSchema,
@@ -216,7 +217,7 @@ export const containerSchema = z.looseObject({
 });
 
 /** A pod's `nodeSelector`: node labels that must all match (values are label values). */
-export const nodeSelectorSchema = z.record(qualifiedNameSchema, labelValueSchema);
+export const nodeSelectorSchema = ownKeysRecord(qualifiedNameSchema, labelValueSchema);
 
 /**
  * `core/v1` PodSpec fields Skiff does not model: accepted as they are, so real manifests load. Any other field is

@@ -33,7 +33,7 @@
  * A pod with several required node affinity terms gets, per NodePool, the reason of the term that got furthest in
  * this order. Near misses ("did you mean") come from `hints.ts` and are appended after {@link HINT_MARK}.
  */
-import { AWS_INSTANCE_LABELS, restrictedLabelReason, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_WINDOWS_BUILD, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { AWS_INSTANCE_LABELS, restrictedLabelReason, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_WINDOWS_BUILD, LABEL_ZONE, WELL_KNOWN_LABELS, ownValue } from '../api/labels.js';
 import type { Taint } from '../api/kubernetes.js';
 import { instanceTypeByName } from '../instancetypes/catalog.js';
 import { compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';
@@ -366,7 +366,7 @@ function nodePoolOsReason(t: NodePoolTemplate, required: Requirement, booted: re
 function valuesOf(it: InstanceType, key: string): string[] {
   if (key === LABEL_ZONE) return it.offerings.map((o) => o.zone);
   if (key === LABEL_CAPACITY_TYPE) return it.offerings.map((o) => o.capacityType);
-  const v = it.labels[key];
+  const v = ownValue(it.labels, key);
   if (v !== undefined) return [v];
   const r = it.requirements.get(key);
   return r.complement ? [] : [...r.values];
@@ -388,7 +388,7 @@ function absentReason(t: NodePoolTemplate, absent: readonly string[], requests: 
   const asked = absent.map((k) => `${k}: ${formatAmount(k, requests[k] ?? 0)}`).join(', ');
   const shaping = t.requirements.values().filter((r) => INSTANCE_LABELS.has(r.key));
   const restricted = shaping.length > 0 ? `its requirements allow only ${shaping.map(String).join('; ')}` : `none of its ${t.instanceTypes.length} instance types has it`;
-  const selector = absent.map((k) => RESOURCE_SELECTORS[k]).find((s) => s !== undefined);
+  const selector = absent.map((k) => ownValue(RESOURCE_SELECTORS, k)).find((s) => s !== undefined);
   return `no instance type the NodePool allows has ${absent.join(' or ')} (the pod requests ${asked}; ${restricted}); use a NodePool whose instance types have it${selector ? `, or allow such types here (e.g. ${selector})` : ', or allow such instance types here'}`;
 }
 

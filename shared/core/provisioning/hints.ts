@@ -8,7 +8,7 @@
  */
 import { closest, distance } from 'fastest-levenshtein';
 import type { Taint, Toleration } from '../api/kubernetes.js';
-import { LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_OS, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_OS, LABEL_ZONE, WELL_KNOWN_LABELS, ownValue } from '../api/labels.js';
 import { instanceTypeByName } from '../instancetypes/catalog.js';
 import { formatTaint, tolerates } from '../scheduling/taints.js';
 import type { SchedulingPod } from './pod.js';
@@ -250,7 +250,7 @@ function typeValues(t: NodePoolTemplate, key: string): readonly string[] {
     for (const it of t.instanceTypes) {
       if (key === LABEL_ZONE) for (const o of it.offerings) set.add(o.zone);
       else if (key === LABEL_CAPACITY_TYPE) for (const o of it.offerings) set.add(o.capacityType);
-      else if (it.labels[key] !== undefined) set.add(it.labels[key]);
+      else if (ownValue(it.labels, key) !== undefined) set.add(it.labels[key]!);
     }
     values = [...set];
     byKey.set(key, values);

@@ -6,7 +6,7 @@
  * where a sidecar is an init container with `restartPolicy: Always`. Every pod also requests one `pods` slot.
  */
 import type { NodeSelectorRequirement, Toleration } from '../api/kubernetes.js';
-import { NORMALIZED_LABELS } from '../api/labels.js';
+import { NORMALIZED_LABELS, ownValue } from '../api/labels.js';
 import { add, max, parseResourceList, type ResourceList } from '../resources/resource-list.js';
 import type { LabelSelector } from '../api/object-meta.js';
 import { Requirements } from '../scheduling/requirements.js';
@@ -342,7 +342,7 @@ function term(
  */
 function withLabelKeys(selector: LabelSelector | undefined, keys: readonly string[] | undefined, labels: Readonly<Record<string, string>>, operator: 'In' | 'NotIn'): LabelSelector | undefined {
   if (!selector || !keys || keys.length === 0) return selector;
-  const extra = keys.filter((k) => labels[k] !== undefined).map((k) => ({ key: k, operator, values: [labels[k]!] }));
+  const extra = keys.filter((k) => ownValue(labels, k) !== undefined).map((k) => ({ key: k, operator, values: [labels[k]!] }));
   return extra.length === 0 ? selector : { ...selector, matchExpressions: [...(selector.matchExpressions ?? []), ...extra] };
 }
 

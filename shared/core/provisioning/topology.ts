@@ -23,7 +23,7 @@
  * not use are not counted, as in kube-scheduler; pods placed during the solve always count.
  */
 import type { Taint } from '../api/kubernetes.js';
-import { LABEL_HOSTNAME, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_HOSTNAME, WELL_KNOWN_LABELS, ownValue } from '../api/labels.js';
 import { labelSelectorMatches } from '../api/object-meta.js';
 import type { InstanceType } from '../instancetypes/offering.js';
 import { Requirement } from '../scheduling/requirement.js';
@@ -382,7 +382,7 @@ export class Topology {
 
 /** The domain of an existing target for `key`: its label, or its name for the hostname key. */
 export function domainOfTarget(target: { readonly name: string; readonly labels: Readonly<Record<string, string>> }, key: string): string | undefined {
-  return target.labels[key] ?? (key === LABEL_HOSTNAME ? target.name : undefined);
+  return ownValue(target.labels, key) ?? (key === LABEL_HOSTNAME ? target.name : undefined);
 }
 
 /**

@@ -1,8 +1,12 @@
 /**
  * Kubernetes resource quantities (`500m`, `1.5Gi`, `2e3`, `128974848`) parsed into Skiff's canonical units.
  *
- * Source: the quantity grammar of k8s.io/apimachinery `pkg/api/resource/quantity.go`
- * (binary suffixes Ki…Ei, decimal suffixes n…E, and decimal exponents).
+ * Source: the quantity grammar of k8s.io/apimachinery `pkg/api/resource/quantity.go` (`ParseQuantity`: an optional
+ * sign, digits with an optional fraction, then a binary suffix Ki…Ei, a decimal suffix n, u, m, k, M, G, T, P, E, or a
+ * decimal exponent `e`/`E` with an optional sign) and `suffix.go`. Like `ParseQuantity`, nothing else is accepted: no
+ * whitespace around or inside, no empty string. Two differences, both stricter: a negative quantity is refused (the API
+ * server refuses one in every field Skiff reads), and so is a number without digits (`+`, `.`), which `ParseQuantity`
+ * reads as 0 and a CRD's quantity pattern refuses.
  */
 import { QuantityError } from '../errors.js';
 
@@ -12,9 +16,10 @@ const QUANTITY = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T
 
 /**
  * Parses a quantity into its base unit (cores for cpu, bytes for memory, a plain count otherwise).
- * @param quantity a Kubernetes quantity string, or a number already in base units
+ * @param quantity a Kubernetes quantity string (exactly as `ParseQuantity` takes it: `" 500m"` or `"500m "` is not
+ *   one), or a number already in base units
  * @returns the value in base units
- * @throws {QuantityError} when the string is not a quantity or is negative
+ * @throws {QuantityError} when the string is not a quantity (whitespace around it included) or is negative
  * @example parseQuantity('1.5Gi') // 1610612736
  */
 export function parseQuantity(quantity: string | number): number {
@@ -22,8 +27,8 @@ export function parseQuantity(quantity: string | number): number {
     if (!Number.isFinite(quantity) || quantity < 0) throw new QuantityError(String(quantity), 'must be a finite, non-negative number');
     return quantity;
   }
-  const match = QUANTITY.exec(quantity.trim());
-  if (!match) throw new QuantityError(quantity);
+  const match = QUANTITY.exec(quantity);
+  if (!match) throw new QuantityError(quantity, /^\s|\s$/.test(quantity) ? 'not a valid Kubernetes quantity: remove the whitespace around it' : undefined);
   const [, num, suffix, exponent] = match;
   const value = Number(num);
   if (value < 0) throw new QuantityError(quantity, 'must not be negative');

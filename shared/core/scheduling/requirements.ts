@@ -4,6 +4,7 @@
  * `Intersects`). Immutable: every operation returns a new set.
  */
 import type { NodeSelectorRequirement } from '../api/kubernetes.js';
+import { ownValue } from '../api/labels.js';
 import { Requirement } from './requirement.js';
 
 /** Why two requirement sets cannot be combined. */
@@ -137,7 +138,7 @@ export class Requirements {
    */
   isSatisfiedBy(labels: Readonly<Record<string, string>>): boolean {
     for (const [key, r] of this.byKey) {
-      const value = labels[key];
+      const value = ownValue(labels, key);
       if (value === undefined ? !r.allowsAbsence() : !r.has(value)) return false;
     }
     return true;
@@ -147,7 +148,7 @@ export class Requirements {
   firstUnsatisfied(labels: Readonly<Record<string, string>>): Requirement | undefined {
     for (const key of this.keys()) {
       const r = this.byKey.get(key)!;
-      const value = labels[key];
+      const value = ownValue(labels, key);
       if (value === undefined ? !r.allowsAbsence() : !r.has(value)) return r;
     }
     return undefined;

@@ -40,6 +40,14 @@ describeNodeClaimStoreContract('DynamoDbNodeClaimStore on dynalite', (cluster) =
 
 describe('DynamoDbNodeClaimStore', () => {
   describe('create', () => {
+    it('stores labels and annotations whose keys are named like Object.prototype members (constructor, toString)', async () => {
+      // The marshaller tells a plain object by value.constructor.name: a `constructor` label once failed every write.
+      const store = storeFor();
+      const labels = { 'karpenter.sh/nodepool': 'default', constructor: 'a', toString: 'b', prototype: 'c' };
+      const created = await store.create(aNodeClaim({ labels, annotations: { constructor: 'd' } }));
+      expect(await store.get(created.name)).toStrictEqual({ ...aNodeClaim({ labels, annotations: { constructor: 'd' } }), version: 1 });
+    });
+
     it('throws ConflictError with the key and the SDK’s ConditionalCheckFailedException as cause when the name exists, and keeps the first record', async () => {
       const cluster = freshCluster();
       const store = storeFor(cluster);
