@@ -31,7 +31,7 @@ import { stringify } from 'yaml';
 import { z } from 'zod';
 import { ec2NodeClassSchema, VOLUME_SIZE_PATTERN, volumeSizeSchema } from '../shared/core/api/ec2nodeclass.js';
 import { MAX_REQUIREMENTS, nodeClassRefSchema, nodePoolRequirementSchema, nodePoolSchema } from '../shared/core/api/nodepool.js';
-import { objectMetaSchema, quantitySchema, resourceListSchema, taintSchema } from '../shared/core/api/object-meta.js';
+import { OWN_KEYS_RECORDS, objectMetaSchema, quantitySchema, resourceListSchema, taintSchema } from '../shared/core/api/object-meta.js';
 
 /** The repository root (the folder holding `package.json`). */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -341,6 +341,15 @@ type Override = NonNullable<Parameters<typeof z.toJSONSchema>[1]>['override'];
  */
 export function zodToOpenApi(schema: z.ZodType, description: string): SchemaNode {
   const override: Override = (ctx) => {
+    // A map that refuses `__proto__` (ownKeysRecord) is, on the wire, the plain record it wraps.
+    const def = ctx.zodSchema._zod.def as { readonly type: string; readonly out?: z.ZodType };
+    const record = def.type === 'pipe' && def.out !== undefined && OWN_KEYS_RECORDS.has(def.out) ? def.out : undefined;
+    if (record !== undefined) {
+      for (const k of Object.keys(ctx.jsonSchema)) delete ctx.jsonSchema[k];
+      Object.assign(ctx.jsonSchema, z.toJSONSchema(record, { io: 'input', target: 'openapi-3.0', unrepresentable: 'any', reused: 'inline', cycles: 'throw', override }));
+      delete ctx.jsonSchema.$schema;
+      return;
+    }
     const keys = enumKeysOf(ctx.zodSchema);
     if (keys !== undefined) {
       const list = keys.map((k) => `'${k}'`).join(',');

@@ -64,7 +64,8 @@ export const PROTO_KEY_MESSAGE = `the key ${JSON.stringify(PROTO_KEY)} is not su
  * @example ownKeysRecord(qualifiedNameSchema, labelValueSchema).safeParse(JSON.parse('{"__proto__": "x"}')).success // false
  */
 export function ownKeysRecord<K extends z.core.$ZodRecordKey, V extends z.core.SomeType>(key: K, value: V) {
-  return z
+  const record = z.record(key, value);
+  const schema = z
     .unknown()
     .superRefine((input, ctx) => {
       if (input === null || typeof input !== 'object' || !Object.hasOwn(input, PROTO_KEY)) return;
@@ -72,8 +73,17 @@ export function ownKeysRecord<K extends z.core.$ZodRecordKey, V extends z.core.S
       const problems = checked.success ? [{ path: [], message: PROTO_KEY_MESSAGE }] : checked.error.issues;
       for (const problem of problems) ctx.addIssue({ code: 'custom', path: [PROTO_KEY, ...problem.path], message: problem.message, params: { atKey: true } });
     })
-    .pipe(z.record(key, value));
+    .pipe(record);
+  OWN_KEYS_RECORDS.add(record);
+  return schema;
 }
+
+/**
+ * The plain records {@link ownKeysRecord} schemas pipe into (what a refinement of the wrapper still pipes into): the
+ * shape a JSON Schema of the map has. The wrapper's input side is `unknown`, which would give a CRD an untyped map;
+ * `scripts/build-crds.ts` reads this.
+ */
+export const OWN_KEYS_RECORDS = new WeakSet<object>();
 
 /**
  * A label map (`key: value`); keys are qualified names, values label values.
