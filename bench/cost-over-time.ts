@@ -67,8 +67,13 @@ export interface PassTimes {
 export interface CostOverTime {
   readonly scenario: string;
   readonly samples: readonly CostSample[];
-  /** Time-weighted mean of the ratio over the run (samples are evenly spaced, so their mean). */
+  /**
+   * Time-weighted mean of the ratio over the run (samples are evenly spaced, so their mean), the sample at the start
+   * left out (no fleet can exist yet).
+   */
   readonly meanRatio: number;
+  /** What the fleet cost over the run ÷ what the bound would have: Σ fleet ÷ Σ bound over the same samples. */
+  readonly costRatio: number;
   readonly steps: readonly StepFigures[];
   readonly evictionsPerPod: number;
   readonly disruptionsPerHour: number;
@@ -131,7 +136,8 @@ export async function costOverTime(path: string, options: { readonly everyMs?: n
   return {
     scenario: scenario.name,
     samples,
-    meanRatio: mean(samples.filter((s) => Number.isFinite(s.ratio)).map((s) => s.ratio)),
+    meanRatio: mean(samples.slice(1).filter((s) => Number.isFinite(s.ratio)).map((s) => s.ratio)),
+    costRatio: samples.slice(1).reduce((a, s) => a + s.fleetUSD, 0) / Math.max(1e-9, samples.slice(1).reduce((a, s) => a + s.boundUSD, 0)),
     steps: stepFigures(samples, stepMinutes(scenario)),
     evictionsPerPod: podCount === 0 ? 0 : result.pods.reduce((n, p) => n + p.evictions, 0) / podCount,
     disruptionsPerHour: result.disruptions.length / hours,
@@ -214,7 +220,7 @@ function mean(xs: readonly number[]): number {
 export function renderCostOverTime(c: CostOverTime): string {
   const f = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '∞');
   const lines = [
-    `B5 ${c.scenario}: mean fleet/bound ${f(c.meanRatio)}, total $${c.totalUSD.toFixed(2)}, ${c.evictionsPerPod.toFixed(2)} evictions per pod, ${c.disruptionsPerHour.toFixed(1)} disruptions/h, ${c.unplaced} unplaced`,
+    `B5 ${c.scenario}: mean fleet/bound ${f(c.meanRatio)} (cost-weighted ${f(c.costRatio)}), total $${c.totalUSD.toFixed(2)}, ${c.evictionsPerPod.toFixed(2)} evictions per pod, ${c.disruptionsPerHour.toFixed(1)} disruptions/h, ${c.unplaced} unplaced`,
     `  simulation ${c.simulationSeconds.toFixed(1)} s wall, bounds ${c.boundSeconds.toFixed(1)} s; violations ${JSON.stringify(c.violations)}`,
     ...c.steps.map((s) => `  step at ${s.atMinute} min: before ${s.before === null ? '-' : f(s.before)}, after ${f(s.after)}, within 1.25× after ${s.minutesTo125 ?? 'never'} min, within 1.10× after ${s.minutesTo110 ?? 'never'} min`),
     ...c.passTimes.map((p) => `  disruption pass ≤${p.upToNodes} nodes: ${p.passes} passes, p50 ${p.p50Ms.toFixed(0)} ms, p99 ${p.p99Ms.toFixed(0)} ms`),

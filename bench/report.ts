@@ -3,6 +3,7 @@
  * then each benchmark's details and exactly what was computed.
  */
 import type { CostRow, ExactRow } from './cost.js';
+import type { CostOverTime } from './cost-over-time.js';
 import type { BundleResult } from './lambdas.js';
 import type { LatencyResult } from './latency.js';
 import type { SolveTimeResult } from './solve-time.js';
@@ -21,6 +22,18 @@ export const GOALS = {
   exactRatio: 1.01,
   /** B3: solver $/h at most this fraction of the FFD baseline's (≥ 10 % cheaper). */
   ffdFraction: 0.9,
+  /** B5 (issue 20): steady-state fleet ÷ pattern LP bound before and after each step. */
+  steadyRatio: 1.1,
+  /** B5: fleet ÷ bound this many simulated minutes after a scale-in… */
+  settleMinutes: 15,
+  /** …at most this. */
+  settleRatio: 1.25,
+  /** B5: time-weighted mean fleet ÷ bound on the diurnal case and the trace. */
+  meanRatio: 1.1,
+  /** B5: disruption pass p99 at ≤ 2,000 nodes, ms. */
+  passP99Ms: 5000,
+  /** B5: evictions per pod per step. */
+  evictionsPerPodPerStep: 1,
 } as const;
 
 /** A trace cost row carries the snapshot's instant and NodePools. */
@@ -47,6 +60,8 @@ export interface BenchResults {
   readonly b3exact: readonly { readonly name: string; readonly outcome: Outcome<ExactRow> }[];
   readonly b4single: readonly Outcome<LatencyResult>[];
   readonly b4burst: Outcome<LatencyResult>;
+  /** B5 cases; absent in results written before B5 existed. */
+  readonly b5?: readonly { readonly name: string; readonly outcome: Outcome<CostOverTime> }[];
   readonly b7: Outcome<readonly BundleResult[]>;
 }
 
@@ -153,13 +168,36 @@ export function renderReport(r: BenchResults): string {
     const b = r.b4burst;
     lines.push(`| B4 | ${int(r.settings.burstReplicas)}-pod burst: pending → CreateFleet (simulated time) | ${b.ok ? `p50 ${fmt(b.value.p50, 1)} s, p99 ${fmt(b.value.p99, 1)} s` : why(b)} | — | — |`);
   }
+  // B5
+  for (const { name, outcome } of r.b5 ?? []) {
+    if (!outcome.ok) {
+      lines.push(`| B5 | ${cell(name)} | ${why(outcome)} | — | — |`);
+      continue;
+    }
+    const v = outcome.value;
+    const steady = [...v.steps.flatMap((st) => (st.before === null ? [] : [st.before])), ...v.steps.map((st) => st.after)];
+    const worstSteady = Math.max(...steady);
+    lines.push(`| B5 | ${cell(name)}: steady-state fleet ÷ pattern LP bound, before and after each step | ${steady.map((x) => fmt(x, 2)).join(', ')} | ≤ ${GOALS.steadyRatio} | ${status(worstSteady <= GOALS.steadyRatio)} |`);
+    const scaleIns = v.steps.filter((st) => st.atMinute > 0);
+    if (scaleIns.length > 0 && name.startsWith('burst')) {
+      const settle = scaleIns.map((st) => st.minutesTo125);
+      lines.push(`| B5 | ${cell(name)}: minutes after the scale-in until within ${GOALS.settleRatio}× | ${settle.map((m) => (m === null ? 'never' : String(m))).join(', ')} | ≤ ${GOALS.settleMinutes} | ${status(settle.every((m) => m !== null && m <= GOALS.settleMinutes))} |`);
+    }
+    if (!name.startsWith('burst')) lines.push(`| B5 | ${cell(name)}: time-weighted mean fleet ÷ bound | ${fmt(v.meanRatio, 3)} | ≤ ${GOALS.meanRatio} | ${status(v.meanRatio <= GOALS.meanRatio)} |`);
+    const big = v.passTimes.filter((p) => p.upToNodes <= 2000).at(-1);
+    if (big) lines.push(`| B5 | ${cell(name)}: disruption pass p99 at ≤ ${int(big.upToNodes)} nodes | ${int(big.p99Ms)} ms | ≤ ${int(GOALS.passP99Ms)} ms | ${status(big.p99Ms <= GOALS.passP99Ms)} |`);
+    const perStep = v.evictionsPerPod / Math.max(1, v.steps.length);
+    const bad = Object.entries(v.violations).filter(([, n]) => n > 0);
+    lines.push(`| B5 | ${cell(name)}: evictions per pod per step; violations; pods unplaced | ${fmt(perStep, 2)}; ${bad.length === 0 ? 'none' : bad.map(([k, n]) => `${k} ${n}`).join(', ')}; ${v.unplaced} | ≤ ${GOALS.evictionsPerPodPerStep}; 0; 0 | ${status(perStep <= GOALS.evictionsPerPodPerStep && bad.length === 0 && v.unplaced === 0)} |`);
+  }
+  if ((r.b5 ?? []).length > 0) lines.push('| B5 | fleet cost over time against a Karpenter-like consolidation baseline | not measured yet | ≥ 20 % cheaper | not measured |');
   // B7
   if (r.b7.ok) {
     for (const b of r.b7.value) lines.push(`| B7 | ${b.name} Lambda: bundle, gzip, cold import | ${fmt(b.bytes / 1e6, 2)} MB, ${fmt(b.gzipBytes / 1e6, 2)} MB gzip, ${int(b.importMedianMs)} ms | — | — |`);
   } else lines.push(`| B7 | Lambda bundles | ${why(r.b7)} | — | — |`);
   lines.push('');
 
-  lines.push(...b1Section(r), ...b3Section(r), ...b4Section(r), ...b7Section(r));
+  lines.push(...b1Section(r), ...b3Section(r), ...b4Section(r), ...b5Section(r), ...b7Section(r));
   return `${lines.join('\n')}\n`;
 }
 
@@ -341,6 +379,36 @@ function b4Section(r: BenchResults): string[] {
   for (const [name, o] of [...r.b4single.map((o) => ['one pod', o] as const), [`${int(r.settings.burstReplicas)}-pod burst`, r.b4burst] as const]) {
     if (!o.ok) out.push(`| ${name} | | ${why(o)} | | | | | |`);
     else out.push(`| ${name} | ${o.value.seed} | ${fmt(o.value.p50, 1)} | ${fmt(o.value.p99, 1)} | ${fmt(o.value.max, 1)} | ${o.value.unmatched} | ${o.value.launchAttempts} | ${fmt(o.value.wallSeconds, 1)} |`);
+  }
+  out.push('');
+  return out;
+}
+
+function b5Section(r: BenchResults): string[] {
+  if ((r.b5 ?? []).length === 0) return [];
+  const out = [
+    '## B5: fleet cost over time (simulated)',
+    '',
+    'Through the real simulation (`bench/cost-over-time.ts`: `simulateScenario` with a probe, so the handlers, the simulated kube-scheduler binding',
+    'by its own scoring, consolidation and the observer all run). Every simulated minute the fleet\'s $/h (instances not terminated) is divided by the',
+    'pattern LP bound (B3) of the pods that exist then (bound or pending; DaemonSet pods excluded, their overhead is in the bound\'s node room) on the',
+    'scenario\'s NodePools. Cases (`bench/b5-cases.ts`): bursts of six pod shapes on one on-demand c/m/r NodePool (`consolidateAfter: 1m`, default',
+    'budget) then a scale-in to 25 % at +30 min; a 24-hour diurnal load (±40 %, 2 % of pods replaced per hour); the Alibaba trace example.',
+    '"Before" is the last sample before a step, "after" the last before the next step or the end; minutes to 1.25× and 1.10× count from the step',
+    'until the ratio stays within it. Disruption passes are timed by wall clock (handler, controller and its DynamoDB calls on dynalite).',
+    '',
+    '| case | mean ratio (cost-weighted) | steps: before → after (minutes to 1.25× / 1.10×) | evictions per pod | disruptions per hour | disruption pass p50 / p99 (ms) by fleet size | total $ | unplaced | simulation wall (s) |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const { name, outcome } of r.b5 ?? []) {
+    if (!outcome.ok) {
+      out.push(`| ${cell(name)} | ${why(outcome)} | | | | | | | |`);
+      continue;
+    }
+    const v = outcome.value;
+    const steps = v.steps.map((st) => `${st.atMinute} min: ${st.before === null ? '—' : fmt(st.before, 2)} → ${fmt(st.after, 2)} (${st.minutesTo125 ?? 'never'} / ${st.minutesTo110 ?? 'never'})`).join('; ');
+    const passes = v.passTimes.map((p) => `≤ ${Number.isFinite(p.upToNodes) ? int(p.upToNodes) : 'more'}: ${int(p.p50Ms)} / ${int(p.p99Ms)}`).join('; ');
+    out.push(`| ${cell(name)} | ${fmt(v.meanRatio, 3)} (${fmt(v.costRatio, 3)}) | ${steps} | ${fmt(v.evictionsPerPod, 2)} | ${fmt(v.disruptionsPerHour, 1)} | ${passes} | ${fmt(v.totalUSD, 2)} | ${v.unplaced} | ${fmt(v.simulationSeconds, 0)} |`);
   }
   out.push('');
   return out;

@@ -1,13 +1,16 @@
 /**
  * The benchmark suite: `npm run bench` (full) or `npm run bench -- --quick` (fewer sizes and repetitions, for
  * development). Runs B1 (diverse-mix solve time), B2 (plain pods per second, peak memory), B3 (fleet cost against
- * the LP bound, the exact optimum and a Karpenter-like FFD baseline), B4 (pending → CreateFleet in simulated time)
- * and B7 (Lambda bundle sizes and cold import time), each case in a process of its own with a time limit, and writes
+ * the LP bound, the exact optimum and a Karpenter-like FFD baseline), B4 (pending → CreateFleet in simulated time),
+ * B5 (fleet cost over time through the simulation, against the pattern LP bound) and B7 (Lambda bundle sizes and cold
+ * import time), each case in a process of its own with a time limit, and writes
  * BENCHMARKS.md at the repository root. Speed goals live here, never in timed unit tests.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { b5CaseName, type B5Case } from './b5-cases.js';
 import type { ExactRow } from './cost.js';
+import type { CostOverTime } from './cost-over-time.js';
 import { COST_MIXES } from './inputs.js';
 import type { BundleResult } from './lambdas.js';
 import type { LatencyResult } from './latency.js';
@@ -44,13 +47,44 @@ export interface SuiteSettings {
   readonly burstLimitSeconds: number;
   /** B7 cold imports per bundle. */
   readonly lambdaImports: number;
+  /** B5 cases, each one simulation. */
+  readonly b5Cases: readonly B5Case[];
+  /** B5 sample interval, virtual seconds. */
+  readonly b5EverySeconds: number;
+  /** Wall-clock limit of one B5 case, seconds. */
+  readonly b5LimitSeconds: number;
 }
 
 /** The full suite's settings, or the quick ones. */
 export function suiteSettings(quick: boolean): SuiteSettings {
   return quick
-    ? { quick, diverseSizes: [1000, 5000], maxRuns: 2, minRuns: 1, budgetSeconds: 5, solveLimitSeconds: 60, plainPods: 10_000, costPods: 300, exactSizes: [20], mipTimeLimitSeconds: 10, singleSeeds: [1], burstReplicas: 1000, burstLimitSeconds: 120, lambdaImports: 2 }
-    : { quick, diverseSizes: [1000, 5000, 10_000, 20_000], maxRuns: 5, minRuns: 3, budgetSeconds: 20, solveLimitSeconds: 240, plainPods: 50_000, costPods: 1000, exactSizes: [20, 40, 60], mipTimeLimitSeconds: 120, singleSeeds: [1, 2, 3], burstReplicas: 10_000, burstLimitSeconds: 600, lambdaImports: 5 };
+    ? { quick, diverseSizes: [1000, 5000], maxRuns: 2, minRuns: 1, budgetSeconds: 5, solveLimitSeconds: 60, plainPods: 10_000, costPods: 300, exactSizes: [20], mipTimeLimitSeconds: 10, singleSeeds: [1], burstReplicas: 1000, burstLimitSeconds: 120, lambdaImports: 2, b5Cases: [{ kind: 'burst', pods: 2000, sized: true }], b5EverySeconds: 60, b5LimitSeconds: 600 }
+    : {
+        quick,
+        diverseSizes: [1000, 5000, 10_000, 20_000],
+        maxRuns: 5,
+        minRuns: 3,
+        budgetSeconds: 20,
+        solveLimitSeconds: 240,
+        plainPods: 50_000,
+        costPods: 1000,
+        exactSizes: [20, 40, 60],
+        mipTimeLimitSeconds: 120,
+        singleSeeds: [1, 2, 3],
+        burstReplicas: 10_000,
+        burstLimitSeconds: 600,
+        lambdaImports: 5,
+        b5Cases: [
+          { kind: 'burst', pods: 2000, sized: true },
+          { kind: 'burst', pods: 2000, sized: false },
+          { kind: 'burst', pods: 10_000, sized: true },
+          { kind: 'burst', pods: 10_000, sized: false },
+          { kind: 'diurnal', meanPods: 2000 },
+          { kind: 'trace' },
+        ],
+        b5EverySeconds: 60,
+        b5LimitSeconds: 3600,
+      };
 }
 
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
@@ -122,6 +156,15 @@ export async function runSuite(settings: SuiteSettings): Promise<BenchResults> {
   const b4burst = await inWorker<LatencyResult>({ kind: 'latency', replicas: s.burstReplicas, seed: 1 }, s.burstLimitSeconds);
   log(`B4 burst: ${describe(b4burst)}`);
 
+  const b5: { name: string; outcome: Outcome<CostOverTime> }[] = [];
+  for (const c of s.b5Cases) {
+    const name = b5CaseName(c);
+    log(`B5 ${name}`);
+    const outcome = await inWorker<CostOverTime>({ kind: 'cost-over-time', case: c, everySeconds: s.b5EverySeconds }, s.b5LimitSeconds);
+    log(`B5 ${name}: ${describe(outcome)}`);
+    b5.push({ name, outcome });
+  }
+
   const results: BenchResults = {
     machine,
     quick: s.quick,
@@ -141,6 +184,7 @@ export async function runSuite(settings: SuiteSettings): Promise<BenchResults> {
     b3exact,
     b4single,
     b4burst,
+    b5,
     b7,
   };
   writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderReport(results));

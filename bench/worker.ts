@@ -5,7 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { writeB5Case, type B5Case } from './b5-cases.js';
 import { costRow, exactRow } from './cost.js';
+import { costOverTime } from './cost-over-time.js';
 import { costMix, catalogueInstanceTypes, catalogueTemplate, type CostMix } from './inputs.js';
 import { measureLambdas } from './lambdas.js';
 import { measureLatency } from './latency.js';
@@ -18,7 +20,8 @@ export type WorkerTask =
   | { readonly kind: 'cost'; readonly mix: CostMix | 'trace'; readonly pods: number; readonly cmr?: boolean }
   | { readonly kind: 'exact'; readonly mix: CostMix; readonly pods: number; readonly timeLimitSeconds: number }
   | { readonly kind: 'latency'; readonly replicas: number; readonly seed: number }
-  | { readonly kind: 'lambdas'; readonly imports: number };
+  | { readonly kind: 'lambdas'; readonly imports: number }
+  | { readonly kind: 'cost-over-time'; readonly case: B5Case; readonly everySeconds: number };
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -51,6 +54,13 @@ export async function runTask(task: WorkerTask, save: (partial: unknown) => void
     }
     case 'lambdas':
       return measureLambdas(ROOT, task.imports);
+    case 'cost-over-time': {
+      const path = writeB5Case(task.case, ROOT);
+      const { samples, ...summary } = await costOverTime(path, { everyMs: task.everySeconds * 1000 });
+      // Keep at most about 300 evenly spaced samples of the series for the report.
+      const stride = Math.max(1, Math.ceil(samples.length / 300));
+      return { ...summary, samples: samples.filter((_, i) => i % stride === 0) };
+    }
   }
 }
 

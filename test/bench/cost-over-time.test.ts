@@ -33,3 +33,50 @@ describe('cost over time (B5)', () => {
     });
   });
 });
+
+describe('BENCHMARKS.md B5 rows', () => {
+  it('judges each goal from the figures: steady ratio, settling after the scale-in, pass p99, evictions, violations', async () => {
+    const { renderReport } = await import('../../bench/report.js');
+    const machine = { cpus: 2, cpuModel: 'test', memoryGiB: 8, node: 'v20', platform: 'linux' } as never;
+    const failed = { ok: false, reason: 'skipped', detail: 'not run' } as const;
+    const value = {
+      scenario: 'b5-burst-2000-sized',
+      samples: [],
+      meanRatio: 1.2,
+      costRatio: 1.15,
+      steps: [
+        { atMinute: 0, before: null, after: 1.0, minutesTo125: 0, minutesTo110: 0 },
+        { atMinute: 30, before: 1.0, after: 1.32, minutesTo125: null, minutesTo110: null },
+      ],
+      evictionsPerPod: 0.14,
+      disruptionsPerHour: 142.5,
+      passTimes: [{ upToNodes: 700, passes: 43, p50Ms: 80, p99Ms: 2480 }],
+      totalUSD: 129.42,
+      unplaced: 0,
+      violations: { budget: 0, churn: 0 },
+      simulationSeconds: 52,
+      boundSeconds: 5,
+    };
+    const md = renderReport({
+      machine,
+      quick: true,
+      totalSeconds: 1,
+      settings: { solveRuns: '', solveLimitSeconds: 1, plainPods: 1, costPods: 1, mipTimeLimitSeconds: 1, burstReplicas: 1, lambdaImports: 1 },
+      b1: [],
+      b2: failed,
+      b3: [],
+      b3exact: [],
+      b4single: [failed],
+      b4burst: failed,
+      b5: [{ name: 'burst 2,000 pods → 25 %, sizes large–2xlarge', outcome: { ok: true, wallSeconds: 60, value } }],
+      b7: failed,
+    } as never);
+    const row = (text: string) => md.split('\n').find((l) => l.startsWith('| B5 |') && l.includes(text)) ?? '';
+    expect(row('steady-state')).toMatch(/1\.00, 1\.00, 1\.32 \| ≤ 1\.1 \| \*\*not met\*\*/);
+    expect(row('minutes after the scale-in')).toMatch(/\| never \| ≤ 15 \| \*\*not met\*\*/);
+    expect(row('disruption pass p99')).toMatch(/2,480 ms \| ≤ 5,000 ms \| \*\*met\*\*/);
+    expect(row('evictions per pod per step')).toMatch(/0\.07; none; 0 \| .* \| \*\*met\*\*/);
+    expect(md).toContain('## B5: fleet cost over time (simulated)');
+    expect(md).toMatch(/30 min: 1\.00 → 1\.32 \(never \/ never\)/);
+  });
+});
