@@ -19,6 +19,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mulberry32 } from '../../shared/ports/ids.js';
+import type { ScenarioFaults } from '../../shared/sim/scenario.js';
 
 /** A node annotation event the checks replay: every node of `nodePool` live at `atMs` got `karpenter.sh/do-not-disrupt: value`. */
 export interface NodeAnnotation {
@@ -57,6 +58,12 @@ export interface RandomDisruptionScenario {
 export interface RandomDisruptionScenarioOptions {
   /** Simulated days in the scenario. @default 1 */
   readonly days?: number;
+  /**
+   * Issue 21's hostile day: these faults (`spec.faults`) on top, plus — from a third random stream, so every other
+   * draw stays what it was — ICE windows on common offerings and spot interruptions of nodes of spot NodePools.
+   * @default none (no faults, no ICE, no interruptions)
+   */
+  readonly hostile?: Partial<ScenarioFaults>;
   /** Folder to write the scenario into. @default a new temporary folder */
   readonly dir?: string;
 }
@@ -267,6 +274,7 @@ spec:
       involuntaryEvictionWindows.push([startMs + minute * MINUTE + NOT_READY_EVICTION_MS, startMs + Math.max(back, minute + 6) * MINUTE + NOT_READY_EVICTION_MS]);
     }
   }
+  if (options.hostile) hostileEvents(seed, totalMinutes, pools, events, summary);
   events.sort((a, b) => a.minute - b.minute);
   summary.push(`events: ${events.length} (${revision} drift)`);
 
@@ -277,7 +285,7 @@ metadata: {name: disruption-${seed}}
 spec:
   start: "${new Date(startMs).toISOString()}"
   duration: ${days * 24}h
-  region: us-west-2${spotToSpot ? '\n  settings: {featureGates: {SpotToSpotConsolidation: true}}' : ''}${events.length ? `\n  events:\n${events.map((e) => `    - {at: ${at(e.minute)}, ${e.text}}`).join('\n')}` : ''}`);
+  region: us-west-2${spotToSpot ? '\n  settings: {featureGates: {SpotToSpotConsolidation: true}}' : ''}${options.hostile ? `\n  faults: ${JSON.stringify(options.hostile)}` : ''}${events.length ? `\n  events:\n${events.map((e) => `    - {at: ${at(e.minute)}, ${e.text}}`).join('\n')}` : ''}`);
 
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), `skiff-disruption-${seed}-`));
   const file = join(dir, 'scenario.yaml');
@@ -319,4 +327,34 @@ function durationSeconds(d: string): number {
   const m = /^(\d+)([smh])$/.exec(d);
   if (!m) throw new RangeError(`unexpected duration ${d}`);
   return Number(m[1]) * { s: 1, m: 60, h: 3600 }[m[2] as 's' | 'm' | 'h'];
+}
+
+/** Offerings the hostile day makes EC2 refuse for a while: the types small pools pick most, in every zone. */
+const ICE_TYPES = ['m5.large', 'c5.large', 'm5.xlarge', 'c5.xlarge', 'r5.large', 'm6i.large', 'c6i.large', 'm6g.large', 'c6g.large', 'm7g.large'];
+const ZONES = ['us-west-2a', 'us-west-2b', 'us-west-2c', 'us-west-2d'];
+
+/**
+ * The hostile day's extra timeline (issue 21): every 2–4 hours an ICE window of 10–60 minutes on a common offering
+ * (spot or on-demand, one zone or all), and every 1–3 hours a spot interruption of a node of a random NodePool (a
+ * target that is not spot, or does not exist, is skipped by the scenario as EC2 would never send it).
+ */
+function hostileEvents(seed: number, totalMinutes: number, pools: number, events: { minute: number; text: string }[], summary: string[]): void {
+  const rnd = mulberry32(seed ^ 0x0bad_f00d);
+  const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  let ice = 0;
+  for (let m = int(20, 180); m < totalMinutes - 10; m += int(120, 240)) {
+    const type = pick(ICE_TYPES);
+    const capacity = pick(['spot', 'on-demand']);
+    for (const zone of rnd() < 0.3 ? ZONES : [pick(ZONES)]) {
+      events.push({ minute: m, text: `insufficientCapacity: {instanceType: ${type}, zone: ${zone}, capacityType: ${capacity}, for: ${int(10, 60)}m}` });
+      ice++;
+    }
+  }
+  let interruptions = 0;
+  for (let m = int(30, 120); m < totalMinutes - 10; m += int(60, 180)) {
+    events.push({ minute: m, text: `spotInterruption: {nodeSelector: {karpenter.sh/capacity-type: spot, pool: p${int(0, pools - 1)}}, count: 1}` });
+    interruptions++;
+  }
+  summary.push(`hostile: ${ice} ICE windows, ${interruptions} spot interruptions`);
 }

@@ -93,9 +93,9 @@ const VOLUNTARY_REASONS = new Set(['Empty', 'Underutilized', 'Drifted']);
  * the simulation is a problem too. On any problem the scenario, the problems and the violation records are written to
  * `test-output/disruption-scenarios/seed-<seed>.{yaml,txt}`.
  */
-export async function runDisruptionScenario(seed: number, options: { readonly days?: number } = {}): Promise<DisruptionRunOutcome> {
+export async function runDisruptionScenario(seed: number, options: { readonly days?: number; readonly hostile?: Partial<ScenarioFaults> } = {}): Promise<DisruptionRunOutcome> {
   const days = options.days ?? 1;
-  const scenario = randomDisruptionScenario(seed, { days });
+  const scenario = randomDisruptionScenario(seed, { days, ...(options.hostile ? { hostile: options.hostile } : {}) });
   const violations: ViolationRecord[] = [];
   const started = Date.now();
   const cpu = process.cpuUsage();
@@ -107,7 +107,7 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
   let stats: DisruptionRunStats = { seed, days, wallMs: 0, cpuMs: 0, pods: 0, evictions: 0, nodeClaims: 0, pendingAtEnd: 0, disruptions: {}, rejectedProposals: 0 };
   try {
     const { result } = await simulateScenario(scenario.dir, { seed, onViolation: (v) => violations.push(v) });
-    problems = disruptionProblems(scenario, result);
+    problems = [...disruptionProblems(scenario, result), ...(options.hostile ? livenessProblems(result) : [])];
     const disruptions: Record<string, number> = {};
     for (const d of result.disruptions) disruptions[d.reason] = (disruptions[d.reason] ?? 0) + 1;
     stats = {
@@ -146,6 +146,28 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
   writeFileSync(savedTo.replace(/\.yaml$/, '.txt'), `${report}\n`);
   console.error(report);
   return { stats, problems, violations, savedTo };
+}
+
+/** Issue 21's liveness goal: no satisfiable pod pending longer than this under faults. */
+export const MAX_PENDING_MS = 15 * 60 * 1000;
+
+/** Issue 21's hostile faults: every fault on at a high rate. */
+export const HOSTILE_FAULTS: Partial<ScenarioFaults> = { duplicateDelivery: 1, concurrentInvocations: 4, crashAfterSideEffect: 0.2, ec2Throttle: 0.3, dynamodbThrottle: 0.1, apiServerErrors: 0.1 };
+
+/**
+ * Pods that waited longer than {@link MAX_PENDING_MS} between turning pending and being bound (or deleted, or the end
+ * of the run). Every pod the disruption generator writes fits some NodePool of its scenario, so each is satisfiable.
+ */
+export function livenessProblems(result: SimulationResult): string[] {
+  const end = Date.parse(result.end);
+  const problems: string[] = [];
+  for (const p of result.pods) {
+    if (p.firstPendingAt === null) continue;
+    const until = p.scheduledAt !== null ? Date.parse(p.scheduledAt) : p.deletedAt !== null ? Date.parse(p.deletedAt) : end;
+    const waited = until - Date.parse(p.firstPendingAt);
+    if (waited > MAX_PENDING_MS) problems.push(`pod ${p.namespace}/${p.name} pending ${Math.round(waited / 60_000)} min from ${p.firstPendingAt}${p.scheduledAt === null ? ' (never bound)' : ''}`);
+  }
+  return problems;
 }
 
 /** The API server's default pod `terminationGracePeriodSeconds` (the generator sets none). */
