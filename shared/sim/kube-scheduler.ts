@@ -120,6 +120,8 @@ export class SchedulingCycle<N extends SchedulerNode, P extends MaybeBoundPod> {
   private scoreHolders?: { readonly at: Placed<P, N>; readonly terms: readonly { readonly term: ResolvedPodAffinityTerm; readonly weight: number }[] }[];
   private readonly termCounts = new Map<string, TermCounts>();
   private readonly spreadCounts = new Map<string, SpreadCounts>();
+  /** {@link unschedulableMessage} per pod spec, with how many pods were placed when it was computed. */
+  private readonly messages = new WeakMap<object, { readonly assumed: number; readonly message: string }>();
 
   /**
    * @param nodes every live node (Ready or not); sorted here by name
@@ -217,13 +219,21 @@ export class SchedulingCycle<N extends SchedulerNode, P extends MaybeBoundPod> {
    */
   unschedulableMessage(pod: P): string {
     if (this.nodes.length === 0) return 'no nodes available to schedule pods';
+    // Replicas share their template's spec: without inter-pod terms (where the pod's own labels count) the same spec
+    // gets the same message until the next binding of the cycle changes what the nodes hold.
+    const a = pod.spec.affinity;
+    const cacheable = !a?.podAffinity && !a?.podAntiAffinity && (pod.spec.topologySpreadConstraints ?? []).length === 0;
+    const cached = cacheable ? this.messages.get(pod.spec) : undefined;
+    if (cached && cached.assumed === this.placed.length) return cached.message;
     const state = this.preFilter(pod);
     const counts = new Map<string, number>();
     for (const n of this.nodes) {
       for (const reason of this.rejection(pod, state, n)) counts.set(reason, (counts.get(reason) ?? 0) + 1);
     }
     const reasons = [...counts].map(([reason, count]) => `${count} ${reason}`).sort();
-    return `0/${this.nodes.length} nodes are available: ${reasons.join(', ')}.`;
+    const message = `0/${this.nodes.length} nodes are available: ${reasons.join(', ')}.`;
+    if (cacheable) this.messages.set(pod.spec, { assumed: this.placed.length, message });
+    return message;
   }
 
   // ---- filter --------------------------------------------------------------------------------------------------
