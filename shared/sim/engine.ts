@@ -54,6 +54,13 @@ import { VirtualClock } from './virtual-clock.js';
 export const SIMULATED_CLUSTER_NAME = 'skiff-sim';
 /** The lifecycle Lambda's EventBridge schedule: every minute. */
 export const LIFECYCLE_SCHEDULE_MS = 60 * 1000;
+/**
+ * How often the simulated relay re-reports the pods that are still unschedulable: 6 minutes, the relay's default
+ * `resyncIntervalMs` (`DEFAULT_RESYNC_INTERVAL_MS` in the Kubernetes watch adapter, `cluster-watch.ts`). kube-scheduler
+ * writes nothing when a retry fails for the same reasons, so this is what brings Skiff back to a pod whose capacity
+ * never came (a failed launch, limits) when nothing in the cluster changes.
+ */
+export const RELAY_RESYNC_MS = 6 * 60 * 1000;
 /** The disruption Lambda's EventBridge schedule: every minute, half a minute after the lifecycle's. */
 export const DISRUPTION_SCHEDULE_MS = 60 * 1000;
 /** Offset of the disruption schedule from the start, so the two periodic controllers do not run at the same instant. */
@@ -276,12 +283,21 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     });
   };
 
-  // The relay: report pods kube-scheduler marked Unschedulable.
+  // The relay: report pods kube-scheduler marked Unschedulable (each patch of their PodScheduled condition), and
+  // every RELAY_RESYNC_MS re-report those still unschedulable, with the resourceVersion they have.
+  const reportPod = (pod: SimPod): void => {
+    const event: PodEvent = { kind: 'pod', cluster: SIMULATED_CLUSTER_NAME, namespace: pod.namespace, name: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion };
+    void queue.send(JSON.stringify(event), { groupId: SIMULATED_CLUSTER_NAME, deduplicationId: deduplicationId(event) });
+  };
+  const scheduleResync = (at: number): void => {
+    clock.at(at, 'relay resync', () => {
+      for (const pod of cluster.pods.values()) if (pod.phase === 'Pending' && pod.unschedulable && !pod.nodeName) reportPod(pod);
+      if (at + RELAY_RESYNC_MS <= endMs) scheduleResync(at + RELAY_RESYNC_MS);
+    });
+  };
+  scheduleResync(spec.startMs + RELAY_RESYNC_MS);
   cluster.hooks = {
-    onUnschedulable: (pod) => {
-      const event: PodEvent = { kind: 'pod', cluster: SIMULATED_CLUSTER_NAME, namespace: pod.namespace, name: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion };
-      void queue.send(JSON.stringify(event), { groupId: SIMULATED_CLUSTER_NAME, deduplicationId: deduplicationId(event) });
-    },
+    onUnschedulable: reportPod,
     onBind: (pod, node) => observer.onBind(pod, node, () => cluster.pods.values(), () => cluster.nodes.values()),
     onNodeEvent: relayNodeEvent,
   };

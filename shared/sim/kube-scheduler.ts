@@ -96,6 +96,9 @@ interface PodState {
 
 const pair = (key: string, value: string) => `${key}\u0000${value}`;
 
+/** The taint the node lifecycle controller puts on a NotReady node; how kube-scheduler's message names a node that is not Ready. */
+const NOT_READY_TAINT = 'node.kubernetes.io/not-ready';
+
 /**
  * One kube-scheduler cycle over a snapshot of the cluster: pick a node for each pending pod in turn, and
  * {@link SchedulingCycle.assume} each binding so later pods see it.
@@ -117,6 +120,8 @@ export class SchedulingCycle<N extends SchedulerNode, P extends MaybeBoundPod> {
   private scoreHolders?: { readonly at: Placed<P, N>; readonly terms: readonly { readonly term: ResolvedPodAffinityTerm; readonly weight: number }[] }[];
   private readonly termCounts = new Map<string, TermCounts>();
   private readonly spreadCounts = new Map<string, SpreadCounts>();
+  /** {@link unschedulableMessage} per pod spec, with how many pods were placed when it was computed. */
+  private readonly messages = new WeakMap<object, { readonly assumed: number; readonly message: string }>();
 
   /**
    * @param nodes every live node (Ready or not); sorted here by name
@@ -197,7 +202,90 @@ export class SchedulingCycle<N extends SchedulerNode, P extends MaybeBoundPod> {
     }
   }
 
+  /**
+   * Why `pod` fits no node, worded as kube-scheduler writes it into the pod's `PodScheduled=False` condition and its
+   * `FailedScheduling` Event (upstream `pkg/scheduler/framework/types.go` `FitError.Error`): `0/<N> nodes are available:
+   * <count> <reason>, …` with N every node of the snapshot (Ready or not) and, per node, the reasons of the first filter
+   * plugin that rejects it, in the default plugin order (`TaintToleration`, `NodeAffinity`, `NodePorts`,
+   * `NodeResourcesFit`, `PodTopologySpread`, `InterPodAffinity`), counted and sorted as strings. A node that is not
+   * Ready counts as upstream's `node.kubernetes.io/not-ready` taint does (after any untolerated taint it carries). With
+   * no node at all: `no nodes available to schedule pods` (upstream `ErrNoNodesAvailable`).
+   *
+   * The message changes exactly when kube-scheduler's would — a node joins or leaves, or a node's first failing
+   * reason changes — which is what makes kube-scheduler patch the pod again (see `simulated-cluster.ts`).
+   * Differs: upstream appends the preemption outcome (`preemption: 0/N nodes are available: …`); it follows from the
+   * same per-node statuses here (no pod preempts), so it is left out.
+   * @throws {QuantityError} when a quantity of the pod does not parse
+   */
+  unschedulableMessage(pod: P): string {
+    if (this.nodes.length === 0) return 'no nodes available to schedule pods';
+    // Replicas share their template's spec: without inter-pod terms (where the pod's own labels count) the same spec
+    // gets the same message until the next binding of the cycle changes what the nodes hold.
+    const a = pod.spec.affinity;
+    const cacheable = !a?.podAffinity && !a?.podAntiAffinity && (pod.spec.topologySpreadConstraints ?? []).length === 0;
+    const cached = cacheable ? this.messages.get(pod.spec) : undefined;
+    if (cached && cached.assumed === this.placed.length) return cached.message;
+    const state = this.preFilter(pod);
+    const counts = new Map<string, number>();
+    for (const n of this.nodes) {
+      for (const reason of this.rejection(pod, state, n)) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+    }
+    const reasons = [...counts].map(([reason, count]) => `${count} ${reason}`).sort();
+    const message = `0/${this.nodes.length} nodes are available: ${reasons.join(', ')}.`;
+    if (cacheable) this.messages.set(pod.spec, { assumed: this.placed.length, message });
+    return message;
+  }
+
   // ---- filter --------------------------------------------------------------------------------------------------
+
+  /**
+   * The reasons the first failing filter plugin gives for `node`, in kube-scheduler's default plugin order and wording
+   * (`taint_toleration.go`, `node_affinity.go`, `node_ports.go`, `fit.go`, `podtopologyspread/filtering.go`,
+   * `interpodaffinity/filtering.go`); empty when the node passes (only {@link unschedulableMessage} calls it, so the
+   * hot path {@link passes} stays allocation-free).
+   */
+  private rejection(pod: P, s: PodState, node: N): readonly string[] {
+    const taint = untoleratedTaint(pod.spec.tolerations ?? [], node.taints);
+    if (taint) return [`node(s) had untolerated taint {${taint.key}: ${taint.value ?? ''}}`];
+    if (!node.ready) return [`node(s) had untolerated taint {${NOT_READY_TAINT}: }`];
+    if (nodeAffinityProblem(pod, node) !== undefined) return ["node(s) didn't match Pod's node affinity/selector"];
+    if (s.ports.length > 0) {
+      for (const other of this.pods(node.name)) {
+        if (hostPortsOf(other.spec).some((theirs) => s.ports.some((mine) => hostPortsClash(mine, theirs)))) return ["node(s) didn't have free ports for the requested pod ports"];
+      }
+    }
+    const requested = this.requested.get(node.name) ?? {};
+    if (!resourcesFit(s.requests, requested, node.allocatable)) {
+      const short: string[] = [];
+      for (const k of Object.keys(s.requests).sort()) {
+        if (!resourcesFit({ [k]: s.requests[k]! }, requested, node.allocatable)) short.push(k === 'pods' ? 'Too many pods' : `Insufficient ${k}`);
+      }
+      return short;
+    }
+    for (const { constraint, counts, min, self } of s.spread) {
+      const v = nodeLabel(node, constraint.topologyKey);
+      if (v === undefined) return ["node(s) didn't match pod topology spread constraints (missing required label)"];
+      if ((counts.counts.get(v) ?? 0) + self - min > constraint.maxSkew) return ["node(s) didn't match pod topology spread constraints"];
+    }
+    for (const [key, values] of s.forbidden) {
+      const v = nodeLabel(node, key);
+      if (v !== undefined && values.has(v)) return ["node(s) didn't satisfy existing pods anti-affinity rules"];
+    }
+    for (const { term, counts } of s.anti) {
+      const v = nodeLabel(node, term.topologyKey);
+      if (v !== undefined && (counts.counts.get(pair(term.topologyKey, v)) ?? 0) > 0) return ["node(s) didn't match pod anti-affinity rules"];
+    }
+    if (s.affinity) {
+      let allPresent = true;
+      for (const t of s.affinity.terms) {
+        const v = nodeLabel(node, t.topologyKey);
+        if (v === undefined) return ["node(s) didn't match pod affinity rules"];
+        if ((s.affinity.counts.counts.get(pair(t.topologyKey, v)) ?? 0) <= 0) allPresent = false;
+      }
+      if (!allPresent && !s.affinity.canStartAlone) return ["node(s) didn't match pod affinity rules"];
+    }
+    return [];
+  }
 
   private preFilter(pod: P): PodState {
     const affinityTerms = requiredTerms(pod, 'podAffinity');

@@ -5,9 +5,23 @@
  *
  * kube-scheduler model: pending pods are tried in priority then creation order against Ready nodes, one scheduling
  * cycle per pass ({@link SchedulingCycle} in `kube-scheduler.ts`: taints, node affinity, resources, host ports,
- * inter-pod affinity and anti-affinity, topology spread; then a weighted score). A pod that fits nowhere is marked
- * `PodScheduled=False, reason=Unschedulable` (a new resourceVersion), and unschedulable pods are retried every
- * 5 minutes (kube-scheduler's `podMaxInUnschedulablePodsDuration`), which marks them again.
+ * inter-pod affinity and anti-affinity, topology spread; then a weighted score). A pass runs whenever something that
+ * can make a pending pod fit happens (a node registers, turns Ready or loses a taint, a pod goes away, a new pod or
+ * object arrives) and retries every pending pod: upstream's queueing hints move an unschedulable pod back to the
+ * active queue on such Node and assigned-Pod events (`pkg/scheduler/internal/queue/scheduling_queue.go`
+ * `MoveAllToActiveOrBackoffQueue`), and every 30 s a pod unschedulable for 5 minutes is retried anyway
+ * (`flushUnschedulablePodsLeftover`, `podMaxInUnschedulablePodsDuration`).
+ *
+ * A pod that fits nowhere gets `PodScheduled=False, reason=Unschedulable` with kube-scheduler's message
+ * (`0/<N> nodes are available: <count> <reason>, …`, `SchedulingCycle.unschedulableMessage`). As upstream's
+ * `handleSchedulingFailure` → `updatePod` (`pkg/scheduler/schedule_one.go`), the condition is written — a new
+ * resourceVersion, and {@link SimulatedClusterHooks.onUnschedulable}, which the relay reports — on the first failure
+ * and on every failed retry whose message changed (a node joined or left, a node's first failing reason changed), and
+ * never when a retry fails for the same reasons. So Skiff hears of a pod that did not fit where it was planned within
+ * seconds of the nodes turning Ready, as in a real cluster; the 5-minute flush alone reports nothing new (the relay's
+ * own resync re-reports pods that stay unschedulable, `RELAY_RESYNC_MS` in `engine.ts`).
+ * Differs: upstream backs a failed pod off for 1 s doubling to 10 s before a move makes it active again; here it is
+ * retried in the next pass, so it binds up to 10 s earlier than it would.
  *
  * The cluster's own bookkeeping (requests per node, DaemonSet placement) uses the independent placement checker
  * (`placement-check.ts`), never the solver's code, so the simulated cluster stays the ground truth Skiff is
@@ -53,6 +67,11 @@ export interface SimPod extends ClusterPod {
   nodeName?: string;
   phase: ClusterPod['phase'];
   unschedulable: boolean;
+  /**
+   * The message of the pod's `PodScheduled=False, reason=Unschedulable` condition, as kube-scheduler last wrote it
+   * (`0/<N> nodes are available: …`, see `SchedulingCycle.unschedulableMessage`); undefined before its first failure.
+   */
+  schedulingMessage?: string;
   resourceVersion: string;
   /** Effective requests (init containers, sidecars, overhead, `pods: 1`), canonical units: cpu millicores, memory MiB. */
   requests: ResourceList;
@@ -694,21 +713,27 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         cycle.assume(pod, node);
         continue;
       }
-      if (!pod.unschedulable) {
-        pod.unschedulable = true;
-        pod.firstPendingAt ??= this.clock.now();
-        pod.resourceVersion = String(this.rv++);
-        this.hooks.onUnschedulable?.(pod);
-        this.retryLater(pod);
-      }
+      // kube-scheduler's handleSchedulingFailure → updatePod: the PodScheduled condition is patched (a new
+      // resourceVersion, a watch event the relay forwards) only when it changes — the first failure, or a retry whose
+      // message differs (a node joined or left, or a node's reason changed). An unchanged retry writes nothing.
+      this.retryLater(pod);
+      const message = cycle.unschedulableMessage(pod);
+      if (pod.unschedulable && pod.schedulingMessage === message) continue;
+      pod.unschedulable = true;
+      pod.schedulingMessage = message;
+      pod.firstPendingAt ??= this.clock.now();
+      pod.resourceVersion = String(this.rv++);
+      this.hooks.onUnschedulable?.(pod);
     }
   }
 
   /**
    * Queues `pod` for kube-scheduler's periodic flush of unschedulable pods: every 30 s, pods unschedulable for
-   * 5 minutes are retried, all in one scheduling pass (`flushUnschedulablePodsLeftover`).
+   * 5 minutes are retried, all in one scheduling pass (`flushUnschedulablePodsLeftover`). The retry reports the pod
+   * again only if its message changed, as any retry does.
    */
   private retryLater(pod: SimPod): void {
+    if (this.unschedulableSince.has(pod)) return;
     this.unschedulableSince.set(pod, this.clock.now());
     if (this.flushArmed) return;
     this.flushArmed = true;
@@ -724,7 +749,6 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         this.unschedulableSince.delete(pod);
       } else if (now - since >= UNSCHEDULABLE_RETRY_MS) {
         this.unschedulableSince.delete(pod);
-        pod.unschedulable = false;
         due++;
       }
     }

@@ -216,4 +216,64 @@ spec:
       expect(events.map(([, e]) => e)).toEqual(['registered', 'notReady', 'ready']);
     });
   });
+
+  describe("kube-scheduler's PodScheduled condition (handleSchedulingFailure → updatePod)", () => {
+    const big = (replicas: number) => `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: big}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: big}}
+  template:
+    metadata: {labels: {app: big}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: "3"}}}]
+`;
+    /** One Ready node (3,920m) and two 3-cpu replicas: one binds, the other is unschedulable. */
+    async function oneLeftOver() {
+      const clock = new VirtualClock(START);
+      const cluster = new SimulatedCluster(clock, { region: 'us-west-2', ids: seededIds(1) });
+      const reports: { pod: string; resourceVersion: string; at: number }[] = [];
+      cluster.hooks = { onUnschedulable: (p) => void reports.push({ pod: p.name, resourceVersion: p.resourceVersion, at: clock.now() }) };
+      cluster.registerNode(instance('i-1'), { ready: true, name: 'n1' });
+      for (const m of parseManifests(big(2), 'big.yaml')) cluster.apply(m);
+      await clock.runUntil(clock.now());
+      const pending = [...cluster.pods.values()].find((p) => !p.nodeName)!;
+      return { clock, cluster, reports, pending };
+    }
+
+    it('writes the reason as kube-scheduler does: the node count and, per reason, how many nodes it rejected', async () => {
+      const { clock, cluster, pending } = await oneLeftOver();
+      expect(pending.schedulingMessage).toBe('0/1 nodes are available: 1 Insufficient cpu.');
+      cluster.registerNode(instance('i-2'), { name: 'n2' });
+      await clock.runUntil(clock.now());
+      expect(pending.schedulingMessage).toBe('0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }.');
+    });
+
+    it('patches the pod again (a new resourceVersion the relay reports) as soon as a retry fails for other reasons, not 5 minutes later', async () => {
+      const { clock, cluster, reports, pending } = await oneLeftOver();
+      expect(reports).toHaveLength(1);
+      // A node joins that is too small for the pod: kube-scheduler retries it (Node add), fails, and the message now
+      // counts two nodes, so the condition is patched at once.
+      await clock.runUntil(clock.now() + 20_000);
+      cluster.registerNode(instance('i-2', { allocatable: { cpu: 1000, memory: 4000, pods: 20 } }), { ready: true, name: 'n2' });
+      await clock.runUntil(clock.now());
+      expect(reports).toHaveLength(2);
+      expect(reports[1]).toEqual({ pod: pending.name, resourceVersion: pending.resourceVersion, at: START + 20_000 });
+      expect(reports[1]!.resourceVersion).not.toBe(reports[0]!.resourceVersion);
+      expect(pending.schedulingMessage).toBe('0/2 nodes are available: 2 Insufficient cpu.');
+    });
+
+    it('writes nothing when a retry fails for the same reasons: another pod binding, or the 5-minute flush', async () => {
+      const { clock, cluster, reports, pending } = await oneLeftOver();
+      const version = pending.resourceVersion;
+      for (const m of parseManifests(web(1), 'web.yaml')) cluster.apply(m);
+      await clock.runUntil(clock.now() + 11 * 60_000);
+      expect([...cluster.pods.values()].find((p) => p.name.startsWith('web-'))!.nodeName).toBe('n1');
+      expect(pending.nodeName).toBeUndefined();
+      expect(pending.resourceVersion).toBe(version);
+      expect(reports).toHaveLength(1);
+    });
+  });
 });
