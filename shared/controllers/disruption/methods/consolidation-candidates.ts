@@ -36,6 +36,7 @@ export function toCandidate(world: World, claim: NodeClaim): ConsolidationCandid
     price: claim.price,
     pods: schedulingPods(world, claim),
     capacity: usageOf(claim.nodePool, [claim], world.types),
+    ...(claim.allocatable ? { allocatable: claim.allocatable } : {}),
   };
 }
 
