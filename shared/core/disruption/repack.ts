@@ -6,8 +6,8 @@
  * as many new NodeClaims as it takes — and the move stands when those NodeClaims cost clearly less than the
  * candidates:
  *
- * - {@link repackSearch}: k ≥ 2 nodes of one NodePool, least utilised first, replaced by m ≥ 1 cheaper ones (k grows
- *   while the saving grows);
+ * - {@link repackSearch}: k ≥ 2 nodes of one NodePool, nodes of small pods first ({@link repackRank}), replaced by
+ *   m ≥ 0 cheaper ones (k grows while the saving grows);
  * - {@link splitSearch}: one large node replaced by m ≥ 2 cheaper ones.
  *
  * Everything Karpenter's simulation holds holds here too (see `consolidation.ts`): every pod must be placed; pods
@@ -168,6 +168,19 @@ export function utilisationOf(c: ConsolidationCandidate): number {
   return dominantShare(requests, c.allocatable);
 }
 
+/**
+ * The order repack tries a NodePool's candidates in, lowest first: the largest pod's dominant share of the node
+ * (cpu or memory requests ÷ allocatable), plus the node's own utilisation as a tie-break (a tenth of it). Nodes of
+ * small pods come first: their pods can fill the free room other nodes keep beside a large pod, which is what a
+ * repacking gains; a node whose one large pod fits nowhere else gains nothing from being replaced.
+ */
+export function repackRank(c: ConsolidationCandidate): number {
+  if (!c.allocatable) return 2;
+  let largest = 0;
+  for (const p of c.pods) largest = Math.max(largest, dominantShare(p.requests, c.allocatable));
+  return largest + utilisationOf(c) / 10;
+}
+
 /** The sizes k a repacking tries, growing by about half each step, up to `n`. */
 function growth(n: number): number[] {
   const sizes: number[] = [];
@@ -176,8 +189,8 @@ function growth(n: number): number[] {
 }
 
 /**
- * Replaces k ≥ 2 nodes of one NodePool by cheaper ones. Per NodePool, its candidates least utilised first (then by
- * name); k grows (2, 3, 4, 6, 9, …) while the saving grows, and stops after the first k whose saving does not (or
+ * Replaces k ≥ 2 nodes of one NodePool by cheaper ones. Per NodePool, its candidates in {@link repackRank} order
+ * (nodes of small pods first, then by name); k grows (2, 3, 4, 6, 9, …) while the saving grows, and stops after the first k whose saving does not (or
  * after two sizes that find nothing once one did). Across NodePools the move with the most USD/h saved per unit of
  * eviction cost wins.
  * @param candidates within their NodePools' budgets (every one of them may be taken)
@@ -190,7 +203,7 @@ export function repackSearch(candidates: readonly ConsolidationCandidate[], ctx:
   let best: RepackDecision | undefined;
   let last: RepackDecision = { kind: 'none', candidates: [], reason: 'fewer than two non-empty candidates in any NodePool' };
   for (const [, list] of [...byPool].sort(([a], [b]) => a.localeCompare(b))) {
-    const ranked = list.map((c) => ({ c, u: utilisationOf(c) })).sort((a, b) => a.u - b.u || a.c.nodeClaim.localeCompare(b.c.nodeClaim)).map((x) => x.c);
+    const ranked = list.map((c) => ({ c, r: repackRank(c) })).sort((a, b) => a.r - b.r || a.c.nodeClaim.localeCompare(b.c.nodeClaim)).map((x) => x.c);
     let poolBest: RepackDecision | undefined;
     let misses = 0;
     for (const k of growth(ranked.length)) {

@@ -110,7 +110,7 @@ export function consolidationInput(claims: readonly NodeClaim[], ctx: MethodCont
     ledger.take(c.claim.nodePool);
     withinBudget.push(c);
   }
-  ctx.consolidation = withinBudget.length === 0 ? { withinBudget } : { withinBudget, context: consolidationContext(world, ctx.spotToSpot) };
+  ctx.consolidation = withinBudget.length === 0 ? { withinBudget, eligible: candidates } : { withinBudget, eligible: candidates, context: consolidationContext(world, ctx.spotToSpot) };
   return ctx.consolidation;
 }
 

@@ -10,9 +10,9 @@
  * NodePool's budget for reason Underutilized), so every rule that holds for those holds for this move.
  */
 import type { NodeClaim } from '../../../core/api/nodeclaim.js';
-import { repackSearch, simulateRepack, type RepackDecision } from '../../../core/disruption/repack.js';
+import { repackRank, repackSearch, simulateRepack, type RepackDecision } from '../../../core/disruption/repack.js';
 import type { MethodCommand } from '../../../core/disruption/types.js';
-import type { BudgetedCandidate, ControllerMethod, MethodContext } from './context.js';
+import type { BudgetedCandidate, ConsolidationInput, ControllerMethod, MethodContext } from './context.js';
 import { consolidationInput } from './consolidation-candidates.js';
 
 /** Eviction cost by NodeClaim name. */
@@ -36,16 +36,37 @@ export function repackCommand(decision: RepackDecision, withinBudget: readonly B
   return { reason: 'Underutilized', candidates: chosen, replacements: decision.replacements, savings: decision.savings, message };
 }
 
+/**
+ * The candidates repack looks at: per NodePool, as many as the budget let through (`withinBudget`), but chosen from
+ * every eligible candidate by repack's own rank (`repackRank`: nodes of small pods first) rather than by eviction cost
+ * — the nodes cheapest to disrupt are often those holding one large pod that fits nowhere else, which no repacking
+ * moves; the nodes of many small pods are the ones whose pods can fill the free room beside those large pods.
+ */
+function repackCandidates(input: ConsolidationInput): readonly BudgetedCandidate[] {
+  const allowance = new Map<string, number>();
+  for (const c of input.withinBudget) allowance.set(c.claim.nodePool, (allowance.get(c.claim.nodePool) ?? 0) + 1);
+  const ranked = [...(input.eligible ?? input.withinBudget)].map((c) => ({ c, rank: repackRank(c.candidate) })).sort((a, b) => a.rank - b.rank || a.c.claim.name.localeCompare(b.c.claim.name));
+  const picked: BudgetedCandidate[] = [];
+  for (const { c } of ranked) {
+    const left = allowance.get(c.claim.nodePool) ?? 0;
+    if (left < 1) continue;
+    allowance.set(c.claim.nodePool, left - 1);
+    picked.push(c);
+  }
+  return picked;
+}
+
 function computeCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
-  const { withinBudget, context } = consolidationInput(candidates, ctx);
-  if (!context) return undefined;
+  const input = consolidationInput(candidates, ctx);
+  if (!input.context) return undefined;
+  const picked = repackCandidates(input);
   return repackCommand(
     repackSearch(
-      withinBudget.map((c) => c.candidate),
-      context,
-      costsOf(withinBudget),
+      picked.map((c) => c.candidate),
+      input.context,
+      costsOf(picked),
     ),
-    withinBudget,
+    picked,
   );
 }
 
