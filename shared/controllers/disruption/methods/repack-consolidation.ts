@@ -1,9 +1,8 @@
 /**
- * Repack consolidation (Skiff's; Karpenter has no such move): k ≥ 2 nodes of one NodePool, least utilised first,
- * replaced by m ≥ 1 cheaper NodeClaims that the packing solver plans for their pods, also using the free room of the
- * other nodes (`core/disruption/repack.ts repackSearch`). It runs after Karpenter's own moves (Emptiness → Drift →
- * multi-node → single-node → repack → split): it only acts where they find nothing, so the Karpenter-like setting
- * and this one differ only where Karpenter stalls.
+ * Repack consolidation (Skiff's; Karpenter has no such move): k ≥ 2 nodes of one NodePool, nodes of small pods first,
+ * replaced by m ≥ 0 cheaper NodeClaims that the packing solver plans for their pods, also using the free room of the
+ * other nodes (`core/disruption/repack.ts repackSearch`). It runs after multi-node consolidation and before
+ * single-node (Emptiness → Drift → multi-node → repack → single-node → split; `methods.ts` says why).
  *
  * It takes the same candidates as Karpenter's consolidation (`consolidation-candidates.ts`: WhenEmptyOrUnderutilized
  * NodePools, consolidateAfter passed, no do-not-disrupt, no PDB-blocked pod, Skiff's churn guard, within the

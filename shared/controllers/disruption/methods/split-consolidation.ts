@@ -2,7 +2,7 @@
  * Split consolidation (Skiff's; Karpenter has no such move): one node replaced by two or more cheaper NodeClaims that
  * the packing solver plans for its pods, also using the free room of the other nodes (`core/disruption/repack.ts
  * splitSearch`) — a large node left holding a few small pods after a scale-in, which Karpenter keeps because no
- * single cheaper type takes them all. Runs last (Emptiness → Drift → multi-node → single-node → repack → split), on
+ * single cheaper type takes them all. Runs last (Emptiness → Drift → multi-node → repack → single-node → split), on
  * the same candidates as Karpenter's consolidation (`consolidation-candidates.ts`). Each candidate tried and turned
  * down is reported as skipped.
  */
