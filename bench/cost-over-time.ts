@@ -6,7 +6,7 @@
  * scenario's own NodePools. A plan cannot cost less than the bound, so the ratio says how much the fleet pays above
  * the cheapest conceivable one, minute by minute.
  *
- *   npx tsx bench/cost-over-time.ts [scenario] [--every 60s] [--seed 1]    # one case, a table on stdout
+ *   npx tsx bench/cost-over-time.ts [scenario] [--every 60s] [--seed 1] [--consolidation skiff|karpenter]    # one case, a table on stdout
  *
  * Figures per case: the time-weighted mean ratio, the ratio at steady state before each step (the last sample
  * before a timeline event) and after it (the last sample before the next step or the end), the minutes after each
@@ -20,6 +20,7 @@ import { buildNodePoolTemplate } from '../shared/core/provisioning/nodepool-temp
 import { toSchedulingPod } from '../shared/core/provisioning/pod.js';
 import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { simulateScenario } from '../shared/cli/simulate.js';
+import type { ConsolidationSetting } from '../shared/controllers/disruption/deps.js';
 import type { DisruptionPassSample, FleetSample } from '../shared/sim/engine.js';
 import type { LoadedScenario } from '../shared/sim/scenario-loader.js';
 import { SimulatedEc2 } from '../shared/sim/simulated-ec2.js';
@@ -94,10 +95,11 @@ export const PASS_BUCKETS = [200, 700, 2000, Number.POSITIVE_INFINITY] as const;
 /**
  * Runs one case.
  * @param path a scenario folder or file
- * @param options sample interval (virtual ms) and seed
+ * @param options sample interval (virtual ms), seed, and the consolidation setting (`karpenter`: Karpenter's moves only,
+ *   the baseline; default `skiff`)
  * @throws {ValidationError} when the scenario does not load; {@link Error} when a bound's LP fails
  */
-export async function costOverTime(path: string, options: { readonly everyMs?: number; readonly seed?: number } = {}): Promise<CostOverTime> {
+export async function costOverTime(path: string, options: { readonly everyMs?: number; readonly seed?: number; readonly consolidation?: ConsolidationSetting } = {}): Promise<CostOverTime> {
   const everyMs = options.everyMs ?? 60_000;
   const raw: { atMs: number; fleetUSD: number; instances: number; pods: FleetSample['pods'] }[] = [];
   const passes: DisruptionPassSample[] = [];
@@ -105,6 +107,7 @@ export async function costOverTime(path: string, options: { readonly everyMs?: n
   const { scenario, result } = await simulateScenario(path, {
     seed: options.seed ?? 1,
     now: 0,
+    ...(options.consolidation ? { consolidation: options.consolidation } : {}),
     probe: {
       everyMs,
       // The pods are the simulation's live objects: keep what the bound needs now.
@@ -238,7 +241,9 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   };
   const every = flag('--every');
   const seed = flag('--seed');
+  const consolidation = flag('--consolidation');
+  if (consolidation !== undefined && consolidation !== 'skiff' && consolidation !== 'karpenter') throw new Error(`--consolidation must be skiff or karpenter, not ${consolidation}`);
   const path = args[0] ?? 'examples/seed';
-  const c = await costOverTime(path, { everyMs: every ? parseDuration(every) * 1000 : 60_000, seed: seed ? Number(seed) : 1 });
+  const c = await costOverTime(path, { everyMs: every ? parseDuration(every) * 1000 : 60_000, seed: seed ? Number(seed) : 1, ...(consolidation ? { consolidation } : {}) });
   console.log(renderCostOverTime(c));
 }

@@ -23,6 +23,7 @@ import type { SimulationResult } from '../sim/result.js';
 import { ResultSchema } from '../sim/result-schema.js';
 import { loadScenario, type LoadedScenario } from '../sim/scenario-loader.js';
 import { startDynalite } from './local-dynamodb.js';
+import type { ConsolidationSetting } from '../controllers/disruption/deps.js';
 
 /** Options of {@link simulateScenario}. */
 export interface SimulateOptions {
@@ -42,6 +43,12 @@ export interface SimulateOptions {
   readonly onViolation?: (record: ViolationRecord) => void;
   /** Watches the fleet as the run goes (the cost-over-time benchmark); the Result is the same with or without it. @default none */
   readonly probe?: SimulationProbe;
+  /**
+   * Which consolidation moves the disruption controller makes: `skiff` — Karpenter's, then Skiff's repack and split
+   * moves; `karpenter` — Karpenter's moves only, the baseline Skiff is measured against (`DisruptionDeps.consolidation`).
+   * A setting of the run, not of the Scenario. @default 'skiff'
+   */
+  readonly consolidation?: ConsolidationSetting;
 }
 
 /**
@@ -59,6 +66,7 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
     // > 1); one invocation at a time never finds it held, and the two writes per pass would dominate long runs.
     const overlapping = scenario.spec.faults.concurrentInvocations > 1;
     const result = await runSimulation(scenario, options.seed ?? 1, {
+      ...(options.consolidation ? { consolidation: options.consolidation } : {}),
       store: new DynamoDbNodeClaimStore(props),
       unavailableOfferings: new DynamoDbUnavailableOfferingsStore(props),
       passes: new DynamoDbProvisioningPassStore(props),

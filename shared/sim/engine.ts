@@ -25,7 +25,7 @@ import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
-import type { DisruptionDeps } from '../controllers/disruption/deps.js';
+import type { ConsolidationSetting, DisruptionDeps } from '../controllers/disruption/deps.js';
 import { DisruptionMemory } from '../controllers/disruption/memory.js';
 import type { InterruptionDeps } from '../controllers/interruption.js';
 import type { LifecycleDeps } from '../controllers/lifecycle.js';
@@ -105,6 +105,8 @@ export interface SimulationDeps {
   readonly onFault?: (record: FaultRecord) => void;
   /** Watches the fleet as the run goes (the cost-over-time benchmark). @default none (no probe events are scheduled) */
   readonly probe?: SimulationProbe;
+  /** The disruption controller's consolidation moves (`DisruptionDeps.consolidation`). @default 'skiff' */
+  readonly consolidation?: ConsolidationSetting;
 }
 
 /**
@@ -234,6 +236,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       ...provisionDeps,
       cluster: handlerCluster,
       spotToSpotConsolidation: spec.settings.featureGates.SpotToSpotConsolidation,
+      ...(deps.consolidation ? { consolidation: deps.consolidation } : {}),
       memory: disruptionMemory,
     });
     const scheduleDisruption = (at: number): void => {

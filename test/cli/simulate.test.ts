@@ -130,3 +130,35 @@ describe('skiff CLI', () => {
     expect(c.err()).toMatch(/seed/);
   });
 });
+
+describe('skiff simulate --consolidation', () => {
+  // One c5.2xlarge holding a 3-vCPU pod and nine 500m pods; the large pod goes at 20 min. Skiff's split move replaces
+  // the node by a c5.xlarge and a c5.large; Karpenter's moves keep it (no single cheaper type takes 4.5 vCPU).
+  const docs = [
+    'apiVersion: karpenter.k8s.aws/v1\nkind: EC2NodeClass\nmetadata: {name: default}\nspec:\n  role: R\n  amiSelectorTerms: [{alias: al2023@latest}]\n  subnetSelectorTerms: [{tags: {k: v}}]\n  securityGroupSelectorTerms: [{tags: {k: v}}]',
+    'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general}\nspec:\n  template:\n    spec:\n      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n      requirements:\n        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [c5]}\n        - {key: karpenter.k8s.aws/instance-size, operator: In, values: [large, xlarge, 2xlarge]}\n  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m}',
+    ...[['big', 1, '3'], ['small', 9, '500m']].map(
+      ([name, replicas, cpu]) =>
+        `apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ${name}}\nspec:\n  replicas: ${replicas}\n  selector: {matchLabels: {app: ${name}}}\n  template:\n    metadata: {labels: {app: ${name}}}\n    spec:\n      containers: [{name: app, image: nginx, resources: {requests: {cpu: "${cpu}", memory: 256Mi}}}]`,
+    ),
+    'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: split}\nspec:\n  start: "2026-03-02T08:00:00Z"\n  duration: 50m\n  events:\n    - {at: 20m, scale: {kind: Deployment, name: big, replicas: 0}}',
+  ];
+
+  it("runs Karpenter's moves only with karpenter, Skiff's by default", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-consolidation-'));
+    writeFileSync(join(dir, 'scenario.yaml'), docs.join('\n---\n'));
+    const final = async (...flags: string[]) => {
+      const c = capture();
+      expect(await main(['simulate', dir, '--json', ...flags], c.io)).toBe(0);
+      return (JSON.parse(c.out()) as SimulationResult).cost.finalHourlyUSD;
+    };
+    expect(await final('--consolidation', 'karpenter')).toBeCloseTo(0.34, 6);
+    expect(await final()).toBeLessThanOrEqual(0.255 + 1e-9);
+  }, 120_000);
+
+  it('exits 2 for an unknown setting', async () => {
+    const c = capture();
+    expect(await main(['simulate', 'examples/seed', '--consolidation', 'greedy'], c.io)).toBe(2);
+    expect(c.err()).toMatch(/skiff' or 'karpenter/);
+  });
+});

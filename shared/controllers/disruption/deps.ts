@@ -15,11 +15,20 @@ import type { DisruptionMemory } from './memory.js';
 /** The EC2NodeClass fields disruption reads: provisioning's, plus the whole spec for its hash. */
 export type DisruptionNodeClass = EC2NodeClassLike & { readonly spec: unknown };
 
+/**
+ * Which consolidation moves the controller makes: `skiff` (default) — Karpenter's, then Skiff's repack and split
+ * moves (`methods.ts`); `karpenter` — Karpenter's moves, limits and timeouts only (the baseline a simulation compares
+ * with, `skiff simulate --consolidation karpenter`).
+ */
+export type ConsolidationSetting = 'skiff' | 'karpenter';
+
 /** Everything the controller needs, as ports, and what it remembers between passes. */
 export interface DisruptionDeps extends LaunchDeps {
   readonly cluster: Cluster<NodePool, DisruptionNodeClass, DaemonSetLike>;
   /** `settings.featureGates.SpotToSpotConsolidation` (default off). */
   readonly spotToSpotConsolidation: boolean;
+  /** Which consolidation moves it makes ({@link ConsolidationSetting}). @default 'skiff' */
+  readonly consolidation?: ConsolidationSetting;
   /**
    * What the controller remembers between passes over one NodeClaim store (one cluster): the last "nothing to do"
    * verdict, the `DisruptionBlocked` Events written, the invalid do-not-disrupt values reported, and caches. Created by

@@ -8,7 +8,7 @@ import { isLive, type NodeClaim, type NodeClaimDisruption } from '../../core/api
 import { decisionOf, type MethodCommand } from '../../core/disruption/types.js';
 import { fnv1a } from '../../core/hash.js';
 import { BudgetLedger } from './budget-ledger.js';
-import { DISRUPTION_METHODS } from './methods.js';
+import { methodsFor } from './methods.js';
 import type { ControllerMethod, MethodContext, MethodSink } from './methods/context.js';
 import { recordBlocked, withoutDisruption, writeIgnoringConflict, type Pass } from './pass.js';
 import type { World } from './world.js';
@@ -43,13 +43,13 @@ export function findCommand(methods: readonly ControllerMethod[], candidates: re
 }
 
 /**
- * Searches for one command with {@link DISRUPTION_METHODS}, writes the Events of what was turned down, and proposes
+ * Searches for one command with the methods of the consolidation setting (`methods.ts methodsFor`), writes the Events of what was turned down, and proposes
  * the command on its candidates' records (withdrawn when another writer moved a candidate on meanwhile).
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function propose(pass: Pass, world: World): Promise<void> {
   const candidates = world.claims.filter((c) => isLive(c) && c.state === 'Initialized' && !c.disruption);
-  const proposal = findCommand(DISRUPTION_METHODS, candidates, methodContext(pass, world, reportingSink(pass)));
+  const proposal = findCommand(methodsFor(pass.deps.consolidation), candidates, methodContext(pass, world, reportingSink(pass)));
   for (const b of pass.report.blocked) {
     await recordBlocked(pass, world.now, { type: 'Normal', reason: 'DisruptionBlocked', object: `Node/${b.node}`, message: `Cannot disrupt Node: ${b.reason}` });
   }
@@ -78,6 +78,7 @@ export async function propose(pass: Pass, world: World): Promise<void> {
     candidates: names,
     message: proposal.message,
     proposedAt: new Date(world.now).toISOString(),
+    ...(proposal.reason === 'Underutilized' && proposal.replacements.length > 1 ? { savings: proposal.savings } : {}),
   };
   const written: NodeClaim[] = [];
   for (const claim of proposal.candidates) {

@@ -9,7 +9,7 @@ import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
 import { simulateConsolidation } from '../../core/disruption/consolidation.js';
 import { decisionOf, type MethodCommand } from '../../core/disruption/types.js';
 import type { NodeClaimPlan } from '../../core/provisioning/types.js';
-import { DISRUPTION_METHODS } from './methods.js';
+import { methodsFor } from './methods.js';
 import { DISCARD, type ControllerMethod, type MethodContext } from './methods/context.js';
 import { consolidationContext, toCandidate } from './methods/consolidation-candidates.js';
 import { reject, startCommand } from './orchestrate.js';
@@ -48,16 +48,23 @@ export async function validateProposal(pass: Pass, world: World, command: string
   // Re-run the methods on exactly these candidates, as if undisrupted.
   const fresh = all.map((c) => withoutDisruption(c!));
   const view: World = { ...world, claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? c) };
-  const again = validateCommand(DISRUPTION_METHODS, fresh, methodContext(pass, view, DISCARD));
+  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));
   if (!again || again.reason !== d.reason || decisionOf(again) !== d.decision || again.candidates.length !== fresh.length) {
     await reject(pass, world, command, candidates, `re-validation after ${VALIDATION_DELAY_MS / 1000}s no longer finds it (${d.reason}, ${d.decision})`, false);
     return;
   }
+  // A repacking (two or more replacements, `core/disruption/repack.ts`) stands only when it still saves at least what
+  // was proposed: a plan that got worse in 15 s is dropped and searched for afresh next pass.
+  if (d.savings !== undefined && again.savings < d.savings - 1e-9) {
+    await reject(pass, world, command, candidates, `re-validation after ${VALIDATION_DELAY_MS / 1000}s finds a saving of $${again.savings.toFixed(4)}/h, less than the $${d.savings.toFixed(4)}/h proposed`, false);
+    return;
+  }
   let replacements: readonly NodeClaimPlan[] = [];
   if (d.decision === 'replace') {
-    // Drift planned its replacements from exactly these candidates in this world; consolidation's replacement is
-    // simulated once more from the candidates in the record's order (by name).
-    replacements = d.reason === 'Drifted' ? again.replacements : consolidationReplacements(pass, view, fresh);
+    // Drift planned its replacements from exactly these candidates in this world, and so did a repacking (two or more
+    // replacements); Karpenter's consolidation's one replacement is simulated once more from the candidates in the
+    // record's order (by name).
+    replacements = d.reason === 'Drifted' || again.replacements.length > 1 ? again.replacements : consolidationReplacements(pass, view, fresh);
     if (replacements.length === 0) {
       await reject(pass, world, command, candidates, 'no replacement could be planned any more', false);
       return;

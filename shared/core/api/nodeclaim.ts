@@ -62,6 +62,11 @@ export interface NodeClaimDisruption {
   readonly message: string;
   /** When it was proposed (ISO). */
   readonly proposedAt: string;
+  /**
+   * What the proposal expected to save, USD per hour: set for a consolidation that launches two or more replacements
+   * (Skiff's repack and split moves, `core/disruption/repack.ts`), whose validation must find a move at least as good.
+   */
+  readonly savings?: number;
   /** When it was validated and started: the node tainted (ISO). */
   readonly startedAt?: string;
   /** When eviction started (ISO). */

@@ -60,6 +60,11 @@ export interface ConsolidationCandidate {
    * `disruption/helpers.go`). Absent: the NodePool's limits stay as they are.
    */
   readonly capacity?: ResourceList;
+  /**
+   * What its pods can use (canonical units: cpu millicores, memory MiB); the repacking moves (`repack.ts`) rank
+   * candidates by how much of it their pods request. Absent: unknown, ranked as if full.
+   */
+  readonly allocatable?: ResourceList;
 }
 
 /** What the simulation solves against. */
@@ -163,7 +168,7 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
  * instance type, which tries the templates in `OrderByWeight` order (`scheduling/scheduler.go` `addToNewNodeClaim`);
  * `consolidation.go` `computeConsolidation` then filters that NodeClaim's types by price.
  */
-function higherWeightPool(plan: NodeClaimPlan, pods: readonly SchedulingPod[], ctx: ConsolidationContext, gone: ReadonlySet<string>): string | undefined {
+export function higherWeightPool(plan: NodeClaimPlan, pods: readonly SchedulingPod[], ctx: ConsolidationContext, gone: ReadonlySet<string>): string | undefined {
   const keys = new Set(plan.pods);
   const opener = pods.filter((p) => keys.has(p.key)).sort(byCpuAndMemoryDescending)[0];
   if (!opener) return undefined;
@@ -181,7 +186,7 @@ function higherWeightPool(plan: NodeClaimPlan, pods: readonly SchedulingPod[], c
  * The templates with the candidates' capacity given back to their NodePools' remaining limits (a replacement may use
  * what the nodes it replaces held).
  */
-function freeLimits(templates: readonly NodePoolTemplate[], candidates: readonly ConsolidationCandidate[]): readonly NodePoolTemplate[] {
+export function freeLimits(templates: readonly NodePoolTemplate[], candidates: readonly ConsolidationCandidate[]): readonly NodePoolTemplate[] {
   if (!candidates.some((c) => c.capacity)) return templates;
   return templates.map((t) => {
     if (!t.remaining) return t;

@@ -162,6 +162,30 @@ describe('disruption controller phases', () => {
       expect(pass.report.rejected.map((r) => r.reason)).toEqual(['re-validation after 15s no longer finds it (Drifted, delete)']);
     });
 
+    it('drops a repacking whose re-validation saves less than its proposal said (Skiff: at least as good)', async () => {
+      const pool = nodePool('general', {
+        budgets: [{ nodes: '100%' }],
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'm5.xlarge', 'm5.2xlarge'] },
+        ],
+      });
+      // One m5.2xlarge ($0.384/h) with nine 500m pods: split consolidation replaces it by two or more cheaper nodes,
+      // saving well under the $0.30/h the record says was proposed.
+      const big = launched('big', pool, types.find((t) => t.name === 'm5.2xlarge')!, {
+        claim: { disruption: proposal({ reason: 'Underutilized', decision: 'replace', candidates: ['big'], savings: 0.3 }) },
+      });
+      const pods = Array.from({ length: 9 }, (_, i) => runningPod(`p-${i}`, 'big', { cpu: '500m' }));
+      const store = new MemoryNodeClaimStore({ records: [big.claim] });
+      const deps = depsOf(new MemoryCluster([pool], [big.node], pods), store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await validateProposal(pass, world, 'cmd-1', world.claims);
+      expect(pass.report.started).toEqual([]);
+      expect(pass.report.rejected.map((r) => r.reason)).toEqual([expect.stringMatching(/^re-validation after 15s finds a saving of \$0\.\d{4}\/h, less than the \$0\.3000\/h proposed$/)]);
+      expect((await store.get('big'))!.disruption).toBeUndefined();
+    });
+
     it('leaves the record to the next pass when another writer moved it on before the write-back', async () => {
       const pool = nodePool('general');
       const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });

@@ -36,6 +36,7 @@ export function toCandidate(world: World, claim: NodeClaim): ConsolidationCandid
     price: claim.price,
     pods: schedulingPods(world, claim),
     capacity: usageOf(claim.nodePool, [claim], world.types),
+    ...(claim.allocatable ? { allocatable: claim.allocatable } : {}),
   };
 }
 
@@ -109,7 +110,7 @@ export function consolidationInput(claims: readonly NodeClaim[], ctx: MethodCont
     ledger.take(c.claim.nodePool);
     withinBudget.push(c);
   }
-  ctx.consolidation = withinBudget.length === 0 ? { withinBudget } : { withinBudget, context: consolidationContext(world, ctx.spotToSpot) };
+  ctx.consolidation = withinBudget.length === 0 ? { withinBudget, eligible: candidates } : { withinBudget, eligible: candidates, context: consolidationContext(world, ctx.spotToSpot) };
   return ctx.consolidation;
 }
 

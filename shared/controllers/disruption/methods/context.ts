@@ -39,6 +39,11 @@ export interface ConsolidationInput {
   readonly withinBudget: readonly BudgetedCandidate[];
   /** What the simulation solves against; absent when no candidate is within the budget. */
   readonly context?: ConsolidationContext;
+  /**
+   * Every consolidation candidate before the budget cut, cheapest to disrupt first: a method that ranks candidates
+   * its own way (repack) picks as many per NodePool as `withinBudget` holds, so the budget allows the same count.
+   */
+  readonly eligible?: readonly BudgetedCandidate[];
 }
 
 /** What the methods of one search or one validation read. */
