@@ -58,7 +58,7 @@ export class Webhook extends Construct {
     this.handler.addEnvironment(WEBHOOK_ENV.webhookSecretId, this.secret.secretArn);
     this.handler.acknowledgeSynchronousOnly('Function URL; the relay retries a failed request');
     this.url = this.handler.function.addFunctionUrl({ authType: lambda.FunctionUrlAuthType.NONE });
-    new CfnOutput(this, 'Url', { value: this.url.url, description: 'POST endpoint of the relay (SKIFF_WEBHOOK_URL in infra/k8s/relay.yaml)' });
+    new CfnOutput(this, 'Url', { value: this.url.url, description: 'POST endpoint of the relay (WEBHOOK_URL in infra/k8s/relay.yaml)' });
     new CfnOutput(this, 'SecretArn', { value: this.secret.secretArn, description: 'Secrets Manager secret holding the relay HMAC key' });
   }
 }
