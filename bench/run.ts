@@ -156,13 +156,17 @@ export async function runSuite(settings: SuiteSettings): Promise<BenchResults> {
   const b4burst = await inWorker<LatencyResult>({ kind: 'latency', replicas: s.burstReplicas, seed: 1 }, s.burstLimitSeconds);
   log(`B4 burst: ${describe(b4burst)}`);
 
-  const b5: { name: string; outcome: Outcome<CostOverTime> }[] = [];
+  const b5: { name: string; outcome: Outcome<CostOverTime>; karpenter: Outcome<CostOverTime> }[] = [];
   for (const c of s.b5Cases) {
     const name = b5CaseName(c);
     log(`B5 ${name}`);
-    const outcome = await inWorker<CostOverTime>({ kind: 'cost-over-time', case: c, everySeconds: s.b5EverySeconds }, s.b5LimitSeconds);
+    const outcome = await inWorker<CostOverTime>({ kind: 'cost-over-time', case: c, everySeconds: s.b5EverySeconds, consolidation: 'skiff' }, s.b5LimitSeconds);
     log(`B5 ${name}: ${describe(outcome)}`);
-    b5.push({ name, outcome });
+    // The same case with Karpenter's consolidation moves only, in the same suite run: "cheaper than Karpenter" is a
+    // ratio measured side by side.
+    const karpenter = await inWorker<CostOverTime>({ kind: 'cost-over-time', case: c, everySeconds: s.b5EverySeconds, consolidation: 'karpenter' }, s.b5LimitSeconds);
+    log(`B5 ${name}, Karpenter-like: ${describe(karpenter)}`);
+    b5.push({ name, outcome, karpenter });
   }
 
   const results: BenchResults = {

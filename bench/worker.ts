@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { writeB5Case, type B5Case } from './b5-cases.js';
 import { costRow, exactRow } from './cost.js';
 import { costOverTime } from './cost-over-time.js';
+import type { ConsolidationSetting } from '../shared/controllers/disruption/deps.js';
 import { costMix, catalogueInstanceTypes, catalogueTemplate, type CostMix } from './inputs.js';
 import { measureLambdas } from './lambdas.js';
 import { measureLatency } from './latency.js';
@@ -21,7 +22,7 @@ export type WorkerTask =
   | { readonly kind: 'exact'; readonly mix: CostMix; readonly pods: number; readonly timeLimitSeconds: number }
   | { readonly kind: 'latency'; readonly replicas: number; readonly seed: number }
   | { readonly kind: 'lambdas'; readonly imports: number }
-  | { readonly kind: 'cost-over-time'; readonly case: B5Case; readonly everySeconds: number };
+  | { readonly kind: 'cost-over-time'; readonly case: B5Case; readonly everySeconds: number; readonly consolidation: ConsolidationSetting };
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -56,7 +57,7 @@ export async function runTask(task: WorkerTask, save: (partial: unknown) => void
       return measureLambdas(ROOT, task.imports);
     case 'cost-over-time': {
       const path = writeB5Case(task.case, ROOT);
-      const { samples, ...summary } = await costOverTime(path, { everyMs: task.everySeconds * 1000 });
+      const { samples, ...summary } = await costOverTime(path, { everyMs: task.everySeconds * 1000, consolidation: task.consolidation });
       // Keep at most about 300 evenly spaced samples of the series for the report.
       const stride = Math.max(1, Math.ceil(samples.length / 300));
       return { ...summary, samples: samples.filter((_, i) => i % stride === 0) };

@@ -68,7 +68,7 @@ describe('BENCHMARKS.md B5 rows', () => {
       b3exact: [],
       b4single: [failed],
       b4burst: failed,
-      b5: [{ name: 'burst 2,000 pods → 25 %, sizes large–2xlarge', outcome: { ok: true, wallSeconds: 60, value } }],
+      b5: [{ name: 'burst 2,000 pods → 25 %, sizes large–2xlarge', outcome: { ok: true, wallSeconds: 60, value }, karpenter: { ok: true, wallSeconds: 60, value: { ...value, totalUSD: 150 } } }],
       b7: failed,
     } as never);
     const row = (text: string) => md.split('\n').find((l) => l.startsWith('| B5 |') && l.includes(text)) ?? '';
@@ -76,7 +76,9 @@ describe('BENCHMARKS.md B5 rows', () => {
     expect(row('minutes after the scale-in')).toMatch(/\| never \| ≤ 15 \| \*\*not met\*\*/);
     expect(row('disruption pass p99')).toMatch(/2,480 ms \| ≤ 5,000 ms \| \*\*met\*\*/);
     expect(row('evictions per pod per step')).toMatch(/0\.07; none; 0 \| .* \| \*\*met\*\*/);
+    expect(row('Karpenter-like baseline')).toMatch(/0\.863 \(\$129\.42 vs \$150\.00\) \| ≤ 0\.8 \| \*\*not met\*\*/);
     expect(md).toContain('## B5: fleet cost over time (simulated)');
+    expect(md).toMatch(/\| burst 2,000 pods → 25 %, sizes large–2xlarge, Karpenter-like \|/);
     expect(md).toMatch(/30 min: 1\.00 → 1\.32 \(never \/ never\)/);
   });
 });
