@@ -24,6 +24,7 @@ import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
+import type { NodeClaim } from '../core/api/nodeclaim.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { DisruptionDeps } from '../controllers/disruption/deps.js';
 import { DisruptionMemory } from '../controllers/disruption/memory.js';
@@ -416,13 +417,31 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     pdbs: [...cluster.pdbs.values()],
   });
   const claimOfNode = async (node: SimNode | undefined) => (node ? (await store.list()).find((c) => c.providerId === node.providerId && c.state !== 'Failed') : undefined);
+  const poolOf = (claim: NodeClaim) => {
+    const pool = cluster.nodePools.get(claim.nodePool);
+    if (!pool) return undefined;
+    const nodes = [...cluster.nodes.values()]
+      .filter((n) => n.labels[LABEL_NODEPOOL] === pool.metadata.name && n.labels[LABEL_INITIALIZED] === 'true')
+      .map((n) => ({ name: n.name, ready: n.ready, disrupted: isDisrupted(n) }));
+    return { pool, nodes };
+  };
+  /** A disruption acting on a node it never tainted: the observer checks the budget there. */
+  const untaintedDisruption = (node: SimNode | undefined, claim: NodeClaim | undefined): void => {
+    if (!node || isDisrupted(node) || !claim?.disruption) return;
+    const of = poolOf(claim);
+    if (of) observer.onUntaintedDisruption(node.name, claim.disruption.reason, { name: of.pool.metadata.name, budgets: of.pool.spec.disruption.budgets }, of.nodes);
+  };
   const evictPod = cluster.evictPod.bind(cluster);
   cluster.evictPod = async (namespace, name) => {
     const pod = cluster.pods.get(`${namespace}/${name}`);
     const before = world();
-    const claim = await claimOfNode(pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined);
+    const node = pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined;
+    const claim = await claimOfNode(node);
     const outcome = await evictPod(namespace, name);
-    if (outcome === 'evicted' && pod) observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
+    if (outcome === 'evicted' && pod) {
+      untaintedDisruption(node, claim);
+      observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
+    }
     return outcome;
   };
   const forceDeletePod = cluster.forceDeletePod.bind(cluster);
@@ -447,12 +466,10 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     if (tainting) {
       observer.onDrainTaint(name);
       const claim = await claimOfNode(node);
-      const pool = claim ? cluster.nodePools.get(claim.nodePool) : undefined;
-      if (claim?.disruption && pool) {
-        const poolNodes = [...cluster.nodes.values()]
-          .filter((n) => n.labels[LABEL_NODEPOOL] === pool.metadata.name && n.labels[LABEL_INITIALIZED] === 'true')
-          .map((n) => ({ name: n.name, ready: n.ready, disrupted: isDisrupted(n) }));
-        observer.onDisruptionStart(name, claim.disruption.reason, { name: pool.metadata.name, budgets: pool.spec.disruption.budgets }, poolNodes);
+      const of = claim ? poolOf(claim) : undefined;
+      if (claim?.disruption && of) {
+        const pool = of.pool;
+        observer.onDisruptionStart(name, claim.disruption.reason, { name: pool.metadata.name, budgets: pool.spec.disruption.budgets }, of.nodes);
         observer.onReplaceStart({
           nodeClaim: claim.name,
           nodePool: pool.metadata.name,
@@ -470,6 +487,7 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     const node = [...cluster.nodes.values()].find((n) => n.instanceId === instanceId);
     const claim = node ? await claimOfNode(node) : undefined;
     if (node && claim?.disruption && ec2.instances.some((i) => i.instanceId === instanceId && i.state !== 'terminated')) {
+      untaintedDisruption(node, claim);
       const pods = [...cluster.pods.values()].filter((p) => p.nodeName === node.name && !p.owner?.startsWith('DaemonSet/')).map(observedPod);
       const drainStarted = Date.parse(claim.disruption.drainStartedAt ?? claim.disruption.startedAt ?? claim.disruption.proposedAt);
       const graceExpired = claim.terminationGracePeriodSeconds !== undefined && clock.now() >= drainStarted + claim.terminationGracePeriodSeconds * 1000;
