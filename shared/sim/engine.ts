@@ -33,7 +33,7 @@ import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
 import { instanceTypeQuery } from '../controllers/launch.js';
 import type { ProvisionDeps } from '../controllers/provision.js';
-import type { ClusterPod } from '../ports/cluster.js';
+import type { ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
@@ -41,7 +41,7 @@ import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { CachedNodeClaimStore } from './cached-nodeclaim-store.js';
 import { CachedUnavailableOfferings } from './cached-unavailable-offerings.js';
 import { healthScheduledChange, rebalanceRecommendation, spotInterruptionWarning, stateChangeNotification, type EventBridgeEvent } from './ec2-events.js';
-import { FaultInjector, isSimulatedCrash, type FaultRecord } from './faults.js';
+import { FaultInjector, isSimulatedCrash, type CrashAfterSideEffectN, type FaultRecord, type SideEffectRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } from './observer.js';
 import { buildResult, type SimulationResult } from './result.js';
@@ -99,6 +99,15 @@ export interface SimulationDeps {
   readonly onFault?: (record: FaultRecord) => void;
   /** Watches the fleet as the run goes (the cost-over-time benchmark). @default none (no probe events are scheduled) */
   readonly probe?: SimulationProbe;
+  /** One deterministic crash of a handler after its n-th side effect (tests; see `CrashAfterSideEffectN`). @default none */
+  readonly crashAfter?: CrashAfterSideEffectN;
+  /** Called with each side effect a handler makes, as it succeeds (tests and debugging). @default none */
+  readonly onSideEffect?: (record: SideEffectRecord) => void;
+  /**
+   * Called once at the end with the cluster's live Nodes and the NodeClaim records as they are then (tests that check
+   * what a run leaves behind, e.g. no node left tainted `karpenter.sh/disrupted` without a command). @default none
+   */
+  readonly onEnd?: (end: { readonly nodes: readonly ClusterNode[]; readonly nodeClaims: readonly NodeClaim[] }) => void;
 }
 
 /**
@@ -152,7 +161,10 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const ids = seededIds(seed);
   const catalogByName = new Map(deps.catalog.map((t) => [t.name, t]));
   const observer = new Observer(catalogByName, () => clock.now(), deps.onViolation);
-  const faults = new FaultInjector(spec.faults, seed, () => clock.now(), deps.onFault);
+  const faults = new FaultInjector(spec.faults, seed, () => clock.now(), deps.onFault, {
+    ...(deps.crashAfter ? { crashAfter: deps.crashAfter } : {}),
+    ...(deps.onSideEffect ? { onSideEffect: deps.onSideEffect } : {}),
+  });
   const cluster = new SimulatedCluster(clock, { region: spec.region, ids, registerWithUnregisteredTaint: true });
   const ec2 = new SimulatedEc2(clock, {
     region: spec.region,
@@ -335,6 +347,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   deps.onProgress?.(1);
 
   const claims = await store.list();
+  deps.onEnd?.({ nodes: await cluster.listNodes(), nodeClaims: claims });
   observer.finish(ec2.instances, claims, new Map(cluster.nodeHistory.filter((n) => n.readyAt !== undefined).map((n) => [n.instanceId, n.readyAt!])));
   return buildResult({
     scenario: scenario.name,
