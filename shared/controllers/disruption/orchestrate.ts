@@ -111,6 +111,8 @@ export async function startCommand(pass: Pass, world: World, d: NodeClaimDisrupt
       }
     }
     for (const claim of candidates) {
+      // A resumed start keeps what an earlier pass recorded: each pass then gets further, however often passes die.
+      if (claim.disruption?.command === command && claim.disruption.phase !== 'Proposed') continue;
       const saved = await writeIgnoringConflict(pass, { ...claim, ...(started.phase === 'Draining' ? { state: 'Deleting' as const } : {}), disruption: started });
       if (!saved) {
         await reject(pass, world, command, candidates, `${claim.name} changed while the command started`, true);
