@@ -11,6 +11,7 @@ import type { ClusterNode } from '../../shared/ports/cluster.js';
 import type { FaultRecord, SideEffectRecord } from '../../shared/sim/faults.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { randomScenario } from '../support/random-scenario.js';
 import { scenarioFolder } from '../support/simulate-docs.js';
 
 const NO_VIOLATIONS = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
@@ -224,4 +225,17 @@ describe('the issue\'s seeded fault run: overlapping disruption invocations cras
       expect(result.disruptions.filter((d) => d.reason === 'Empty').length).toBeGreaterThan(0);
     }, 120_000);
   }
+});
+
+describe('a random fault scenario (test/sim/fault-scenarios) under the issue\'s faults', () => {
+  it('seed 13, 8 overlapping invocations crashing after 30 % of side effects: no eviction from an Empty node, no violation', async () => {
+    // The old start order evicted a pod from an "empty" node here (counted as a budget violation by the observer).
+    const seed = 13;
+    const { dir } = randomScenario(seed, { faults: { concurrentInvocations: 8, crashAfterSideEffect: 0.3 } });
+    let end: Run['end'] = { nodes: [], nodeClaims: [] };
+    const { result } = await simulateScenario(dir, { seed, onEnd: (e) => void (end = e) });
+    const c: CrashCase = { name: 'random', docs: [], budget: Number.POSITIVE_INFINITY, triggerMs: 0, finished: () => {} };
+    expectSettled(c, { result, sideEffects: [], crashes: [], end }, `random seed ${seed}`);
+    expect(result.disruptions.some((d) => d.reason === 'Empty')).toBe(true);
+  }, 180_000);
 });
