@@ -12,9 +12,9 @@ import { fnv1a } from '../../core/hash.js';
 import type { NodeClaimPlan } from '../../core/provisioning/types.js';
 import { recordEventBestEffort } from '../events.js';
 import { REGISTRATION_TTL_MS, createNodeClaimRecord, launchPending, nodeOf } from '../launch.js';
+import type { ClusterNode } from '../../ports/cluster.js';
 import { nodeClaimExtras } from '../nodeclaim-extras.js';
 import { replacementPlans } from './methods/drift.js';
-import type { ClusterNode } from '../../ports/cluster.js';
 import { isTainted, taint, untaint, withoutDisruption, writeIgnoringConflict, type Pass } from './pass.js';
 import { podsOfClaim, readWorld, type World } from './world.js';
 
