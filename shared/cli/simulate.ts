@@ -17,7 +17,7 @@ import { reconcileLifecycle } from '../controllers/lifecycle.js';
 import { provision } from '../controllers/provision.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
 import { silentLog, type Log } from '../lambda/log.js';
-import { SIMULATED_CLUSTER_NAME, runSimulation, type SimulationProbe } from '../sim/engine.js';
+import { SIMULATED_CLUSTER_NAME, runSimulation, type SimulationDeps, type SimulationProbe } from '../sim/engine.js';
 import type { ViolationRecord } from '../sim/observer.js';
 import type { SimulationResult } from '../sim/result.js';
 import { ResultSchema } from '../sim/result-schema.js';
@@ -49,6 +49,14 @@ export interface SimulateOptions {
    * A setting of the run, not of the Scenario. @default 'skiff'
    */
   readonly consolidation?: ConsolidationSetting;
+  /** One deterministic crash of a handler after its n-th side effect (crash-safety tests). @default none */
+  readonly crashAfter?: SimulationDeps['crashAfter'];
+  /** Called with each fault injected (`spec.faults`, a `crashAfter`), as it happens. @default none */
+  readonly onFault?: SimulationDeps['onFault'];
+  /** Called with each side effect a handler makes (crash-safety tests). @default none */
+  readonly onSideEffect?: SimulationDeps['onSideEffect'];
+  /** Called once at the end with the live Nodes and the NodeClaim records (tests of what a run leaves behind). @default none */
+  readonly onEnd?: SimulationDeps['onEnd'];
 }
 
 /**
@@ -93,6 +101,10 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
       ...(options.onViolation ? { onViolation: options.onViolation } : {}),
       ...(options.probe ? { probe: options.probe } : {}),
+      ...(options.crashAfter ? { crashAfter: options.crashAfter } : {}),
+      ...(options.onSideEffect ? { onSideEffect: options.onSideEffect } : {}),
+      ...(options.onFault ? { onFault: options.onFault } : {}),
+      ...(options.onEnd ? { onEnd: options.onEnd } : {}),
     });
     ResultSchema.parse(result);
     return { scenario, result };

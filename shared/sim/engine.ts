@@ -24,6 +24,7 @@ import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
+import type { NodeClaim } from '../core/api/nodeclaim.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { ConsolidationSetting, DisruptionDeps } from '../controllers/disruption/deps.js';
 import { DisruptionMemory } from '../controllers/disruption/memory.js';
@@ -32,7 +33,7 @@ import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
 import { instanceTypeQuery } from '../controllers/launch.js';
 import type { ProvisionDeps } from '../controllers/provision.js';
-import type { ClusterPod } from '../ports/cluster.js';
+import type { ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
@@ -40,7 +41,7 @@ import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import { CachedNodeClaimStore } from './cached-nodeclaim-store.js';
 import { CachedUnavailableOfferings } from './cached-unavailable-offerings.js';
 import { healthScheduledChange, rebalanceRecommendation, spotInterruptionWarning, stateChangeNotification, type EventBridgeEvent } from './ec2-events.js';
-import { FaultInjector, isSimulatedCrash, type FaultRecord } from './faults.js';
+import { FaultInjector, isSimulatedCrash, type CrashAfterSideEffectN, type FaultRecord, type SideEffectRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } from './observer.js';
 import { buildResult, type SimulationResult } from './result.js';
@@ -107,6 +108,15 @@ export interface SimulationDeps {
   readonly probe?: SimulationProbe;
   /** The disruption controller's consolidation moves (`DisruptionDeps.consolidation`). @default 'skiff' */
   readonly consolidation?: ConsolidationSetting;
+  /** One deterministic crash of a handler after its n-th side effect (tests; see `CrashAfterSideEffectN`). @default none */
+  readonly crashAfter?: CrashAfterSideEffectN;
+  /** Called with each side effect a handler makes, as it succeeds (tests and debugging). @default none */
+  readonly onSideEffect?: (record: SideEffectRecord) => void;
+  /**
+   * Called once at the end with the cluster's live Nodes and the NodeClaim records as they are then (tests that check
+   * what a run leaves behind, e.g. no node left tainted `karpenter.sh/disrupted` without a command). @default none
+   */
+  readonly onEnd?: (end: { readonly nodes: readonly ClusterNode[]; readonly nodeClaims: readonly NodeClaim[] }) => void;
 }
 
 /**
@@ -160,7 +170,10 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const ids = seededIds(seed);
   const catalogByName = new Map(deps.catalog.map((t) => [t.name, t]));
   const observer = new Observer(catalogByName, () => clock.now(), deps.onViolation);
-  const faults = new FaultInjector(spec.faults, seed, () => clock.now(), deps.onFault);
+  const faults = new FaultInjector(spec.faults, seed, () => clock.now(), deps.onFault, {
+    ...(deps.crashAfter ? { crashAfter: deps.crashAfter } : {}),
+    ...(deps.onSideEffect ? { onSideEffect: deps.onSideEffect } : {}),
+  });
   const cluster = new SimulatedCluster(clock, { region: spec.region, ids, registerWithUnregisteredTaint: true });
   const ec2 = new SimulatedEc2(clock, {
     region: spec.region,
@@ -353,6 +366,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   deps.onProgress?.(1);
 
   const claims = await store.list();
+  deps.onEnd?.({ nodes: await cluster.listNodes(), nodeClaims: claims });
   observer.finish(ec2.instances, claims, new Map(cluster.nodeHistory.filter((n) => n.readyAt !== undefined).map((n) => [n.instanceId, n.readyAt!])));
   return buildResult({
     scenario: scenario.name,
@@ -435,13 +449,31 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     pdbs: [...cluster.pdbs.values()],
   });
   const claimOfNode = async (node: SimNode | undefined) => (node ? (await store.list()).find((c) => c.providerId === node.providerId && c.state !== 'Failed') : undefined);
+  const poolOf = (claim: NodeClaim) => {
+    const pool = cluster.nodePools.get(claim.nodePool);
+    if (!pool) return undefined;
+    const nodes = [...cluster.nodes.values()]
+      .filter((n) => n.labels[LABEL_NODEPOOL] === pool.metadata.name && n.labels[LABEL_INITIALIZED] === 'true')
+      .map((n) => ({ name: n.name, ready: n.ready, disrupted: isDisrupted(n) }));
+    return { pool, nodes };
+  };
+  /** A disruption acting on a node it never tainted: the observer checks the budget there. */
+  const untaintedDisruption = (node: SimNode | undefined, claim: NodeClaim | undefined): void => {
+    if (!node || isDisrupted(node) || !claim?.disruption) return;
+    const of = poolOf(claim);
+    if (of) observer.onUntaintedDisruption(node.name, claim.disruption.reason, { name: of.pool.metadata.name, budgets: of.pool.spec.disruption.budgets }, of.nodes);
+  };
   const evictPod = cluster.evictPod.bind(cluster);
   cluster.evictPod = async (namespace, name) => {
     const pod = cluster.pods.get(`${namespace}/${name}`);
     const before = world();
-    const claim = await claimOfNode(pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined);
+    const node = pod?.nodeName ? cluster.nodes.get(pod.nodeName) : undefined;
+    const claim = await claimOfNode(node);
     const outcome = await evictPod(namespace, name);
-    if (outcome === 'evicted' && pod) observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
+    if (outcome === 'evicted' && pod) {
+      untaintedDisruption(node, claim);
+      observer.onEviction(observedPod(pod), claim?.disruption?.reason, before);
+    }
     return outcome;
   };
   const forceDeletePod = cluster.forceDeletePod.bind(cluster);
@@ -466,12 +498,10 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     if (tainting) {
       observer.onDrainTaint(name);
       const claim = await claimOfNode(node);
-      const pool = claim ? cluster.nodePools.get(claim.nodePool) : undefined;
-      if (claim?.disruption && pool) {
-        const poolNodes = [...cluster.nodes.values()]
-          .filter((n) => n.labels[LABEL_NODEPOOL] === pool.metadata.name && n.labels[LABEL_INITIALIZED] === 'true')
-          .map((n) => ({ name: n.name, ready: n.ready, disrupted: isDisrupted(n) }));
-        observer.onDisruptionStart(name, claim.disruption.reason, { name: pool.metadata.name, budgets: pool.spec.disruption.budgets }, poolNodes);
+      const of = claim ? poolOf(claim) : undefined;
+      if (claim?.disruption && of) {
+        const pool = of.pool;
+        observer.onDisruptionStart(name, claim.disruption.reason, { name: pool.metadata.name, budgets: pool.spec.disruption.budgets }, of.nodes);
         observer.onReplaceStart({
           nodeClaim: claim.name,
           nodePool: pool.metadata.name,
@@ -489,6 +519,7 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     const node = [...cluster.nodes.values()].find((n) => n.instanceId === instanceId);
     const claim = node ? await claimOfNode(node) : undefined;
     if (node && claim?.disruption && ec2.instances.some((i) => i.instanceId === instanceId && i.state !== 'terminated')) {
+      untaintedDisruption(node, claim);
       const pods = [...cluster.pods.values()].filter((p) => p.nodeName === node.name && !p.owner?.startsWith('DaemonSet/')).map(observedPod);
       const drainStarted = Date.parse(claim.disruption.drainStartedAt ?? claim.disruption.startedAt ?? claim.disruption.proposedAt);
       const graceExpired = claim.terminationGracePeriodSeconds !== undefined && clock.now() >= drainStarted + claim.terminationGracePeriodSeconds * 1000;

@@ -35,6 +35,7 @@
  * `concurrentInvocations` is reproducible; with overlapping invocations the order of draws follows the order their
  * awaits resume in, which depends on the embedded DynamoDB's I/O timing.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { OfferingKey } from '../core/instancetypes/offering-key.js';
 import { ApiServerUnavailableError, SkiffError, ThrottledError } from '../core/errors.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
@@ -45,6 +46,31 @@ import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOffering, UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import type { ScenarioFaults } from './scenario.js';
+
+/**
+ * A deterministic crash, for tests that crash a handler after each of its side effects in turn: the invocation of
+ * `handler` (the name {@link FaultInjector.invoke} is given: `disruption`, `provisioner`, `lifecycle`, `interruption`)
+ * dies with {@link SimulatedCrash} right after the `sideEffect`-th side effect (1-based) that invocations of that
+ * handler make over the run, counted in the order they succeed. It strikes once, whatever `crashAfterSideEffect` says,
+ * and draws nothing from the seeded stream.
+ */
+export interface CrashAfterSideEffectN {
+  readonly handler: string;
+  /** Which side effect of the handler's, counted from 1 over the whole run. */
+  readonly sideEffect: number;
+}
+
+/** A side effect a handler invocation made (see {@link FaultInjector}'s `onSideEffect`). */
+export interface SideEffectRecord {
+  /** The handler whose invocation made it (`disruption`, `provisioner`, …), or undefined outside {@link FaultInjector.invoke}. */
+  readonly handler: string | undefined;
+  /** Its number among that handler's side effects over the run, from 1. */
+  readonly index: number;
+  /** What succeeded, e.g. `cluster.patchNode(ip-10-0-0-1…)`, `store.update(general-abcde)`. */
+  readonly what: string;
+  /** Epoch ms (virtual). */
+  readonly at: number;
+}
 
 /** No faults: what a scenario without `spec.faults` gets. */
 export const NO_FAULTS: ScenarioFaults = { duplicateDelivery: 0, concurrentInvocations: 1, crashAfterSideEffect: 0, ec2Throttle: 0, dynamodbThrottle: 0, apiServerErrors: 0 };
@@ -93,26 +119,35 @@ export class FaultInjector {
   /** Faults injected so far, by kind. */
   readonly counts: FaultCounts = { duplicateDelivery: 0, concurrentInvocations: 0, crashAfterSideEffect: 0, ec2Throttle: 0, dynamodbThrottle: 0, apiServerErrors: 0 };
   private readonly random: () => number;
+  /** The handler whose invocation is running, through its awaits ({@link invoke}). */
+  private readonly handler = new AsyncLocalStorage<string>();
+  /** Side effects so far per handler. */
+  private readonly sideEffects = new Map<string | undefined, number>();
+  /** Whether the deterministic crash has struck. */
+  private crashed = false;
 
   /**
    * @param faults the scenario's `spec.faults` (probabilities 0–1, `concurrentInvocations` ≥ 1)
    * @param seed the run's `--seed`
    * @param now the virtual clock, epoch ms (for records)
    * @param onFault called with each fault as it is injected
+   * @param options `crashAfter`: one deterministic crash (tests); `onSideEffect`: called with every side effect a
+   *   handler made, as it succeeds (before any crash it triggers)
    */
   constructor(
     readonly faults: ScenarioFaults,
     seed: number,
     private readonly now: () => number,
     private readonly onFault?: (record: FaultRecord) => void,
+    private readonly options: { readonly crashAfter?: CrashAfterSideEffectN; readonly onSideEffect?: (record: SideEffectRecord) => void } = {},
   ) {
     this.random = mulberry32((seed ^ FAULT_SEED_SALT) >>> 0);
   }
 
-  /** True when any fault is configured. */
+  /** True when any fault is configured (a deterministic crash included). */
   get active(): boolean {
     const f = this.faults;
-    return f.duplicateDelivery > 0 || f.concurrentInvocations > 1 || f.crashAfterSideEffect > 0 || f.ec2Throttle > 0 || f.dynamodbThrottle > 0 || f.apiServerErrors > 0;
+    return this.options.crashAfter !== undefined || f.duplicateDelivery > 0 || f.concurrentInvocations > 1 || f.crashAfterSideEffect > 0 || f.ec2Throttle > 0 || f.dynamodbThrottle > 0 || f.apiServerErrors > 0;
   }
 
   /**
@@ -132,7 +167,7 @@ export class FaultInjector {
   async invoke<T>(handler: string, invocation: () => Promise<T>): Promise<PromiseSettledResult<T>[]> {
     const n = Math.max(1, Math.floor(this.faults.concurrentInvocations));
     if (n > 1) this.record('concurrentInvocations', `${handler} ×${n}`);
-    return Promise.allSettled(Array.from({ length: n }, () => invocation()));
+    return Promise.allSettled(Array.from({ length: n }, () => this.handler.run(handler, invocation)));
   }
 
   /** The CloudProvider the handlers see: `ec2Throttle` before every call, `crashAfterSideEffect` after create and delete. */
@@ -233,9 +268,22 @@ export class FaultInjector {
     return run();
   }
 
-  /** Runs a side effect; when it succeeded, the invocation dies with probability `crashAfterSideEffect`. */
+  /**
+   * Runs a side effect; when it succeeded, the invocation dies if it is the deterministic crash's
+   * ({@link CrashAfterSideEffectN}), else with probability `crashAfterSideEffect`.
+   */
   private async sideEffect<T>(what: string, run: () => Promise<T>): Promise<T> {
     const value = await run();
+    const handler = this.handler.getStore();
+    const index = (this.sideEffects.get(handler) ?? 0) + 1;
+    this.sideEffects.set(handler, index);
+    this.options.onSideEffect?.({ handler, index, what, at: this.now() });
+    const crash = this.options.crashAfter;
+    if (crash && !this.crashed && handler === crash.handler && index === crash.sideEffect) {
+      this.crashed = true;
+      this.record('crashAfterSideEffect', what);
+      throw new SimulatedCrash(what);
+    }
     if (this.draw('crashAfterSideEffect', this.faults.crashAfterSideEffect, what)) throw new SimulatedCrash(what);
     return value;
   }

@@ -26,6 +26,9 @@
  * nodes it replaced cost (the two moves together saved nothing). A replacement consolidated again into something
  * cheaper is convergence, not a loop. Drift is judged from the specs as applied and the node's labels, prices from the
  * launched instances, never by asking the controller.
+ * A pod evicted by an Empty disruption counts as `budget` too: its node was not empty, so it was disrupted under a
+ * budget and a decision that do not cover a node with pods. A voluntary disruption that evicts from or terminates a
+ * node it never tainted is checked against the budget at that moment ({@link Observer.onUntaintedDisruption}).
  * And `evictionLoops`: a pod evicted by a drain from a node it was bound to after the node was tainted
  * `karpenter.sh/disrupted` (a turn of an evict → recreate → bind-back loop that keeps the drain from ending).
  */
@@ -251,6 +254,11 @@ export class Observer {
     if (VOLUNTARY.has(reason ?? '') && doNotDisruptActive(pod, this.now())) {
       this.violate('doNotDisrupt', `pod ${pod.namespace}/${pod.name} (karpenter.sh/do-not-disrupt: ${pod.annotations[DO_NOT_DISRUPT]}) was evicted by a ${reason} disruption`);
     }
+    if (reason === 'Empty') {
+      // An Empty disruption has nothing to evict: a pod evicted by one was on a node that was not empty, disrupted under
+      // the Empty budget and without the consolidation decision (and the Underutilized budget) a node with pods needs.
+      this.violate('budget', `pod ${pod.namespace}/${pod.name} was evicted from ${pod.nodeName ?? 'its node'} by an Empty disruption: the node was not empty, and the Empty budget does not cover disrupting a node with pods`);
+    }
     if (!isHealthy(pod, world)) return;
     for (const pdb of world.pdbs) {
       const { healthy, desired } = pdbHealth(pdb, world);
@@ -322,11 +330,28 @@ export class Observer {
   onDisruptionStart(node: string, reason: string, nodePool: { readonly name: string; readonly budgets: readonly Budget[] }, poolNodes: readonly ObservedNode[]): void {
     if (!BUDGETED.has(reason)) return;
     const others = poolNodes.filter((n) => n.name !== node);
-    const busy = others.filter((n) => n.disrupted || !n.ready).length + 1;
+    const busy = others.filter((n) => n.disrupted || !n.ready || this.untaintedStarts.has(n.name)).length + 1;
     const { allowed } = budgetAllowance(nodePool.budgets, reason as 'Empty' | 'Underutilized' | 'Drifted', new Date(this.now()), poolNodes.length, 0);
     if (busy > allowed) {
       this.violate('budget', `NodePool ${nodePool.name}: starting a ${reason} disruption of ${node} makes ${busy} nodes disrupted or NotReady out of ${poolNodes.length}, over the ${allowed} its budgets allow now`);
     }
+  }
+
+  /** Nodes a voluntary disruption evicted from or terminated without tainting them first (see {@link onUntaintedDisruption}). */
+  private readonly untaintedStarts = new Set<string>();
+
+  /**
+   * A voluntary disruption evicted a pod from, or terminated the instance of, a node it had not tainted
+   * `karpenter.sh/disrupted` (a start that skipped, or lost, its taint): the observer sees the disruption start here,
+   * checks it against the budget as {@link onDisruptionStart} does (once per node), and counts the node as disrupted
+   * in later budget checks. Karpenter always taints first (core `disruption/queue.go StartCommand`), so without this a
+   * disruption that never tainted would escape the budget count altogether.
+   * @param poolNodes the NodePool's initialized nodes (this one included)
+   */
+  onUntaintedDisruption(node: string, reason: string, nodePool: { readonly name: string; readonly budgets: readonly Budget[] }, poolNodes: readonly ObservedNode[]): void {
+    if (!BUDGETED.has(reason) || this.untaintedStarts.has(node)) return;
+    this.onDisruptionStart(node, reason, nodePool, poolNodes);
+    this.untaintedStarts.add(node);
   }
 
   /** Replacement NodeClaim → the disruption that launched it, as seen when that disruption started. */

@@ -258,6 +258,41 @@ describe('Observer', () => {
       expect(o.counts.evictionLoops).toBe(0);
     });
   });
+
+  describe('disruptions a crash bent out of shape (issue 21)', () => {
+    const world = { pods: [], readyNodes: new Set(['n1']), pdbs: [] };
+    const pod = { namespace: 'default', name: 'late-x', labels: {}, annotations: {}, createdAt: T, phase: 'Running', nodeName: 'n1', scheduledAt: T };
+    const pool = { name: 'general', budgets: [{ nodes: '2' }] };
+    const nodes = (disrupted: number, total: number) => Array.from({ length: total }, (_, i) => ({ name: `n${i + 1}`, ready: true, disrupted: i > 0 && i <= disrupted }));
+
+    it('counts a pod evicted by an Empty disruption as a budget violation: its node was not empty', () => {
+      const o = observer();
+      o.onEviction(pod, 'Empty', world);
+      expect(o.counts.budget).toBe(1);
+      expect(o.records[0]!.message).toContain('by an Empty disruption');
+      o.onEviction(pod, 'Underutilized', world);
+      expect(o.counts.budget).toBe(1);
+    });
+
+    it('checks the budget where a voluntary disruption first acts on a node it never tainted, once, and counts that node as disrupted after', () => {
+      const o = observer();
+      // Two of four already tainted, budget 2: a third disruption acting untainted is over the budget.
+      o.onUntaintedDisruption('n1', 'Empty', pool, nodes(2, 4));
+      expect(o.counts.budget).toBe(1);
+      o.onUntaintedDisruption('n1', 'Empty', pool, nodes(2, 4));
+      expect(o.counts.budget).toBe(1);
+      // Within budget alone, but it keeps counting as disrupted: a later taint of another node sees it.
+      const p = observer();
+      p.onUntaintedDisruption('n1', 'Drifted', pool, nodes(0, 4));
+      expect(p.counts.budget).toBe(0);
+      p.onDisruptionStart('n2', 'Drifted', pool, nodes(1, 4).map((n) => ({ ...n, disrupted: n.name === 'n3' })));
+      expect(p.counts.budget).toBe(1);
+      // Forceful reasons are not budgeted.
+      const q = observer();
+      q.onUntaintedDisruption('n1', 'Expired', pool, nodes(2, 4));
+      expect(q.counts.budget).toBe(0);
+    });
+  });
 });
 
 describe('Observer.onPodDeletion (a drain deleting pods directly)', () => {

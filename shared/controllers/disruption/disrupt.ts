@@ -9,10 +9,14 @@
  * Each pass:
  * 1. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
  *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`);
- * 2. advances every disruption in flight: validates proposals at least `VALIDATION_DELAY_MS` old (`validate.ts`;
- *    Karpenter's `commandValidationDelay`), launches replacements through the provisioner's launch protocol, waits for them to
- *    initialize, taints (`karpenter.sh/disrupted:NoSchedule`) and drains through the Eviction API (PDBs answer 429:
- *    try again next pass), then deletes the record, terminates the instance and deletes the Node;
+ * 2. takes `karpenter.sh/disrupted` off nodes whose record carries no disruption (a start or a rollback died midway,
+ *    `orchestrate.ts releaseStaleTaints`); validates again a voluntary command whose start was left incomplete — a
+ *    record started but its node untainted, or some records started and others not — before it goes on, or drops it
+ *    (`validate.ts resumeStart`); then advances every disruption in flight: validates proposals at least
+ *    `VALIDATION_DELAY_MS` old (`validate.ts`; Karpenter's `commandValidationDelay`), taints the candidates before
+ *    recording the start (`orchestrate.ts startCommand`), launches replacements through the provisioner's launch
+ *    protocol, waits for them to initialize and drains through the Eviction API (PDBs answer 429: try again next
+ *    pass), then deletes the record, terminates the instance and deletes the Node;
  * 3. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
  *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
  *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
@@ -37,11 +41,11 @@ import { CONSOLIDATED_TTL_MS, worldFingerprint } from './consolidated.js';
 import type { DisruptionDeps, DisruptionReport } from './deps.js';
 import { drain } from './drain.js';
 import { expire, startForceful } from './forceful.js';
-import { awaitReplacements } from './orchestrate.js';
+import { awaitReplacements, releaseStaleTaints } from './orchestrate.js';
 import { newPass } from './pass.js';
 import { notePodEvents, reportInvalidDoNotDisrupt } from './pod-events.js';
 import { propose } from './propose.js';
-import { VALIDATION_DELAY_MS, validateProposal } from './validate.js';
+import { VALIDATION_DELAY_MS, resumeStart, startIncomplete, validateProposal } from './validate.js';
 import { readWorld, type World } from './world.js';
 
 /**
@@ -62,6 +66,7 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   };
   await notePodEvents(pass, world);
   await reportInvalidDoNotDisrupt(pass, world);
+  await releaseStaleTaints(pass, await refresh());
   await refresh();
 
   // Disruptions in flight, one command at a time (a command's candidates move together).
@@ -70,7 +75,9 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   let proposalWaiting = false;
   for (const [command, candidates] of commands) {
     const phase = candidates[0]!.disruption!.phase;
-    if (phase === 'Proposed') {
+    if (startIncomplete(world, candidates)) {
+      await resumeStart(pass, world, command, candidates);
+    } else if (phase === 'Proposed') {
       if (world.now - Date.parse(candidates[0]!.disruption!.proposedAt) < VALIDATION_DELAY_MS) proposalWaiting = true;
       else await validateProposal(pass, world, command, candidates);
     } else if (phase === 'Replacing') {

@@ -12,7 +12,7 @@ import type { ClusterNode, ClusterPod } from '../../ports/cluster.js';
 import { recordEventBestEffort } from '../events.js';
 import { nodeOf } from '../launch.js';
 import { deleteNodeReleasingFinalizer } from '../node-termination.js';
-import { recordBlocked, taint, writeIgnoringConflict, type Pass } from './pass.js';
+import { VOLUNTARY_REASONS, isTainted, recordBlocked, taint, writeIgnoringConflict, type Pass } from './pass.js';
 import { podsOn, type World } from './world.js';
 
 /** The API server's default pod `terminationGracePeriodSeconds` (Kubernetes `DefaultTerminationGracePeriodSeconds`). */
@@ -35,6 +35,10 @@ export const DEFAULT_POD_GRACE_SECONDS = 30;
 export async function drain(pass: Pass, world: World, claim: NodeClaim): Promise<void> {
   const d = claim.disruption!;
   const node = nodeOf(claim, world.nodes);
+  // A voluntary drain goes on only on a node its start tainted. Without the taint, the pass that started it died
+  // before tainting (or the taint was taken off): the node may have taken pods since, and the budget may be spent —
+  // the disruption pass validates that command again first (`validate.ts resumeStart`). Forceful drains taint here.
+  if (node && VOLUNTARY_REASONS.has(d.reason) && !isTainted(node)) return;
   // Pods that tolerate the disrupted taint are neither evicted nor waited for (core `isDrainable`): they go with the node.
   // Skiff waits for such a pod (never evicting it: its replacement would land on this node again) while it is annotated
   // do-not-disrupt, or while its PodDisruptionBudget could not spare it and the others of it here; from the

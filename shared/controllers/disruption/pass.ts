@@ -10,6 +10,12 @@ import type { ClusterEvent, ClusterNode } from '../../ports/cluster.js';
 import { recordEventBestEffort } from '../events.js';
 import type { DisruptionDeps, DisruptionReport } from './deps.js';
 
+/**
+ * The reasons of voluntary disruptions (Karpenter's graceful methods: budgeted, validated before they start, started by
+ * tainting their nodes); the others (Expired, Interrupted, NodeDeleted, NodeClaimDeleted) are forceful.
+ */
+export const VOLUNTARY_REASONS: ReadonlySet<string> = new Set(['Empty', 'Underutilized', 'Drifted']);
+
 /** One pass (of `disrupt`, or one `disruptNow`): its ports, its writes so far, and its report as it fills. */
 export interface Pass {
   readonly deps: DisruptionDeps;
@@ -81,9 +87,30 @@ export async function recordBlocked(pass: Pass, now: number, event: ClusterEvent
   await recordEventBestEffort(pass.deps.cluster, event);
 }
 
-/** Taints the node `karpenter.sh/disrupted:NoSchedule` (Karpenter `v1.DisruptedNoScheduleTaint`) unless it has it. */
-export async function taint(pass: Pass, node: ClusterNode | undefined): Promise<void> {
-  if (!node || node.taints.some((t) => t.key === DISRUPTED_NO_SCHEDULE_TAINT.key)) return;
+/** True when the node carries `karpenter.sh/disrupted` (any effect). */
+export function isTainted(node: ClusterNode | undefined): boolean {
+  return !!node && node.taints.some((t) => t.key === DISRUPTED_NO_SCHEDULE_TAINT.key);
+}
+
+/**
+ * Taints the node `karpenter.sh/disrupted:NoSchedule` (Karpenter `v1.DisruptedNoScheduleTaint`) unless it has it.
+ * @returns true when this call added the taint (false without a node or when it was there already)
+ * @throws whatever the cluster port throws
+ */
+export async function taint(pass: Pass, node: ClusterNode | undefined): Promise<boolean> {
+  if (!node || isTainted(node)) return false;
   pass.writes++;
   await pass.deps.cluster.patchNode(node.name, { taints: [...node.taints, DISRUPTED_NO_SCHEDULE_TAINT] });
+  return true;
+}
+
+/**
+ * Removes `karpenter.sh/disrupted` from the node if it has it (Karpenter core `state.RequireNoScheduleTaint(…, false,
+ * …)`), keeping its other taints.
+ * @throws whatever the cluster port throws
+ */
+export async function untaint(pass: Pass, node: ClusterNode | undefined): Promise<void> {
+  if (!node || !isTainted(node)) return;
+  pass.writes++;
+  await pass.deps.cluster.patchNode(node.name, { taints: node.taints.filter((t) => t.key !== DISRUPTED_NO_SCHEDULE_TAINT.key) });
 }

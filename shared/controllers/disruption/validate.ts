@@ -4,16 +4,21 @@
  * as if undisrupted. The command stands when its own method finds it again — the same reason, the same decision, all
  * of its candidates — and no method before it in the list claims them first (the order a search would take them in).
  * A command that stands starts (`orchestrate.ts`); one that does not is dropped, its records written back without it.
+ *
+ * A command whose start a dead pass left incomplete ({@link startIncomplete}) is validated the same way again before
+ * it goes on, budget included ({@link resumeStart}).
  */
-import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
+import { isLive, type NodeClaim, type NodeClaimDisruption } from '../../core/api/nodeclaim.js';
 import { simulateConsolidation } from '../../core/disruption/consolidation.js';
+import { DISRUPTED_NO_SCHEDULE_TAINT } from '../../core/disruption/drainable.js';
 import { decisionOf, type MethodCommand } from '../../core/disruption/types.js';
 import type { NodeClaimPlan } from '../../core/provisioning/types.js';
+import { nodeOf } from '../launch.js';
 import { methodsFor } from './methods.js';
 import { DISCARD, type ControllerMethod, type MethodContext } from './methods/context.js';
 import { consolidationContext, toCandidate } from './methods/consolidation-candidates.js';
-import { reject, startCommand } from './orchestrate.js';
-import { withoutDisruption, type Pass } from './pass.js';
+import { reject, startCommand, undisrupted } from './orchestrate.js';
+import { VOLUNTARY_REASONS, isTainted, type Pass } from './pass.js';
 import { methodContext } from './propose.js';
 import type { World } from './world.js';
 
@@ -34,7 +39,7 @@ export function validateCommand(methods: readonly ControllerMethod[], candidates
 
 /**
  * A proposal at least {@link VALIDATION_DELAY_MS} old: still valid → start it; else drop it (its records written back
- * without the disruption).
+ * without the disruption, and any node a start that died midway had tainted un-tainted).
  * @param candidates the records that carry `command`
  * @throws whatever the ports throw for failures other than conflicts
  */
@@ -45,38 +50,107 @@ export async function validateProposal(pass: Pass, world: World, command: string
     await reject(pass, world, command, candidates, 'a candidate changed since the proposal', false);
     return;
   }
-  // Re-run the methods on exactly these candidates, as if undisrupted.
-  const fresh = all.map((c) => withoutDisruption(c!));
-  const view: World = { ...world, claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? c) };
-  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));
-  if (!again || again.reason !== d.reason || decisionOf(again) !== d.decision || again.candidates.length !== fresh.length) {
-    await reject(pass, world, command, candidates, `re-validation after ${VALIDATION_DELAY_MS / 1000}s no longer finds it (${d.reason}, ${d.decision})`, false);
+  const checked = revalidate(pass, world, d, all.map((c) => c!));
+  if (typeof checked === 'string') {
+    await reject(pass, world, command, candidates, checked, false);
     return;
-  }
-  // A repacking (two or more replacements, `core/disruption/repack.ts`) stands only when it still saves at least what
-  // was proposed: a plan that got worse in 15 s is dropped and searched for afresh next pass.
-  if (d.savings !== undefined && again.savings < d.savings - 1e-9) {
-    await reject(pass, world, command, candidates, `re-validation after ${VALIDATION_DELAY_MS / 1000}s finds a saving of $${again.savings.toFixed(4)}/h, less than the $${d.savings.toFixed(4)}/h proposed`, false);
-    return;
-  }
-  let replacements: readonly NodeClaimPlan[] = [];
-  if (d.decision === 'replace') {
-    // Drift planned its replacements from exactly these candidates in this world, and so did a repacking (two or more
-    // replacements); Karpenter's consolidation's one replacement is simulated once more from the candidates in the
-    // record's order (by name).
-    replacements = d.reason === 'Drifted' || again.replacements.length > 1 ? again.replacements : consolidationReplacements(pass, view, fresh);
-    if (replacements.length === 0) {
-      await reject(pass, world, command, candidates, 'no replacement could be planned any more', false);
-      return;
-    }
   }
   await startCommand(
     pass,
     world,
     d,
     all.map((c) => c!),
-    replacements,
+    checked,
   );
+}
+
+/**
+ * Whether the start of this voluntary command (Empty, Underutilized, Drifted) was left incomplete by a pass that died
+ * (or by records an earlier Skiff wrote, which recorded the start before tainting): some of its records started and
+ * others are still proposed, or a started record's node — still there — lacks `karpenter.sh/disrupted`. Such a
+ * command must not go on as it stands: its untainted nodes took pods meanwhile, and the budget it was validated
+ * against may be spent.
+ * @param candidates the live records that carry the command
+ */
+export function startIncomplete(world: World, candidates: readonly NodeClaim[]): boolean {
+  const d = candidates[0]!.disruption!;
+  if (!VOLUNTARY_REASONS.has(d.reason)) return false;
+  const started = candidates.filter((c) => c.disruption!.phase !== 'Proposed');
+  if (started.length === 0) return false;
+  if (started.length < candidates.length) return true;
+  return started.some((c) => {
+    const node = nodeOf(c, world.nodes);
+    return node !== undefined && !isTainted(node);
+  });
+}
+
+/**
+ * Resumes a command whose start was left incomplete ({@link startIncomplete}): it is validated again now — exactly as a
+ * proposal is (`Empty`: still empty; `Underutilized`: the same consolidation still stands; `Drifted`: still drifted;
+ * every candidate still within its NodePool's budget, counted as if the command had not started) — and then started
+ * again (taint what is not tainted, record what is not recorded, launch what is not launched: `startCommand` is safe to
+ * repeat) or dropped: its records lose it (a `Deleting` one is `Initialized` again) and its nodes the taint.
+ *
+ * Karpenter keeps its orchestration queue in memory: a restart forgets every command and un-taints their candidates
+ * (core `disruption/controller.go Reconcile`), and the methods compute afresh. Skiff keeps the command on the records,
+ * so it re-validates the very command instead; a command dropped here is proposed again later if it still makes sense.
+ * @param candidates the live records that carry `command`
+ * @throws whatever the ports throw for failures other than conflicts
+ */
+export async function resumeStart(pass: Pass, world: World, command: string, candidates: readonly NodeClaim[]): Promise<void> {
+  const d = (candidates.find((c) => c.disruption!.phase !== 'Proposed') ?? candidates[0]!).disruption!;
+  const all = d.candidates.map((name) => world.claims.find((c) => c.name === name));
+  if (all.some((c) => !c || !isLive(c) || c.disruption?.command !== command)) {
+    await reject(pass, world, command, candidates, 'its start was interrupted and a candidate has changed since', true);
+    return;
+  }
+  const checked = revalidate(pass, world, d, all.map((c) => c!));
+  if (typeof checked === 'string') {
+    await reject(pass, world, command, candidates, `its start was interrupted and ${checked}`, true);
+    return;
+  }
+  if (d.replacements.length > 0 && checked.length !== d.replacements.length) {
+    await reject(pass, world, command, candidates, `its start was interrupted and its ${d.replacements.length} replacement(s) cannot be planned the same way again`, true);
+    return;
+  }
+  await startCommand(
+    pass,
+    world,
+    d,
+    all.map((c) => c!),
+    checked,
+  );
+}
+
+/**
+ * Runs the methods again on exactly `records` (the command `d`'s candidates), as if the command had never been
+ * proposed: records without it (`Initialized` again where it had moved them to `Deleting`) and their nodes without
+ * `karpenter.sh/disrupted`, so neither the candidate checks nor the budget count the command against itself.
+ * @returns the replacements to launch (none for a delete), or why the command no longer stands
+ */
+function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: readonly NodeClaim[]): readonly NodeClaimPlan[] | string {
+  const fresh = records.map(undisrupted);
+  const nodes = new Set(records.map((c) => nodeOf(c, world.nodes)?.name));
+  const view: World = {
+    ...world,
+    claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? c),
+    nodes: world.nodes.map((n) => (nodes.has(n.name) && isTainted(n) ? { ...n, taints: n.taints.filter((t) => t.key !== DISRUPTED_NO_SCHEDULE_TAINT.key) } : n)),
+  };
+  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));
+  if (!again || again.reason !== d.reason || decisionOf(again) !== d.decision || again.candidates.length !== fresh.length) {
+    return `re-validation after ${VALIDATION_DELAY_MS / 1000}s no longer finds it (${d.reason}, ${d.decision})`;
+  }
+  // A repacking (two or more replacements, `core/disruption/repack.ts`) stands only when it still saves at least what
+  // was proposed: a plan that got worse in 15 s is dropped and searched for afresh next pass.
+  if (d.savings !== undefined && again.savings < d.savings - 1e-9) {
+    return `re-validation after ${VALIDATION_DELAY_MS / 1000}s finds a saving of $${again.savings.toFixed(4)}/h, less than the $${d.savings.toFixed(4)}/h proposed`;
+  }
+  if (d.decision !== 'replace') return [];
+  // Drift planned its replacements from exactly these candidates in this world, and so did a repacking (two or more
+  // replacements); Karpenter's consolidation's one replacement is simulated once more from the candidates in the
+  // record's order (by name).
+  const replacements = d.reason === 'Drifted' || again.replacements.length > 1 ? again.replacements : consolidationReplacements(pass, view, fresh);
+  return replacements.length > 0 ? replacements : 'no replacement could be planned any more';
 }
 
 /** The replacement of a consolidation of exactly `candidates`, in their order, or none when it would not replace. */

@@ -3,6 +3,7 @@
 // (validation, orchestration) or the controller's memory, with the records it reads and writes.
 import { describe, expect, it } from 'vitest';
 import type { NodeClaim, NodeClaimDisruption } from '../../../shared/core/api/nodeclaim.js';
+import { ApiServerUnavailableError } from '../../../shared/core/errors.js';
 import type { NodePool } from '../../../shared/core/api/nodepool.js';
 import type { PodDisruptionBudget } from '../../../shared/core/api/pdb.js';
 import type { InstanceType } from '../../../shared/core/instancetypes/offering.js';
@@ -16,7 +17,7 @@ import { readWorld } from '../../../shared/controllers/disruption/world.js';
 import type { DaemonSetLike } from '../../../shared/core/provisioning/nodepool-template.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodePatch } from '../../../shared/ports/cluster.js';
 import { seededIds } from '../../../shared/ports/ids.js';
-import { MemoryNodeClaimStore } from '../../../shared/sim/memory-nodeclaim-store.js';
+import { MemoryNodeClaimStore, throttledError } from '../../../shared/sim/memory-nodeclaim-store.js';
 import { VirtualClock } from '../../../shared/sim/virtual-clock.js';
 import { catalogue } from '../../support/builders.js';
 import { NOW, launched, nodeClass, nodePool, runningPod } from '../../support/disruption-world.js';
@@ -200,6 +201,100 @@ describe('disruption controller phases', () => {
       expect(pass.report.rejected.map((r) => r.command)).toEqual(['cmd-1']);
       expect(store.callsOf('update', 'a').map((c) => c.outcome)).toEqual(['ok', 'conflict']);
       expect((await store.get('a'))!).toMatchObject({ version: 2, lastPodEventAt: rival.lastPodEventAt, disruption: { command: 'cmd-1' } });
+    });
+  });
+
+  describe('starting a command (crash safety, issue 21)', () => {
+    const taint = { key: DISRUPTED, effect: 'NoSchedule' as const };
+
+    it('taints the node before it records the command as started', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });
+      const cluster = new MemoryCluster([pool], [a.node]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      const taintedAtWrite: boolean[] = [];
+      store.inject({ operation: 'update', interpose: () => void taintedAtWrite.push(cluster.tainted('a')) });
+      const deps = depsOf(cluster, store);
+      const world = await readWorld(deps);
+      await validateProposal(newPass(deps), world, 'cmd-1', world.claims);
+      expect(taintedAtWrite).toEqual([true]);
+      expect((await store.get('a'))!.disruption!.phase).toBe('Draining');
+    });
+
+    it('rolls the start back when the record write is throttled: the node loses the taint, the record the command, the error is thrown', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });
+      const cluster = new MemoryCluster([pool], [a.node]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      store.inject({ operation: 'update', error: throttledError });
+      const deps = depsOf(cluster, store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await expect(validateProposal(pass, world, 'cmd-1', world.claims)).rejects.toThrow(/throttl/i);
+      expect(cluster.patches.map((p) => p.patch.taints!.some((t) => t.key === DISRUPTED))).toEqual([true, false]);
+      expect(cluster.tainted('a')).toBe(false);
+      expect((await store.get('a'))!.state).toBe('Initialized');
+      expect((await store.get('a'))!.disruption).toBeUndefined();
+      expect(pass.report.rejected.map((r) => r.reason)).toEqual([expect.stringMatching(/^starting it failed/)]);
+    });
+
+    it('rolls the start back when the taint fails: nothing recorded as started, nothing left tainted', async () => {
+      const pool = nodePool('general', { budgets: [{ nodes: '100%' }] });
+      const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a', 'b'] }) } });
+      const b = launched('b', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a', 'b'] }) } });
+      const cluster = new MemoryCluster([pool], [a.node, b.node]);
+      const patchNode = cluster.patchNode.bind(cluster);
+      cluster.patchNode = async (name, patch) => {
+        if (name === b.node.name && patch.taints?.some((t) => t.key === DISRUPTED)) throw new ApiServerUnavailableError('PATCH nodes: 503', 503, 'ServiceUnavailable');
+        return patchNode(name, patch);
+      };
+      const store = new MemoryNodeClaimStore({ records: [a.claim, b.claim] });
+      const deps = depsOf(cluster, store);
+      const world = await readWorld(deps);
+      await expect(validateProposal(newPass(deps), world, 'cmd-1', world.claims)).rejects.toThrow(/503/);
+      expect(cluster.tainted('a')).toBe(false);
+      expect(cluster.tainted('b')).toBe(false);
+      for (const name of ['a', 'b']) expect((await store.get(name))!.disruption).toBeUndefined();
+    });
+
+    it('drops an Empty command recorded as Draining whose node was never tainted and took a pod: no eviction, record Initialized again', async () => {
+      const pool = nodePool('general');
+      const draining: NodeClaimDisruption = { ...proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }), phase: 'Draining', startedAt: new Date(NOW - 60_000).toISOString(), drainStartedAt: new Date(NOW - 60_000).toISOString() };
+      const a = launched('a', pool, m5large, { claim: { state: 'Deleting', disruption: draining } });
+      const other = launched('other', pool, m5large);
+      const cluster = new MemoryCluster([pool], [a.node, other.node], [runningPod('late', 'a')]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim, other.claim] });
+      const report = await disrupt(depsOf(cluster, store));
+      expect(report.evicted).toEqual([]);
+      expect(cluster.evicted).toEqual([]);
+      expect(cluster.tainted('a')).toBe(false);
+      expect((await store.get('a'))!.state).toBe('Initialized');
+      expect((await store.get('a'))!.disruption).toBeUndefined();
+      expect(report.rejected.map((r) => r.reason)).toEqual([expect.stringMatching(/^its start was interrupted and re-validation/)]);
+    });
+
+    it('resumes an Empty command recorded as Draining whose node was never tainted but is still empty and within budget', async () => {
+      const pool = nodePool('general');
+      const draining: NodeClaimDisruption = { ...proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }), phase: 'Draining', startedAt: new Date(NOW - 60_000).toISOString(), drainStartedAt: new Date(NOW - 60_000).toISOString() };
+      const a = launched('a', pool, m5large, { claim: { state: 'Deleting', disruption: draining } });
+      const other = launched('other', pool, m5large);
+      const cluster = new MemoryCluster([pool], [a.node, other.node]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim, other.claim] });
+      const report = await disrupt(depsOf(cluster, store));
+      expect(report.started).toContain('cmd-1');
+      expect(report.deleted).toEqual([{ nodeClaim: 'a', reason: 'Empty' }]);
+      expect(cluster.patches[0]).toMatchObject({ node: a.node.name, patch: { taints: [taint] } });
+    });
+
+    it('takes the taint off a node whose record carries no command (a start or rollback died midway), and leaves a proposal to validation', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large);
+      const b = launched('b', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['b'], proposedAt: new Date(NOW - 5_000).toISOString() }) } });
+      const cluster = new MemoryCluster([pool], [{ ...a.node, taints: [taint] }, { ...b.node, taints: [taint] }], [runningPod('web', 'a'), runningPod('api', 'b')]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim, b.claim] });
+      await disrupt(depsOf(cluster, store));
+      expect(cluster.tainted('a')).toBe(false);
+      expect(cluster.tainted('b')).toBe(true);
     });
   });
 
