@@ -33,7 +33,8 @@ spec:
         - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
         - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
         - {key: karpenter.k8s.aws/instance-size, operator: In, values: [large, xlarge, 2xlarge]}
-  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m}
+  # No consolidation: its evictions would launch NodeClaims of their own; this test is about binding alone.
+  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: Never}
 `,
   `
 apiVersion: apps/v1
