@@ -90,7 +90,9 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
     if (!last || last.fingerprint !== fingerprint || latest.now - last.at >= CONSOLIDATED_TTL_MS) {
       const before = pass.report.proposed.length;
       await propose(pass, latest);
-      deps.memory.consolidated = pass.report.proposed.length === before ? { fingerprint, at: latest.now } : undefined;
+      // A search stopped on its budget has not found "nothing to do": the next pass resumes it (`search-budget.ts`).
+      const nothing = pass.report.proposed.length === before && pass.report.searchStopped.length === 0;
+      deps.memory.consolidated = nothing ? { fingerprint, at: latest.now } : undefined;
     }
   }
   return pass.report;
