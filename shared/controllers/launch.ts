@@ -297,7 +297,8 @@ export async function launchPending(deps: LaunchDeps, claim: NodeClaim, types: r
   let current = claim;
   if (!isCommitted(current)) {
     const pods = new Set(current.nominatedPods);
-    const rival = (await deps.store.list()).find((c) => c.name !== current.name && isLive(c) && isInFlight(c, nodes, now) && c.nominatedPods.some((p) => pods.has(p)));
+    // The cheap test first: most records share no pod with this one (the checks are pure, their order changes nothing).
+    const rival = (await deps.store.list()).find((c) => c.name !== current.name && c.nominatedPods.some((p) => pods.has(p)) && isLive(c) && isInFlight(c, nodes, now));
     if (rival) {
       await supersede(deps, current, rival.name);
       return { kind: 'superseded' };
