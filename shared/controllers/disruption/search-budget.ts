@@ -14,7 +14,9 @@
  * next pass starts with the candidates after it in the same order (cheapest to disrupt first) and wraps around to the
  * ones before it, so every candidate is simulated within ⌈candidates / budget⌉ passes. The stop is reported
  * (`DisruptionReport.searchStopped`) and the pass does not record the "consolidated" state (`consolidated.ts`), so
- * the next pass searches on. A cold Lambda starts from the head of the list.
+ * the next pass searches on — until passes over the same world (the same fingerprint) have simulated every candidate
+ * between them, which counts as one search that found nothing (`disrupt.ts`). A cold Lambda starts from the head of
+ * the list.
  *
  * Multi-node consolidation needs no budget of its own: it looks at the first 100
  * candidates only (`MAX_MULTI_NODE_CANDIDATES`, Karpenter's cap) and binary-searches their prefixes, at most ⌈log2 100⌉ = 7 simulations.

@@ -282,6 +282,9 @@ describe('disruption controller phases', () => {
       const second = await disrupt(deps);
       expect(tried(second)).toEqual([names[n - 1], ...names.slice(0, SINGLE_NODE_SEARCH_CANDIDATES - 1)]);
       expect(second.searchStopped).toEqual([{ method: 'single-node-consolidation', evaluated: SINGLE_NODE_SEARCH_CANDIDATES, candidates: n }]);
+      // The two passes saw the same world and tried every candidate between them: nothing to do, the next pass skips.
+      expect(memory.consolidated).toBeDefined();
+      expect((await disrupt(deps)).skipped).toEqual([]);
     });
   });
 });
