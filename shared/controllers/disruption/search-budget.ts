@@ -18,15 +18,16 @@
  * between them, which counts as one search that found nothing (`disrupt.ts`). A cold Lambda starts from the head of
  * the list.
  *
- * Multi-node consolidation needs no budget of its own: it looks at the first 100
- * candidates only (`MAX_MULTI_NODE_CANDIDATES`, Karpenter's cap) and binary-searches their prefixes, at most ⌈log2 100⌉ = 7 simulations.
+ * Multi-node consolidation needs no budget of its own: it looks at the first 100 candidates only
+ * (`MAX_MULTI_NODE_CANDIDATES`, Karpenter's cap) and binary-searches their prefixes, at most ⌈log2 100⌉ = 7
+ * simulations.
  */
 import type { MethodContext } from './methods/context.js';
 
 /**
  * The most candidates single-node consolidation simulates in one pass: 100, Karpenter's multi-node candidate cap
- * (core `multinodeconsolidation.go` `MaxCandidates`). At 2,000 nodes one simulation takes about 10–20 ms, so the search
- * stays within about 2 s of a pass.
+ * (core `multinodeconsolidation.go`: `maxParallel`, clamped to 100). One simulation costs about linear in the fleet
+ * (the pods are tried against every other node), so a pass's search is linear too instead of quadratic.
  */
 export const SINGLE_NODE_SEARCH_CANDIDATES = 100;
 
