@@ -103,9 +103,26 @@ export function isInFlight(claim: NodeClaim, nodes: readonly ClusterNode[], now:
   return !nodeOf(claim, nodes)?.ready;
 }
 
-/** The node a NodeClaim became, matched by providerID. */
+/** Per node list, its first node of each providerID, and the list's length when indexed ({@link nodeOf}). */
+const nodeIndexes = new WeakMap<readonly ClusterNode[], { readonly length: number; readonly byProvider: ReadonlyMap<string, ClusterNode> }>();
+
+/**
+ * The node a NodeClaim became, matched by providerID (the first such node of `nodes`).
+ *
+ * Controllers ask this for every NodeClaim of a list they read once, so the answer comes from an index of `nodes` built
+ * on the first call and kept per array object: a linear search made every sweep over the records quadratic in the fleet
+ * size. The arrays are lists a controller read (`Cluster.listNodes` returns a fresh one each time) and are not modified
+ * afterwards; an array whose length changed is indexed again.
+ */
 export function nodeOf(claim: NodeClaim, nodes: readonly ClusterNode[]): ClusterNode | undefined {
-  return claim.providerId ? nodes.find((n) => n.providerId === claim.providerId) : undefined;
+  if (!claim.providerId) return undefined;
+  let index = nodeIndexes.get(nodes);
+  if (!index || index.length !== nodes.length) {
+    const byProvider = new Map<string, ClusterNode>();
+    for (const n of nodes) if (!byProvider.has(n.providerId)) byProvider.set(n.providerId, n);
+    nodeIndexes.set(nodes, (index = { length: nodes.length, byProvider }));
+  }
+  return index.byProvider.get(claim.providerId);
 }
 
 /** Capacity of a NodePool's live NodeClaims (for limits): the launched type's capacity, or the first option's. */
@@ -280,7 +297,8 @@ export async function launchPending(deps: LaunchDeps, claim: NodeClaim, types: r
   let current = claim;
   if (!isCommitted(current)) {
     const pods = new Set(current.nominatedPods);
-    const rival = (await deps.store.list()).find((c) => c.name !== current.name && isLive(c) && isInFlight(c, nodes, now) && c.nominatedPods.some((p) => pods.has(p)));
+    // The cheap test first: most records share no pod with this one (the checks are pure, their order changes nothing).
+    const rival = (await deps.store.list()).find((c) => c.name !== current.name && c.nominatedPods.some((p) => pods.has(p)) && isLive(c) && isInFlight(c, nodes, now));
     if (rival) {
       await supersede(deps, current, rival.name);
       return { kind: 'superseded' };

@@ -65,6 +65,7 @@ export const DIMENSIONS = {
   code: 'code',
   nodeName: 'node_name',
   zone: 'zone',
+  consolidationType: 'consolidation_type',
 } as const;
 
 /** A dimension name. */
@@ -204,6 +205,14 @@ export const METRICS = {
     dimensions: [],
     kind: 'counter',
     description: 'Proposed disruptions dropped when re-validated a pass later (or abandoned when a replacement failed).',
+    source: 'docs/karpenter-semantics.md#metrics',
+  },
+  voluntaryDisruptionConsolidationTimeouts: {
+    name: 'karpenter_voluntary_disruption_consolidation_timeouts_total',
+    unit: 'Count',
+    dimensions: [d.consolidationType],
+    kind: 'counter',
+    description: 'Consolidation searches stopped before trying every candidate; Skiff stops on a per-pass candidate budget, not a timeout (consolidation_type: single).',
     source: 'docs/karpenter-semantics.md#metrics',
   },
   // Scheduler and cloud provider.

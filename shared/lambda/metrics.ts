@@ -16,7 +16,9 @@
  *   `observeUsage` (the lifecycle Lambda's scheduled passes), the fleet gauges below, the per-node gauges
  *   ({@link nodeUsageMetrics}) and `karpenter_pods_startup_duration_seconds` ({@link PodStartupTracker});
  * - disruption: `karpenter_voluntary_disruption_decisions_total{reason, decision}` (proposed),
- *   `karpenter_voluntary_disruption_failed_validations_total` (rejected), `karpenter_nodeclaims_disrupted_total` and
+ *   `karpenter_voluntary_disruption_failed_validations_total` (rejected),
+ *   `karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type}` (searches stopped on their
+ *   budget, `searchStopped`), `karpenter_nodeclaims_disrupted_total` and
  *   `karpenter_nodeclaims_terminated_total{nodepool, reason}` plus the seed's
  *   `karpenter_disruption_actions_performed_total{reason}` (deleted), `karpenter_pods_eviction_requests_total{code=200}`.
  * - fleet gauges from the NodeClaim records ({@link fleetMetrics}): `karpenter_nodeclaims_total{nodepool, state}`,
@@ -120,6 +122,7 @@ export function disruptionMetrics(report: DisruptionReport): MetricDataPoint[] {
   return [
     ...countBy('voluntaryDisruptionDecisions', report.proposed, (p) => ({ reason: lower(p.reason), decision: p.decision })),
     ...(report.rejected.length > 0 ? [metricPoint('voluntaryDisruptionFailedValidations', report.rejected.length)] : []),
+    ...countBy('voluntaryDisruptionConsolidationTimeouts', report.searchStopped ?? [], (s) => ({ consolidation_type: s.method === 'single-node-consolidation' ? 'single' : 'multi' })),
     ...countBy('nodeClaimsDisrupted', report.deleted, (x) => ({ nodepool: nodePoolOfNodeClaim(x.nodeClaim), reason: lower(x.reason) })),
     ...countBy('nodeClaimsTerminated', report.deleted, (x) => ({ nodepool: nodePoolOfNodeClaim(x.nodeClaim), reason: lower(x.reason) })),
     ...countBy('disruptionActionsPerformed', report.deleted, (x) => ({ reason: lower(x.reason) })),

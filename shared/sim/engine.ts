@@ -443,11 +443,16 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
  * each instance a disruption terminates.
  */
 function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observer: Observer, store: NodeClaimStore, clock: VirtualClock): void {
-  const world = (): ObservedWorld => ({
-    pods: [...cluster.pods.values()].map(observedPod),
-    readyNodes: new Set([...cluster.nodes.values()].filter((n) => n.ready).map((n) => n.name)),
-    pdbs: [...cluster.pdbs.values()],
-  });
+  const world = (): ObservedWorld => {
+    const pdbs = [...cluster.pdbs.values()];
+    return {
+      // Only a PodDisruptionBudget's health reads every pod (the observer's `pdbHealth`): without one, an eviction
+      // takes no snapshot of every pod.
+      pods: pdbs.length === 0 ? [] : [...cluster.pods.values()].map(observedPod),
+      readyNodes: new Set([...cluster.nodes.values()].filter((n) => n.ready).map((n) => n.name)),
+      pdbs,
+    };
+  };
   const claimOfNode = async (node: SimNode | undefined) => (node ? (await store.list()).find((c) => c.providerId === node.providerId && c.state !== 'Failed') : undefined);
   const poolOf = (claim: NodeClaim) => {
     const pool = cluster.nodePools.get(claim.nodePool);

@@ -164,11 +164,13 @@ describe('report metrics (shared/lambda/metrics.ts)', () => {
           { nodeClaim: 'gpu-45678', reason: 'Expired' },
         ],
         evicted: ['default/web-1', 'default/web-2'],
+        searchStopped: [{ method: 'single-node-consolidation', evaluated: 100, candidates: 240 }],
       });
       expect(points.map((p) => [p.name, p.dimensions, p.value])).toEqual([
         ['karpenter_voluntary_disruption_decisions_total', { reason: 'empty', decision: 'delete' }, 1],
         ['karpenter_voluntary_disruption_decisions_total', { reason: 'underutilized', decision: 'replace' }, 1],
         ['karpenter_voluntary_disruption_failed_validations_total', {}, 1],
+        ['karpenter_voluntary_disruption_consolidation_timeouts_total', { consolidation_type: 'single' }, 1],
         ['karpenter_nodeclaims_disrupted_total', { nodepool: 'general', reason: 'drifted' }, 1],
         ['karpenter_nodeclaims_disrupted_total', { nodepool: 'gpu', reason: 'expired' }, 1],
         ['karpenter_nodeclaims_terminated_total', { nodepool: 'general', reason: 'drifted' }, 1],

@@ -5,7 +5,7 @@
  * beside them ({@link BudgetLedger.take}).
  */
 import { LABEL_INITIALIZED, LABEL_NODEPOOL } from '../../core/api/labels.js';
-import { isLive } from '../../core/api/nodeclaim.js';
+import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
 import type { Budget } from '../../core/api/nodepool.js';
 import { BudgetScheduleError, budgetAllowance, budgetWindows, type BudgetWindow } from '../../core/disruption/budgets.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT } from '../../core/disruption/drainable.js';
@@ -58,12 +58,28 @@ function budgetsAt(budgets: readonly Budget[], atMs: number, memory: DisruptionM
   return out;
 }
 
-/** Budget bookkeeping of one pass: what each NodePool may still start, per reason. */
+/** A NodePool's managed, initialized nodes, and how many of them are being disrupted or NotReady. */
+interface PoolNodeCounts {
+  readonly nodes: number;
+  readonly busy: number;
+}
+
+/**
+ * Budget bookkeeping of one pass: what each NodePool may still start, per reason.
+ *
+ * The world a ledger reads does not change, so the per-NodePool node counts are worked out once, over every node in one
+ * sweep, and each NodePool's allowance once per reason: a search asks for them for every candidate, and recounting the
+ * pool's nodes (and indexing every record) each time made a pass quadratic in the fleet size.
+ */
 export class BudgetLedger {
   private readonly taken = new Map<string, number>();
+  /** Per NodePool name, its {@link PoolNodeCounts}; worked out on the first question. */
+  private counts: Map<string, PoolNodeCounts> | undefined;
+  /** Per `pool\0reason`, the allowance before this pass's own choices. */
+  private readonly allowances = new Map<string, number>();
 
   /**
-   * @param world what the pass read
+   * @param world what the pass read (not modified while the ledger is used)
    * @param memory where budget windows are cached
    */
   constructor(
@@ -72,22 +88,26 @@ export class BudgetLedger {
   ) {}
 
   /**
-   * The NodePool's managed, initialized nodes (carrying its label and `karpenter.sh/initialized: "true"`): the base
+   * Per NodePool, its managed, initialized nodes (carrying its label and `karpenter.sh/initialized: "true"`): the base
    * of percentages, as Karpenter's `BuildDisruptionBudgetMapping` counts them — by node, so a node whose record is
-   * already deleted but which is still there (its termination under way) still counts.
+   * already deleted but which is still there (its termination under way) still counts; and of those the nodes being
+   * disrupted (tainted, or their record started or ended a disruption) or NotReady.
    */
-  private nodes(pool: string): ClusterNode[] {
-    return this.world.nodes.filter((n) => n.labels[LABEL_NODEPOOL] === pool && n.labels[LABEL_INITIALIZED] === 'true');
-  }
-
-  /** Of those, the nodes being disrupted (tainted, or their record started or ended a disruption) or NotReady. */
-  private busy(nodes: readonly ClusterNode[]): number {
-    const claimByProvider = new Map(this.world.claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
-    return nodes.filter((n) => {
-      if (!n.ready || n.taints.some((t) => t.key === DISRUPTED_NO_SCHEDULE_TAINT.key)) return true;
-      const claim = claimByProvider.get(n.providerId);
-      return !!claim && (!isLive(claim) || claim.state === 'Deleting' || (claim.disruption !== undefined && claim.disruption.phase !== 'Proposed'));
-    }).length;
+  private poolCounts(pool: string): PoolNodeCounts {
+    if (!this.counts) {
+      const claimByProvider = new Map(this.world.claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
+      const counts = new Map<string, { nodes: number; busy: number }>();
+      for (const n of this.world.nodes) {
+        const name = n.labels[LABEL_NODEPOOL];
+        if (name === undefined || n.labels[LABEL_INITIALIZED] !== 'true') continue;
+        let entry = counts.get(name);
+        if (!entry) counts.set(name, (entry = { nodes: 0, busy: 0 }));
+        entry.nodes++;
+        if (isBusy(n, claimByProvider.get(n.providerId))) entry.busy++;
+      }
+      this.counts = counts;
+    }
+    return this.counts.get(pool) ?? { nodes: 0, busy: 0 };
   }
 
   /**
@@ -97,13 +117,24 @@ export class BudgetLedger {
   remaining(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted', afterTaken = true): number {
     const np = this.world.pools.get(pool);
     if (!np) return 0;
-    const nodes = this.nodes(pool);
-    const allowance = budgetAllowance(budgetsAt(np.spec.disruption.budgets, this.world.now, this.memory), reason, new Date(this.world.now), nodes.length, this.busy(nodes));
-    return Math.max(0, allowance.remaining - (afterTaken ? (this.taken.get(pool) ?? 0) : 0));
+    const key = `${pool}\u0000${reason}`;
+    let allowed = this.allowances.get(key);
+    if (allowed === undefined) {
+      const { nodes, busy } = this.poolCounts(pool);
+      allowed = budgetAllowance(budgetsAt(np.spec.disruption.budgets, this.world.now, this.memory), reason, new Date(this.world.now), nodes, busy).remaining;
+      this.allowances.set(key, allowed);
+    }
+    return Math.max(0, allowed - (afterTaken ? (this.taken.get(pool) ?? 0) : 0));
   }
 
   /** Counts `n` nodes of `pool` this pass chose to disrupt against what {@link remaining} allows. */
   take(pool: string, n = 1): void {
     this.taken.set(pool, (this.taken.get(pool) ?? 0) + n);
   }
+}
+
+/** Whether a managed node is being disrupted (tainted, or its record started or ended a disruption) or NotReady. */
+function isBusy(node: ClusterNode, claim: NodeClaim | undefined): boolean {
+  if (!node.ready || node.taints.some((t) => t.key === DISRUPTED_NO_SCHEDULE_TAINT.key)) return true;
+  return !!claim && (!isLive(claim) || claim.state === 'Deleting' || (claim.disruption !== undefined && claim.disruption.phase !== 'Proposed'));
 }

@@ -68,4 +68,10 @@ export interface DisruptionReport {
   readonly blocked: readonly { readonly nodeClaim: string; readonly node: string; readonly reason: string }[];
   /** NodePools whose budgets held back a candidate, per reason (each gets a `DisruptionBlocked` event, Karpenter's words). */
   readonly budgetBlocked: readonly { readonly nodePool: string; readonly reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
+  /**
+   * Searches that stopped on their budget before trying every candidate (`search-budget.ts`; Karpenter's consolidation
+   * timeouts): the method, the candidates simulated and of how many. The next pass resumes the search. Always set by
+   * `disrupt`; optional for reports built elsewhere.
+   */
+  readonly searchStopped?: readonly { readonly method: string; readonly evaluated: number; readonly candidates: number }[];
 }

@@ -39,6 +39,7 @@
 import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
 import { CONSOLIDATED_TTL_MS, worldFingerprint } from './consolidated.js';
 import type { DisruptionDeps, DisruptionReport } from './deps.js';
+import type { DisruptionMemory } from './memory.js';
 import { drain } from './drain.js';
 import { expire, startForceful } from './forceful.js';
 import { awaitReplacements, releaseStaleTaints } from './orchestrate.js';
@@ -97,10 +98,32 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
     if (!last || last.fingerprint !== fingerprint || latest.now - last.at >= CONSOLIDATED_TTL_MS) {
       const before = pass.report.proposed.length;
       await propose(pass, latest);
-      deps.memory.consolidated = pass.report.proposed.length === before ? { fingerprint, at: latest.now } : undefined;
+      deps.memory.consolidated = pass.report.proposed.length === before && searchedEverything(pass.report.searchStopped, fingerprint, deps.memory) ? { fingerprint, at: latest.now } : undefined;
     }
   }
   return pass.report;
+}
+
+/**
+ * Whether the pass's search, having found nothing, tried every candidate. A search stopped on its budget has not
+ * (`search-budget.ts`): the next pass resumes it, after the last candidate it simulated. Passes that stop over the same
+ * world (the same `fingerprint`) add up, and once they have simulated as many candidates as there are, every one was
+ * tried in that world: nothing to do, as if one pass had searched them all.
+ */
+function searchedEverything(stopped: readonly { readonly evaluated: number; readonly candidates: number }[], fingerprint: string, memory: DisruptionMemory): boolean {
+  if (stopped.length === 0) {
+    memory.stoppedSearches = undefined;
+    return true;
+  }
+  const evaluated = stopped.reduce((sum, s) => sum + s.evaluated, 0);
+  const candidates = Math.max(...stopped.map((s) => s.candidates));
+  const sofar = memory.stoppedSearches?.fingerprint === fingerprint ? memory.stoppedSearches.evaluated + evaluated : evaluated;
+  if (sofar >= candidates) {
+    memory.stoppedSearches = undefined;
+    return true;
+  }
+  memory.stoppedSearches = { fingerprint, evaluated: sofar };
+  return false;
 }
 
 /**

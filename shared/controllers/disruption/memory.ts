@@ -26,7 +26,7 @@ export interface CachedBudgetWindows {
 }
 
 /**
- * The disruption controller's memory. The first three fields change what a pass does (they hold back repeated work
+ * The disruption controller's memory. The first five fields change what a pass does (they hold back repeated work
  * and repeated Events); the rest are caches of pure computations, which only save time.
  */
 export class DisruptionMemory {
@@ -35,6 +35,17 @@ export class DisruptionMemory {
    * same, and for at most `CONSOLIDATED_TTL_MS`, the search is skipped (Karpenter's "consolidated" state).
    */
   consolidated: { readonly fingerprint: string; readonly at: number } | undefined;
+  /**
+   * The NodeClaim a single-node consolidation search stopped at on its budget (`search-budget.ts`): the next search
+   * resumes after it. Undefined: start from the head of the candidates.
+   */
+  singleNodeResumeAfter: string | undefined;
+  /**
+   * Searches stopped on their budget while the world's fingerprint stayed `fingerprint`: how many candidates they
+   * simulated in all. Once that covers every candidate, nothing was found in the same world and the "consolidated"
+   * verdict is recorded (`disrupt.ts`).
+   */
+  stoppedSearches: { readonly fingerprint: string; evaluated: number } | undefined;
   /** When each `DisruptionBlocked` (or `Unconsolidatable`) Event was last written (epoch ms), by dedupe key. */
   readonly blockedWritten = new Map<string, number>();
   /** Pods already told their do-not-disrupt value is invalid, as `uid|value`. */
@@ -49,6 +60,8 @@ export class DisruptionMemory {
   /** Forgets everything: the next pass behaves as the first pass of a cold container. */
   reset(): void {
     this.consolidated = undefined;
+    this.singleNodeResumeAfter = undefined;
+    this.stoppedSearches = undefined;
     this.blockedWritten.clear();
     this.invalidDoNotDisruptReported.clear();
     this.specDigests = new WeakMap();

@@ -35,12 +35,13 @@ export interface Pass {
     skipped: { nodeClaim: string; reason: string }[];
     blocked: { nodeClaim: string; node: string; reason: string }[];
     budgetBlocked: { nodePool: string; reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
+    searchStopped: { method: string; evaluated: number; candidates: number }[];
   };
 }
 
 /** A new pass with an empty report and no writes. */
 export function newPass(deps: DisruptionDeps): Pass {
-  return { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], forceDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [] } };
+  return { deps, writes: 0, report: { proposed: [], started: [], rejected: [], expired: [], evicted: [], forceDeleted: [], waiting: [], deleted: [], skipped: [], blocked: [], budgetBlocked: [], searchStopped: [] } };
 }
 
 /**

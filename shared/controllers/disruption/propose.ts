@@ -21,7 +21,10 @@ export function methodContext(pass: Pass, world: World, sink: MethodSink): Metho
   return { world, ledger: new BudgetLedger(world, pass.deps.memory), region: pass.deps.region, spotToSpot: pass.deps.spotToSpotConsolidation, memory: pass.deps.memory, sink };
 }
 
-/** A sink that fills the pass's report (`skipped`, `budgetBlocked` once per NodePool and reason, `blocked`, `unconsolidatable`). */
+/**
+ * A sink that fills the pass's report (`skipped`, `budgetBlocked` once per NodePool and reason, `blocked`,
+ * `unconsolidatable`, `searchStopped`).
+ */
 function reportingSink(pass: Pass): MethodSink {
   return {
     skipped: (nodeClaim, reason) => void pass.report.skipped.push({ nodeClaim, reason }),
@@ -30,6 +33,7 @@ function reportingSink(pass: Pass): MethodSink {
     },
     blocked: (nodeClaim, node, reason) => void pass.report.blocked.push({ nodeClaim, node, reason }),
     unconsolidatable: (nodeClaim, node, reason) => void (pass.unconsolidatable ??= []).push({ nodeClaim, node, reason }),
+    searchStopped: (method, evaluated, candidates) => void pass.report.searchStopped.push({ method, evaluated, candidates }),
   };
 }
 

@@ -66,7 +66,12 @@ export async function readWorld(deps: DisruptionDeps, previous?: World): Promise
     ? new Map([...baseTypes!].map(([k, v]) => [k, withUnavailable(v, new Set(types.map(offeringKey)))] as const))
     : (types as ReadonlyMap<string, readonly InstanceType[]>);
   const podsByNode = new Map<string, ClusterPod[]>();
-  for (const p of pods) if (p.nodeName) podsByNode.set(p.nodeName, [...(podsByNode.get(p.nodeName) ?? []), p]);
+  for (const p of pods) {
+    if (!p.nodeName) continue;
+    const onNode = podsByNode.get(p.nodeName);
+    if (onNode) onNode.push(p);
+    else podsByNode.set(p.nodeName, [p]);
+  }
   const readyNodes = new Set(nodes.filter((n) => n.ready).map((n) => n.name));
   const pdbs = pdbAllowances(
     pdbList as PodDisruptionBudget[],

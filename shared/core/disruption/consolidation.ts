@@ -117,7 +117,7 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   // empty zone would drop out of a zone spread, a pod would "fit" where the provisioner then refuses it, and
   // consolidation and provisioning would replace the same node back and forth.
   const templates = freeLimits(ctx.templates, candidates);
-  const cheaper = templates.map((t) => ({ ...t, instanceTypes: t.instanceTypes.map((type) => (isCheaper(type, price) ? type : unlaunchable(type))) }));
+  const cheaper = templates.map((t) => cheaperTemplate(t, price));
   const results = solve(
     pods,
     cheaper,
@@ -198,6 +198,25 @@ export function freeLimits(templates: readonly NodePoolTemplate[], candidates: r
 /** Whether `type` has an available offering strictly cheaper than `price` (USD/h). */
 function isCheaper(type: InstanceType, price: number): boolean {
   return type.offerings.some((o) => o.available && o.price < price - 1e-9);
+}
+
+/**
+ * The template with only the instance types that have an offering strictly cheaper than `price` (USD/h) launchable,
+ * the others {@link unlaunchable}: one object per template object and price, so a search that simulates many
+ * candidates of the same price solves against the same template, whose priced instance options the scheduler then
+ * works out once (`provisioning/instance-options.ts optionsOf`, kept per template object).
+ */
+const cheaperTemplates = new WeakMap<NodePoolTemplate, Map<number, NodePoolTemplate>>();
+function cheaperTemplate(template: NodePoolTemplate, price: number): NodePoolTemplate {
+  let byPrice = cheaperTemplates.get(template);
+  if (!byPrice) cheaperTemplates.set(template, (byPrice = new Map()));
+  let cheaper = byPrice.get(price);
+  if (!cheaper) {
+    if (byPrice.size >= 1000) byPrice.clear(); // bound the memory: many distinct prices only cost a recomputation
+    cheaper = { ...template, instanceTypes: template.instanceTypes.map((type) => (isCheaper(type, price) ? type : unlaunchable(type))) };
+    byPrice.set(price, cheaper);
+  }
+  return cheaper;
 }
 
 /** The same instance type with every offering unavailable (one copy per type object). */

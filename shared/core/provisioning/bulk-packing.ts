@@ -56,7 +56,7 @@ export class BulkPlacement {
     let i = 0;
     for (const target of this.pass.existingTargets) {
       if (i >= run.length) break;
-      if (!target.canAdd(pod).ok) continue;
+      if (!target.accepts(pod)) continue;
       const n = Math.min(run.length - i, target.fitCount(pod.requests));
       for (const p of run.slice(i, i + n)) {
         target.add(p);

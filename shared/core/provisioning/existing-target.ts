@@ -48,6 +48,23 @@ export class ExistingTarget {
     return { ok: true };
   }
 
+  /**
+   * `canAdd(pod).ok`, without building a rejection: the same checks (all pure, so their order cannot change the
+   * answer), the free room first. A solve asks this of every existing target for each pod it places, and in a fleet of
+   * 2,000 mostly full nodes most targets refuse for room, where `canAdd` spells out which resources are short.
+   */
+  accepts(pod: SchedulingPod): boolean {
+    if (this.capacity.closed || !fits(pod.requests, this.available)) return false;
+    if (firstUntolerated(this.capacity.taints, pod.tolerations, pod.avoidPreferNoSchedule)) return false;
+    if (!pod.requirementAlternatives.some((r) => r.isSatisfiedBy(this.requirementsOfNode))) return false;
+    if (pod.hostPorts.find((p) => this.hostPorts.has(p))) return false;
+    for (const key of this.topology.keysOf(pod)) {
+      const d = domainOfTarget(this.capacity, key);
+      if (!this.topology.allowed(pod, key, d === undefined ? [] : [d]).ok) return false;
+    }
+    return true;
+  }
+
   /** How many pods with `requests` (canonical units) the free room still holds. */
   fitCount(requests: ResourceList): number {
     return fitCount(requests, this.available);

@@ -80,7 +80,7 @@ export abstract class SolvePass {
    * @returns whether the pod was placed
    */
   addToExistingNode(pod: SchedulingPod): boolean {
-    const onExisting = this.existingTargets.find((t) => t.canAdd(pod).ok);
+    const onExisting = this.existingTargets.find((t) => t.accepts(pod));
     if (!onExisting) return false;
     onExisting.add(pod);
     this.placedExisting.push({ pod: pod.key, target: onExisting.name });

@@ -12,6 +12,7 @@ import { disrupt } from '../../../shared/controllers/disruption/disrupt.js';
 import { DisruptionMemory } from '../../../shared/controllers/disruption/memory.js';
 import { awaitReplacements } from '../../../shared/controllers/disruption/orchestrate.js';
 import { newPass } from '../../../shared/controllers/disruption/pass.js';
+import { SINGLE_NODE_SEARCH_CANDIDATES } from '../../../shared/controllers/disruption/search-budget.js';
 import { validateProposal } from '../../../shared/controllers/disruption/validate.js';
 import { readWorld } from '../../../shared/controllers/disruption/world.js';
 import type { DaemonSetLike } from '../../../shared/core/provisioning/nodepool-template.js';
@@ -372,6 +373,37 @@ describe('disruption controller phases', () => {
       expect(blocked()).toBe(2);
       await disrupt({ ...deps, memory: new DisruptionMemory() });
       expect(blocked()).toBe(3);
+    });
+  });
+
+  describe('search budget', () => {
+    it('stops single-node consolidation after SINGLE_NODE_SEARCH_CANDIDATES simulations, reports it, and resumes after the last one next pass', async () => {
+      const n = SINGLE_NODE_SEARCH_CANDIDATES + 1;
+      const pool = nodePool('general', { budgets: [{ nodes: '100%' }] });
+      // Each pod needs all of a spot m5.large: no node can go (nothing cheaper fits, spot-to-spot is off), so the search
+      // would try every one of them.
+      const nodes = Array.from({ length: n }, (_, i) => launched(`n${String(i).padStart(3, '0')}`, pool, m5large, { ageHours: 5, capacityType: 'spot' }));
+      const pods = nodes.map((x, i) => runningPod(`web-${i}`, x.node.name, { cpu: '1800m', memory: '6Gi' }));
+      const cluster = new MemoryCluster([pool], nodes.map((x) => x.node), pods);
+      const memory = new DisruptionMemory();
+      const deps = depsOf(cluster, new MemoryNodeClaimStore({ records: nodes.map((x) => x.claim) }), memory);
+      const tried = (r: Awaited<ReturnType<typeof disrupt>>) => r.skipped.filter((s) => s.reason.includes('fits neither')).map((s) => s.nodeClaim);
+
+      const first = await disrupt(deps);
+      expect(first.proposed).toEqual([]);
+      expect(first.searchStopped).toEqual([{ method: 'single-node-consolidation', evaluated: SINGLE_NODE_SEARCH_CANDIDATES, candidates: n }]);
+      const names = nodes.map((x) => x.claim.name);
+      expect(tried(first)).toEqual(names.slice(0, SINGLE_NODE_SEARCH_CANDIDATES));
+      // Not "consolidated": the next pass searches on, from the candidate after the last one simulated.
+      expect(memory.consolidated).toBeUndefined();
+      expect(memory.singleNodeResumeAfter).toBe(names[SINGLE_NODE_SEARCH_CANDIDATES - 1]);
+
+      const second = await disrupt(deps);
+      expect(tried(second)).toEqual([names[n - 1], ...names.slice(0, SINGLE_NODE_SEARCH_CANDIDATES - 1)]);
+      expect(second.searchStopped).toEqual([{ method: 'single-node-consolidation', evaluated: SINGLE_NODE_SEARCH_CANDIDATES, candidates: n }]);
+      // The two passes saw the same world and tried every candidate between them: nothing to do, the next pass skips.
+      expect(memory.consolidated).toBeDefined();
+      expect((await disrupt(deps)).skipped).toEqual([]);
     });
   });
 });

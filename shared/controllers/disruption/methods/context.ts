@@ -20,6 +20,11 @@ export interface MethodSink {
   blocked(nodeClaim: string, node: string, reason: string): void;
   /** A node consolidation looked at and kept (an `Unconsolidatable` Event on the Node and the NodeClaim). */
   unconsolidatable(nodeClaim: string, node: string, reason: string): void;
+  /**
+   * A search that stopped on its budget before trying every candidate (`search-budget.ts`): the method, how many
+   * candidates it simulated, and of how many. Optional: a sink without it ignores stops.
+   */
+  searchStopped?(method: string, evaluated: number, candidates: number): void;
 }
 
 /** A sink that keeps nothing: what a validation reports. */
