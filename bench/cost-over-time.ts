@@ -14,6 +14,7 @@
  * each disruption pass (p50, p99) by fleet size, and the simulation's wall time.
  */
 import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../shared/core/api/duration.js';
 import { loadCatalog } from '../shared/core/instancetypes/catalog.js';
 import { buildNodePoolTemplate } from '../shared/core/provisioning/nodepool-template.js';
@@ -234,16 +235,31 @@ export function renderCostOverTime(c: CostOverTime): string {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const flag = (name: string) => {
-    const i = args.indexOf(name);
-    return i >= 0 ? args.splice(i, 2)[1] : undefined;
-  };
-  const every = flag('--every');
-  const seed = flag('--seed');
-  const consolidation = flag('--consolidation');
-  if (consolidation !== undefined && consolidation !== 'skiff' && consolidation !== 'karpenter') throw new Error(`--consolidation must be skiff or karpenter, not ${consolidation}`);
-  const path = args[0] ?? 'examples/seed';
-  const c = await costOverTime(path, { everyMs: every ? parseDuration(every) * 1000 : 60_000, seed: seed ? Number(seed) : 1, ...(consolidation ? { consolidation } : {}) });
+  const program = new Command('cost-over-time')
+    .description('B5: a scenario through the simulation, the fleet against the pattern LP bound minute by minute')
+    .argument('[scenario]', 'scenario folder or file', 'examples/seed')
+    .addOption(
+      new Option('--every <duration>', 'sample interval, a Go duration of at least 1s').default('60s').argParser((v) => {
+        let seconds: number;
+        try {
+          seconds = parseDuration(v);
+        } catch (e) {
+          throw new InvalidArgumentError(e instanceof Error ? e.message : String(e));
+        }
+        if (!(seconds >= 1)) throw new InvalidArgumentError(`${v} is under 1s`);
+        return v;
+      }),
+    )
+    .addOption(
+      new Option('--seed <n>', 'seed, an integer 0–4294967295').default('1').argParser((v) => {
+        if (!/^\d+$/.test(v) || Number(v) > 4_294_967_295) throw new InvalidArgumentError(`${v} is not an integer from 0 to 4294967295`);
+        return v;
+      }),
+    )
+    .addOption(new Option('--consolidation <setting>', "Skiff's moves, or Karpenter's only").choices(['skiff', 'karpenter']).default('skiff'))
+    .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2));
+  program.parse();
+  const o = program.opts<{ every: string; seed: string; consolidation: ConsolidationSetting }>();
+  const c = await costOverTime(program.args[0] ?? 'examples/seed', { everyMs: parseDuration(o.every) * 1000, seed: Number(o.seed), consolidation: o.consolidation });
   console.log(renderCostOverTime(c));
 }
