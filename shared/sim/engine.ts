@@ -373,6 +373,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     startMs: spec.startMs,
     endMs,
     seed,
+    consolidation: deps.consolidation ?? 'skiff',
     region: spec.region,
     nodeClaims: claims,
     nodes: cluster.nodeHistory,

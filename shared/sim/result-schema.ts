@@ -284,6 +284,11 @@ export const ResultSchema = z.looseObject({
   end: UtcTimeSchema,
   /** The `--seed` the run's faults and spot prices were drawn with. */
   seed: z.number().int(),
+  /**
+   * The consolidation moves the run made (`skiff simulate --consolidation`): `skiff`, Karpenter's and Skiff's own, or
+   * `karpenter`, Karpenter's only. Absent in Results written before the setting existed.
+   */
+  consolidation: z.enum(['skiff', 'karpenter']).optional(),
   nodeClaims: z.array(ResultNodeClaimSchema),
   nodes: z.array(ResultNodeSchema),
   launchAttempts: z.array(ResultLaunchAttemptSchema),

@@ -16,6 +16,8 @@ export interface ResultInputs {
   readonly startMs: number;
   readonly endMs: number;
   readonly seed: number;
+  /** The consolidation setting of the run. @default 'skiff' */
+  readonly consolidation?: 'skiff' | 'karpenter';
   readonly region: string;
   readonly nodeClaims: readonly NodeClaim[];
   readonly nodes: readonly SimNode[];
@@ -51,6 +53,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
     start: iso(input.startMs),
     end: iso(input.endMs),
     seed: input.seed,
+    consolidation: input.consolidation ?? 'skiff',
     pricing: {
       onDemand: `us-east-1 on-demand list prices (Linux, shared tenancy), used for ${input.region}`,
       spot: 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand) unless pinned by spec.spotPrices',

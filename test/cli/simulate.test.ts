@@ -147,13 +147,17 @@ describe('skiff simulate --consolidation', () => {
   it("runs Karpenter's moves only with karpenter, Skiff's by default", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-consolidation-'));
     writeFileSync(join(dir, 'scenario.yaml'), docs.join('\n---\n'));
-    const final = async (...flags: string[]) => {
+    const run = async (...flags: string[]) => {
       const c = capture();
       expect(await main(['simulate', dir, '--json', ...flags], c.io)).toBe(0);
-      return (JSON.parse(c.out()) as SimulationResult).cost.finalHourlyUSD;
+      return JSON.parse(c.out()) as SimulationResult;
     };
-    expect(await final('--consolidation', 'karpenter')).toBeCloseTo(0.34, 6);
-    expect(await final()).toBeLessThanOrEqual(0.255 + 1e-9);
+    const karpenter = await run('--consolidation', 'karpenter');
+    const skiff = await run();
+    expect(karpenter.cost.finalHourlyUSD).toBeCloseTo(0.34, 6);
+    expect(skiff.cost.finalHourlyUSD).toBeLessThanOrEqual(0.255 + 1e-9);
+    // The Result says which moves made it.
+    expect([karpenter.consolidation, skiff.consolidation]).toEqual(['karpenter', 'skiff']);
   }, 120_000);
 
   it('exits 2 for an unknown setting', async () => {
