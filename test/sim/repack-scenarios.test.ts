@@ -6,17 +6,10 @@ import { describe, expect, it } from 'vitest';
 import type { ConsolidationSetting } from '../../shared/controllers/disruption/deps.js';
 import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
+import { nodeClassYaml } from '../support/provisioner-harness.js';
 import { scenarioFolder } from '../support/simulate-docs.js';
 
-const NODE_CLASS = `
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole
-  amiSelectorTerms: [{alias: al2023@latest}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: demo}}]`;
+const NODE_CLASS = nodeClassYaml();
 
 /** On-demand c5 of sizes large–2xlarge (prices linear in size: $0.085, $0.17, $0.34 per hour). */
 const c5Pool = (budget = '10%') => `
