@@ -6,7 +6,7 @@
  */
 import { NEVER } from '../../../core/api/duration.js';
 import { isLive, type NodeClaim } from '../../../core/api/nodeclaim.js';
-import { evictionCost, type ConsolidationCandidate, type ConsolidationContext, type ConsolidationDecision } from '../../../core/disruption/consolidation.js';
+import { evictionCost, simulateConsolidation, type ConsolidationCandidate, type ConsolidationContext, type ConsolidationDecision } from '../../../core/disruption/consolidation.js';
 import type { MethodCommand } from '../../../core/disruption/types.js';
 import { nodeOf, usageOf } from '../../launch.js';
 import { blockingProblem, candidateProblem, consolidationProblem, underConsolidateAfter } from '../candidates.js';
@@ -127,4 +127,24 @@ export function consolidationCommand(decision: ConsolidationDecision | undefined
       ? `its pods fit on other nodes`
       : `replace with one NodeClaim of ${decision.replacements[0].instanceTypes.length} cheaper instance types (cheapest ${decision.replacements[0].instanceTypes[0]!.name}), saving up to $${decision.savings.toFixed(4)}/h`;
   return { reason: 'Underutilized', candidates: chosen, replacements: decision.replacements, savings: decision.savings, message };
+}
+
+/**
+ * Karpenter's consolidation of exactly `candidates` (a proposed command's, all still consolidation candidates within
+ * the budget), simulated again for its validation: the command they make now, or undefined.
+ * @param single true for single-node consolidation (one candidate; the 15-type spot rule), false for multi-node (two
+ *   or more; the same-type price ceiling)
+ */
+export function revalidateConsolidation(candidates: readonly NodeClaim[], ctx: MethodContext, single: boolean): MethodCommand<NodeClaim> | undefined {
+  if (single ? candidates.length !== 1 : candidates.length < 2) return undefined;
+  const { withinBudget, context } = consolidationInput(candidates, ctx);
+  if (!context || withinBudget.length !== candidates.length) return undefined;
+  return consolidationCommand(
+    simulateConsolidation(
+      withinBudget.map((c) => c.candidate),
+      context,
+      single,
+    ),
+    withinBudget,
+  );
 }

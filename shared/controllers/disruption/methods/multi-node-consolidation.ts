@@ -4,10 +4,10 @@
  * plus at most one new, cheaper node (`core/disruption/consolidation.ts multiNodeConsolidation`).
  */
 import type { NodeClaim } from '../../../core/api/nodeclaim.js';
-import { multiNodeConsolidation as searchMultiNode, simulateConsolidation } from '../../../core/disruption/consolidation.js';
+import { multiNodeConsolidation as searchMultiNode } from '../../../core/disruption/consolidation.js';
 import type { MethodCommand } from '../../../core/disruption/types.js';
 import type { ControllerMethod, MethodContext } from './context.js';
-import { consolidationCommand, consolidationInput } from './consolidation-candidates.js';
+import { consolidationCommand, consolidationInput, revalidateConsolidation } from './consolidation-candidates.js';
 
 function computeCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
   const { withinBudget, context } = consolidationInput(candidates, ctx);
@@ -28,17 +28,7 @@ function computeCommand(candidates: readonly NodeClaim[], ctx: MethodContext): M
  * would be proposed again every pass, never acted on.
  */
 function validateCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
-  if (candidates.length < 2) return undefined;
-  const { withinBudget, context } = consolidationInput(candidates, ctx);
-  if (!context || withinBudget.length !== candidates.length) return undefined;
-  return consolidationCommand(
-    simulateConsolidation(
-      withinBudget.map((c) => c.candidate),
-      context,
-      false,
-    ),
-    withinBudget,
-  );
+  return revalidateConsolidation(candidates, ctx, false);
 }
 
 /** Multi-node consolidation: deletes two or more candidates together, or replaces them with one cheaper node. */

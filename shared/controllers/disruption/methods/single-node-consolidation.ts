@@ -7,11 +7,11 @@
  * timeout).
  */
 import type { NodeClaim } from '../../../core/api/nodeclaim.js';
-import { simulateConsolidation, singleNodeConsolidation as searchSingleNode } from '../../../core/disruption/consolidation.js';
+import { singleNodeConsolidation as searchSingleNode } from '../../../core/disruption/consolidation.js';
 import type { MethodCommand } from '../../../core/disruption/types.js';
 import { noteSingleNodeSearch, singleNodeSearchWindow } from '../search-budget.js';
 import type { ControllerMethod, MethodContext } from './context.js';
-import { consolidationCommand, consolidationInput } from './consolidation-candidates.js';
+import { consolidationCommand, consolidationInput, revalidateConsolidation } from './consolidation-candidates.js';
 
 function computeCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
   const { withinBudget, context } = consolidationInput(candidates, ctx);
@@ -32,17 +32,7 @@ function computeCommand(candidates: readonly NodeClaim[], ctx: MethodContext): M
 
 /** Simulates exactly the command's one candidate, still a consolidation candidate within the budget. */
 function validateCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
-  if (candidates.length !== 1) return undefined;
-  const { withinBudget, context } = consolidationInput(candidates, ctx);
-  if (!context || withinBudget.length !== candidates.length) return undefined;
-  return consolidationCommand(
-    simulateConsolidation(
-      withinBudget.map((c) => c.candidate),
-      context,
-      true,
-    ),
-    withinBudget,
-  );
+  return revalidateConsolidation(candidates, ctx, true);
 }
 
 /** Single-node consolidation: deletes one candidate, or replaces it with one cheaper node. */
