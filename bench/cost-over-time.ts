@@ -223,10 +223,13 @@ function mean(xs: readonly number[]): number {
 /** Renders one case as a plain-text table (the CLI's output). */
 export function renderCostOverTime(c: CostOverTime): string {
   const f = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '∞');
+  /** Minutes, to a tenth where not whole. */
+  const m = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
   const lines = [
     `B5 ${c.scenario}: mean fleet/bound ${f(c.meanRatio)} (cost-weighted ${f(c.costRatio)}), total $${c.totalUSD.toFixed(2)}, ${c.evictionsPerPod.toFixed(2)} evictions per pod, ${c.disruptionsPerHour.toFixed(1)} disruptions/h, ${c.unplaced} unplaced`,
     `  simulation ${c.simulationSeconds.toFixed(1)} s wall, bounds ${c.boundSeconds.toFixed(1)} s; violations ${JSON.stringify(c.violations)}`,
-    ...c.steps.map((s) => `  step at ${s.atMinute} min: before ${s.before === null ? '-' : f(s.before)}, after ${f(s.after)}, within 1.25× after ${s.minutesTo125 ?? 'never'} min, within 1.10× after ${s.minutesTo110 ?? 'never'} min`),
+    ...c.steps.slice(0, 20).map((s) => `  step at ${m(s.atMinute)} min: before ${s.before === null ? '-' : f(s.before)}, after ${f(s.after)}, within 1.25× after ${s.minutesTo125 === null ? 'never' : `${m(s.minutesTo125)} min`}, within 1.10× after ${s.minutesTo110 === null ? 'never' : `${m(s.minutesTo110)} min`}`),
+    ...(c.steps.length > 20 ? [`  … ${c.steps.length - 20} more steps`] : []),
     ...c.passTimes.map((p) => `  disruption pass ≤${p.upToNodes} nodes: ${p.passes} passes, p50 ${p.p50Ms.toFixed(0)} ms, p99 ${p.p99Ms.toFixed(0)} ms`),
     '  minute  fleet$/h  bound$/h  ratio  pods  nodes',
     ...c.samples.map((s) => `  ${String(s.minute).padStart(6)}  ${s.fleetUSD.toFixed(2).padStart(8)}  ${s.boundUSD.toFixed(2).padStart(8)}  ${f(s.ratio).padStart(5)}  ${String(s.pods).padStart(4)}  ${String(s.instances).padStart(5)}`),

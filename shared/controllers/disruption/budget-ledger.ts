@@ -81,10 +81,13 @@ export class BudgetLedger {
   /**
    * @param world what the pass read (not modified while the ledger is used)
    * @param memory where budget windows are cached
+   * @param gone NodeClaims (by name) counted as already gone — neither among the NodePool's nodes nor among those being
+   *   disrupted: the deletions this pass started, which are over by the time what it proposes is validated (`propose.ts`)
    */
   constructor(
     private readonly world: World,
     private readonly memory: DisruptionMemory,
+    private readonly gone: ReadonlySet<string> = new Set(),
   ) {}
 
   /**
@@ -100,10 +103,12 @@ export class BudgetLedger {
       for (const n of this.world.nodes) {
         const name = n.labels[LABEL_NODEPOOL];
         if (name === undefined || n.labels[LABEL_INITIALIZED] !== 'true') continue;
+        const claim = claimByProvider.get(n.providerId);
+        if (claim && this.gone.has(claim.name)) continue;
         let entry = counts.get(name);
         if (!entry) counts.set(name, (entry = { nodes: 0, busy: 0 }));
         entry.nodes++;
-        if (isBusy(n, claimByProvider.get(n.providerId))) entry.busy++;
+        if (isBusy(n, claim)) entry.busy++;
       }
       this.counts = counts;
     }

@@ -10,20 +10,27 @@
  * 1. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
  *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`);
  * 2. takes `karpenter.sh/disrupted` off nodes whose record carries no disruption (a start or a rollback died midway,
- *    `orchestrate.ts releaseStaleTaints`); validates again a voluntary command whose start was left incomplete — a
- *    record started but its node untainted, or some records started and others not — before it goes on, or drops it
- *    (`validate.ts resumeStart`); then advances every disruption in flight: validates proposals at least
- *    `VALIDATION_DELAY_MS` old (`validate.ts`; Karpenter's `commandValidationDelay`), taints the candidates before
- *    recording the start (`orchestrate.ts startCommand`), launches replacements through the provisioner's launch
- *    protocol, waits for them to initialize and drains through the Eviction API (PDBs answer 429: try again next
- *    pass), then deletes the record, terminates the instance and deletes the Node;
- * 3. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
+ *    `orchestrate.ts releaseStaleTaints`); drains every `Draining` NodeClaim first, whoever started it — a deletion the
+ *    previous pass started is usually over now, its pods had a minute to go, and the budget it frees is what the
+ *    proposals below were searched with;
+ * 3. validates again a voluntary command whose start was left incomplete — a record started but its node untainted,
+ *    or some records started and others not — before it goes on, or drops it (`validate.ts resumeStart`); then
+ *    advances every disruption in flight, one command after the other in the order they were proposed: validates
+ *    proposals at least `VALIDATION_DELAY_MS` old (`validate.ts`; Karpenter's `commandValidationDelay`), taints the
+ *    candidates before recording the start (`orchestrate.ts startCommand`), launches replacements through the
+ *    provisioner's launch protocol, waits for them to initialize and drains through the Eviction API (PDBs answer
+ *    429: try again next pass), then deletes the record, terminates the instance and deletes the Node;
+ * 4. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
  *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
  *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
- *    the NodeClaim); every `Draining` NodeClaim is drained here, whoever started it;
- * 4. unless a proposal is waiting, proposes one new command from the first method that finds one, in Karpenter's
+ *    the NodeClaim); the drains started in this pass begin here;
+ * 5. unless a proposal is waiting, proposes new commands from the first method that finds one, in Karpenter's
  *    order: Emptiness → Drift → multi-node consolidation → single-node consolidation (core
- *    `disruption/controller.go`), within each NodePool's budget for that reason (`core/disruption/budgets.ts`).
+ *    `disruption/controller.go`), within each NodePool's budget for that reason (`core/disruption/budgets.ts`), and
+ *    searches again with each command counted, as Karpenter searches again as soon as it has started one
+ *    (`propose.ts`, at most `COMMANDS_PER_PASS`). A pass runs once a minute where Karpenter's loop runs every few
+ *    seconds, so a pass proposes for the next one: the deletions it started count as gone from the budgets
+ *    (`propose.ts startedDeletions`) and the next pass finishes them before it validates.
  *
  * Candidates (Karpenter `disruption/types.go NewCandidate`): initialized, managed, not already disrupted, no node
  * annotation `karpenter.sh/do-not-disrupt: "true"`, no pod with an active do-not-disrupt, no pod a PDB keeps from
@@ -46,7 +53,7 @@ import { awaitReplacements, releaseStaleTaints } from './orchestrate.js';
 import { newPass } from './pass.js';
 import { notePodEvents, reportInvalidDoNotDisrupt } from './pod-events.js';
 import { propose } from './propose.js';
-import { VALIDATION_DELAY_MS, resumeStart, startIncomplete, validateProposal } from './validate.js';
+import { VALIDATION_DELAY_MS, byProposal, resumeStart, startIncomplete, validateProposal } from './validate.js';
 import { readWorld, type World } from './world.js';
 
 /**
@@ -69,25 +76,41 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   await reportInvalidDoNotDisrupt(pass, world);
   await releaseStaleTaints(pass, await refresh());
   await refresh();
+  // Drains first: a deletion the previous pass started is usually over by now (its pods had a minute to go), and the
+  // budget it frees is what the proposals waiting below were searched with (`propose.ts startedDeletions`).
+  const drained = new Set<string>();
+  for (const claim of world.claims) {
+    // A drain whose command's start is incomplete waits for that start to be validated again (`resumeStart` below).
+    if (isLive(claim) && claim.disruption?.phase === 'Draining' && !startIncomplete(world, world.claims.filter((c) => isLive(c) && c.disruption?.command === claim.disruption!.command))) {
+      drained.add(claim.name);
+      await drain(pass, world, claim);
+    }
+  }
+  await refresh();
 
   // Disruptions in flight, one command at a time (a command's candidates move together).
+  // Commands in the order they were proposed, and each step on the world as the steps before it left it: a pass that
+  // proposed several validates them one after the other, each against the budget the ones before it took.
   const commands = new Map<string, NodeClaim[]>();
   for (const c of world.claims) if (isLive(c) && c.disruption) commands.set(c.disruption.command, [...(commands.get(c.disruption.command) ?? []), c]);
   let proposalWaiting = false;
-  for (const [command, candidates] of commands) {
+  for (const command of [...commands.keys()].sort((a, b) => byProposal(commands.get(a)![0]!, commands.get(b)![0]!) || a.localeCompare(b))) {
+    const current = await refresh();
+    const candidates = current.claims.filter((c) => isLive(c) && c.disruption?.command === command);
+    if (candidates.length === 0) continue;
     const phase = candidates[0]!.disruption!.phase;
-    if (startIncomplete(world, candidates)) {
-      await resumeStart(pass, world, command, candidates);
+    if (startIncomplete(current, candidates)) {
+      await resumeStart(pass, current, command, candidates);
     } else if (phase === 'Proposed') {
-      if (world.now - Date.parse(candidates[0]!.disruption!.proposedAt) < VALIDATION_DELAY_MS) proposalWaiting = true;
-      else await validateProposal(pass, world, command, candidates);
+      if (current.now - Date.parse(candidates[0]!.disruption!.proposedAt) < VALIDATION_DELAY_MS) proposalWaiting = true;
+      else await validateProposal(pass, current, command, candidates);
     } else if (phase === 'Replacing') {
-      await awaitReplacements(pass, world, command, candidates);
+      await awaitReplacements(pass, current, command, candidates);
     }
   }
   await expire(pass, await refresh());
   await refresh();
-  for (const claim of world.claims) if (isLive(claim) && claim.disruption?.phase === 'Draining') await drain(pass, world, claim);
+  for (const claim of world.claims) if (isLive(claim) && claim.disruption?.phase === 'Draining' && !drained.has(claim.name)) await drain(pass, world, claim);
 
   if (!proposalWaiting) {
     const latest = await refresh();

@@ -18,7 +18,7 @@ import { methodsFor } from './methods.js';
 import { DISCARD, type ControllerMethod, type MethodContext } from './methods/context.js';
 import { consolidationContext, toCandidate } from './methods/consolidation-candidates.js';
 import { reject, startCommand, undisrupted } from './orchestrate.js';
-import { VOLUNTARY_REASONS, isTainted, type Pass } from './pass.js';
+import { VOLUNTARY_REASONS, isTainted, withoutDisruption, type Pass } from './pass.js';
 import { methodContext } from './propose.js';
 import type { World } from './world.js';
 
@@ -62,6 +62,15 @@ export async function validateProposal(pass: Pass, world: World, command: string
     all.map((c) => c!),
     checked,
   );
+}
+
+/**
+ * The order commands were proposed in: by `proposedAt`, then by their place in the pass that proposed them (`order`);
+ * negative when `a` came first. Records without a disruption sort last.
+ */
+export function byProposal(a: Pick<NodeClaim, 'disruption'>, b: Pick<NodeClaim, 'disruption'>): number {
+  if (!a.disruption || !b.disruption) return (a.disruption ? 0 : 1) - (b.disruption ? 0 : 1);
+  return Date.parse(a.disruption.proposedAt) - Date.parse(b.disruption.proposedAt) || (a.disruption.order ?? 0) - (b.disruption.order ?? 0);
 }
 
 /**
@@ -133,7 +142,8 @@ function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: r
   const nodes = new Set(records.map((c) => nodeOf(c, world.nodes)?.name));
   const view: World = {
     ...world,
-    claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? c),
+    // This command, and the proposals made after it, as they were when it was searched for: not there yet.
+    claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? (c.disruption?.phase === 'Proposed' && byProposal({ disruption: d }, c) < 0 ? withoutDisruption(c) : c)),
     nodes: world.nodes.map((n) => (nodes.has(n.name) && isTainted(n) ? { ...n, taints: n.taints.filter((t) => t.key !== DISRUPTED_NO_SCHEDULE_TAINT.key) } : n)),
   };
   const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));

@@ -67,6 +67,11 @@ export interface NodeClaimDisruption {
    * (Skiff's repack and split moves, `core/disruption/repack.ts`), whose validation must find a move at least as good.
    */
   readonly savings?: number;
+  /**
+   * Its place among the commands one pass proposed at `proposedAt` (0 first; absent: 0). Each was searched with the
+   * ones before it already counted as going away, and is validated the same way (`controllers/disruption/validate.ts`).
+   */
+  readonly order?: number;
   /** When it was validated and started: the node tainted (ISO). */
   readonly startedAt?: string;
   /** When eviction started (ISO). */

@@ -27,11 +27,12 @@
  */
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../api/labels.js';
 import type { InstanceType } from '../instancetypes/offering.js';
-import { add, type ResourceList } from '../resources/resource-list.js';
+import { add, subtract, type ResourceList } from '../resources/resource-list.js';
 import type { SchedulingPod } from '../provisioning/pod.js';
 import type { Command } from './types.js';
 import { byCpuAndMemoryDescending } from '../provisioning/queue.js';
 import { firstNodePoolFor, solve } from '../provisioning/scheduler.js';
+import type { PlacedPod } from '../provisioning/topology.js';
 import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../provisioning/types.js';
 import { Requirement } from '../scheduling/requirement.js';
 
@@ -71,7 +72,10 @@ export interface ConsolidationCandidate {
 export interface ConsolidationContext {
   /** Every NodePool, with instance types and availability (limits as they stand). */
   readonly templates: readonly NodePoolTemplate[];
-  /** Every node and in-flight NodeClaim that can take pods (nodes being disrupted left out). */
+  /**
+   * Every node and in-flight NodeClaim that can take pods: nodes being disrupted left out, and the room their pods will
+   * take subtracted ({@link afterMovingPods}).
+   */
   readonly existing: readonly ExistingCapacity[];
   /** `settings.featureGates.SpotToSpotConsolidation`. */
   readonly spotToSpot: boolean;
@@ -239,6 +243,53 @@ function sameTypeCeiling(candidates: readonly ConsolidationCandidate[], options:
   let ceiling = Number.POSITIVE_INFINITY;
   for (const c of candidates) if (names.has(c.instanceType)) ceiling = Math.min(ceiling, c.price);
   return ceiling;
+}
+
+/**
+ * The capacity left once the pods of nodes already being disrupted have moved. Karpenter adds those pods to every
+ * consolidation simulation (core `pkg/controllers/disruption/helpers.go SimulateScheduling`:
+ * `deletingNodes.CurrentlyReschedulablePods`, solved together with the candidates' pods), so a command never counts on
+ * room that the pods of a node already going away will take. Skiff places them once per search, before the
+ * candidates' pods (the candidates are then simulated against what is left), instead of in every simulation: the
+ * same room is spoken for at a fraction of the cost, and a command is only ever more careful than Karpenter's.
+ * Moving pods that fit nowhere are left to the provisioner, which launches for them as they are evicted (Karpenter:
+ * a pod of a deleting node that needs a new NodeClaim makes no command fail either, `consolidation.go
+ * computeConsolidation` counts only the candidates' pods).
+ *
+ * `closed` (a node inside its own consolidateAfter) does not apply to these pods: they belong to nodes being deleted
+ * (core `scheduling/scheduler.go addToExistingNode`).
+ * @param moving the reschedulable pods of the nodes being disrupted (their nodes already left out of `existing`)
+ * @returns `existing` with the room they take subtracted (the same objects where nothing moved in)
+ */
+export function afterMovingPods(moving: readonly SchedulingPod[], templates: readonly NodePoolTemplate[], existing: readonly ExistingCapacity[]): readonly ExistingCapacity[] {
+  if (moving.length === 0) return existing;
+  const results = solve(
+    moving,
+    templates,
+    existing.map((e) => (e.closed ? { ...e, closed: false } : e)),
+  );
+  if (results.existing.length === 0) return existing;
+  const byKey = new Map(moving.map((p) => [p.key, p]));
+  const byTarget = new Map<string, SchedulingPod[]>();
+  for (const { pod, target } of results.existing) {
+    const p = byKey.get(pod);
+    if (p) byTarget.set(target, [...(byTarget.get(target) ?? []), p]);
+  }
+  return existing.map((e) => {
+    const placed = byTarget.get(e.name);
+    if (!placed) return e;
+    return {
+      ...e,
+      available: subtract(e.available, add(...placed.map((p) => p.requests))),
+      hostPorts: [...e.hostPorts, ...placed.flatMap((p) => p.hostPorts)],
+      pods: [...(e.pods ?? []), ...placed.map(asPlaced)],
+    };
+  });
+}
+
+/** A solved pod as the topology counts it once placed: namespace, labels, its required anti-affinity terms. */
+function asPlaced(pod: SchedulingPod): PlacedPod {
+  return { namespace: pod.namespace, labels: pod.labels, antiAffinity: pod.topology.filter((t) => t.kind === 'antiAffinity' && t.required) };
 }
 
 /**

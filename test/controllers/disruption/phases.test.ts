@@ -376,6 +376,62 @@ describe('disruption controller phases', () => {
     });
   });
 
+  describe('several commands a pass (issue 20)', () => {
+    /** Only on-demand m5.large, so nothing replaces a node more cheaply; steady: WhenEmpty, with room to spare. */
+    function fleet(budget: string) {
+      const requirements = [
+        { key: 'node.kubernetes.io/instance-type', operator: 'In' as const, values: ['m5.large'] },
+        { key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['on-demand'] },
+      ];
+      const general = nodePool('general', { budgets: [{ nodes: budget }], requirements });
+      const steady = nodePool('steady', { consolidationPolicy: 'WhenEmpty', requirements });
+      const nodes = [launched('empty', general, m5large), launched('x', general, m5large), launched('z', steady, m5large)];
+      const pods = [runningPod('on-x', 'x', { cpu: '1200m' }), runningPod('on-z', 'z', { cpu: '300m' })];
+      return { pools: [general, steady], nodes, pods };
+    }
+
+    it('proposes every command it finds, in order, and the next pass starts them one after the other', async () => {
+      const { pools, nodes, pods } = fleet('100%');
+      const cluster = new MemoryCluster(pools, nodes.map((n) => n.node), pods);
+      const store = new MemoryNodeClaimStore({ records: nodes.map((n) => n.claim) });
+      const clock = new VirtualClock(NOW);
+      const deps: DisruptionDeps = { ...depsOf(cluster, store), clock };
+      const first = await disrupt(deps);
+      // Emptiness first, then a search with the empty node going away: x's pod fits on z.
+      expect(first.proposed.map((p) => [p.reason, p.candidates])).toEqual([
+        ['Empty', ['empty']],
+        ['Underutilized', ['x']],
+      ]);
+      expect([(await store.get('empty'))!.disruption!.order, (await store.get('x'))!.disruption!.order]).toEqual([undefined, 1]);
+      await clock.runUntil(NOW + 60_000);
+      const second = await disrupt(deps);
+      expect(second.rejected).toEqual([]);
+      expect(second.started).toEqual([first.proposed[0]!.command, first.proposed[1]!.command]);
+      expect(cluster.evicted).toEqual(['default/on-x']);
+    });
+
+    it('proposes no more than the budget allows between them', async () => {
+      const { pools, nodes, pods } = fleet('1');
+      const store = new MemoryNodeClaimStore({ records: nodes.map((n) => n.claim) });
+      const report = await disrupt(depsOf(new MemoryCluster(pools, nodes.map((n) => n.node), pods), store));
+      expect(report.proposed.map((p) => p.candidates)).toEqual([['empty']]);
+    });
+
+    it('counts on no room that the pods of a node already being disrupted will take', async () => {
+      const { pools, nodes, pods } = fleet('100%');
+      // A node whose drain started and waits for a do-not-disrupt pod: that pod still has to go somewhere, and z is
+      // where it fits.
+      const leaving = launched('leaving', pools[0]!, m5large, { claim: { state: 'Deleting', disruption: { ...proposal({ reason: 'Drifted', decision: 'delete', candidates: ['leaving'] }), command: 'drift-1', phase: 'Draining', startedAt: new Date(NOW - 20_000).toISOString() } } });
+      const tainted = { ...leaving.node, taints: [{ key: DISRUPTED, effect: 'NoSchedule' as const }] };
+      const all = [...nodes.filter((n) => n.claim.name !== 'empty'), { claim: leaving.claim, node: tainted }];
+      const store = new MemoryNodeClaimStore({ records: all.map((n) => n.claim) });
+      const cluster = new MemoryCluster(pools, all.map((n) => n.node), [...pods, runningPod('on-leaving', 'leaving', { cpu: '1200m', annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })]);
+      const report = await disrupt(depsOf(cluster, store));
+      expect(report.proposed).toEqual([]);
+      expect(report.skipped.map((s) => s.nodeClaim)).toContain('x');
+    });
+  });
+
   describe('search budget', () => {
     it('stops single-node consolidation after SINGLE_NODE_SEARCH_CANDIDATES simulations, reports it, and resumes after the last one next pass', async () => {
       const n = SINGLE_NODE_SEARCH_CANDIDATES + 1;

@@ -6,10 +6,11 @@
  */
 import { NEVER } from '../../../core/api/duration.js';
 import { isLive, type NodeClaim } from '../../../core/api/nodeclaim.js';
-import { evictionCost, simulateConsolidation, type ConsolidationCandidate, type ConsolidationContext, type ConsolidationDecision } from '../../../core/disruption/consolidation.js';
+import { afterMovingPods, evictionCost, simulateConsolidation, type ConsolidationCandidate, type ConsolidationContext, type ConsolidationDecision } from '../../../core/disruption/consolidation.js';
 import type { MethodCommand } from '../../../core/disruption/types.js';
 import { nodeOf, usageOf } from '../../launch.js';
 import { blockingProblem, candidateProblem, consolidationProblem, underConsolidateAfter } from '../candidates.js';
+import type { SchedulingPod } from '../../../core/provisioning/pod.js';
 import { schedulingPods, solverView } from '../solver-view.js';
 import { podsOfClaim, type World } from '../world.js';
 import { overBudget, type BudgetedCandidate, type ConsolidationInput, type MethodContext } from './context.js';
@@ -46,19 +47,34 @@ export function toCandidate(world: World, claim: NodeClaim): ConsolidationCandid
  * the candidates' pods (`closed`): core `pkg/controllers/provisioning/scheduling/scheduler.go addToExistingNode`
  * skips a node `isUnderConsolidateAfter` for a pod that is not pending and not on a node being deleted — every pod a
  * consolidation here moves is such a pod (candidates are never being deleted, pending pods are the provisioner's).
+ *
+ * Nodes whose NodeClaim carries a disruption — proposed, replacing or draining, by any reason — are going away: they
+ * take no pod, and their pods take room elsewhere first (core `afterMovingPods`, Karpenter's `SimulateScheduling`
+ * with the deleting nodes' pods). A search that proposes several commands therefore sees the earlier ones' nodes
+ * gone and their pods moved, and so does each command's validation for the commands started or proposed before it
+ * (`validate.ts`).
  */
 export function consolidationContext(world: World, spotToSpot: boolean): ConsolidationContext {
   const view = solverView(world, []);
   const claimByNode = new Map<string, NodeClaim>();
+  const leaving = new Set<string>();
+  const moving: SchedulingPod[] = [];
   for (const c of world.claims) {
     const node = isLive(c) ? nodeOf(c, world.nodes) : undefined;
-    if (node) claimByNode.set(node.name, c);
+    if (!node) continue;
+    claimByNode.set(node.name, c);
+    if (c.disruption) {
+      leaving.add(node.name);
+      moving.push(...schedulingPods(world, c));
+    }
   }
-  const existing = view.existing.map((e) => {
-    const claim = e.kind === 'node' ? claimByNode.get(e.name) : undefined;
-    return claim && underConsolidateAfter(world, claim) ? { ...e, closed: true } : e;
-  });
-  return { templates: view.templates, existing, spotToSpot };
+  const existing = view.existing
+    .filter((e) => !leaving.has(e.name))
+    .map((e) => {
+      const claim = e.kind === 'node' ? claimByNode.get(e.name) : undefined;
+      return claim && underConsolidateAfter(world, claim) ? { ...e, closed: true } : e;
+    });
+  return { templates: view.templates, existing: afterMovingPods(moving, view.templates, existing), spotToSpot };
 }
 
 /**
