@@ -169,6 +169,7 @@ export function existingCapacity(
       labels: node.labels,
       taints: node.taints.filter((t) => !EPHEMERAL_TAINT_KEYS.has(t.key) && !startup.has(t.key)),
       available: subtract(node.allocatable, used),
+      allocatable: node.allocatable,
       hostPorts: onNode.flatMap((p) => podHostPorts(p.spec)),
       pods: [...onNode, ...nominatedPending].map(placedPod),
     });
@@ -185,6 +186,7 @@ export function existingCapacity(
       labels: { ...(type?.labels ?? {}), ...claim.labels, [LABEL_ZONE]: claim.zone, [LABEL_CAPACITY_TYPE]: claim.capacityType },
       taints: claim.taints,
       available: subtract(claim.allocatable, add(daemonOverheadOf(daemonByPool.get(claim.nodePool), claim.instanceType), ...nominatedPods.map((p) => podRequests(p.spec)))),
+      allocatable: claim.allocatable,
       hostPorts: nominatedPods.flatMap((p) => podHostPorts(p.spec)),
       pods: nominatedPods.map(placedPod),
     });

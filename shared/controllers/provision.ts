@@ -172,7 +172,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);
 
     // The solver's deadline (10 s by default) runs on the wall clock: a huge batch returns its best complete plan.
-    const results = solve(schedulingPods, templates, existing, { now: () => performance.now() });
+    const results = solve(schedulingPods, templates, existing, { now: () => performance.now(), surviveBinding: true });
     unschedulable = withMissingNodeClasses(results.unschedulable, nodePools, nodeClassByName);
 
     const byKey = new Map(schedulingPods.map((p) => [p.key, p]));

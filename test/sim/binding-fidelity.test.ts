@@ -68,4 +68,22 @@ describe('provisioning that survives binding (issue 20 item 2)', () => {
     expect(createdMinutes(r).every((m) => m < 3)).toBe(true);
     expect(r.violations).toMatchObject({ placement: 0, duplicateLaunches: 0, leakedInstances: 0 });
   });
+
+  it("plans the burst for kube-scheduler's LeastAllocated binding: every pod fits where kube-scheduler binds it, so no NodeClaim is launched in a second wave", async () => {
+    const r = await simulateDocs(1, ...burst(20));
+    const created = createdMinutes(r);
+    // Every NodeClaim comes from the first provisioning pass (before: the 4-cpu pods kube-scheduler could not fit got
+    // NodeClaims of their own in a second pass once the first nodes were Ready).
+    expect(created.length).toBeGreaterThan(0);
+    expect(created.every((m) => m === created[0])).toBe(true);
+    // No pod was nominated twice: kube-scheduler put each one on capacity the first pass launched.
+    const nominations = new Map<string, number>();
+    for (const e of r.events) if (e.reason === 'Nominated') nominations.set(e.object, (nominations.get(e.object) ?? 0) + 1);
+    expect([...nominations.values()].filter((n) => n > 1)).toEqual([]);
+    const appPods = r.pods.filter((p) => !p.owner?.startsWith('DaemonSet/'));
+    expect(appPods.length).toBe(120);
+    expect(appPods.every((p) => p.node !== null)).toBe(true);
+    expect(r.unschedulable).toEqual([]);
+    expect(r.violations).toMatchObject({ placement: 0, duplicateLaunches: 0, leakedInstances: 0 });
+  });
 });

@@ -96,6 +96,11 @@ export interface SchedulingPod {
   /** Creation time, epoch ms (tie-breaker in the solve order). */
   readonly createdMs: number;
   /**
+   * `spec.priority` (the PriorityClass value admission resolved), absent for 0: kube-scheduler's queue takes higher
+   * priorities first (the binding replay, `binding-replay.ts`).
+   */
+  readonly priority?: number;
+  /**
    * Required topology terms: required pod affinity and anti-affinity, and `DoNotSchedule` spread constraints.
    * In a relaxed view (see `preferences.ts`) the preferences not yet relaxed are here too.
    */
@@ -251,6 +256,7 @@ export function toSchedulingPod(
     tolerations: pod.spec.tolerations ?? [],
     hostPorts: podHostPorts(pod.spec),
     createdMs,
+    ...(pod.spec.priority ? { priority: pod.spec.priority } : {}),
     topology: requiredTopology(pod.namespace, pod.labels ?? {}, pod.spec),
     preferences: podPreferences(pod.namespace, pod.labels ?? {}, pod.spec),
     avoidPreferNoSchedule: false,

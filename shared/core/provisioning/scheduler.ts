@@ -29,7 +29,8 @@
  * every pass shares, and the first placement step), `queue.ts` (`queue.go`). This file keeps {@link solve} and the
  * packed solve, whose methods read in placement order: existing node, in-flight NodeClaim, new NodeClaim.
  */
-import { add, fits, fitsSum } from '../resources/resource-list.js';
+import { add, fits, fitsSum, subtractOnKeysOf, type ResourceList } from '../resources/resource-list.js';
+import { survivingPlan } from './binding-replay.js';
 import { BulkPlacement } from './bulk-packing.js';
 import { Deadline } from './deadline.js';
 import { solveLegacy } from './greedy-solvers.js';
@@ -79,8 +80,32 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
   const deadline = new Deadline(options);
   const topology = Topology.build(pods, templates, existing);
   const packed = new PackedSolve(pods, templates, existing, topology, deadline).run();
-  if (pods.length > (options.portfolioMaxPods ?? PORTFOLIO_MAX_PODS) || deadline.expired()) return packed;
-  return better(packed, solveLegacy(pods, templates, existing, topology, deadline));
+  const plan = pods.length > (options.portfolioMaxPods ?? PORTFOLIO_MAX_PODS) || deadline.expired() ? packed : better(packed, solveLegacy(pods, templates, existing, topology, deadline));
+  if (!options.surviveBinding) return plan;
+  // The misfits' own NodeClaims: the packed solve on them alone, every NodePool's limits less what the plan reserves.
+  const solveMisfits = (misfits: readonly SchedulingPod[]) => {
+    const left = limitsLeft(templates, plan);
+    return new PackedSolve(misfits, left, [], Topology.build(misfits, left, []), deadline).run();
+  };
+  const solveWith = (restricted: readonly NodePoolTemplate[]) => new PackedSolve(pods, restricted, existing, Topology.build(pods, restricted, existing), deadline).run();
+  return survivingPlan(plan, pods, templates, existing, solveWith, solveMisfits, () => deadline.expired()).results;
+}
+
+/**
+ * `templates` with `remaining` lowered by the capacity (plus one node) of the cheapest option of each NodeClaim
+ * `results` plans in the pool (the reservation `PlannedNodeClaim.reserve` makes); pools without limits unchanged.
+ */
+function limitsLeft(templates: readonly NodePoolTemplate[], results: SchedulingResults): NodePoolTemplate[] {
+  return templates.map((t) => {
+    if (!t.remaining) return t;
+    let remaining: ResourceList = t.remaining;
+    for (const c of results.newNodeClaims) {
+      if (c.nodePool !== t.name) continue;
+      const type = t.instanceTypes.find((it) => it.name === c.instanceTypes[0]?.name);
+      remaining = subtractOnKeysOf(remaining, add(type?.capacity ?? {}, { nodes: 1 }));
+    }
+    return { ...t, remaining };
+  });
 }
 
 /** The better of two plans: more pods placed, then cheaper, then fewer NodeClaims; ties keep `a`. */

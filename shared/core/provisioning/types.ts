@@ -79,6 +79,11 @@ export interface ExistingCapacity {
   readonly taints: readonly Taint[];
   /** Allocatable minus the requests of pods bound or nominated to it (including daemon pods). */
   readonly available: ResourceList;
+  /**
+   * The node's allocatable, canonical units, when known: kube-scheduler's LeastAllocated score divides by it (the
+   * binding replay, `binding-replay.ts`). Without it the replay takes `available` as the whole node.
+   */
+  readonly allocatable?: ResourceList;
   /** Host ports already bound (`protocol/port`). */
   readonly hostPorts: readonly string[];
   /** Pods bound or nominated to it, for pod affinity, anti-affinity and topology spread counts. */
@@ -168,6 +173,13 @@ export interface SolveOptions {
    * alone. @default {@link PORTFOLIO_MAX_PODS}
    */
   readonly portfolioMaxPods?: number;
+  /**
+   * Repair the plan until kube-scheduler's predicted binding (its queue order and LeastAllocated scoring over the
+   * existing, in-flight and planned nodes) fits every pod, so no pod needs a second wave of NodeClaims
+   * (`surviveBinding` in `binding-replay.ts`). The provisioner sets it; simulations of where pods would go
+   * (consolidation, drift, interruption) do not. @default false
+   */
+  readonly surviveBinding?: boolean;
 }
 
 /** A topology refusal as a {@link Rejection}, keeping whether it is temporary. */
