@@ -20,7 +20,15 @@ import type { World } from './world.js';
  * @param gone NodeClaims the budgets count as already gone (`BudgetLedger`)
  */
 export function methodContext(pass: Pass, world: World, sink: MethodSink, gone?: ReadonlySet<string>): MethodContext {
-  return { world, ledger: new BudgetLedger(world, pass.deps.memory, gone), region: pass.deps.region, spotToSpot: pass.deps.spotToSpotConsolidation, memory: pass.deps.memory, sink };
+  return {
+    world,
+    ledger: new BudgetLedger(world, pass.deps.memory, gone),
+    region: pass.deps.region,
+    spotToSpot: pass.deps.spotToSpotConsolidation,
+    surviveBinding: pass.deps.consolidation !== 'karpenter',
+    memory: pass.deps.memory,
+    sink,
+  };
 }
 
 /**

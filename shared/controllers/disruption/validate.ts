@@ -167,7 +167,7 @@ function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: r
 function consolidationReplacements(pass: Pass, view: World, candidates: readonly NodeClaim[]): readonly NodeClaimPlan[] {
   const decision = simulateConsolidation(
     candidates.map((c) => toCandidate(view, c)!),
-    consolidationContext(view, pass.deps.spotToSpotConsolidation),
+    consolidationContext(view, pass.deps.spotToSpotConsolidation, pass.deps.consolidation !== 'karpenter'),
     candidates.length === 1,
   );
   return decision.kind === 'replace' ? decision.replacements : [];

@@ -25,7 +25,10 @@
  *   churn guard are never consolidation candidates at all (`controllers/disruption/candidates.ts CHURN_GUARD_MS`);
  * - the saving is at least {@link MIN_SAVINGS_FRACTION} of the candidates' price and at least
  *   {@link MIN_SAVINGS_PER_EVICTION} per unit of eviction cost (Karpenter's `evictionCost`, 1 per ordinary pod);
- * - each replacement's options are cut so that even its priciest option keeps the saving above that minimum.
+ * - each replacement's options are cut so that even its priciest option keeps the saving above that minimum;
+ * - the plan survives kube-scheduler's binding (`ConsolidationContext.surviveBinding`): the evicted pods are bound by
+ *   its queue order and LeastAllocated scoring, not by the plan, and the NodeClaims its replay needs are counted in
+ *   the saving.
  */
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE } from '../api/labels.js';
 import type { NodeClaimPlan } from '../provisioning/types.js';
@@ -92,9 +95,10 @@ export function simulateRepack(candidates: readonly ConsolidationCandidate[], ct
   const gone = new Set(candidates.map((c) => c.node));
   const templates = freeLimits(ctx.templates, candidates);
   const existing = ctx.existing.filter((e) => !gone.has(e.name));
-  const results = solve(pods, templates, existing);
+  const results = solve(pods, templates, existing, { surviveBinding: ctx.surviveBinding === true });
   const stuck = results.unschedulable[0];
   if (stuck) return none(`pod ${stuck.pod} fits on no other node and no new NodeClaim`);
+  if (results.survivesBinding === false) return none(`no plan of new NodeClaims for its pods survives kube-scheduler's binding`);
   if (results.newNodeClaims.length <= 1) {
     // Karpenter's own move: simulated as Karpenter's, so multi- and single-node validation find it again.
     const own = simulateConsolidation(candidates, ctx, candidates.length === 1);

@@ -134,6 +134,11 @@ export interface SchedulingResults {
   /** Pods that fit existing nodes or in-flight NodeClaims: nothing to launch for them. */
   readonly existing: readonly { readonly pod: string; readonly target: string }[];
   readonly unschedulable: readonly UnschedulablePod[];
+  /**
+   * Set by a solve asked to `surviveBinding` (`SolveOptions`): false when no repair made kube-scheduler's predicted
+   * binding of the plan fit every pod (the plan is then the solver's, its misfits left to a later pass).
+   */
+  readonly survivesBinding?: boolean;
 }
 
 /**

@@ -53,8 +53,9 @@ export function toCandidate(world: World, claim: NodeClaim): ConsolidationCandid
  * with the deleting nodes' pods). A search that proposes several commands therefore sees the earlier ones' nodes
  * gone and their pods moved, and so does each command's validation for the commands started or proposed before it
  * (`validate.ts`).
+ * @param surviveBinding Skiff's moves: plans must survive kube-scheduler's binding (`ConsolidationContext`)
  */
-export function consolidationContext(world: World, spotToSpot: boolean): ConsolidationContext {
+export function consolidationContext(world: World, spotToSpot: boolean, surviveBinding = false): ConsolidationContext {
   const view = solverView(world, []);
   const claimByNode = new Map<string, NodeClaim>();
   const leaving = new Set<string>();
@@ -74,7 +75,7 @@ export function consolidationContext(world: World, spotToSpot: boolean): Consoli
       const claim = e.kind === 'node' ? claimByNode.get(e.name) : undefined;
       return claim && underConsolidateAfter(world, claim) ? { ...e, closed: true } : e;
     });
-  return { templates: view.templates, existing: afterMovingPods(moving, view.templates, existing), spotToSpot };
+  return { templates: view.templates, existing: afterMovingPods(moving, view.templates, existing), spotToSpot, surviveBinding };
 }
 
 /**
@@ -126,7 +127,7 @@ export function consolidationInput(claims: readonly NodeClaim[], ctx: MethodCont
     ledger.take(c.claim.nodePool);
     withinBudget.push(c);
   }
-  ctx.consolidation = withinBudget.length === 0 ? { withinBudget, eligible: candidates } : { withinBudget, eligible: candidates, context: consolidationContext(world, ctx.spotToSpot) };
+  ctx.consolidation = withinBudget.length === 0 ? { withinBudget, eligible: candidates } : { withinBudget, eligible: candidates, context: consolidationContext(world, ctx.spotToSpot, ctx.surviveBinding === true) };
   return ctx.consolidation;
 }
 

@@ -60,6 +60,11 @@ export interface MethodContext {
   readonly region: string;
   /** `settings.featureGates.SpotToSpotConsolidation`. */
   readonly spotToSpot: boolean;
+  /**
+   * Whether consolidation plans must survive kube-scheduler's binding (`ConsolidationContext.surviveBinding`): with
+   * Skiff's moves, not with Karpenter's alone (the `karpenter` setting). @default false
+   */
+  readonly surviveBinding?: boolean;
   /** Where drift inputs are cached. */
   readonly memory: DisruptionMemory;
   readonly sink: MethodSink;
