@@ -35,6 +35,12 @@ import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate, SchedulingResul
 /** Repair rounds at most: each adds NodeClaims for the misfits the last replay predicted. */
 export const MAX_REPAIR_ROUNDS = 6;
 
+/**
+ * The bisection over how many of the misfits' NodeClaims a repair keeps stops once the range is within 1/this of
+ * the count kept (so at most that share of them may be slack).
+ */
+export const BISECTION_SLACK = 32;
+
 /** A node the replay binds pods to: a registered node, an in-flight NodeClaim or a planned NodeClaim. */
 export interface BindingBin {
   /** Node or NodeClaim name (a planned NodeClaim: `planned-<i>`). */
@@ -109,6 +115,36 @@ interface Kind {
  * @param bins the nodes
  */
 export function replayBinding(pods: readonly SchedulingPod[], bins: readonly BindingBin[]): BindingReplay {
+  return replayQueue(queueOf(pods), bins);
+}
+
+/** Pods in kube-scheduler's queue order, each with the index of its class (`classKey`): a replay's input. */
+interface Queue {
+  readonly pods: readonly SchedulingPod[];
+  readonly classOf: Int32Array;
+  readonly classes: readonly SchedulingPod[];
+}
+
+/** `pods` sorted by {@link byKubeSchedulerQueue} and numbered by class, once for every replay of a batch. */
+function queueOf(pods: readonly SchedulingPod[]): Queue {
+  const sorted = [...pods].sort(byKubeSchedulerQueue);
+  const ids = new Map<string, number>();
+  const classes: SchedulingPod[] = [];
+  const classOf = new Int32Array(sorted.length);
+  sorted.forEach((p, i) => {
+    const key = classKey(p);
+    let id = ids.get(key);
+    if (id === undefined) {
+      ids.set(key, (id = classes.length));
+      classes.push(p);
+    }
+    classOf[i] = id;
+  });
+  return { pods: sorted, classOf, classes };
+}
+
+/** {@link replayBinding} over a prepared queue. */
+function replayQueue(queue: Queue, bins: readonly BindingBin[]): BindingReplay {
   const kindIds = new Map<string, number>();
   const kinds: Kind[] = [];
   const groups = new Map<string, BinGroup>();
@@ -155,24 +191,25 @@ export function replayBinding(pods: readonly SchedulingPod[], bins: readonly Bin
     const free = subtract(b.allocatable, b.requested);
     groupFor(id, free, othersOf(free)).members.push(i);
   }
-  const masks = new Map<string, Uint8Array>();
-  const maskOf = (pod: SchedulingPod): Uint8Array => {
-    const key = classKey(pod);
-    let mask = masks.get(key);
+  const masks: (Uint8Array | undefined)[] = [];
+  const maskOf = (id: number): Uint8Array => {
+    let mask = masks[id];
     if (!mask) {
+      const pod = queue.classes[id]!;
       mask = new Uint8Array(kinds.length);
       kinds.forEach((k, i) => {
         const bin = bins[k.bin]!;
         mask![i] = !firstUntolerated(bin.taints, pod.tolerations, pod.avoidPreferNoSchedule) && bin.matches(pod) ? 1 : 0;
       });
-      masks.set(key, mask);
+      masks[id] = mask;
     }
     return mask;
   };
   const bound = new Map<string, number>();
   const misfits: SchedulingPod[] = [];
-  for (const pod of [...pods].sort(byKubeSchedulerQueue)) {
-    const mask = maskOf(pod);
+  for (let q = 0; q < queue.pods.length; q++) {
+    const pod = queue.pods[q]!;
+    const mask = maskOf(queue.classOf[q]!);
     const cpu = pod.requests.cpu ?? 0;
     const mem = pod.requests.memory ?? 0;
     const podCount = pod.requests.pods ?? 0;
@@ -340,9 +377,10 @@ export function surviveBinding(
   const moved: number[] = [];
   let current = results;
   const binsOf = binder(results.existing, byKey, templates, existing);
+  const queue = queueOf(placed);
   const replayOf = (plan: SchedulingResults) => {
     const bins = binsOf(plan.newNodeClaims);
-    return { bins, replay: replayBinding(placed, bins) };
+    return { bins, replay: replayQueue(queue, bins) };
   };
   let last = replayOf(current);
   if (last.replay.misfits.length === 0) return { results, moved, fits: true };
@@ -357,8 +395,9 @@ export function surviveBinding(
     if (last.replay.misfits.length > 0) continue;
     // The misfits' own plan is sized as if they ran alone, but the other pods spread into its nodes as well: keep the
     // fewest of its NodeClaims (in its order) with which the replay still fits.
+    // Within 1/32 of the count (or exactly, for few): a few NodeClaims of slack cost less than more replays.
     let [lo, hi] = [0, extra.length];
-    while (lo + 1 < hi && !expired()) {
+    while (hi - lo > Math.max(1, Math.ceil(hi / BISECTION_SLACK)) && !expired()) {
       const mid = (lo + hi) >> 1;
       const tried = replayOf(withFirst(mid));
       if (tried.replay.misfits.length === 0) [hi, current, last] = [mid, withFirst(mid), tried];
