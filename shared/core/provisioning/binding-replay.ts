@@ -358,7 +358,8 @@ function planMatcher(plan: NodeClaimPlan, type: InstanceType): (pod: SchedulingP
  * are then provisioned when kube-scheduler reports them, as in Karpenter.
  * @param results the solver's plan
  * @param pods the batch that was solved
- * @param solveMisfits plans new NodeClaims for pods alone (no existing capacity)
+ * @param solveMisfits plans new NodeClaims for pods alone (no existing capacity), given the plan they join (whose
+ *   NodeClaims count against the NodePools' limits)
  * @returns the plan to launch, the misfits each round added NodeClaims for (empty: the plan is the solver's), and
  *   whether the replay of the returned plan fits every pod
  */
@@ -367,7 +368,7 @@ export function surviveBinding(
   pods: readonly SchedulingPod[],
   templates: readonly NodePoolTemplate[],
   existing: readonly ExistingCapacity[],
-  solveMisfits: (pods: readonly SchedulingPod[]) => SchedulingResults,
+  solveMisfits: (pods: readonly SchedulingPod[], plan: SchedulingResults) => SchedulingResults,
   expired: () => boolean = () => false,
 ): { results: SchedulingResults; moved: number[]; fits: boolean } {
   if (results.newNodeClaims.length === 0) return { results, moved: [], fits: true };
@@ -385,7 +386,7 @@ export function surviveBinding(
   let last = replayOf(current);
   if (last.replay.misfits.length === 0) return { results, moved, fits: true };
   for (let round = 0; round < MAX_REPAIR_ROUNDS && !expired(); round++) {
-    const extra = solveMisfits(last.replay.misfits).newNodeClaims;
+    const extra = solveMisfits(last.replay.misfits, current).newNodeClaims;
     if (extra.length === 0) break;
     moved.push(last.replay.misfits.length);
     const base = current;
@@ -494,7 +495,7 @@ export function survivingPlan(
   templates: readonly NodePoolTemplate[],
   existing: readonly ExistingCapacity[],
   solveWith: (templates: readonly NodePoolTemplate[]) => SchedulingResults,
-  solveMisfits: (pods: readonly SchedulingPod[]) => SchedulingResults,
+  solveMisfits: (pods: readonly SchedulingPod[], plan: SchedulingResults) => SchedulingResults,
   expired: () => boolean = () => false,
 ): SurvivingPlan {
   const first = surviveBinding(plan, pods, templates, existing, solveMisfits, expired);
