@@ -12,11 +12,12 @@
  * {@link replayBinding} predicts that binding over the capacity a plan provides (existing nodes, in-flight NodeClaims
  * and the planned NodeClaims as their cheapest instance type, each with its daemonset overhead), and
  * {@link surviveBinding} repairs the plan until the prediction fits every pod: the predicted misfits get NodeClaims of
- * their own, planned by the same packing solver (the cheapest capacity for them), and the replay runs again over the
- * larger plan, at most {@link MAX_REPAIR_ROUNDS} times. The repaired plan launches everything in the first wave.
+ * their own, planned by the same packing solver (the cheapest capacity for them), of which the fewest the replay needs
+ * are kept, at most {@link MAX_REPAIR_ROUNDS} times. {@link survivingPlan} also repairs plans restricted to one instance
+ * family and keeps the cheapest that fits. The repaired plan launches everything in the first wave.
  *
  * Karpenter has no such step: it launches its plan and provisions again for the pods kube-scheduler could not fit
- * (docs/karpenter-semantics.md, "Known limit (as in Karpenter)"). Deliberate approximations: only the pods the
+ * (docs/karpenter-semantics.md#pending-pods). Deliberate approximations: only the pods the
  * packing solver places in bulk (no topology terms, host ports or preferences) are replayed — the others are taken as
  * bound where they were planned; in-flight NodeClaims' nominated pods are taken as bound there; scoring is
  * LeastAllocated alone (kube-scheduler's other default scores favour no node for such pods, BalancedAllocation aside);
@@ -396,7 +397,7 @@ export function surviveBinding(
     if (last.replay.misfits.length > 0) continue;
     // The misfits' own plan is sized as if they ran alone, but the other pods spread into its nodes as well: keep the
     // fewest of its NodeClaims (in its order) with which the replay still fits.
-    // Within 1/32 of the count (or exactly, for few): a few NodeClaims of slack cost less than more replays.
+    // Within 1/BISECTION_SLACK of the count (or exactly, for few): a few NodeClaims of slack cost less than more replays.
     let [lo, hi] = [0, extra.length];
     while (hi - lo > Math.max(1, Math.ceil(hi / BISECTION_SLACK)) && !expired()) {
       const mid = (lo + hi) >> 1;
