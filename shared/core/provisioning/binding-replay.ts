@@ -12,11 +12,12 @@
  * {@link replayBinding} predicts that binding over the capacity a plan provides (existing nodes, in-flight NodeClaims
  * and the planned NodeClaims as their cheapest instance type, each with its daemonset overhead), and
  * {@link surviveBinding} repairs the plan until the prediction fits every pod: the predicted misfits get NodeClaims of
- * their own, planned by the same packing solver (the cheapest capacity for them), and the replay runs again over the
- * larger plan, at most {@link MAX_REPAIR_ROUNDS} times. The repaired plan launches everything in the first wave.
+ * their own, planned by the same packing solver (the cheapest capacity for them), of which the fewest the replay needs
+ * are kept, at most {@link MAX_REPAIR_ROUNDS} times. {@link survivingPlan} also repairs plans restricted to one instance
+ * family and keeps the cheapest that fits. The repaired plan launches everything in the first wave.
  *
  * Karpenter has no such step: it launches its plan and provisions again for the pods kube-scheduler could not fit
- * (docs/karpenter-semantics.md, "Known limit (as in Karpenter)"). Deliberate approximations: only the pods the
+ * (docs/karpenter-semantics.md#pending-pods). Deliberate approximations: only the pods the
  * packing solver places in bulk (no topology terms, host ports or preferences) are replayed — the others are taken as
  * bound where they were planned; in-flight NodeClaims' nominated pods are taken as bound there; scoring is
  * LeastAllocated alone (kube-scheduler's other default scores favour no node for such pods, BalancedAllocation aside);
@@ -34,6 +35,12 @@ import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate, SchedulingResul
 
 /** Repair rounds at most: each adds NodeClaims for the misfits the last replay predicted. */
 export const MAX_REPAIR_ROUNDS = 6;
+
+/**
+ * The bisection over how many of the misfits' NodeClaims a repair keeps stops once the range is within 1/this of
+ * the count kept (so at most that share of them may be slack).
+ */
+export const BISECTION_SLACK = 32;
 
 /** A node the replay binds pods to: a registered node, an in-flight NodeClaim or a planned NodeClaim. */
 export interface BindingBin {
@@ -109,6 +116,36 @@ interface Kind {
  * @param bins the nodes
  */
 export function replayBinding(pods: readonly SchedulingPod[], bins: readonly BindingBin[]): BindingReplay {
+  return replayQueue(queueOf(pods), bins);
+}
+
+/** Pods in kube-scheduler's queue order, each with the index of its class (`classKey`): a replay's input. */
+interface Queue {
+  readonly pods: readonly SchedulingPod[];
+  readonly classOf: Int32Array;
+  readonly classes: readonly SchedulingPod[];
+}
+
+/** `pods` sorted by {@link byKubeSchedulerQueue} and numbered by class, once for every replay of a batch. */
+function queueOf(pods: readonly SchedulingPod[]): Queue {
+  const sorted = [...pods].sort(byKubeSchedulerQueue);
+  const ids = new Map<string, number>();
+  const classes: SchedulingPod[] = [];
+  const classOf = new Int32Array(sorted.length);
+  sorted.forEach((p, i) => {
+    const key = classKey(p);
+    let id = ids.get(key);
+    if (id === undefined) {
+      ids.set(key, (id = classes.length));
+      classes.push(p);
+    }
+    classOf[i] = id;
+  });
+  return { pods: sorted, classOf, classes };
+}
+
+/** {@link replayBinding} over a prepared queue. */
+function replayQueue(queue: Queue, bins: readonly BindingBin[]): BindingReplay {
   const kindIds = new Map<string, number>();
   const kinds: Kind[] = [];
   const groups = new Map<string, BinGroup>();
@@ -155,24 +192,25 @@ export function replayBinding(pods: readonly SchedulingPod[], bins: readonly Bin
     const free = subtract(b.allocatable, b.requested);
     groupFor(id, free, othersOf(free)).members.push(i);
   }
-  const masks = new Map<string, Uint8Array>();
-  const maskOf = (pod: SchedulingPod): Uint8Array => {
-    const key = classKey(pod);
-    let mask = masks.get(key);
+  const masks: (Uint8Array | undefined)[] = [];
+  const maskOf = (id: number): Uint8Array => {
+    let mask = masks[id];
     if (!mask) {
+      const pod = queue.classes[id]!;
       mask = new Uint8Array(kinds.length);
       kinds.forEach((k, i) => {
         const bin = bins[k.bin]!;
         mask![i] = !firstUntolerated(bin.taints, pod.tolerations, pod.avoidPreferNoSchedule) && bin.matches(pod) ? 1 : 0;
       });
-      masks.set(key, mask);
+      masks[id] = mask;
     }
     return mask;
   };
   const bound = new Map<string, number>();
   const misfits: SchedulingPod[] = [];
-  for (const pod of [...pods].sort(byKubeSchedulerQueue)) {
-    const mask = maskOf(pod);
+  for (let q = 0; q < queue.pods.length; q++) {
+    const pod = queue.pods[q]!;
+    const mask = maskOf(queue.classOf[q]!);
     const cpu = pod.requests.cpu ?? 0;
     const mem = pod.requests.memory ?? 0;
     const podCount = pod.requests.pods ?? 0;
@@ -321,7 +359,8 @@ function planMatcher(plan: NodeClaimPlan, type: InstanceType): (pod: SchedulingP
  * are then provisioned when kube-scheduler reports them, as in Karpenter.
  * @param results the solver's plan
  * @param pods the batch that was solved
- * @param solveMisfits plans new NodeClaims for pods alone (no existing capacity)
+ * @param solveMisfits plans new NodeClaims for pods alone (no existing capacity), given the plan they join (whose
+ *   NodeClaims count against the NodePools' limits)
  * @returns the plan to launch, the misfits each round added NodeClaims for (empty: the plan is the solver's), and
  *   whether the replay of the returned plan fits every pod
  */
@@ -330,7 +369,7 @@ export function surviveBinding(
   pods: readonly SchedulingPod[],
   templates: readonly NodePoolTemplate[],
   existing: readonly ExistingCapacity[],
-  solveMisfits: (pods: readonly SchedulingPod[]) => SchedulingResults,
+  solveMisfits: (pods: readonly SchedulingPod[], plan: SchedulingResults) => SchedulingResults,
   expired: () => boolean = () => false,
 ): { results: SchedulingResults; moved: number[]; fits: boolean } {
   if (results.newNodeClaims.length === 0) return { results, moved: [], fits: true };
@@ -340,14 +379,15 @@ export function surviveBinding(
   const moved: number[] = [];
   let current = results;
   const binsOf = binder(results.existing, byKey, templates, existing);
+  const queue = queueOf(placed);
   const replayOf = (plan: SchedulingResults) => {
     const bins = binsOf(plan.newNodeClaims);
-    return { bins, replay: replayBinding(placed, bins) };
+    return { bins, replay: replayQueue(queue, bins) };
   };
   let last = replayOf(current);
   if (last.replay.misfits.length === 0) return { results, moved, fits: true };
   for (let round = 0; round < MAX_REPAIR_ROUNDS && !expired(); round++) {
-    const extra = solveMisfits(last.replay.misfits).newNodeClaims;
+    const extra = solveMisfits(last.replay.misfits, current).newNodeClaims;
     if (extra.length === 0) break;
     moved.push(last.replay.misfits.length);
     const base = current;
@@ -357,8 +397,9 @@ export function surviveBinding(
     if (last.replay.misfits.length > 0) continue;
     // The misfits' own plan is sized as if they ran alone, but the other pods spread into its nodes as well: keep the
     // fewest of its NodeClaims (in its order) with which the replay still fits.
+    // Within 1/BISECTION_SLACK of the count (or exactly, for few): a few NodeClaims of slack cost less than more replays.
     let [lo, hi] = [0, extra.length];
-    while (lo + 1 < hi && !expired()) {
+    while (hi - lo > Math.max(1, Math.ceil(hi / BISECTION_SLACK)) && !expired()) {
       const mid = (lo + hi) >> 1;
       const tried = replayOf(withFirst(mid));
       if (tried.replay.misfits.length === 0) [hi, current, last] = [mid, withFirst(mid), tried];
@@ -455,7 +496,7 @@ export function survivingPlan(
   templates: readonly NodePoolTemplate[],
   existing: readonly ExistingCapacity[],
   solveWith: (templates: readonly NodePoolTemplate[]) => SchedulingResults,
-  solveMisfits: (pods: readonly SchedulingPod[]) => SchedulingResults,
+  solveMisfits: (pods: readonly SchedulingPod[], plan: SchedulingResults) => SchedulingResults,
   expired: () => boolean = () => false,
 ): SurvivingPlan {
   const first = surviveBinding(plan, pods, templates, existing, solveMisfits, expired);

@@ -67,7 +67,9 @@ export const MAX_VISITED_CLAIMS = 64;
  * run fits, rounded to whole NodeClaims); groups of more than `MAX_PACKING_CLASSES` (`bulk-packing.ts`) runs are filled up to
  * one target type instead. Every NodeClaim is then offered as its cheapest type that still fits (right-sizing).
  * Bulk placement checks exactly what placing the pods one by one checks. Small batches ({@link PORTFOLIO_MAX_PODS})
- * also run solver v1's passes and keep the best plan.
+ * also run solver v1's passes and keep the best plan. With `options.surviveBinding` (the provisioner) the plan is then
+ * checked against kube-scheduler's predicted binding and repaired until every pod fits (`survivingPlan` in
+ * `binding-replay.ts`, docs/karpenter-semantics.md#binding-replay; Karpenter has no such step).
  * @param pods pending pods (any order; the solver sorts them)
  * @param templates NodePools with their instance types
  * @param existing nodes and in-flight NodeClaims with their free room
@@ -83,8 +85,8 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
   const plan = pods.length > (options.portfolioMaxPods ?? PORTFOLIO_MAX_PODS) || deadline.expired() ? packed : better(packed, solveLegacy(pods, templates, existing, topology, deadline));
   if (!options.surviveBinding) return plan;
   // The misfits' own NodeClaims: the packed solve on them alone, every NodePool's limits less what the plan reserves.
-  const solveMisfits = (misfits: readonly SchedulingPod[]) => {
-    const left = limitsLeft(templates, plan);
+  const solveMisfits = (misfits: readonly SchedulingPod[], joining: SchedulingResults) => {
+    const left = limitsLeft(templates, joining);
     return new PackedSolve(misfits, left, [], Topology.build(misfits, left, []), deadline).run();
   };
   const solveWith = (restricted: readonly NodePoolTemplate[]) => new PackedSolve(pods, restricted, existing, Topology.build(pods, restricted, existing), deadline).run();

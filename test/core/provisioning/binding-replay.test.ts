@@ -94,6 +94,15 @@ describe('solve with surviveBinding', () => {
     expect(planPrice(survived)).toBeLessThan(planPrice(plain) + planPrice(secondWave));
   });
 
+  it("adds no capacity past the NodePool's limits: with the limit at the tight plan's own size the plan stays within it", () => {
+    const plain = solve(batch, templates, [], { portfolioMaxPods: 0 });
+    const cpuOf = (r: SchedulingResults) => r.newNodeClaims.reduce((sum, c) => sum + types.find((x) => x.name === c.instanceTypes[0]!.name)!.capacity.cpu!, 0);
+    const limited: NodePoolTemplate[] = [{ ...templates[0]!, remaining: { cpu: cpuOf(plain) } }];
+    const survived = solve(batch, limited, [], { portfolioMaxPods: 0, surviveBinding: true });
+    expect(cpuOf(survived)).toBeLessThanOrEqual(cpuOf(plain));
+    expect(survived.newNodeClaims.flatMap((c) => c.pods).length + survived.unschedulable.length).toBe(batch.length);
+  });
+
   it('leaves a plan whose replay already fits as it was', () => {
     const small = batch.filter((p) => p.name.startsWith('app-0-'));
     const plain = solve(small, templates, [], { portfolioMaxPods: 0 });
