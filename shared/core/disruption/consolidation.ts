@@ -134,7 +134,7 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
     pods,
     cheaper,
     ctx.existing.filter((e) => !gone.has(e.name)),
-    { surviveBinding: ctx.surviveBinding === true },
+    { surviveBinding: ctx.surviveBinding === true, bindingVariants: false },
   );
   const stuck = results.unschedulable[0];
   if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h`);

@@ -95,7 +95,7 @@ export function simulateRepack(candidates: readonly ConsolidationCandidate[], ct
   const gone = new Set(candidates.map((c) => c.node));
   const templates = freeLimits(ctx.templates, candidates);
   const existing = ctx.existing.filter((e) => !gone.has(e.name));
-  const results = solve(pods, templates, existing, { surviveBinding: ctx.surviveBinding === true });
+  const results = solve(pods, templates, existing, { surviveBinding: ctx.surviveBinding === true, bindingVariants: false });
   const stuck = results.unschedulable[0];
   if (stuck) return none(`pod ${stuck.pod} fits on no other node and no new NodeClaim`);
   if (results.survivesBinding === false) return none(`no plan of new NodeClaims for its pods survives kube-scheduler's binding`);

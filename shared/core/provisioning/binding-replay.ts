@@ -145,6 +145,9 @@ function queueOf(pods: readonly SchedulingPod[]): Queue {
 }
 
 /** {@link replayBinding} over a prepared queue. */
+/** A bin's free room and the key of its resources other than cpu, memory and pods, per bin object (bins are reused). */
+const freeOf = new WeakMap<BindingBin, { readonly free: ResourceList; readonly others: string }>();
+
 function replayQueue(queue: Queue, bins: readonly BindingBin[]): BindingReplay {
   const kindIds = new Map<string, number>();
   const kinds: Kind[] = [];
@@ -189,8 +192,12 @@ function replayQueue(queue: Queue, bins: readonly BindingBin[]): BindingReplay {
       kindIds.set(b.kind, (id = kinds.length));
       kinds.push({ invCpu: 1 / Math.max(1, b.allocatable.cpu ?? 0), invMem: 1 / Math.max(1, b.allocatable.memory ?? 0), podsLimited: b.allocatable.pods !== undefined, bin: i, groups: [] });
     }
-    const free = subtract(b.allocatable, b.requested);
-    groupFor(id, free, othersOf(free)).members.push(i);
+    let f = freeOf.get(b);
+    if (!f) {
+      const free = subtract(b.allocatable, b.requested);
+      freeOf.set(b, (f = { free, others: othersOf(free) }));
+    }
+    groupFor(id, f.free, f.others).members.push(i);
   }
   const masks: (Uint8Array | undefined)[] = [];
   const maskOf = (id: number): Uint8Array => {
@@ -285,6 +292,25 @@ export function bindingBins(
 }
 
 /**
+ * The bin of one existing node or in-flight NodeClaim as it stands (free room as given, allocatable when known), kept
+ * per capacity object: a consolidation search replays against the same capacity objects once per simulation, and
+ * building a bin (its kind's key above all) for each of 2,000 nodes every time was most of a pass.
+ */
+const existingBins = new WeakMap<ExistingCapacity, BindingBin>();
+function existingBin(e: ExistingCapacity): BindingBin {
+  let bin = existingBins.get(e);
+  if (!bin) {
+    const allocatable = e.allocatable ?? e.available;
+    // Nodes alike but for their hostname are one kind (pods that select a hostname are not replayed).
+    const labels = Object.entries(e.labels).filter(([k]) => k !== LABEL_HOSTNAME).sort((x, y) => (x[0] < y[0] ? -1 : 1));
+    const kind = `existing|${JSON.stringify([allocatable, labels, e.taints])}`;
+    bin = { name: e.name, kind, allocatable, requested: subtract(allocatable, e.available), taints: e.taints, matches: (pod) => pod.requirementAlternatives.some((r) => r.isSatisfiedBy(e.labels)) };
+    existingBins.set(e, bin);
+  }
+  return bin;
+}
+
+/**
  * {@link bindingBins} for several plans that share their placements on existing capacity (a plan and its repairs):
  * the existing bins are built once, each planned NodeClaim's bin once per plan object.
  */
@@ -302,12 +328,9 @@ function binder(
   const existingBins: BindingBin[] = [];
   for (const e of existing) {
     if (e.closed) continue;
-    const allocatable = e.allocatable ?? e.available;
-    const requested = add(subtract(allocatable, e.available), ...(fixedOn.get(e.name) ?? []));
-    // Nodes alike but for their hostname are one kind (pods that select a hostname are not replayed).
-    const labels = Object.entries(e.labels).filter(([k]) => k !== LABEL_HOSTNAME).sort((x, y) => (x[0] < y[0] ? -1 : 1));
-    const kind = `existing|${JSON.stringify([allocatable, labels, e.taints])}`;
-    existingBins.push({ name: e.name, kind, allocatable, requested, taints: e.taints, matches: (pod) => pod.requirementAlternatives.some((r) => r.isSatisfiedBy(e.labels)) });
+    const bin = existingBin(e);
+    const fixed = fixedOn.get(e.name);
+    existingBins.push(fixed ? { ...bin, requested: add(bin.requested, ...fixed) } : bin);
   }
   const types = typeIndex(templates);
   const byPool = new Map(templates.map((t) => [t.name, t]));
@@ -486,7 +509,8 @@ export interface SurvivingPlan {
  * costs less than the capacity the mixed plan's misfits need. Its NodeClaims offer one family's types only, so an
  * insufficient-capacity error falls back through the provisioner's re-solve (unavailable offerings excluded).
  * @param plan the solver's plan for `pods`
- * @param solveWith the solver with other templates (the same batch and existing capacity)
+ * @param solveWith the solver with other templates (the same batch and existing capacity); absent: no variants, the
+ *   repaired `plan` or nothing
  * @param solveMisfits the solver on pods alone (see {@link surviveBinding})
  * @param expired whether the solve's time is up (no further candidates are tried)
  */
@@ -495,12 +519,12 @@ export function survivingPlan(
   pods: readonly SchedulingPod[],
   templates: readonly NodePoolTemplate[],
   existing: readonly ExistingCapacity[],
-  solveWith: (templates: readonly NodePoolTemplate[]) => SchedulingResults,
+  solveWith: ((templates: readonly NodePoolTemplate[]) => SchedulingResults) | undefined,
   solveMisfits: (pods: readonly SchedulingPod[], plan: SchedulingResults) => SchedulingResults,
   expired: () => boolean = () => false,
 ): SurvivingPlan {
   const first = surviveBinding(plan, pods, templates, existing, solveMisfits, expired);
-  if (first.fits && first.moved.length === 0) return first;
+  if ((first.fits && first.moved.length === 0) || !solveWith) return first.fits ? first : { results: plan, moved: [], fits: false };
   let best: SurvivingPlan | undefined = first.fits ? first : undefined;
   const variants: { family: string; plan: SchedulingResults }[] = [];
   for (const family of familiesOf(plan, templates).slice(0, MAX_FAMILY_VARIANTS)) {

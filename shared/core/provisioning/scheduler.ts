@@ -90,7 +90,7 @@ export function solve(pods: readonly SchedulingPod[], templates: readonly NodePo
     return new PackedSolve(misfits, left, [], Topology.build(misfits, left, []), deadline).run();
   };
   const solveWith = (restricted: readonly NodePoolTemplate[]) => new PackedSolve(pods, restricted, existing, Topology.build(pods, restricted, existing), deadline).run();
-  const surviving = survivingPlan(plan, pods, templates, existing, solveWith, solveMisfits, () => deadline.expired());
+  const surviving = survivingPlan(plan, pods, templates, existing, options.bindingVariants === false ? undefined : solveWith, solveMisfits, () => deadline.expired());
   return surviving.fits ? surviving.results : { ...surviving.results, survivesBinding: false };
 }
 

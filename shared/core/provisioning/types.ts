@@ -181,10 +181,16 @@ export interface SolveOptions {
   /**
    * Repair the plan until kube-scheduler's predicted binding (its queue order and LeastAllocated scoring over the
    * existing, in-flight and planned nodes) fits every pod, so no pod needs a second wave of NodeClaims
-   * (`surviveBinding` in `binding-replay.ts`). The provisioner sets it; simulations of where pods would go
-   * (consolidation, drift, interruption) do not. @default false
+   * (`surviveBinding` in `binding-replay.ts`). The provisioner sets it, and so do Skiff's consolidation moves; other
+   * simulations of where pods would go (drift, interruption, Karpenter's moves) do not. @default false
    */
   readonly surviveBinding?: boolean;
+  /**
+   * With `surviveBinding`: also try the plan restricted to each of its main instance families (`survivingPlan`).
+   * Consolidation, which simulates hundreds of candidate sets a pass, repairs the plan it has and leaves the variants
+   * out. @default true
+   */
+  readonly bindingVariants?: boolean;
 }
 
 /** A topology refusal as a {@link Rejection}, keeping whether it is temporary. */
