@@ -192,7 +192,8 @@ export function renderReport(r: BenchResults): string {
     }
     if (!name.startsWith('burst')) lines.push(`| B5 | ${cell(name)}: time-weighted mean fleet ÷ bound | ${fmt(v.meanRatio, 3)} | ≤ ${GOALS.meanRatio} | ${status(v.meanRatio <= GOALS.meanRatio)} |`);
     const big = v.passTimes.filter((p) => p.upToNodes <= 2000).at(-1);
-    if (big) lines.push(`| B5 | ${cell(name)}: disruption pass p99 at ≤ ${int(big.upToNodes)} nodes | ${int(big.p99Ms)} ms | ≤ ${int(GOALS.passP99Ms)} ms | ${status(big.p99Ms <= GOALS.passP99Ms)} |`);
+    // Judged by the pass's CPU time: the machine is shared, and other work inflates the wall time (shown beside it).
+    if (big) lines.push(`| B5 | ${cell(name)}: disruption pass p99 at ≤ ${int(big.upToNodes)} nodes, CPU (wall) | ${int(big.cpuP99Ms ?? big.p99Ms)} ms (${int(big.p99Ms)} ms) | ≤ ${int(GOALS.passP99Ms)} ms | ${status((big.cpuP99Ms ?? big.p99Ms) <= GOALS.passP99Ms)} |`);
     const perStep = v.evictionsPerPod / Math.max(1, v.steps.length);
     const bad = Object.entries(v.violations).filter(([, n]) => n > 0);
     lines.push(`| B5 | ${cell(name)}: evictions per pod per step; violations; pods unplaced | ${fmt(perStep, 2)}; ${bad.length === 0 ? 'none' : bad.map(([k, n]) => `${k} ${n}`).join(', ')}; ${v.unplaced} | ≤ ${GOALS.evictionsPerPodPerStep}; 0; 0 | ${status(perStep <= GOALS.evictionsPerPodPerStep && bad.length === 0 && v.unplaced === 0)} |`);
@@ -410,11 +411,13 @@ function b5Section(r: BenchResults): string[] {
     'scenario\'s NodePools. Cases (`bench/b5-cases.ts`): bursts of six pod shapes on one on-demand c/m/r NodePool (`consolidateAfter: 1m`, default',
     'budget) then a scale-in to 25 % at +30 min; a 24-hour diurnal load (±40 %, 2 % of pods replaced per hour); the Alibaba trace example.',
     '"Before" is the last sample before a step, "after" the last before the next step or the end; minutes to 1.25× and 1.10× count from the step',
-    'until the ratio stays within it. Disruption passes are timed by wall clock (handler, controller and its DynamoDB calls on dynalite).',
+    'until the ratio stays within it. Disruption passes are timed by the process\'s CPU time and by wall clock (handler, controller and its',
+    'DynamoDB calls on dynalite); the goal is judged by CPU time, which other work on the shared machine does not inflate.',
     'Each case runs twice in the same suite run: with Skiff\'s consolidation, and "Karpenter-like" (`skiff simulate --consolidation karpenter`:',
-    'Karpenter\'s moves only — delete, or replace N nodes by at most one — without its 1- and 3-minute search timeouts).',
+    'Karpenter\'s moves only — delete, or replace N nodes by at most one — at most 3 commands a minute, without its 1- and 3-minute search',
+    'timeouts).',
     '',
-    '| case | mean ratio (cost-weighted) | steps: before → after (minutes to 1.25× / 1.10×) | evictions per pod | disruptions per hour | disruption pass p50 / p99 (ms) by fleet size | total $ | unplaced | simulation wall (s) |',
+    '| case | mean ratio (cost-weighted) | steps: before → after (minutes to 1.25× / 1.10×) | evictions per pod | disruptions per hour | disruption pass CPU p50 / p99 (ms) by fleet size | total $ | unplaced | simulation wall (s) |',
     '|---|---|---|---|---|---|---|---|---|',
   ];
   const rows = (r.b5 ?? []).flatMap(({ name, outcome, karpenter }) => [{ name, outcome }, ...(karpenter ? [{ name: `${name}, Karpenter-like`, outcome: karpenter }] : [])]);
@@ -424,9 +427,10 @@ function b5Section(r: BenchResults): string[] {
       continue;
     }
     const v = outcome.value;
-    const shown = v.steps.slice(0, 6).map((st) => `${fmt(st.atMinute, 1)} min: ${st.before === null ? '—' : fmt(st.before, 2)} → ${fmt(st.after, 2)} (${st.minutesTo125 === null ? 'never' : fmt(st.minutesTo125, 1)} / ${st.minutesTo110 === null ? 'never' : fmt(st.minutesTo110, 1)})`);
+    const minutes = (m: number | null) => (m === null ? 'never' : Number.isInteger(m) ? String(m) : fmt(m, 1));
+    const shown = v.steps.slice(0, 6).map((st) => `${minutes(st.atMinute)} min: ${st.before === null ? '—' : fmt(st.before, 2)} → ${fmt(st.after, 2)} (${minutes(st.minutesTo125)} / ${minutes(st.minutesTo110)})`);
     const steps = [...shown, ...(v.steps.length > shown.length ? [`… ${int(v.steps.length - shown.length)} more`] : [])].join('; ');
-    const passes = v.passTimes.map((p) => `≤ ${Number.isFinite(p.upToNodes) ? int(p.upToNodes) : 'more'}: ${int(p.p50Ms)} / ${int(p.p99Ms)}`).join('; ');
+    const passes = v.passTimes.map((p) => `≤ ${Number.isFinite(p.upToNodes) ? int(p.upToNodes) : 'more'}: ${int(p.cpuP50Ms ?? p.p50Ms)} / ${int(p.cpuP99Ms ?? p.p99Ms)}`).join('; ');
     out.push(`| ${cell(name)} | ${fmt(v.meanRatio, 3)} (${fmt(v.costRatio, 3)}) | ${steps} | ${fmt(v.evictionsPerPod, 2)} | ${fmt(v.disruptionsPerHour, 1)} | ${passes} | ${fmt(v.totalUSD, 2)} | ${v.unplaced} | ${fmt(v.simulationSeconds, 0)} |`);
   }
   out.push('');

@@ -140,6 +140,11 @@ export interface DisruptionPassSample {
   readonly atMs: number;
   /** Wall time of the invocation (the handler, its DynamoDB calls on dynalite and the controller), ms. */
   readonly wallMs: number;
+  /**
+   * CPU time of the process over the invocation (user + system), ms: the pass's own cost, which other work on a shared
+   * machine does not inflate as it does the wall time.
+   */
+  readonly cpuMs: number;
   /** Instances not terminated when the pass started. */
   readonly instances: number;
 }
@@ -255,11 +260,13 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     const scheduleDisruption = (at: number): void => {
       clock.at(at, 'disruption schedule', async () => {
         const started = performance.now();
+        const cpuBefore = process.cpuUsage();
         const instances = deps.probe?.disruptionPass ? liveInstances(ec2).length : 0;
         for (const outcome of await faults.invoke('disruption', () => disruptionHandler(scheduledEvent(at, spec.region, 'disruption')))) {
           if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
         }
-        deps.probe?.disruptionPass?.({ atMs: at, wallMs: performance.now() - started, instances });
+        const cpu = process.cpuUsage(cpuBefore);
+        deps.probe?.disruptionPass?.({ atMs: at, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, instances });
         if (at + DISRUPTION_SCHEDULE_MS <= endMs) scheduleDisruption(at + DISRUPTION_SCHEDULE_MS);
       });
     };
