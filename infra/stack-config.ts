@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The CDK context key naming the configuration (a file path, or the object). */
 export const CONFIG_CONTEXT_KEY = 'skiff:config';

@@ -16,7 +16,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CatalogFile, CatalogHeader, CatalogSource } from '../shared/core/instancetypes/catalog.js';
 import { EXTENDED_RESOURCES, type InstanceTypeInfo } from '../shared/core/instancetypes/instance-type.js';
 import { instanceTypeInfoFromLabels } from '../shared/core/instancetypes/instance-type-info-from-labels.js';
