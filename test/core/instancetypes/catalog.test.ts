@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCatalog, CATALOG_PATH, formatCatalog, PRICE_NOTE, readSources, referenceDataDir, REPO_ROOT } from '../../../scripts/build-catalog.js';
+import { buildCatalog, CATALOG_FACTS_PATH, CATALOG_PATH, formatCatalog, formatCatalogFacts, PRICE_NOTE, readSources, referenceDataDir, REPO_ROOT } from '../../../scripts/build-catalog.js';
+import { decodeCatalogFacts, shippedInstanceType, shippedInstanceTypes } from '../../../shared/core/instancetypes/catalog-facts.js';
 import { ValidationError } from '../../../shared/core/errors.js';
 import { catalogHeader, instanceTypeByName, loadCatalog, validateCatalog } from '../../../shared/core/instancetypes/catalog.js';
 import { CATALOG_FORMAT_MAGIC, decodeCatalogText, encodeCatalogText } from '../../../shared/core/instancetypes/catalog-format.js';
@@ -139,6 +140,7 @@ describe('build-catalog script', () => {
       const text = formatCatalog(buildCatalog(sources));
       expect(formatCatalog(buildCatalog(sources))).toBe(text);
       expect(text).toBe(readFileSync(join(REPO_ROOT, CATALOG_PATH), 'utf8'));
+      expect(formatCatalogFacts(buildCatalog(sources))).toBe(readFileSync(join(REPO_ROOT, CATALOG_FACTS_PATH), 'utf8'));
     });
 
     it.skipIf(!existsSync(dataDir))('decodes to exactly the rows and header it built: same values, same key order', () => {
@@ -182,6 +184,33 @@ describe('build-catalog script', () => {
       const m5 = instanceTypeByName('m5.large')!;
       const spaced = { ...m5, labels: { ...m5.labels, 'karpenter.k8s.aws/instance-family': 'm 5' } };
       expect(() => encodeCatalogText({ header: catalogHeader(), instanceTypes: [spaced] })).toThrow(/cannot be a cell/);
+    });
+  });
+
+  describe('facts table (what the controllers read)', () => {
+    it('holds, for every catalogue type, its price, network bandwidth label and pod-eni count, and nothing else', () => {
+      const rows = loadCatalog();
+      expect(shippedInstanceTypes().map((t) => t.name)).toEqual(rows.map((r) => r.name));
+      for (const row of rows) {
+        const bandwidth = row.labels['karpenter.k8s.aws/instance-network-bandwidth'];
+        const podEni = row.extendedResources['vpc.amazonaws.com/pod-eni'];
+        expect(shippedInstanceType(row.name)).toEqual({
+          name: row.name,
+          onDemandPrice: row.onDemandPrice,
+          labels: bandwidth === undefined ? {} : { 'karpenter.k8s.aws/instance-network-bandwidth': bandwidth },
+          extendedResources: podEni === undefined ? {} : { 'vpc.amazonaws.com/pod-eni': podEni },
+        });
+      }
+      expect(shippedInstanceType('m99.huge')).toBeUndefined();
+    });
+
+    it('is a small fraction of the whole catalogue', () => {
+      expect(statSync(join(REPO_ROOT, CATALOG_FACTS_PATH)).size).toBeLessThan(64 * 1024);
+    });
+
+    it('refuses text that is not in the format', () => {
+      expect(() => decodeCatalogFacts('a1.large 0.051 750 9\n')).toThrow(ValidationError);
+      expect(() => decodeCatalogFacts('skiff-catalog-facts 1\na1.large 0.051 750\n')).toThrow(ValidationError);
     });
   });
 
