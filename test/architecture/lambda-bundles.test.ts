@@ -54,4 +54,10 @@ describe('Lambda bundles', () => {
       expect(offending).toEqual([]);
     });
   }
+
+  it('lifecycle, which never launches, carries no launch-template clients (SSM for AMI aliases, IAM for instance profiles)', { timeout: 60_000 }, async () => {
+    const inputs = await bundleInputs('functions/lifecycle/index.ts');
+    const clients = Object.entries(inputs).filter(([p, v]) => v.bytesInOutput > 0 && /node_modules\/@aws-sdk\/client-(ssm|iam)\//.test(p));
+    expect(clients.map(([p]) => p)).toEqual([]);
+  });
 });
