@@ -1,17 +1,18 @@
 /**
  * B7, Lambda bundles: each Lambda entry point bundled with esbuild the way `infra/constructs/skiff-function.ts`
- * (`NodejsFunction`) bundles it — ESM, `node22` target, platform node, `mainFields: module, main`, minified with
- * names kept, source map in its own file, the `createRequire` banner, no external modules — into a temporary folder;
- * then its size (bytes and gzip bytes of the `.mjs`) and the time of a cold `import()` of it in a fresh `node`
- * process (median of several; the process's own start-up is not counted).
+ * (`skiffBundling`, the `NodejsFunction` defaults) bundles it — ESM, `node22` target, platform node,
+ * `mainFields: module, main`, minified with names kept, no source map, the `createRequire` banner, no external
+ * modules — into a temporary folder; then its size (bytes and gzip bytes of the `.mjs`) and, in a fresh `node`
+ * process each time, the wall time of a cold `import()` of it and of the handler's first invocation against local
+ * adapters (`lambda-init.ts`); the process's own start-up is not counted. The bundles are measured in turn, round by
+ * round, so the webhook's figures (the reference of the goals) see the same machine load as the controllers'.
  */
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { coldStart, startLocalAdapters } from './lambda-init.js';
 import { median } from './stats.js';
 
 /** The banner `SkiffFunction` puts on every bundle (CommonJS dependencies call `require` for Node built-ins). */
@@ -50,18 +51,28 @@ export interface BundleResult {
   readonly importMs: readonly number[];
   /** Median of `importMs`. */
   readonly importMedianMs: number;
+  /** Wall time of the first invocation after each cold import, against local adapters, milliseconds. */
+  readonly initMs?: readonly number[];
+  /** Median of `initMs`. */
+  readonly initMedianMs?: number;
+  /** What the first invocation returned (JSON, shortened), to tell a served invocation from a refused one. */
+  readonly firstOutcome?: string;
 }
 
 /**
- * Bundles each entry and times its cold import.
+ * Bundles each entry and times its cold import and first invocation, `imports` times each, round by round.
  * @param root the repository root
- * @param imports cold imports per bundle
+ * @param imports cold starts per bundle
+ * @param only function names to measure. @default every entry
+ * @throws {Error} when a bundle fails to build or a cold start's process fails
  */
-export async function measureLambdas(root: string, imports: number): Promise<BundleResult[]> {
-  const out: BundleResult[] = [];
+export async function measureLambdas(root: string, imports: number, only?: readonly string[]): Promise<BundleResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-bench-bundle-'));
+  const local = await startLocalAdapters();
   try {
-    for (const e of lambdaEntries(root)) {
+    const entries = lambdaEntries(root).filter((e) => only === undefined || only.includes(e.name));
+    const built = [];
+    for (const e of entries) {
       const outfile = join(dir, e.name, 'index.mjs');
       await build({
         entryPoints: [join(root, e.entry)],
@@ -73,28 +84,27 @@ export async function measureLambdas(root: string, imports: number): Promise<Bun
         mainFields: ['module', 'main'],
         minify: true,
         keepNames: true,
-        sourcemap: true,
+        sourcemap: false,
         banner: { js: REQUIRE_SHIM },
         external: [],
         logLevel: 'silent',
       });
-      const code = readFileSync(outfile);
-      const importMs: number[] = [];
-      for (let i = 0; i < imports; i++) importMs.push(coldImportMs(outfile));
-      out.push({ name: e.name, entry: e.entry, bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, importMs, importMedianMs: median(importMs) });
+      built.push({ e, outfile, importMs: [] as number[], initMs: [] as number[], outcome: '' });
     }
+    for (let i = 0; i < imports; i++) {
+      for (const b of built) {
+        const c = await coldStart(b.outfile, local.env(b.e.name), local.event(b.e.name));
+        b.importMs.push(c.importMs);
+        b.initMs.push(c.firstInvocationMs);
+        b.outcome = c.outcome;
+      }
+    }
+    return built.map((b) => {
+      const code = readFileSync(b.outfile);
+      return { name: b.e.name, entry: b.e.entry, bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, importMs: b.importMs, importMedianMs: median(b.importMs), initMs: b.initMs, initMedianMs: median(b.initMs), firstOutcome: b.outcome };
+    });
   } finally {
+    await local.close();
     rmSync(dir, { recursive: true, force: true });
   }
-  return out;
-}
-
-/** Times `import()` of a module in a new `node` process, milliseconds. */
-function coldImportMs(file: string): number {
-  const script = `const t = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); console.log(performance.now() - t);`;
-  const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
-    env: { PATH: process.env.PATH ?? '', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_DEV: 'true' },
-    encoding: 'utf8',
-  });
-  return Number(output.trim().split('\n').pop());
 }

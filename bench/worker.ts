@@ -20,9 +20,22 @@ export type WorkerTask =
   | { readonly kind: 'solve-time'; readonly task: SolveTimeTask }
   | { readonly kind: 'cost'; readonly mix: CostMix | 'trace'; readonly pods: number; readonly cmr?: boolean }
   | { readonly kind: 'exact'; readonly mix: CostMix; readonly pods: number; readonly timeLimitSeconds: number }
-  | { readonly kind: 'latency'; readonly replicas: number; readonly seed: number }
+  | {
+      readonly kind: 'latency';
+      readonly replicas: number;
+      readonly seed: number;
+      /** The provisioner's cold start (B7's cold import + first invocation), ms; measured here when absent. */
+      readonly coldStartMs?: number;
+    }
   | { readonly kind: 'lambdas'; readonly imports: number }
   | { readonly kind: 'cost-over-time'; readonly case: B5Case; readonly everySeconds: number; readonly consolidation: ConsolidationSetting };
+
+/** The provisioner's cold start measured as B7 measures it (median of 3 cold imports + first invocations), ms. */
+async function provisionerColdStartMs(): Promise<number> {
+  const [p] = await measureLambdas(ROOT, 3, ['provisioner']);
+  if (!p) throw new Error('no provisioner entry (functions/provisioner/index.ts)');
+  return p.importMedianMs + (p.initMedianMs ?? 0);
+}
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -50,7 +63,7 @@ export async function runTask(task: WorkerTask, save: (partial: unknown) => void
       return exactRow({ name: `${task.mix}-${task.pods}`, pods: costMix(task.mix, task.pods, 5), templates: [template] }, task.timeLimitSeconds);
     }
     case 'latency': {
-      const r = await measureLatency(task.replicas, task.seed);
+      const r = await measureLatency(task.replicas, task.seed, task.coldStartMs ?? (await provisionerColdStartMs()));
       return { ...r, latencies: [] };
     }
     case 'lambdas':

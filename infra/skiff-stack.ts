@@ -62,7 +62,7 @@ export class SkiffStack extends Stack {
     this.table = new StateTable(this, 'State');
     this.queues = new EventQueues(this, 'Queues', { provisionerTimeout: PROVISIONER_TIMEOUT, interruptionTimeout: INTERRUPTION_TIMEOUT });
     new InterruptionRules(this, 'InterruptionRules', { queue: this.queues.interruptionQueue, deadLetterQueue: this.queues.interruptions.deadLetterQueue });
-    this.webhook = new Webhook(this, 'Webhook', { clusterName: cluster, queues: this.queues, logRetention, reservedConcurrentExecutions: config.reservedConcurrency.webhook });
+    this.webhook = new Webhook(this, 'Webhook', { clusterName: cluster, queues: this.queues, logRetention, reservedConcurrentExecutions: config.reservedConcurrency.webhook, sourceMaps: config.sourceMaps });
 
     if (config.vpc) {
       this.network = new ControllerNetwork(this, 'Network', {
@@ -79,6 +79,7 @@ export class SkiffStack extends Stack {
       description: `Skiff ${description} of EKS cluster ${cluster}`,
       role: this.controllerRole.role,
       logRetention,
+      sourceMaps: config.sourceMaps,
       environment: {
         [CONTROLLER_ENV.cluster]: cluster,
         [CONTROLLER_ENV.clusterEndpoint]: config.cluster.endpoint,

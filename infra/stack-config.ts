@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The CDK context key naming the configuration (a file path, or the object). */
 export const CONFIG_CONTEXT_KEY = 'skiff:config';
@@ -105,6 +105,12 @@ export const StackConfigSchema = z
       .int()
       .refine((d) => (LOG_RETENTION_DAYS as readonly number[]).includes(d), `must be one of ${LOG_RETENTION_DAYS.join(', ')}`)
       .default(30),
+    /**
+     * Ship a source map with each Lambda and run it with `NODE_OPTIONS=--enable-source-maps`, so stack traces in the
+     * logs name TypeScript lines. Off by default: the maps are 3–14 MB per function in the deployed package
+     * (`infra/constructs/skiff-function.ts` `skiffBundling`). @default false
+     */
+    sourceMaps: z.boolean().default(false),
     /** SNS topic ARN the alarms notify. @default none (alarms only change state) */
     alarmTopicArn: z.string().regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/, 'must be an SNS topic ARN').optional(),
   })

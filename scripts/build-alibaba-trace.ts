@@ -21,7 +21,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Document, isMap, isScalar, isSeq, type ToStringOptions } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { cpuMillicores, mebibytes, parseQuantity } from '../shared/core/resources/quantity.js';
 
 /** The repository root (the folder holding `package.json`). */

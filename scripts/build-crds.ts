@@ -28,7 +28,7 @@ import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ec2NodeClassSchema, VOLUME_SIZE_PATTERN, volumeSizeSchema } from '../shared/core/api/ec2nodeclass.js';
 import { MAX_REQUIREMENTS, nodeClassRefSchema, nodePoolRequirementSchema, nodePoolSchema } from '../shared/core/api/nodepool.js';
 import { OWN_KEYS_RECORDS, objectMetaSchema, quantitySchema, resourceListSchema, taintSchema } from '../shared/core/api/object-meta.js';

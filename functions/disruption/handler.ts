@@ -7,7 +7,7 @@
  */
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { DisruptionReport } from '../../shared/controllers/disruption/deps.js';
 import { disruptionDecisions, publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';

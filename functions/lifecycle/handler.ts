@@ -23,7 +23,7 @@
  */
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PodEventSchema, type PodEvent } from '../../shared/core/api/pod-event.js';
 import { metricPoint } from '../../shared/core/metrics.js';
 import type { LifecycleReport } from '../../shared/controllers/lifecycle.js';

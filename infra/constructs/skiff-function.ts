@@ -1,13 +1,14 @@
 /**
  * `SkiffFunction`: every Skiff Lambda, with the defaults in one place — Node.js 22 on arm64, an ESM bundle built by
- * the local esbuild (no Docker) with source maps, its own log group with a retention, X-Ray active tracing, and an
- * execution role that may write only to that log group (no managed policies).
+ * the local esbuild (no Docker, options in {@link skiffBundling}; no source map unless asked for), its own log group
+ * with a retention, X-Ray active tracing, and an execution role that may write only to that log group (no managed
+ * policies).
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, SourceMapMode } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, SourceMapMode, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,33 @@ export const SKIFF_RUNTIME = lambda.Runtime.NODEJS_22_X;
  * built-ins, which ES modules lack; esbuild's documented workaround defines it from `createRequire`.
  */
 const REQUIRE_SHIM = "import { createRequire as __skiffCreateRequire } from 'node:module'; const require = __skiffCreateRequire(import.meta.url);";
+
+/**
+ * The esbuild options of every Skiff bundle (`NodejsFunction` `bundling`): ESM for Node.js 22, `module` before `main`
+ * (ES builds tree-shake), minified with names kept (error class names, `this.name = new.target.name`, stay readable in
+ * the logs), the `createRequire` banner, the pinned AWS SDK bundled instead of the runtime's copy (whose version moves
+ * under us), the local esbuild (no Docker).
+ *
+ * Source maps: none by default. A map of a minified 1–5 MB bundle is 3–14 MB in the deployed package, and
+ * `--enable-source-maps` makes Node.js load it when the first stack trace is printed. With `sourceMaps` the map is
+ * written beside the bundle (`index.mjs.map`, in the asset) and the function runs with
+ * `NODE_OPTIONS=--enable-source-maps` ({@link SkiffFunctionProps.sourceMaps}).
+ * @param sourceMaps write a source map beside the bundle
+ */
+export function skiffBundling(sourceMaps: boolean): BundlingOptions {
+  return {
+    format: OutputFormat.ESM,
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    minify: true,
+    keepNames: true,
+    sourceMap: sourceMaps,
+    ...(sourceMaps ? { sourceMapMode: SourceMapMode.DEFAULT } : {}),
+    banner: REQUIRE_SHIM,
+    externalModules: [],
+    forceDockerBundling: false,
+  };
+}
 
 /** Where a function runs in a VPC. */
 export interface SkiffFunctionVpc {
@@ -51,6 +79,12 @@ export interface SkiffFunctionProps {
   readonly logRetention?: logs.RetentionDays;
   /** @default not in a VPC */
   readonly vpc?: SkiffFunctionVpc;
+  /**
+   * Ship a source map in the asset and run with `NODE_OPTIONS=--enable-source-maps`, so stack traces in the logs name
+   * TypeScript lines (the stack configuration's `sourceMaps`). Costs package size and the map's load on the first
+   * stack trace. @default false
+   */
+  readonly sourceMaps?: boolean;
 }
 
 /**
@@ -64,12 +98,15 @@ export class SkiffFunction extends Construct implements iam.IGrantable {
   readonly role: iam.IRole;
   readonly logGroup: logs.LogGroup;
   readonly grantPrincipal: iam.IPrincipal;
+  /** The esbuild options the bundle is built with ({@link skiffBundling}). */
+  readonly bundling: BundlingOptions;
 
   constructor(scope: Construct, id: string, props: SkiffFunctionProps) {
     super(scope, id);
     this.role = props.role ?? new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description: `Execution role of ${props.description}` });
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
     this.logGroup.grantWrite(this.role);
+    this.bundling = skiffBundling(props.sourceMaps === true);
     this.function = new NodejsFunction(this, 'Function', {
       entry: `${REPO_ROOT}${props.entry}`,
       handler: 'handler',
@@ -86,24 +123,12 @@ export class SkiffFunction extends Construct implements iam.IGrantable {
       projectRoot: REPO_ROOT,
       depsLockFilePath: `${REPO_ROOT}package-lock.json`,
       environment: {
-        NODE_OPTIONS: '--enable-source-maps',
+        ...(props.sourceMaps === true ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         POWERTOOLS_SERVICE_NAME: METRIC_SERVICE,
         POWERTOOLS_METRICS_NAMESPACE: METRIC_NAMESPACE,
         ...props.environment,
       },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        minify: true,
-        keepNames: true, // error class names (`this.name = new.target.name`) stay readable in the logs
-        sourceMap: true,
-        sourceMapMode: SourceMapMode.DEFAULT,
-        banner: REQUIRE_SHIM,
-        // Bundle the pinned AWS SDK instead of the runtime's copy (whose version moves under us).
-        externalModules: [],
-        forceDockerBundling: false,
-      },
+      bundling: this.bundling,
     });
     this.grantPrincipal = this.function.grantPrincipal;
     const runtime = `Skiff pins the Lambda runtime to ${SKIFF_RUNTIME.name} (docs/architecture.md#runtime; tested on Node 20 and 22); move to a newer runtime together with the toolchain.`;

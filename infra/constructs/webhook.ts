@@ -26,6 +26,8 @@ export interface WebhookProps {
    * configuration).
    */
   readonly reservedConcurrentExecutions: number;
+  /** Ship a source map (`SkiffFunctionProps.sourceMaps`). @default false */
+  readonly sourceMaps?: boolean;
 }
 
 /** The webhook function, its URL and its secret. */
@@ -52,6 +54,7 @@ export class Webhook extends Construct {
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: { [WEBHOOK_ENV.cluster]: props.clusterName },
       ...(props.logRetention !== undefined ? { logRetention: props.logRetention } : {}),
+      ...(props.sourceMaps !== undefined ? { sourceMaps: props.sourceMaps } : {}),
     });
     props.queues.grantSendPodEvents(this.handler);
     this.secret.grantRead(this.handler);

@@ -26,6 +26,7 @@ import { SubnetDiscovery } from '../adapters/aws/discovery.js';
 import { Ec2CloudProvider, ec2Client } from '../adapters/aws/ec2-cloud-provider.js';
 import { EksTokenCache } from '../adapters/aws/eks-token.js';
 import { Ec2InstanceTypes } from '../adapters/aws/instance-types.js';
+import type { LaunchTemplateSource } from '../adapters/aws/launch-contracts.js';
 import { Ec2LaunchTemplates } from '../adapters/aws/launch-templates.js';
 import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
 import { DynamoDbPriceStore, refreshPrices } from '../adapters/aws/price-store.js';
@@ -133,12 +134,47 @@ export interface ControllerAdapters {
   readonly decisions?: DecisionPublisher;
 }
 
+/** How a function's EC2 cloud provider gets its launch templates. */
+export type LaunchTemplatesFor = (settings: ControllerSettings, ec2: ReturnType<typeof ec2Client>, clock: Clock) => LaunchTemplateSource;
+
+/**
+ * Launch templates from the EC2NodeClass: AMIs (the SSM parameters of aliases), instance profiles (IAM), user data
+ * (nodeadm YAML, Bottlerocket TOML). For the functions that launch: provisioner, disruption (replacements),
+ * interruption (the pass after a drain).
+ */
+export const ec2LaunchTemplates: LaunchTemplatesFor = (settings, ec2, clock) =>
+  new Ec2LaunchTemplates({
+    ec2,
+    ssm: new SSMClient({ region: settings.region }),
+    iam: new IAMClient({ region: settings.region }),
+    region: settings.region,
+    cluster: {
+      name: settings.cluster,
+      endpoint: settings.endpoint,
+      certificateAuthority: settings.certificateAuthority,
+      version: settings.kubernetesVersion,
+      ...(settings.serviceCidr ? { serviceCidr: settings.serviceCidr } : {}),
+    },
+    clock,
+  });
+
+/**
+ * The lifecycle function never launches (its controller lists and deletes instances), so it is built without launch
+ * templates; with nothing referencing them, the SSM and IAM clients stay out of its bundle
+ * (docs/architecture.md#lambda-bundles). A launch through it is a bug and fails.
+ */
+export const noLaunchTemplates: LaunchTemplatesFor = () => ({
+  resolve: () => Promise.reject(new Error('the lifecycle function does not launch instances')),
+  invalidate: () => {},
+});
+
 /**
  * Builds the shared adapters from checked settings. Creates clients only (no network call).
  * @param settings from {@link controllerSettingsFromEnv}
  * @param service the Powertools service name of the logs, e.g. `skiff-provisioner`
+ * @param launchTemplates {@link ec2LaunchTemplates}, or {@link noLaunchTemplates} for a function that never launches
  */
-export function controllerAdapters(settings: ControllerSettings, service: string): ControllerAdapters {
+export function controllerAdapters(settings: ControllerSettings, service: string, launchTemplates: LaunchTemplatesFor): ControllerAdapters {
   const { cluster: clusterName, region, tableName } = settings;
   const clock = systemClock;
   const log = powertoolsLog(new Logger({ serviceName: service, persistentKeys: { cluster: clusterName } }));
@@ -153,20 +189,7 @@ export function controllerAdapters(settings: ControllerSettings, service: string
     clusterName,
     region,
     nodeClass: async (name) => (await cluster.listNodeClasses()).find((c) => c.metadata.name === name),
-    launchTemplates: new Ec2LaunchTemplates({
-      ec2,
-      ssm: new SSMClient({ region }),
-      iam: new IAMClient({ region }),
-      region,
-      cluster: {
-        name: clusterName,
-        endpoint: settings.endpoint,
-        certificateAuthority: settings.certificateAuthority,
-        version: settings.kubernetesVersion,
-        ...(settings.serviceCidr ? { serviceCidr: settings.serviceCidr } : {}),
-      },
-      clock,
-    }),
+    launchTemplates: launchTemplates(settings, ec2, clock),
     subnets: new SubnetDiscovery({ ec2, clock }),
     instanceTypes: new Ec2InstanceTypes({ ec2, prices, clock }),
     clock,
@@ -244,7 +267,7 @@ export interface ProvisionerDeps {
  * @example export const handler = createHandler(provisionerDepsFromEnv(process.env));
  */
 export function provisionerDepsFromEnv(env: Env): ProvisionerDeps {
-  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-provisioner');
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-provisioner', ec2LaunchTemplates);
   const deps = provisionDeps(a);
   const lifecycle = lifecycleDeps(a, false);
   const lease: PeriodicLease = { leases: a.leases, clock: a.clock };
@@ -277,7 +300,7 @@ export interface LifecycleDeps {
  * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
  */
 export function lifecycleDepsFromEnv(env: Env): LifecycleDeps {
-  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-lifecycle');
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-lifecycle', noLaunchTemplates);
   const deps = lifecycleDeps(a, true);
   const lease: PeriodicLease = { leases: a.leases, clock: a.clock };
   const refresh = { pricing: createPricingClient(a.settings.region), ec2: a.ec2, store: a.prices, clock: a.clock, region: a.settings.region };
@@ -305,7 +328,7 @@ export interface DisruptionDeps {
  * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
  */
 export function disruptionDepsFromEnv(env: Env): DisruptionDeps {
-  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption');
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption', ec2LaunchTemplates);
   const deps = disruptionDeps(a);
   return { disrupt: () => disrupt(deps), log: a.log, lease: { leases: a.leases, clock: a.clock }, metrics: a.metrics, ...(a.decisions ? { decisions: a.decisions } : {}) };
 }
@@ -324,7 +347,7 @@ export interface InterruptionDeps {
  * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
  */
 export function interruptionDepsFromEnv(env: Env): InterruptionDeps {
-  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-interruption');
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-interruption', ec2LaunchTemplates);
   const pass = provisionDeps(a);
   const deps = { ...disruptionDeps(a), provision: () => provision(pass) };
   return { handle: (message) => handleInterruption(deps, message), log: a.log, metrics: a.metrics, ...(a.decisions ? { decisions: a.decisions } : {}) };

@@ -149,6 +149,19 @@ export interface DisruptionPassSample {
   readonly instances: number;
 }
 
+/** One provisioner Lambda invocation (one SQS batch) as the probe sees it. */
+export interface ProvisionerInvocationSample {
+  /** Virtual time of the invocation, epoch ms (UTC); the clock does not move while a handler runs. */
+  readonly atMs: number;
+  /**
+   * Wall time of the invocation, ms: the handler, the provision controller (solve), its store writes on dynalite and
+   * its calls to the simulated cluster and EC2 (in process: no network round trip is in it).
+   */
+  readonly wallMs: number;
+  /** SQS messages in the batch. */
+  readonly messages: number;
+}
+
 /**
  * A benchmark's view into a run. Sampling adds events to the virtual clock but changes nothing the handlers see, so
  * a Result is the same with or without a probe.
@@ -160,6 +173,8 @@ export interface SimulationProbe {
   readonly sample: (s: FleetSample) => void;
   /** Called after each disruption pass with its wall time. @default none */
   readonly disruptionPass?: (p: DisruptionPassSample) => void;
+  /** Called after each provisioner invocation with its wall time (B4, which adds compute to simulated latency). @default none */
+  readonly provisionerInvocation?: (p: ProvisionerInvocationSample) => void;
 }
 
 /**
@@ -238,7 +253,12 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     region: spec.region,
   };
   const handler = deps.createProvisionerHandler(provisionDeps);
-  queue.subscribe(async (event) => mergeBatchResponses(event, await faults.invoke('provisioner', () => handler(event))));
+  queue.subscribe(async (event) => {
+    const started = deps.probe?.provisionerInvocation ? performance.now() : 0;
+    const response = mergeBatchResponses(event, await faults.invoke('provisioner', () => handler(event)));
+    deps.probe?.provisionerInvocation?.({ atMs: clock.now(), wallMs: performance.now() - started, messages: event.Records.length });
+    return response;
+  });
   const lifecycleHandler = deps.createLifecycleHandler({ cluster: handlerCluster, cloud: handlerCloud, store: handlerStore, clock });
   // A failed lifecycle run is over: the schedule (or the next node event) runs it again. Crashes and throttling are
   // the injected faults; anything else is a bug and stops the run.

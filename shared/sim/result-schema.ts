@@ -7,7 +7,7 @@
  * reader built against this schema keeps working against a newer simulator. Times are ISO-8601 UTC strings
  * (`YYYY-MM-DDTHH:MM:SSZ` or `YYYY-MM-DDTHH:MM:SS.sssZ`), money is USD, prices are USD per hour.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { CAPACITY_TYPES } from '../core/api/labels.js';
 import { parseQuantity } from '../core/resources/quantity.js';
 

@@ -5,7 +5,7 @@
  *
  * Pure: the current time comes in as an argument (it only serves the default start).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ICE_ERROR_CODES, type IceErrorCode, type ValidationIssue } from '../core/errors.js';
 import { durationSecondsSchema, formatDuration } from '../core/api/duration.js';
 import { instanceTypeByName } from '../core/instancetypes/catalog.js';

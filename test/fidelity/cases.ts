@@ -7,7 +7,7 @@
  * checks documented Karpenter behaviour the comment cites docs/karpenter-semantics.md#<anchor> or Karpenter's source
  * (kubernetes-sigs/karpenter `pkg/controllers/provisioning/scheduling/*`).
  *
- * Numbers used below (shared/core/instancetypes/catalog.json + the allocatable formula of
+ * Numbers used below (shared/core/instancetypes/catalog-data.ts + the allocatable formula of
  * docs/karpenter-semantics.md#allocatable:
  * capacity − kube-reserved − eviction threshold, 7.5 % VM memory overhead; on-demand us-east-1 list prices):
  *

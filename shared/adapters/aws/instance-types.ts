@@ -19,7 +19,7 @@ import {
   launchableWithAmiFamily,
   nodeClassAllocatableOptions,
 } from '../../core/instancetypes/allocatable.js';
-import { loadCatalog } from '../../core/instancetypes/catalog.js';
+import { shippedInstanceTypes, type ShippedInstanceType } from '../../core/instancetypes/catalog-facts.js';
 import type { InstanceTypeInfo } from '../../core/instancetypes/instance-type.js';
 import { instanceTypeInfoFromLabels } from '../../core/instancetypes/instance-type-info-from-labels.js';
 import { buildInstanceType, type InstanceType, type Offering } from '../../core/instancetypes/offering.js';
@@ -167,7 +167,7 @@ export function extendedResources(info: Ec2InstanceTypeInfo, knownPodEni?: numbe
  * @returns the row, or `undefined` when EC2 reports too little to use the type (no name, vCPUs, memory,
  * amd64/arm64 architecture, or network card / IPv4 limits)
  */
-export function instanceTypeInfoFromEc2(info: Ec2InstanceTypeInfo, known: InstanceTypeInfo | undefined, onDemandPrice: number | null): InstanceTypeInfo | undefined {
+export function instanceTypeInfoFromEc2(info: Ec2InstanceTypeInfo, known: ShippedInstanceType | undefined, onDemandPrice: number | null): InstanceTypeInfo | undefined {
   const labels = karpenterLabels(info, known?.labels[`${AWS}instance-network-bandwidth`]);
   const network = info.NetworkInfo;
   const defaultCard = network?.NetworkCards?.find((card) => card.NetworkCardIndex === (network.DefaultNetworkCardIndex ?? 0));
@@ -195,8 +195,11 @@ export interface Ec2InstanceTypesProps {
   readonly clock: Clock;
   /** Karpenter's `VM_MEMORY_OVERHEAD_PERCENT`, a fraction. @default 0.075 */
   readonly vmMemoryOverheadPercent?: number;
-  /** The shipped catalogue: fallback on-demand prices, network bandwidth and pod-eni per type. @default loadCatalog() */
-  readonly catalog?: readonly InstanceTypeInfo[];
+  /**
+   * The shipped catalogue's facts: fallback on-demand prices, network bandwidth and pod-eni per type (full catalogue
+   * rows do too). @default shippedInstanceTypes() (`catalog-facts.ts`)
+   */
+  readonly catalog?: readonly ShippedInstanceType[];
   /** Cache lifetime in ms. @default {@link INSTANCE_TYPES_TTL_MS} */
   readonly ttlMs?: number;
 }
@@ -248,10 +251,10 @@ export class Ec2InstanceTypes implements Pick<CloudProvider, 'getInstanceTypes'>
   readonly #ec2: EC2Client;
   readonly #prices: PriceSnapshotSource;
   readonly #vmMemoryOverheadPercent: number;
-  readonly #catalog: readonly InstanceTypeInfo[] | undefined;
+  readonly #catalog: readonly ShippedInstanceType[] | undefined;
   /** One entry, {@link FETCH_KEY}: the last fetch, fresh for the TTL; concurrent misses share one load. */
   readonly #fetches: TtlCache<typeof FETCH_KEY, Fetched>;
-  #known: ReadonlyMap<string, InstanceTypeInfo> | undefined;
+  #known: ReadonlyMap<string, ShippedInstanceType> | undefined;
 
   constructor(props: Ec2InstanceTypesProps) {
     this.#ec2 = props.ec2;
@@ -297,7 +300,7 @@ export class Ec2InstanceTypes implements Pick<CloudProvider, 'getInstanceTypes'>
 
   async #fetch(): Promise<Fetched> {
     const [infos, zones, snapshot] = await Promise.all([this.#describeInstanceTypes(), this.#describeZones(), this.#prices.latest()]);
-    this.#known ??= new Map((this.#catalog ?? loadCatalog()).map((row) => [row.name, row]));
+    this.#known ??= new Map((this.#catalog ?? shippedInstanceTypes()).map((row) => [row.name, row]));
     const rows: Ec2Row[] = [];
     for (const ec2 of infos) {
       const name = ec2.InstanceType as string | undefined;
@@ -354,7 +357,7 @@ export class Ec2InstanceTypes implements Pick<CloudProvider, 'getInstanceTypes'>
 }
 
 /** On-demand USD/hour: the snapshot's price, else the shipped catalogue's, else `null`. */
-function onDemandPrice(name: string, snapshot: PriceSnapshot | undefined, known: InstanceTypeInfo | undefined): number | null {
+function onDemandPrice(name: string, snapshot: PriceSnapshot | undefined, known: ShippedInstanceType | undefined): number | null {
   return snapshot?.onDemand.get(name) ?? known?.onDemandPrice ?? null;
 }
 

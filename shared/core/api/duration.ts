@@ -6,7 +6,7 @@
  * which Karpenter's `NillableDuration` uses, plus Karpenter's `Never` for fields that may be disabled
  * (kubernetes-sigs/karpenter `pkg/apis/v1/duration.go`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { SkiffError } from '../errors.js';
 
 /** Seconds per unit suffix of a Go duration. */

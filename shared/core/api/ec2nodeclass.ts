@@ -6,7 +6,7 @@
  * `concepts/nodeclasses.md`; docs/karpenter-semantics.md#ami-aliases (the `eks-node@latest` alias means
  * the EKS-optimized AL2023 image). Objects are strict: an unknown field is an error.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { objectMetaSchema, ownKeysRecord, quantitySchema } from './object-meta.js';
 
 /** AMI alias families Karpenter accepts (`family@version`). */

@@ -21,7 +21,7 @@
  *
  * Pure: no clock, no I/O. Unknown fields are kept out of the result and never rejected (AWS adds fields).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `detail-type` of the spot interruption warning. */
 export const SPOT_INTERRUPTION_DETAIL_TYPE = 'EC2 Spot Instance Interruption Warning';

@@ -3,7 +3,7 @@
  * fills a container's missing requests from `defaultRequest` (else `default`) and missing limits from `default`.
  * Validation from k8s.io/kubernetes `pkg/apis/core/validation` (`ValidateLimitRange`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseQuantity } from '../resources/quantity.js';
 import { namespacedObjectMetaSchema, resourceListSchema } from './object-meta.js';
 

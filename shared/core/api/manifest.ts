@@ -6,7 +6,7 @@
  * Pure: takes text and a file name for messages; never reads files.
  */
 import { Composer, LineCounter, Parser, isAlias, isMap, isNode, isScalar, isSeq, type Document } from 'yaml';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError, type ValidationIssue } from '../errors.js';
 import { ec2NodeClassSchema } from './ec2nodeclass.js';
 import { limitRangeSchema } from './limitrange.js';

@@ -7,7 +7,7 @@
  * docs/karpenter-semantics.md#budgets. Objects are strict like kubectl's strict field validation:
  * an unknown field is an error.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LABEL_NODEPOOL, NORMALIZED_LABELS, restrictedLabelReason } from './labels.js';
 import type { NodeSelectorRequirement, Operator, Taint } from './kubernetes.js';
 import { NEVER, parseDuration } from './duration.js';

@@ -3,7 +3,7 @@
  * label selectors and taints. Formats follow k8s.io/apimachinery `pkg/util/validation` (qualified names,
  * label values, DNS subdomains) and `pkg/api/resource` (quantities).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseQuantity } from '../resources/quantity.js';
 import type { TaintEffect } from './kubernetes.js';
 import { ownValue } from './labels.js';

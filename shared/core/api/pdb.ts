@@ -3,7 +3,7 @@
  * Validation from k8s.io/kubernetes `pkg/apis/policy/validation`: exactly one of `minAvailable` / `maxUnavailable`
  * (Skiff requires one, as the seed recommends), each a non-negative integer or a percentage up to 100%.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { labelSelectorSchema, namespacedObjectMetaSchema } from './object-meta.js';
 
 /** A percentage `0%`–`100%`. */

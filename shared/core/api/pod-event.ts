@@ -2,7 +2,7 @@
  * The message the relay posts and the webhook enqueues for the provisioner: one pod or node change.
  * Messages are triggers: the provisioner reads the current state, so a duplicate or stale message is harmless.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A pod kube-scheduler marked Unschedulable, or a node change. */
 export const PodEventSchema = z.discriminatedUnion('kind', [

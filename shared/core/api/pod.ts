@@ -6,7 +6,7 @@
  * Defaulting applied, as the API server does: a container resource with a limit but no request gets the limit as
  * its request; a port's protocol defaults to TCP; a toleration's operator to Equal.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Toleration } from './kubernetes.js';
 import {
   TAINT_EFFECTS,

@@ -9,7 +9,7 @@
  * Kubernetes object-name rules (k8s.io/apimachinery `pkg/util/validation`: DNS-1123 labels for namespaces, DNS-1123
  * subdomains for pod and node names).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PodEventSchema, deduplicationId, type PodEvent } from './pod-event.js';
 
 /** Largest request body the webhook accepts: 256 KiB (docs/contracts.md#webhook), checked on the raw bytes before parsing. */

@@ -7,7 +7,7 @@
  * Validation from k8s.io/kubernetes `pkg/apis/apps/validation` and `pkg/apis/batch/validation`: the selector must be
  * non-empty and match the template's labels; a Job's pods must use `restartPolicy` `Never` or `OnFailure`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseDuration } from './duration.js';
 import { labelSelectorMatches, labelSelectorSchema, namespacedObjectMetaSchema, type LabelSelector } from './object-meta.js';
 import { podTemplateSpecSchema, type PodTemplateSpec } from './pod.js';

@@ -1,5 +1,5 @@
 /**
- * The shape of one row of Skiff's instance-type catalogue (`catalog.json`, built by `npm run catalog:build`).
+ * The shape of one row of Skiff's instance-type catalogue (`catalog-data.ts`, built by `npm run catalog:build`).
  *
  * A row holds facts about an EC2 instance type (vCPUs, memory, GPUs, ENI limits), the well-known labels
  * Karpenter sets for it, its on-demand list price, and Karpenter's published allocatable as a reference

@@ -35,7 +35,7 @@
  */
 import { AWS_INSTANCE_LABELS, restrictedLabelReason, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_WINDOWS_BUILD, LABEL_ZONE, WELL_KNOWN_LABELS, ownValue } from '../api/labels.js';
 import type { Taint } from '../api/kubernetes.js';
-import { instanceTypeByName } from '../instancetypes/catalog.js';
+import { shippedInstanceType } from '../instancetypes/catalog-facts.js';
 import { compatibleOfferings, type InstanceType } from '../instancetypes/offering.js';
 import { add, fits, formatAmount, formatResources, type ResourceList } from '../resources/resource-list.js';
 import { sortValues, type Requirement } from '../scheduling/requirement.js';
@@ -329,9 +329,9 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
  */
 function unofferedTypes(t: NodePoolTemplate, r: Requirement): string {
   if (r.complement) return '';
-  const real = r.sortedValues().filter((v) => instanceTypeByName(v) !== undefined);
+  const real = r.sortedValues().filter((v) => shippedInstanceType(v) !== undefined);
   if (real.length === 0) return '';
-  const why = real.map((v) => `${v}: ${instanceTypeByName(v)!.onDemandPrice === null ? 'no on-demand price is known for it, so it is not offered' : `the AMI family of EC2NodeClass ${t.nodeClass} cannot boot it, or the NodePool's requirements leave it out`}`);
+  const why = real.map((v) => `${v}: ${shippedInstanceType(v)!.onDemandPrice === null ? 'no on-demand price is known for it, so it is not offered' : `the AMI family of EC2NodeClass ${t.nodeClass} cannot boot it, or the NodePool's requirements leave it out`}`);
   return `; ${real.length === 1 ? 'it is an EC2 instance type' : 'they are EC2 instance types'} the NodePool cannot launch (${why.join('; ')})`;
 }
 

@@ -9,7 +9,7 @@
 import { closest, distance } from 'fastest-levenshtein';
 import type { Taint, Toleration } from '../api/kubernetes.js';
 import { LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_OS, LABEL_ZONE, WELL_KNOWN_LABELS, ownValue } from '../api/labels.js';
-import { instanceTypeByName } from '../instancetypes/catalog.js';
+import { shippedInstanceType } from '../instancetypes/catalog-facts.js';
 import { formatTaint, tolerates } from '../scheduling/taints.js';
 import type { SchedulingPod } from './pod.js';
 import type { NodePoolTemplate } from './types.js';
@@ -113,7 +113,7 @@ export function labelValueHint(key: string, value: string, offeredBy: ReadonlyMa
   if (CLOSED_VALUES.get(key)?.has(value)) return undefined;
   // A real EC2 instance type is no typo for another one (a1.large is not a misspelt m1.large); the diagnosis says why
   // the EC2NodeClass does not offer it.
-  if (key === LABEL_INSTANCE_TYPE && instanceTypeByName(value)) return undefined;
+  if (key === LABEL_INSTANCE_TYPE && shippedInstanceType(value)) return undefined;
   const suggestion = closestNearMiss(value, offeredBy.keys());
   if (suggestion === undefined) return undefined;
   const nodePools = [...(offeredBy.get(suggestion) ?? [])].sort();

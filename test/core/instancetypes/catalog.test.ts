@@ -1,9 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCatalog, CATALOG_PATH, formatCatalog, PRICE_NOTE, readSources, referenceDataDir, REPO_ROOT } from '../../../scripts/build-catalog.js';
+import { buildCatalog, CATALOG_FACTS_PATH, CATALOG_PATH, formatCatalog, formatCatalogFacts, PRICE_NOTE, readSources, referenceDataDir, REPO_ROOT } from '../../../scripts/build-catalog.js';
+import { decodeCatalogFacts, shippedInstanceType, shippedInstanceTypes } from '../../../shared/core/instancetypes/catalog-facts.js';
 import { ValidationError } from '../../../shared/core/errors.js';
 import { catalogHeader, instanceTypeByName, loadCatalog, validateCatalog } from '../../../shared/core/instancetypes/catalog.js';
+import { CATALOG_FORMAT_MAGIC, decodeCatalogText, encodeCatalogText } from '../../../shared/core/instancetypes/catalog-format.js';
 
 /** Types the us-east-1 price table has no entry for. */
 const WITHOUT_PRICE = [
@@ -133,11 +135,19 @@ describe('build-catalog script', () => {
   const dataDir = referenceDataDir();
 
   describe('buildCatalog', () => {
-    it.skipIf(!existsSync(dataDir))('reproduces the committed catalog.json byte for byte from the reference data', () => {
+    it.skipIf(!existsSync(dataDir))('reproduces the committed catalog-data.ts byte for byte from the reference data', () => {
       const sources = readSources(dataDir);
       const text = formatCatalog(buildCatalog(sources));
       expect(formatCatalog(buildCatalog(sources))).toBe(text);
       expect(text).toBe(readFileSync(join(REPO_ROOT, CATALOG_PATH), 'utf8'));
+      expect(formatCatalogFacts(buildCatalog(sources))).toBe(readFileSync(join(REPO_ROOT, CATALOG_FACTS_PATH), 'utf8'));
+    });
+
+    it.skipIf(!existsSync(dataDir))('decodes to exactly the rows and header it built: same values, same key order', () => {
+      const built = buildCatalog(readSources(dataDir));
+      expect(JSON.stringify(decodeCatalogText(encodeCatalogText(built)))).toBe(JSON.stringify(built));
+      expect(JSON.stringify(loadCatalog())).toBe(JSON.stringify(built.instanceTypes));
+      expect(JSON.stringify(catalogHeader())).toBe(JSON.stringify(built.header));
     });
 
     it.skipIf(!existsSync(dataDir))('fails when an instance type has no ENI limits', () => {
@@ -147,6 +157,60 @@ describe('build-catalog script', () => {
         .filter((line) => !line.includes('"m5.large"'))
         .join('\n');
       expect(() => buildCatalog({ ...sources, eniLimitsJsonl })).toThrow(/no ENI limits for m5\.large/);
+    });
+  });
+
+  describe('compact format', () => {
+    // The catalogue was 1.5 MB of JSON rows, a third of every Lambda bundle (issue 23); the goal is a whole bundle of 1.5 MB.
+    it('keeps the committed module under 256 KiB', () => {
+      expect(statSync(join(REPO_ROOT, CATALOG_PATH)).size).toBeLessThan(256 * 1024);
+    });
+
+    it('refuses text that is not in the format, naming the line', () => {
+      expect(() => decodeCatalogText('{"header":{}}')).toThrow(ValidationError);
+      const text = encodeCatalogText({ header: catalogHeader(), instanceTypes: [instanceTypeByName('m5.large')!] });
+      expect(text.startsWith(`${CATALOG_FORMAT_MAGIC}\n`)).toBe(true);
+      const short = text.replace(/ 29\n$/, '\n');
+      try {
+        decodeCatalogText(short);
+        expect.unreachable();
+      } catch (e) {
+        expect(e).toBeInstanceOf(ValidationError);
+        expect((e as ValidationError).issues[0]?.path).toBe('line 4');
+      }
+    });
+
+    it('refuses to encode a label value that cannot be a cell', () => {
+      const m5 = instanceTypeByName('m5.large')!;
+      const spaced = { ...m5, labels: { ...m5.labels, 'karpenter.k8s.aws/instance-family': 'm 5' } };
+      expect(() => encodeCatalogText({ header: catalogHeader(), instanceTypes: [spaced] })).toThrow(/cannot be a cell/);
+    });
+  });
+
+  describe('facts table (what the controllers read)', () => {
+    it('holds, for every catalogue type, its price, network bandwidth label and pod-eni count, and nothing else', () => {
+      const rows = loadCatalog();
+      expect(shippedInstanceTypes().map((t) => t.name)).toEqual(rows.map((r) => r.name));
+      for (const row of rows) {
+        const bandwidth = row.labels['karpenter.k8s.aws/instance-network-bandwidth'];
+        const podEni = row.extendedResources['vpc.amazonaws.com/pod-eni'];
+        expect(shippedInstanceType(row.name)).toEqual({
+          name: row.name,
+          onDemandPrice: row.onDemandPrice,
+          labels: bandwidth === undefined ? {} : { 'karpenter.k8s.aws/instance-network-bandwidth': bandwidth },
+          extendedResources: podEni === undefined ? {} : { 'vpc.amazonaws.com/pod-eni': podEni },
+        });
+      }
+      expect(shippedInstanceType('m99.huge')).toBeUndefined();
+    });
+
+    it('is a small fraction of the whole catalogue', () => {
+      expect(statSync(join(REPO_ROOT, CATALOG_FACTS_PATH)).size).toBeLessThan(64 * 1024);
+    });
+
+    it('refuses text that is not in the format', () => {
+      expect(() => decodeCatalogFacts('a1.large 0.051 750 9\n')).toThrow(ValidationError);
+      expect(() => decodeCatalogFacts('skiff-catalog-facts 1\na1.large 0.051 750\n')).toThrow(ValidationError);
     });
   });
 

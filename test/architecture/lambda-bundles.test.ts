@@ -1,0 +1,63 @@
+// What each Lambda bundle may not hold (docs/architecture.md#lambda-bundles, issue 23): every entry is bundled by
+// esbuild with the options of `skiffBundling` (infra/constructs/skiff-function.ts) and its metafile read. Sizes and
+// times are measured by B7 (`npm run bench`), not asserted here.
+import { build, type Metafile } from 'esbuild';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { lambdaEntries } from '../../bench/lambdas.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The inputs of a bundle built as `SkiffFunction` builds it, with the bytes each contributes. */
+async function bundleInputs(entry: string): Promise<Metafile['outputs'][string]['inputs']> {
+  const result = await build({
+    entryPoints: [`${ROOT}${entry}`],
+    bundle: true,
+    write: false,
+    outdir: '/tmp/skiff-lambda-bundles-test',
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    mainFields: ['module', 'main'],
+    minify: true,
+    keepNames: true,
+    metafile: true,
+    logLevel: 'silent',
+  });
+  const outputs = Object.values(result.metafile.outputs);
+  expect(outputs).toHaveLength(1);
+  return outputs[0]!.inputs;
+}
+
+describe('Lambda bundles', () => {
+  const entries = lambdaEntries(ROOT);
+
+  it('are the webhook and the four controllers', () => {
+    expect(entries.map((e) => e.name)).toEqual(['disruption', 'interruption', 'lifecycle', 'provisioner', 'webhook']);
+  });
+
+  for (const { name, entry } of entries) {
+    it(`${name}: no client-node runtime, no zod locale but English, no CLI or simulation code, the catalogue only as its facts table`, { timeout: 60_000 }, async () => {
+      const inputs = Object.keys(await bundleInputs(entry));
+      const offending = inputs.filter(
+        (p) =>
+          // client-node's API classes, serializer and transport (1.85 MB); the relay, a container, keeps it.
+          p.includes('node_modules/@kubernetes/client-node/') ||
+          // zod's other locales come with the `z` re-export object (`import { z } from 'zod'`); `import * as z` keeps
+          // only English, its default.
+          (p.includes('node_modules/zod/v4/locales/') && !p.endsWith('/locales/en.js')) ||
+          /(^|\/)shared\/(cli|sim)\//.test(p) ||
+          p.endsWith('catalog.json') ||
+          // The whole catalogue (225 KB) is the simulation's; the controllers read the facts table (catalog-facts.ts).
+          p.endsWith('instancetypes/catalog-data.ts'),
+      );
+      expect(offending).toEqual([]);
+    });
+  }
+
+  it('lifecycle, which never launches, carries no launch-template clients (SSM for AMI aliases, IAM for instance profiles)', { timeout: 60_000 }, async () => {
+    const inputs = await bundleInputs('functions/lifecycle/index.ts');
+    const clients = Object.entries(inputs).filter(([p, v]) => v.bytesInOutput > 0 && /node_modules\/@aws-sdk\/client-(ssm|iam)\//.test(p));
+    expect(clients.map(([p]) => p)).toEqual([]);
+  });
+});
