@@ -75,7 +75,7 @@ function awsStub(): Server {
 }
 
 /** A self-signed certificate for 127.0.0.1 (openssl), PEM. */
-export function selfSignedCertificate(): { key: string; cert: string } {
+function selfSignedCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'skiff-bench-tls-'));
   try {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
@@ -85,30 +85,20 @@ export function selfSignedCertificate(): { key: string; cert: string } {
   }
 }
 
-/**
- * An HTTPS front for a local `http://` server, with a fresh self-signed certificate for 127.0.0.1: what the
- * controllers need to reach the fake kube-apiserver (they speak `https://` only).
- * @returns its `https://` URL, the certificate as base64 PEM (the cluster CA to trust) and a close function
- */
-export async function startTlsProxy(target: string): Promise<{ url: string; caData: string; close: () => Promise<void> }> {
-  const upstreamUrl = new URL(target);
+/** Starts dynalite, the fake kube-apiserver behind a TLS proxy, and the AWS stub. */
+export async function startLocalAdapters(): Promise<LocalAdapters> {
+  const db: LocalDynamoDb = await startDynalite();
+  const kube: FakeKubeApiServer = await startFakeKubeApiServer();
+  const kubeUrl = new URL(kube.url);
   const tls = selfSignedCertificate();
   const proxy = createHttpsServer(tls, (req, res) => {
-    const upstream = httpRequest({ host: upstreamUrl.hostname, port: upstreamUrl.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    const upstream = httpRequest({ host: kubeUrl.hostname, port: kubeUrl.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
     });
     req.pipe(upstream);
   });
-  const port = await listen(proxy);
-  return { url: `https://127.0.0.1:${port}`, caData: Buffer.from(tls.cert).toString('base64'), close: () => closeServer(proxy) };
-}
-
-/** Starts dynalite, the fake kube-apiserver behind a TLS proxy, and the AWS stub. */
-export async function startLocalAdapters(): Promise<LocalAdapters> {
-  const db: LocalDynamoDb = await startDynalite();
-  const kube: FakeKubeApiServer = await startFakeKubeApiServer();
-  const proxy = await startTlsProxy(kube.url);
+  const kubePort = await listen(proxy);
   const stub = awsStub();
   const stubUrl = `http://127.0.0.1:${await listen(stub)}`;
   const common = {
@@ -126,8 +116,8 @@ export async function startLocalAdapters(): Promise<LocalAdapters> {
   const controller = {
     ...common,
     [CONTROLLER_ENV.tableName]: db.tableName,
-    [CONTROLLER_ENV.clusterEndpoint]: proxy.url,
-    [CONTROLLER_ENV.clusterCertificateAuthority]: proxy.caData,
+    [CONTROLLER_ENV.clusterEndpoint]: `https://127.0.0.1:${kubePort}`,
+    [CONTROLLER_ENV.clusterCertificateAuthority]: Buffer.from(tls.cert).toString('base64'),
     [CONTROLLER_ENV.kubernetesVersion]: '1.31',
   };
   const now = Date.now();
@@ -183,7 +173,7 @@ export async function startLocalAdapters(): Promise<LocalAdapters> {
       return e;
     },
     close: async () => {
-      await Promise.all([proxy.close(), closeServer(stub), kube.close(), db.close()]);
+      await Promise.all([closeServer(proxy), closeServer(stub), kube.close(), db.close()]);
     },
   };
 }

@@ -1,13 +1,12 @@
 /**
- * The real Kubernetes API behind the Cluster port: the REST calls `@kubernetes/client-node` 1.4.0's API classes made,
- * sent by the small HTTPS transport of `kubernetes-http.ts` (client-node's classes were 1.85 MB of each Lambda
- * bundle; its types still describe the wire objects). Its contract is the simulated cluster's
- * (`shared/sim/simulated-cluster.ts`); errors leave translated (`kubernetes-errors.ts`).
+ * The real Kubernetes API behind the Cluster port, on `@kubernetes/client-node` 1.4.0. Its contract is the
+ * simulated cluster's (`shared/sim/simulated-cluster.ts`); errors leave translated (`kubernetes-errors.ts`).
  *
  * ## Connection
- * The cluster endpoint, its CA (base64 PEM, as EKS `DescribeCluster` returns `certificateAuthority.data`) and a
- * bearer-token provider called before every request (for EKS: `EksTokenCache` in `shared/adapters/aws/eks-token.ts`,
- * which refreshes the 15-minute token), so no kubeconfig file or `aws` CLI is needed in the Lambda.
+ * A `KubeConfig` built in memory from the cluster endpoint, its CA (base64 PEM, as EKS `DescribeCluster` returns
+ * `certificateAuthority.data`) and a bearer-token provider called before every request (for EKS: `EksTokenCache`
+ * in `shared/adapters/aws/eks-token.ts`, which refreshes the 15-minute token). The provider is plugged in as a
+ * client-node `Authenticator`, so no kubeconfig file or `aws` CLI is needed in the Lambda.
  *
  * ## Reads
  * Every list is paginated with `limit=500` and `continue` (the API server's chunking; a `410 Expired` continue
@@ -18,7 +17,9 @@
  * ## Writes
  * - `patchNode`: a JSON merge patch (`application/merge-patch+json`, RFC 7386): `metadata.labels` and
  *   `metadata.annotations` merge with `null` deleting a key; `spec.taints` is a list, so a merge patch replaces it
- *   whole.
+ *   whole. client-node 1.x sends the first media type the OpenAPI spec lists (`application/json-patch+json`) unless
+ *   told otherwise, so every patch passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call
+ *   options.
  * - `forceDeletePod`: `DELETE …/pods/{name}?gracePeriodSeconds=n` (n ≥ 1), for a drain whose terminationGracePeriod
  *   is running out; 404 is a value.
  * - `evictPod`: `POST …/pods/{name}/eviction` with a `policy/v1` Eviction; 429 (a PDB forbids it now) and 404 are
@@ -33,8 +34,18 @@
  *   `listNodeClaimMirrors` reads it back, and the lifecycle controller rewrites only mirrors whose record changed.
  *   (The stamp is not part of the applied configuration, so the next apply leaves it alone.)
  */
-import type { CoreV1Event } from '@kubernetes/client-node';
 import { createHash } from 'node:crypto';
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  PolicyV1Api,
+  setHeaderOptions,
+  type CoreV1Event,
+  type User,
+} from '@kubernetes/client-node';
 import { ec2NodeClassSchema, type EC2NodeClass } from '../../core/api/ec2nodeclass.js';
 import type { NodeClaim } from '../../core/api/nodeclaim.js';
 import { nodePoolSchema, type NodePool } from '../../core/api/nodepool.js';
@@ -45,7 +56,6 @@ import { isConflictError, isNotFoundError } from '../../core/errors.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodeClaimOwner, NodePatch, PodEventTimes } from '../../ports/cluster.js';
 import { httpStatusOf, kubernetesError } from './kubernetes-errors.js';
-import { KubernetesHttp, MEDIA_TYPE, segment, type Query } from './kubernetes-http.js';
 import { parseApiObject, podEventTime, toClusterNode, toClusterPod, type ParseOutcome, type WireObject } from './kubernetes-objects.js';
 import { NODECLAIM_RESOURCE, NODECLAIM_STATE_ANNOTATION, nodeClaimMirror } from './nodeclaim-mirror.js';
 
@@ -72,6 +82,8 @@ export const MAX_DETAILS_BYTES = 32 * 1024;
 export const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
 /** Attempts at bumping an existing Event's count when another writer changed it in between (409). */
 const EVENT_BUMP_ATTEMPTS = 3;
+/** Name of the in-memory auth provider the token callback is registered under. */
+const TOKEN_AUTH_PROVIDER = 'skiff-bearer-token';
 
 /** What the adapter logs: objects skipped because they do not parse. Structurally a subset of the Lambda `Log`. */
 export interface KubernetesLog {
@@ -91,14 +103,17 @@ export interface KubernetesClusterOptions {
   readonly log?: KubernetesLog;
   /** Items per list page. @default {@link PAGE_SIZE} */
   readonly pageSize?: number;
-  /** Allow a plain `http://` server (tests against a local fake); never for a real cluster. @default false */
+  /**
+   * Allow a plain `http://` server (tests against a local fake). client-node only speaks HTTP when the cluster is
+   * marked `skipTLSVerify`, so this sets that flag — never enable it for a real cluster. @default false
+   */
   readonly allowInsecureHttp?: boolean;
 }
 
-/** A page of a list response. */
+/** A page of a list response, typed (`_continue`) or unstructured (`continue`). */
 interface ListPage {
   readonly items?: readonly unknown[];
-  readonly metadata?: { readonly continue?: string };
+  readonly metadata?: { readonly _continue?: string; readonly continue?: string };
 }
 
 const consoleLog: KubernetesLog = { warn: (message, attributes) => console.warn(message, attributes ?? {}) };
@@ -112,7 +127,10 @@ const consoleLog: KubernetesLog = { warn: (message, attributes) => console.warn(
  * const pools = await cluster.listNodePools();
  */
 export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, DaemonSet> {
-  readonly #http: KubernetesHttp;
+  readonly #core: CoreV1Api;
+  readonly #apps: AppsV1Api;
+  readonly #policy: PolicyV1Api;
+  readonly #custom: CustomObjectsApi;
   readonly #clock: Clock;
   readonly #log: KubernetesLog;
   readonly #pageSize: number;
@@ -121,12 +139,23 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws {RangeError} when `server` is `http://` without `allowInsecureHttp`
    */
   constructor(options: KubernetesClusterOptions) {
-    this.#http = new KubernetesHttp({
-      server: options.server,
-      token: options.token,
-      ...(options.caData ? { caData: options.caData } : {}),
-      ...(options.allowInsecureHttp !== undefined ? { allowInsecureHttp: options.allowInsecureHttp } : {}),
-    });
+    const insecure = options.server.startsWith('http:');
+    if (insecure && options.allowInsecureHttp !== true) throw new RangeError(`refusing plain-HTTP Kubernetes server ${options.server} (set allowInsecureHttp for tests)`);
+    const kc = new KubeConfig();
+    const user: User = { name: 'skiff', authProvider: { name: TOKEN_AUTH_PROVIDER, config: {} } };
+    kc.loadFromClusterAndUser({ name: 'eks', server: options.server, skipTLSVerify: insecure, ...(options.caData ? { caData: options.caData } : {}) }, user);
+    const authenticator: Parameters<KubeConfig['addAuthenticator']>[0] = {
+      isAuthProvider: (u) => (u.authProvider as { name?: unknown } | undefined)?.name === TOKEN_AUTH_PROVIDER,
+      applyAuthentication: async (_u, opts) => {
+        const token = await options.token();
+        opts.headers = { ...opts.headers, Authorization: `Bearer ${token}` };
+      },
+    };
+    kc.addAuthenticator(authenticator);
+    this.#core = kc.makeApiClient(CoreV1Api);
+    this.#apps = kc.makeApiClient(AppsV1Api);
+    this.#policy = kc.makeApiClient(PolicyV1Api);
+    this.#custom = kc.makeApiClient(CustomObjectsApi);
     this.#clock = options.clock;
     this.#log = options.log ?? consoleLog;
     this.#pageSize = options.pageSize ?? PAGE_SIZE;
@@ -157,7 +186,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listDaemonSets(): Promise<DaemonSet[]> {
-    const items = await this.#listAll('DaemonSets', (cont) => this.#list('/apis/apps/v1/daemonsets', cont));
+    const items = await this.#listAll('DaemonSets', (cont) => this.#apps.listDaemonSetForAllNamespaces({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }));
     return this.#parseAll(items.map(toWire), (i) => parseApiObject(daemonSetSchema, { apiVersion: 'apps/v1', kind: 'DaemonSet' }, i));
   }
 
@@ -167,7 +196,9 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listPods(): Promise<ClusterPod[]> {
-    const items = await this.#listAll('Pods', (cont) => this.#list('/api/v1/pods', cont, { fieldSelector: NON_TERMINAL_POD_SELECTOR }));
+    const items = await this.#listAll('Pods', (cont) =>
+      this.#core.listPodForAllNamespaces({ limit: this.#pageSize, fieldSelector: NON_TERMINAL_POD_SELECTOR, ...(cont ? { _continue: cont } : {}) }),
+    );
     return this.#parseAll(items.map(toWire), toClusterPod);
   }
 
@@ -178,7 +209,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async lastPodEventTimes(): Promise<PodEventTimes> {
-    const items = await this.#listAll('Pods', (cont) => this.#list('/api/v1/pods', cont, { fieldSelector: BOUND_POD_SELECTOR }));
+    const items = await this.#listAll('Pods', (cont) => this.#core.listPodForAllNamespaces({ limit: this.#pageSize, fieldSelector: BOUND_POD_SELECTOR, ...(cont ? { _continue: cont } : {}) }));
     const byNode = new Map<string, number>();
     for (const item of items.map(toWire)) {
       const event = podEventTime(item);
@@ -193,7 +224,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listNodes(): Promise<ClusterNode[]> {
-    const items = await this.#listAll('Nodes', (cont) => this.#list('/api/v1/nodes', cont));
+    const items = await this.#listAll('Nodes', (cont) => this.#core.listNode({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }));
     return this.#parseAll(items.map(toWire), toClusterNode);
   }
 
@@ -203,7 +234,9 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
-    const items = await this.#listAll('PodDisruptionBudgets', (cont) => this.#list('/apis/policy/v1/poddisruptionbudgets', cont));
+    const items = await this.#listAll('PodDisruptionBudgets', (cont) =>
+      this.#policy.listPodDisruptionBudgetForAllNamespaces({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }),
+    );
     return this.#parseAll(items.map(toWire), (i) => parseApiObject(pdbSchema, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }, i));
   }
 
@@ -227,7 +260,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
       ...(patch.taints !== undefined ? { spec: { taints: patch.taints.map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })) } } : {}),
     };
     try {
-      await this.#http.request('PATCH', `/api/v1/nodes/${segment(name)}`, { query: { fieldManager: FIELD_MANAGER }, body, contentType: MEDIA_TYPE.mergePatch });
+      await this.#core.patchNode({ name, body, fieldManager: FIELD_MANAGER }, mergePatch());
     } catch (e) {
       throw kubernetesError(e, `PATCH Node ${name}`, `Node/${name}`);
     }
@@ -239,7 +272,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    */
   async deleteNode(name: string): Promise<void> {
     try {
-      await this.#http.request('DELETE', `/api/v1/nodes/${segment(name)}`);
+      await this.#core.deleteNode({ name });
     } catch (e) {
       if (httpStatusOf(e) === 404) return;
       throw kubernetesError(e, `DELETE Node ${name}`, `Node/${name}`);
@@ -255,7 +288,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
     const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } };
     try {
-      await this.#http.request('POST', `${podPath(namespace, name)}/eviction`, { body });
+      await this.#core.createNamespacedPodEviction({ name, namespace, body });
       return 'evicted';
     } catch (e) {
       const status = httpStatusOf(e);
@@ -273,7 +306,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    */
   async forceDeletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
     try {
-      await this.#http.request('DELETE', podPath(namespace, name), { query: { gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) } });
+      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) });
       return 'deleted';
     } catch (e) {
       if (httpStatusOf(e) === 404) return 'gone';
@@ -327,7 +360,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     };
     const what = `Event ${namespace}/${name}`;
     try {
-      await this.#http.request('POST', eventsPath(namespace), { body });
+      await this.#core.createNamespacedEvent({ namespace, body });
       return;
     } catch (e) {
       const error = kubernetesError(e, `POST ${what}`, `Event/${namespace}/${name}`);
@@ -335,9 +368,9 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const existing = await this.#http.request<CoreV1Event>('GET', `${eventsPath(namespace)}/${segment(name)}`);
+        const existing = await this.#core.readNamespacedEvent({ name, namespace });
         const bump = { metadata: { resourceVersion: existing.metadata.resourceVersion }, count: (existing.count ?? 1) + 1, lastTimestamp: now.toISOString() };
-        await this.#http.request('PATCH', `${eventsPath(namespace)}/${segment(name)}`, { body: bump, contentType: MEDIA_TYPE.mergePatch });
+        await this.#core.patchNamespacedEvent({ name, namespace, body: bump }, mergePatch());
         return;
       } catch (e) {
         const error = kubernetesError(e, `bump ${what}`, `Event/${namespace}/${name}`);
@@ -350,7 +383,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
 
   async #createEventOnce(namespace: string, body: CoreV1Event, what: string): Promise<void> {
     try {
-      await this.#http.request('POST', eventsPath(namespace), { body });
+      await this.#core.createNamespacedEvent({ namespace, body });
     } catch (e) {
       throw kubernetesError(e, `POST ${what}`, `Event/${namespace}/${body.metadata.name ?? ''}`);
     }
@@ -367,22 +400,21 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     if (claim.state === 'Deleted') return this.deleteNodeClaimMirror(claim.name);
     const mirror = nodeClaimMirror(claim, owner?.nodePoolUid);
     const key = `NodeClaim/${claim.name}`;
-    const path = nodeClaimPath(claim.name);
-    const apply = { fieldManager: FIELD_MANAGER, force: true };
+    const target = { ...NODECLAIM_RESOURCE, name: claim.name, fieldManager: FIELD_MANAGER, force: true };
     try {
-      await this.#http.request('PATCH', path, { query: apply, body: mirror.object, contentType: MEDIA_TYPE.apply });
+      await this.#custom.patchClusterCustomObject({ ...target, body: mirror.object }, applyPatch());
     } catch (e) {
       throw kubernetesError(e, `apply ${key}`, key);
     }
     try {
       const status = { apiVersion: mirror.object.apiVersion, kind: mirror.object.kind, metadata: { name: claim.name }, status: mirror.status };
-      await this.#http.request('PATCH', `${path}/status`, { query: apply, body: status, contentType: MEDIA_TYPE.apply });
+      await this.#custom.patchClusterCustomObjectStatus({ ...target, body: status }, applyPatch());
     } catch (e) {
       throw kubernetesError(e, `apply ${key} status`, key);
     }
     try {
       const stamp = { metadata: { annotations: { [NODECLAIM_VERSION_ANNOTATION]: String(claim.version) } } };
-      await this.#http.request('PATCH', path, { query: { fieldManager: FIELD_MANAGER }, body: stamp, contentType: MEDIA_TYPE.mergePatch });
+      await this.#custom.patchClusterCustomObject({ ...NODECLAIM_RESOURCE, name: claim.name, fieldManager: FIELD_MANAGER, body: stamp }, mergePatch());
     } catch (e) {
       throw kubernetesError(e, `stamp ${key} version`, key);
     }
@@ -418,13 +450,13 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    */
   async deleteNodeClaimMirror(name: string): Promise<void> {
     try {
-      const current = await this.#http.request<{ metadata?: { finalizers?: readonly string[] } }>('GET', nodeClaimPath(name));
+      const current = (await this.#custom.getClusterCustomObject({ ...NODECLAIM_RESOURCE, name })) as { metadata?: { finalizers?: readonly string[] } };
       const finalizers = current.metadata?.finalizers ?? [];
       if (finalizers.includes(TERMINATION_FINALIZER)) {
         const body = { metadata: { finalizers: finalizers.filter((f) => f !== TERMINATION_FINALIZER) } };
-        await this.#http.request('PATCH', nodeClaimPath(name), { query: { fieldManager: FIELD_MANAGER }, body, contentType: MEDIA_TYPE.mergePatch });
+        await this.#custom.patchClusterCustomObject({ ...NODECLAIM_RESOURCE, name, fieldManager: FIELD_MANAGER, body }, mergePatch());
       }
-      await this.#http.request('DELETE', nodeClaimPath(name));
+      await this.#custom.deleteClusterCustomObject({ ...NODECLAIM_RESOURCE, name });
     } catch (e) {
       if (httpStatusOf(e) === 404) return;
       throw kubernetesError(e, `DELETE NodeClaim ${name}`, `NodeClaim/${name}`);
@@ -435,13 +467,10 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
 
   /** A cluster-scoped custom resource list, paginated; items as the API server sent them. */
   async #listCustom(group: string, version: string, plural: string, what: string): Promise<WireObject[]> {
-    const items = await this.#listAll(what, (cont) => this.#list(`/apis/${segment(group)}/${segment(version)}/${segment(plural)}`, cont));
+    const items = await this.#listAll(what, (cont) =>
+      this.#custom.listClusterCustomObject({ group, version, plural, limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }) as Promise<ListPage>,
+    );
     return items.filter((i): i is WireObject => typeof i === 'object' && i !== null);
-  }
-
-  /** One page of a list: `limit`, the `continue` token, and further selectors. */
-  #list(path: string, cont: string | undefined, query: Query = {}): Promise<ListPage> {
-    return this.#http.request<ListPage>('GET', path, { query: { ...query, limit: this.#pageSize, continue: cont } });
   }
 
   /**
@@ -456,7 +485,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
         do {
           const result = await page(cont);
           out.push(...(result.items ?? []));
-          cont = result.metadata?.continue ?? undefined;
+          cont = result.metadata?._continue ?? result.metadata?.continue ?? undefined;
           if (cont === '') cont = undefined;
         } while (cont !== undefined);
         return out;
@@ -493,14 +522,22 @@ const EVENT_API_VERSIONS: Readonly<Record<string, string>> = {
   PodDisruptionBudget: 'policy/v1',
 };
 
-/** `/api/v1/namespaces/{namespace}/pods/{name}`. */
-const podPath = (namespace: string, name: string) => `/api/v1/namespaces/${segment(namespace)}/pods/${segment(name)}`;
-/** `/api/v1/namespaces/{namespace}/events`. */
-const eventsPath = (namespace: string) => `/api/v1/namespaces/${segment(namespace)}/events`;
-/** `/apis/karpenter.sh/v1/nodeclaims/{name}` (cluster-scoped). */
-const nodeClaimPath = (name: string) => `/apis/${NODECLAIM_RESOURCE.group}/${NODECLAIM_RESOURCE.version}/${NODECLAIM_RESOURCE.plural}/${segment(name)}`;
+/** Call options sending a JSON merge patch (client-node defaults to JSON Patch otherwise). */
+function mergePatch() {
+  return setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+}
 
-/** A list item as the API server sent it (JSON), or nothing usable. */
-function toWire(item: unknown): WireObject {
-  return (typeof item === 'object' && item !== null ? item : {}) as WireObject;
+/** Call options sending a server-side apply patch (the body is JSON, which is YAML). */
+function applyPatch() {
+  return setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+}
+
+/**
+ * A typed client-node model back in wire form. client-node 1.x deserialises responses into model classes (dates
+ * become `Date`s, unknown fields are dropped); JSON round-tripping gives the API's JSON again (dates as RFC 3339
+ * with milliseconds), which is what the zod schemas read. The models of the kinds listed here (Pod, Node,
+ * DaemonSet, PodDisruptionBudget) use the wire field names throughout.
+ */
+function toWire(model: unknown): WireObject {
+  return JSON.parse(JSON.stringify(model)) as WireObject;
 }

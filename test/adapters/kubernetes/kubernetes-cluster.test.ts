@@ -4,7 +4,6 @@ import { BOUND_POD_SELECTOR, EVENT_DETAILS_ANNOTATION, KubernetesCluster, NODECL
 import type { NodeClaim } from '../../../shared/core/api/nodeclaim.js';
 import { ApiServerUnavailableError, ConflictError, NotFoundError, ThrottledError, isThrottledError } from '../../../shared/core/errors.js';
 import { startFakeKubeApiServer, type FakeKubeApiServer, type Json } from '../../support/fake-kube-apiserver.js';
-import { selfSignedCertificate, startTlsProxy } from '../../../bench/lambda-init.js';
 
 const TOKEN = 'k8s-aws-v1.aHR0cHM6Ly9zdHMuZXUtd2VzdC0xLmFtYXpvbmF3cy5jb20v';
 const NOW = Date.UTC(2024, 4, 6, 7, 8, 9);
@@ -162,36 +161,6 @@ afterEach(async () => {
 });
 
 describe('KubernetesCluster', () => {
-  describe('TLS', () => {
-    it('reaches an https:// API server whose certificate the cluster CA (caData) signed', async () => {
-      const proxy = await startTlsProxy(api.url);
-      try {
-        api.put('nodes', { metadata: { name: 'n1' }, status: { allocatable: { cpu: '2', memory: '8Gi', pods: '29' } } });
-        const c = new KubernetesCluster({ server: proxy.url, caData: proxy.caData, token: async () => TOKEN, clock: { now: () => NOW } });
-        expect((await c.listNodes()).map((n) => n.name)).toEqual(['n1']);
-      } finally {
-        await proxy.close();
-      }
-    });
-
-    it('refuses a server whose certificate another CA signed: no response, no request sent', async () => {
-      const proxy = await startTlsProxy(api.url);
-      try {
-        const other = Buffer.from(selfSignedCertificate().cert).toString('base64');
-        const c = new KubernetesCluster({ server: proxy.url, caData: other, token: async () => TOKEN, clock: { now: () => NOW } });
-        const error = await c.listNodes().then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(error).toBeInstanceOf(KubernetesApiError);
-        expect((error as KubernetesApiError).status).toBe(0);
-        expect(api.requests).toHaveLength(0);
-      } finally {
-        await proxy.close();
-      }
-    });
-  });
-
   describe('authentication', () => {
     it('sends Authorization: Bearer <token> from the provider on every request', async () => {
       let calls = 0;
