@@ -3,7 +3,10 @@
 // stack's environment. Each scenario is checked from outside: what EC2 received, what the table holds, what the API
 // server holds, what the functions printed.
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { METRIC_NAMES } from '../../infra/metric-names.js';
 import { eventually } from '../support/fake-kube-apiserver.js';
 import { startComposition, type Composition } from './support/composition.js';
 
@@ -29,6 +32,10 @@ async function tableNodeClaims(): Promise<Record<string, unknown>[]> {
 const fleetNodeClaim = (input: Record<string, unknown>) =>
   ((input.TagSpecifications as { ResourceType: string; Tags: { Key: string; Value: string }[] }[]).find((t) => t.ResourceType === 'instance')?.Tags ?? []).find((t) => t.Key === 'karpenter.sh/nodeclaim')?.Value;
 
+/** Requests no running node has room for (an m5.large has under 2 vCPUs allocatable): the pod needs a launch. */
+const NEEDS_A_NODE = { cpu: '1500m', memory: '1Gi' };
+/** Successful CreateFleet calls so far. */
+const launches = () => c.aws.calls.filter((call) => call.action === 'CreateFleet' && !call.error).length;
 const pods = () => [...c.api.objects.pods!.values()];
 const bound = () => pods().filter((p) => (p.spec as { nodeName?: string }).nodeName);
 const nodes = () => [...c.api.objects.nodes!.values()];
@@ -40,7 +47,7 @@ describe('the deployed composition', () => {
     const fleets = c.aws.calls.filter((call) => call.service === 'ec2' && call.action === 'CreateFleet' && !call.error);
     expect(fleets.length).toBeGreaterThan(0);
     for (const f of fleets) {
-      expect(f.input).toMatchObject({ Type: 'instant', TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: 'on-demand' } });
+      expect(f.input).toMatchObject({ Type: 'instant', TargetCapacitySpecification: { TotalTargetCapacity: 1 } });
     }
     // one NodeClaim record per launch, under the name the instance was tagged with
     const launched = new Set(fleets.map((f) => fleetNodeClaim(f.input)));
@@ -55,5 +62,91 @@ describe('the deployed composition', () => {
       // registration finished: Skiff's lifecycle took Karpenter's unregistered taint off
       expect(((n.spec as { taints?: { key: string }[] }).taints ?? []).map((t) => t.key)).not.toContain('karpenter.sh/unregistered');
     }
+  });
+
+  it('drains and replaces a spot node when its interruption warning arrives as an EventBridge event', async () => {
+    const spot = nodes().find((n) => {
+      const id = String((n.spec as { providerID: string }).providerID).split('/').pop();
+      return c.aws.ec2.instances.find((i) => i.instanceId === id)?.capacityType === 'spot';
+    });
+    expect(spot, 'a spot node to interrupt (spot is cheaper, so the pool launched spot)').toBeDefined();
+    const nodeName = (spot!.metadata as { name: string }).name;
+    const instanceId = String((spot!.spec as { providerID: string }).providerID).split('/').pop()!;
+    const fleetsBefore = c.aws.calls.filter((call) => call.action === 'CreateFleet' && !call.error).length;
+    await c.aws.interruptSpot(instanceId, 30_000);
+    // the interruption queue received it through the stack's rule, and the interruption function acted on it
+    await eventually(() => expect(c.invocations.some((i) => i.function === 'Interruption' && i.ok && JSON.stringify(i.result).includes('"acted":1'))).toBe(true), 30_000);
+    // drained: no pod is left on the node, every replica runs elsewhere, on a replacement launched after the warning
+    await eventually(() => {
+      expect(bound().filter((p) => (p.spec as { nodeName: string }).nodeName === nodeName)).toHaveLength(0);
+      expect(bound()).toHaveLength(4);
+    }, 60_000);
+    expect(c.aws.calls.filter((call) => call.action === 'CreateFleet' && !call.error).length).toBeGreaterThan(fleetsBefore);
+    await eventually(() => expect(c.aws.ec2.instances.find((i) => i.instanceId === instanceId)?.state).toBe('terminated'), 60_000);
+  });
+
+  it('consolidates the fleet after a scale-in', async () => {
+    c.fakes.deployments.get('web')!.replicas = 1;
+    await eventually(() => {
+      expect(bound()).toHaveLength(1);
+      expect(nodes()).toHaveLength(1);
+      expect(c.aws.ec2.instances.filter((i) => i.state === 'running')).toHaveLength(1);
+    }, 90_000);
+    expect(c.aws.calls.some((call) => call.action === 'TerminateInstances' && !call.error)).toBe(true);
+    // the table keeps the deleted NodeClaims, marked deleted; one is live
+    await eventually(async () => expect((await tableNodeClaims()).filter((i) => i.deletedAt === undefined)).toHaveLength(1), 30_000);
+  });
+
+  it('keeps delivering while the webhook secret rotates (Secrets Manager first, then the relay’s Secret)', async () => {
+    const secrets = new SecretsManagerClient({ region: 'us-west-2' });
+    await secrets.send(new PutSecretValueCommand({ SecretId: c.deployment.secretArn, SecretString: 'rotated-0123456789abcdef0123456789abcdef' }));
+    c.writeRelaySecret('rotated-0123456789abcdef0123456789abcdef');
+    secrets.destroy();
+    const accepted = c.invocations.filter((i) => i.function === 'Webhook' && (i.result as { statusCode?: number })?.statusCode === 202).length;
+    const reads = c.aws.calls.filter((call) => call.action === 'GetSecretValue').length;
+    const fleets = launches();
+    c.fakes.deployments.set('api', { name: 'api', namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
+    await eventually(() => expect(bound().filter((p) => (p.metadata as { labels: Record<string, string> }).labels.app === 'api')).toHaveLength(1), 60_000);
+    expect(launches()).toBeGreaterThan(fleets);
+    // the webhook took the relay's batches signed with the new key, after reading the new value from Secrets Manager
+    expect(c.invocations.filter((i) => i.function === 'Webhook' && (i.result as { statusCode?: number })?.statusCode === 202).length).toBeGreaterThan(accepted);
+    expect(c.aws.calls.filter((call) => call.action === 'GetSecretValue').length).toBeGreaterThan(reads);
+  });
+
+  it.each(['relay', 'Webhook', 'Provisioner'] as const)('loses nothing when the %s restarts', async (component) => {
+    const name = `after-${component.toLowerCase()}`;
+    const fleets = launches();
+    await c.stop(component);
+    c.fakes.deployments.set(name, { name, namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
+    await new Promise((r) => setTimeout(r, 1500)); // the pod is created while the component is down
+    await c.resume(component);
+    if (component === 'relay') await c.restart('relay');
+    await eventually(() => expect(bound().filter((p) => (p.metadata as { labels: Record<string, string> }).labels.app === name)).toHaveLength(1), 60_000);
+    expect(launches()).toBeGreaterThan(fleets);
+    // nothing reached a dead-letter queue
+    for (const q of c.deployment.queues.filter((q) => q.logicalId.includes('DeadLetters'))) {
+      const { Attributes } = await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      expect(Number(Attributes?.ApproximateNumberOfMessages ?? 0)).toBe(0);
+    }
+  });
+
+  it('prints EMF lines with Karpenter’s metric names, in the Skiff namespace with the alarms’ dimensions', () => {
+    const emf = c.logs.filter((l) => l._aws !== undefined) as { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string }[] }[] }; cluster?: string }[];
+    const names = new Set(emf.flatMap((l) => l._aws.CloudWatchMetrics.flatMap((m) => m.Metrics.map((x) => x.Name))));
+    // Karpenter's names (kubernetes-sigs/karpenter pkg/metrics, pkg/controllers/…/metrics.go; aws provider interruption)
+    for (const name of ['karpenter_nodeclaims_created_total', 'karpenter_nodes_created_total', 'karpenter_nodes_allocatable', 'karpenter_nodes_total_pod_requests', 'karpenter_scheduler_unschedulable_pods_count', 'karpenter_nodeclaims_terminated_total', 'karpenter_interruption_received_messages_total']) {
+      expect(names, name).toContain(name);
+    }
+    for (const name of names) expect(name).toMatch(/^(karpenter|skiff)_[a-z_]+$/);
+    for (const line of emf) {
+      expect(line.cluster).toBe('e2e');
+      for (const m of line._aws.CloudWatchMetrics) {
+        expect(m.Namespace).toBe('Skiff');
+        for (const set of m.Dimensions) expect(set.slice(0, 2)).toEqual(['service', 'cluster']);
+      }
+    }
+    // what the stack's alarms read is also published with exactly their dimensions
+    const alarmed = (name: string) => emf.some((l) => l._aws.CloudWatchMetrics.some((m) => m.Metrics.some((x) => x.Name === name) && m.Dimensions.some((d) => d.join() === 'service,cluster')));
+    for (const name of [METRIC_NAMES.nodes, METRIC_NAMES.nodeClaims, METRIC_NAMES.unschedulablePods, METRIC_NAMES.priceSnapshotAge]) expect(alarmed(name), name).toBe(true);
   });
 });

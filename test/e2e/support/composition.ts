@@ -122,7 +122,7 @@ function karpenterObjects(cluster: string, nodePool: Record<string, unknown> = {
           spec: {
             nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
             requirements: [
-              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] },
               { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['m'] },
               { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] },
             ],
