@@ -2,7 +2,7 @@
 // every part speaking its real protocol, every function built by its production factory from the synthesised
 // stack's environment. Each scenario is checked from outside: what EC2 received, what the table holds, what the API
 // server holds, what the functions printed.
-import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ afterAll(async () => {
 });
 
 /** NodeClaim items of the table (read with a plain client, as an operator would). */
-async function tableNodeClaims(): Promise<Record<string, unknown>[]> {
+async function tableNodeClaims(): Promise<Record<string, AttributeValue>[]> {
   const client = new DynamoDBClient({ region: 'us-west-2', endpoint: c.dynamoEndpoint, credentials: { accessKeyId: 'op', secretAccessKey: 'op' } });
   const { Items = [] } = await client.send(new ScanCommand({ TableName: c.deployment.tableName }));
   client.destroy();
