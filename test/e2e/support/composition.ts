@@ -53,8 +53,11 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export interface CompositionOptions {
   /** @default 'e2e' */
   readonly clusterName?: string;
-  /** Changes the synthesised template before it is deployed (a wiring mistake made on purpose). */
-  readonly mutateTemplate?: (template: CfnTemplate) => void;
+  /**
+   * Changes the synthesised template before it is deployed (a wiring mistake made on purpose).
+   * @param functionIds logical id of each function in `template`
+   */
+  readonly mutateTemplate?: (template: CfnTemplate, functionIds: Readonly<Record<FunctionName, string>>) => void;
   /** Wall-clock seconds per scheduled minute. @default 2 */
   readonly secondsPerMinute?: number;
   /** Launch → kubelet registers, ms. @default 300 */
@@ -212,8 +215,8 @@ export async function startComposition(options: CompositionOptions = {}): Promis
     schedules: { disruptionMinutes: 1, lifecycleMinutes: 1 },
   });
   const template = synthesised.toJSON() as CfnTemplate;
-  options.mutateTemplate?.(template);
   const functionIds = Object.fromEntries(FUNCTIONS.map((f) => [f, logicalId(stack, `${f}/Handler/Function`)])) as Record<FunctionName, string>;
+  options.mutateTemplate?.(template, functionIds);
   const deployment = await deployLocally(template, { stackName: stack.stackName, functionIds, region, account, dynamoEndpoint, sqsEndpoint, aws });
 
   // What the Lambda runtime gives every function: credentials, region, and here the endpoint overrides.
