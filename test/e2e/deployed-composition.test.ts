@@ -40,14 +40,23 @@ const pods = () => [...c.api.objects.pods!.values()];
 const bound = () => pods().filter((p) => (p.spec as { nodeName?: string }).nodeName);
 const nodes = () => [...c.api.objects.nodes!.values()];
 
-describe('the deployed composition', () => {
+describe('the deployed composition', { timeout: 120_000 }, () => {
   it('launches nodes for a Deployment’s pending pods: CreateFleet as EC2 receives it, NodeClaims in the table, Nodes registered, pods bound', async () => {
     c.fakes.deployments.set('web', { name: 'web', namespace: 'default', replicas: 4, requests: { cpu: '500m', memory: '512Mi' } });
     await eventually(() => expect(bound()).toHaveLength(4), 60_000);
     const fleets = c.aws.calls.filter((call) => call.service === 'ec2' && call.action === 'CreateFleet' && !call.error);
     expect(fleets.length).toBeGreaterThan(0);
+    const templates = new Set(c.aws.calls.filter((call) => call.action === 'CreateLaunchTemplate' && !call.error).map((call) => call.input.LaunchTemplateName));
     for (const f of fleets) {
       expect(f.input).toMatchObject({ Type: 'instant', TargetCapacitySpecification: { TotalTargetCapacity: 1 } });
+      const configs = f.input.LaunchTemplateConfigs as { LaunchTemplateSpecification: { LaunchTemplateName: string }; Overrides: { SubnetId: string }[] }[];
+      // launch templates Skiff created before, overrides in the discovered subnets, the instance tagged for the cluster
+      for (const config of configs) {
+        expect(templates.has(config.LaunchTemplateSpecification.LaunchTemplateName)).toBe(true);
+        for (const o of config.Overrides) expect(o.SubnetId).toMatch(/^subnet-0e2e\d$/);
+      }
+      const tags = (f.input.TagSpecifications as { ResourceType: string; Tags: { Key: string; Value: string }[] }[]).find((t) => t.ResourceType === 'instance')!.Tags;
+      expect(tags).toContainEqual({ Key: 'kubernetes.io/cluster/e2e', Value: 'owned' });
     }
     // one NodeClaim record per launch, under the name the instance was tagged with
     const launched = new Set(fleets.map((f) => fleetNodeClaim(f.input)));
@@ -62,6 +71,12 @@ describe('the deployed composition', () => {
       // registration finished: Skiff's lifecycle took Karpenter's unregistered taint off
       expect(((n.spec as { taints?: { key: string }[] }).taints ?? []).map((t) => t.key)).not.toContain('karpenter.sh/unregistered');
     }
+    // each launch was announced on the stack's decision bus
+    const bus = c.deployment.functions.Provisioner.env.SKIFF_DECISION_BUS_NAME;
+    await eventually(() => {
+      const announced = c.aws.events.filter((e) => e.bus === bus && e.event['detail-type'] === 'NodeClaimLaunched').map((e) => (e.event.detail as { nodeClaim: string }).nodeClaim);
+      expect(new Set(announced)).toEqual(launched);
+    });
   });
 
   it('drains and replaces a spot node when its interruption warning arrives as an EventBridge event', async () => {
@@ -82,6 +97,8 @@ describe('the deployed composition', () => {
       expect(bound()).toHaveLength(4);
     }, 60_000);
     expect(c.aws.calls.filter((call) => call.action === 'CreateFleet' && !call.error).length).toBeGreaterThan(fleetsBefore);
+    // through the Eviction API
+    expect(c.api.requestsTo('POST', /\/pods\/[^/]+\/eviction$/).length).toBeGreaterThan(0);
     await eventually(() => expect(c.aws.ec2.instances.find((i) => i.instanceId === instanceId)?.state).toBe('terminated'), 60_000);
   });
 
@@ -113,7 +130,7 @@ describe('the deployed composition', () => {
     expect(c.aws.calls.filter((call) => call.action === 'GetSecretValue').length).toBeGreaterThan(reads);
   });
 
-  it.each(['relay', 'Webhook', 'Provisioner'] as const)('loses nothing when the %s restarts', async (component) => {
+  it.each(['relay', 'Webhook', 'Provisioner', 'Lifecycle'] as const)('loses nothing when the %s restarts', async (component) => {
     const name = `after-${component.toLowerCase()}`;
     const fleets = launches();
     await c.stop(component);
@@ -128,6 +145,24 @@ describe('the deployed composition', () => {
       const { Attributes } = await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ['ApproximateNumberOfMessages'] }));
       expect(Number(Attributes?.ApproximateNumberOfMessages ?? 0)).toBe(0);
     }
+  });
+
+  it('loses no interruption message while the interruption function is down: the queue keeps it until the function is back', async () => {
+    const spot = nodes().find((n) => c.aws.ec2.instances.find((i) => `aws:///${i.zone}/${i.instanceId}` === (n.spec as { providerID: string }).providerID)?.capacityType === 'spot');
+    expect(spot, 'a spot node to interrupt').toBeDefined();
+    const nodeName = (spot!.metadata as { name: string }).name;
+    const instanceId = String((spot!.spec as { providerID: string }).providerID).split('/').pop()!;
+    const onNode = bound().filter((p) => (p.spec as { nodeName: string }).nodeName === nodeName).length;
+    const total = bound().length;
+    await c.stop('Interruption');
+    await c.aws.interruptSpot(instanceId, 60_000);
+    await eventually(() => expect(c.invocations.some((i) => i.function === 'Interruption' && !i.ok)).toBe(true), 20_000);
+    await c.resume('Interruption');
+    await eventually(() => {
+      expect(bound().filter((p) => (p.spec as { nodeName: string }).nodeName === nodeName)).toHaveLength(0);
+      expect(bound()).toHaveLength(total);
+    }, 60_000);
+    expect(onNode).toBeGreaterThan(0);
   });
 
   it('prints EMF lines with Karpenter’s metric names, in the Skiff namespace with the alarms’ dimensions', () => {

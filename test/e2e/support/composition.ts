@@ -279,7 +279,10 @@ export async function startComposition(options: CompositionOptions = {}): Promis
   /** Invokes `f` (one at a time per function, as reserved concurrency 1 would for the periodic ones). */
   const invoke = (f: FunctionName, event: unknown): Promise<unknown> => {
     const run = async () => {
-      if (stopped.has(f)) throw new Error(`${f} is stopped`);
+      if (stopped.has(f)) {
+        invocations.push({ function: f, at: Date.now(), ok: false, error: `${f} is stopped` });
+        throw new Error(`${f} is stopped`);
+      }
       const deadline = Date.now() + deployment.functions[f].timeoutSeconds * 1000;
       const context = { awsRequestId: randomUUID(), functionName: deployment.functions[f].logicalId, getRemainingTimeInMillis: () => deadline - Date.now() };
       try {
