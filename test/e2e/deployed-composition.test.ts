@@ -36,6 +36,11 @@ const fleetNodeClaim = (input: Record<string, unknown>) =>
 const NEEDS_A_NODE = { cpu: '1500m', memory: '1Gi' };
 /** Successful CreateFleet calls so far. */
 const launches = () => c.aws.calls.filter((call) => call.action === 'CreateFleet' && !call.error).length;
+/** Waits until every node runs a pod (an empty node, left by a scale-in or a replacement, is consolidated first). */
+const noEmptyNode = () =>
+  eventually(() => {
+    for (const n of nodes()) expect(bound().some((p) => (p.spec as { nodeName: string }).nodeName === (n.metadata as { name: string }).name), `${(n.metadata as { name: string }).name} runs a pod`).toBe(true);
+  }, 60_000);
 const pods = () => [...c.api.objects.pods!.values()];
 const bound = () => pods().filter((p) => (p.spec as { nodeName?: string }).nodeName);
 const nodes = () => [...c.api.objects.nodes!.values()];
@@ -75,8 +80,8 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
     const bus = c.deployment.functions.Provisioner.env.SKIFF_DECISION_BUS_NAME;
     await eventually(() => {
       const announced = c.aws.events.filter((e) => e.bus === bus && e.event['detail-type'] === 'NodeClaimLaunched').map((e) => (e.event.detail as { nodeClaim: string }).nodeClaim);
-      expect(new Set(announced)).toEqual(launched);
-    });
+      for (const name of launched) expect(announced).toContain(name);
+    }, 30_000);
   });
 
   it('drains and replaces a spot node when its interruption warning arrives as an EventBridge event', async () => {
@@ -121,6 +126,7 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
     secrets.destroy();
     const accepted = c.invocations.filter((i) => i.function === 'Webhook' && (i.result as { statusCode?: number })?.statusCode === 202).length;
     const reads = c.aws.calls.filter((call) => call.action === 'GetSecretValue').length;
+    await noEmptyNode();
     const fleets = launches();
     c.fakes.deployments.set('api', { name: 'api', namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
     await eventually(() => expect(bound().filter((p) => (p.metadata as { labels: Record<string, string> }).labels.app === 'api')).toHaveLength(1), 60_000);
@@ -132,14 +138,21 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
 
   it.each(['relay', 'Webhook', 'Provisioner', 'Lifecycle'] as const)('loses nothing when the %s restarts', async (component) => {
     const name = `after-${component.toLowerCase()}`;
-    const fleets = launches();
+    await noEmptyNode();
     await c.stop(component);
     c.fakes.deployments.set(name, { name, namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
     await new Promise((r) => setTimeout(r, 1500)); // the pod is created while the component is down
-    await c.resume(component);
-    if (component === 'relay') await c.restart('relay');
+    await c.resume(component); // the relay: a new process; a function: a cold start
+    // still pending now that the component is back? (a pass that an earlier event triggered may have launched for it
+    // meanwhile: then its own event is not needed, and the relay does not report a bound pod)
+    const pendingAtResume = bound().every((p) => (p.metadata as { labels: Record<string, string> }).labels.app !== name);
     await eventually(() => expect(bound().filter((p) => (p.metadata as { labels: Record<string, string> }).labels.app === name)).toHaveLength(1), 60_000);
-    expect(launches()).toBeGreaterThan(fleets);
+    // the pod's event went relay → webhook → queue → provisioner, which acknowledged it
+    const podName = (pods().find((p) => (p.metadata as { labels: Record<string, string> }).labels.app === name)!.metadata as { name: string }).name;
+    if (pendingAtResume) await eventually(() => {
+      const handled = c.invocations.filter((i) => i.function === 'Provisioner' && i.ok).flatMap((i) => i.records ?? []).filter((r) => r.acknowledged && (JSON.parse(r.body) as { name?: string }).name === podName);
+      expect(handled.length).toBeGreaterThan(0);
+    }, 30_000);
     // nothing reached a dead-letter queue
     for (const q of c.deployment.queues.filter((q) => q.logicalId.includes('DeadLetters'))) {
       const { Attributes } = await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ['ApproximateNumberOfMessages'] }));

@@ -6,7 +6,8 @@
  *   kube-scheduler, ReplicaSet controller and node lifecycle of `cluster-fakes.ts`.
  * - **Relay:** `functions/relay/main.ts` as a child process, with the Deployment's environment from
  *   `infra/k8s/relay.yaml`, the in-cluster service-account files, and the secret file.
- * - **Webhook:** its production handler behind a local HTTP listener shaped like a Function URL (payload 2.0).
+ * - **Webhook:** its production handler behind a local HTTP listener shaped like a Function URL (payload 2.0), with
+ *   the template's `AuthType` (`AWS_IAM` would refuse the relay's unsigned requests with 403, as Lambda does).
  * - **SQS:** local-aws-sqs, with the queues and redrive of the template. A poller per event source mapping invokes
  *   its function with real SQS batches, deletes what succeeded and honours `batchItemFailures`; a failed record is
  *   made visible again after {@link CompositionOptions.retryAfterSeconds} (the stack's visibility timeout, minutes,
@@ -75,6 +76,8 @@ export interface Invocation {
   readonly ok: boolean;
   readonly error?: string;
   readonly result?: unknown;
+  /** For an SQS batch: each record's body, and whether it was acknowledged (deleted from the queue). */
+  readonly records?: { readonly body: string; readonly acknowledged: boolean }[];
 }
 
 /** The running composition. */
@@ -94,10 +97,14 @@ export interface Composition {
   readonly relayLogs: string[];
   /** Writes the relay's mounted secret file (the Kubernetes Secret's new value). */
   writeRelaySecret(value: string): void;
-  /** Restarts one component: a function's container (the next invocation is a cold start), or the relay process. */
+  /**
+   * Restarts one component: a function's container (the next invocation is a cold start), or the relay process
+   * (resolves once the new process is running).
+   */
   restart(component: FunctionName | 'relay'): Promise<void>;
-  /** Stops a component until {@link Composition.resume} (`relay`: the process ends; a function: its invocations fail). */
+  /** Stops a component until {@link Composition.resume} (`relay`: the process is killed; a function: its invocations fail). */
   stop(component: FunctionName | 'relay'): Promise<void>;
+  /** Starts a stopped component again (`relay`: a new process, resolved once it runs; a function: a cold start). */
   resume(component: FunctionName | 'relay'): Promise<void>;
   close(): Promise<void>;
 }
@@ -335,6 +342,12 @@ export async function startComposition(options: CompositionOptions = {}): Promis
         ...(body !== '' ? { body } : {}),
         isBase64Encoded: false,
       };
+      if (deployment.webhookUrlAuthType !== 'NONE') {
+        // A Function URL with AWS_IAM auth refuses a request without a SigV4 signature before the function runs.
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end('{"Message":"Forbidden"}');
+        return;
+      }
       invoke('Webhook', event).then(
         (r) => {
           const result = r as { statusCode: number; headers?: Record<string, string>; body?: string };
@@ -351,6 +364,11 @@ export async function startComposition(options: CompositionOptions = {}): Promis
   });
   const webhookUrl = `http://127.0.0.1:${await listen(webhookServer)}/`;
   closers.push(() => closeServer(webhookServer));
+
+  // The schedules' first tick, before any pod event: the lifecycle pass stores the first price snapshot (a real
+  // deployment gets it within a minute), so the first launches already see spot offerings.
+  const first = deployment.schedules.find((s) => s.function === 'Lifecycle' && s.input === undefined);
+  if (first) await invoke('Lifecycle', { version: '0', id: randomUUID(), 'detail-type': 'Scheduled Event', source: 'aws.events', account, time: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'), region, resources: [`arn:aws:events:${region}:${account}:rule/${first.rule}`], detail: {} });
 
   // Relay: the program as the Deployment runs it
   const relayLogs: string[] = [];
@@ -382,10 +400,18 @@ export async function startComposition(options: CompositionOptions = {}): Promis
       SKIFF_SERVICE_ACCOUNT_PATH_PREFIX: saDir,
     };
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'functions/relay/main.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const collect = (b: Buffer) => relayLogs.push(...b.toString('utf8').split('\n').filter((l) => l !== ''));
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
     relay = child;
+    // running: it printed `relay running` (its informers listed and watch); failed: it exited first
+    return new Promise<void>((resolve, reject) => {
+      const collect = (b: Buffer) => {
+        const lines = b.toString('utf8').split('\n').filter((l) => l !== '');
+        relayLogs.push(...lines);
+        if (lines.some((l) => l.includes('"relay running"'))) resolve();
+      };
+      child.stdout!.on('data', collect);
+      child.stderr!.on('data', collect);
+      child.once('exit', (code) => reject(new Error(`relay exited with ${code}: ${relayLogs.slice(-5).join('\n')}`)));
+    });
   };
   const stopRelay = async (signal: NodeJS.Signals = 'SIGTERM') => {
     const child = relay;
@@ -395,7 +421,7 @@ export async function startComposition(options: CompositionOptions = {}): Promis
     child.kill(signal);
     await exited;
   };
-  startRelay();
+  await startRelay();
   closers.push(() => stopRelay('SIGKILL'));
 
   // SQS event sources
@@ -430,6 +456,8 @@ export async function startComposition(options: CompositionOptions = {}): Promis
       } catch {
         failed = new Set(messages.map((m) => m.MessageId!)); // a failed invocation acknowledges nothing
       }
+      const last = invocations.findLast((i) => i.function === es.function);
+      if (last) (last as { records?: Invocation['records'] }).records = messages.map((m) => ({ body: m.Body ?? '', acknowledged: !failed.has(m.MessageId!) }));
       const done = messages.filter((m) => !failed.has(m.MessageId!));
       const retry = messages.filter((m) => failed.has(m.MessageId!));
       if (done.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: es.queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) })).catch(() => undefined);
@@ -471,8 +499,7 @@ export async function startComposition(options: CompositionOptions = {}): Promis
     restart: async (component) => {
       if (component === 'relay') {
         await stopRelay('SIGKILL');
-        startRelay();
-        return;
+        return startRelay();
       }
       containers.delete(component);
     },
@@ -483,7 +510,7 @@ export async function startComposition(options: CompositionOptions = {}): Promis
     },
     resume: async (component) => {
       if (component === 'relay') {
-        if (!relay) startRelay();
+        if (!relay) await startRelay();
         return;
       }
       stopped.delete(component);

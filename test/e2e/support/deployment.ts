@@ -69,6 +69,8 @@ export interface LocalDeployment {
   readonly secretArn: string;
   /** The secret's generated value (the relay's copy of it). */
   readonly secretValue: string;
+  /** `AuthType` of the webhook's Function URL (`NONE`: the HMAC signature is the auth; `AWS_IAM`: SigV4 required). */
+  readonly webhookUrlAuthType: string;
 }
 
 /** Where the local services are. */
@@ -225,5 +227,9 @@ export async function deployLocally(template: CfnTemplate, targets: DeployTarget
   }
   targets.aws.setRules(rules);
 
-  return { functions, eventSources, schedules, queues, tableName, secretArn, secretValue };
+  const url = resources.find(([, r]) => r.Type === 'AWS::Lambda::Url' && (r.Properties?.TargetFunctionArn as { 'Fn::GetAtt'?: string[] } | undefined)?.['Fn::GetAtt']?.[0] === targets.functionIds.Webhook);
+  if (!url) throw new Error('the template gives the webhook function no Function URL');
+  const webhookUrlAuthType = String(url[1].Properties?.AuthType);
+
+  return { functions, eventSources, schedules, queues, tableName, secretArn, secretValue, webhookUrlAuthType };
 }
