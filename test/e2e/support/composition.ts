@@ -104,6 +104,9 @@ export interface Composition {
   restart(component: FunctionName | 'relay'): Promise<void>;
   /** Stops a component until {@link Composition.resume} (`relay`: the process is killed; a function: its invocations fail). */
   stop(component: FunctionName | 'relay'): Promise<void>;
+  /** Stops polling `f`'s queue (messages accumulate, as while an event source mapping is disabled) until released. */
+  hold(f: FunctionName): void;
+  release(f: FunctionName): void;
   /** Starts a stopped component again (`relay`: a new process, resolved once it runs; a function: a cold start). */
   resume(component: FunctionName | 'relay'): Promise<void>;
   close(): Promise<void>;
@@ -427,6 +430,7 @@ export async function startComposition(options: CompositionOptions = {}): Promis
   // SQS event sources
   const sqs = new SQSClient({ region, endpoint: sqsEndpoint, credentials: { accessKeyId: 'lambda-service', secretAccessKey: 'lambda-service' } });
   let polling = true;
+  const held = new Set<FunctionName>();
   const record = (m: Message, queueArn: string) => ({
     messageId: m.MessageId!,
     receiptHandle: m.ReceiptHandle!,
@@ -440,6 +444,10 @@ export async function startComposition(options: CompositionOptions = {}): Promis
   });
   const pollers = deployment.eventSources.map(async (es) => {
     while (polling) {
+      if (held.has(es.function)) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
       let messages: Message[] = [];
       try {
         ({ Messages: messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: es.queueUrl, MaxNumberOfMessages: es.batchSize, WaitTimeSeconds: 1, AttributeNames: ['All'], MessageSystemAttributeNames: ['All'] })));
@@ -495,6 +503,8 @@ export async function startComposition(options: CompositionOptions = {}): Promis
     invocations,
     logs,
     relayLogs,
+    hold: (f) => void held.add(f),
+    release: (f) => void held.delete(f),
     writeRelaySecret: (value) => writeFileSync(secretFile, `${value}\n`),
     restart: async (component) => {
       if (component === 'relay') {
