@@ -10,6 +10,7 @@
  * | `HEALTH_PORT` | port of `/healthz` and `/readyz` | `8080` |
  * | `BATCH_IDLE_DURATION`, `BATCH_MAX_DURATION` | batch window (Go durations, Karpenter's names) | `1s`, `10s` |
  * | `LOG_LEVEL` | `debug`, `info`, `warn` or `error` | `info` |
+ * | `SKIFF_SERVICE_ACCOUNT_PATH_PREFIX` | prefix of the in-cluster service-account folder (`/var/run/secrets/kubernetes.io/serviceaccount`); only for running the relay outside a pod, as `npm run e2e` does | empty |
  */
 import { parseDuration } from '../../shared/core/api/duration.js';
 import { ClusterNameSchema } from '../../shared/core/api/webhook-batch.js';
@@ -28,6 +29,8 @@ export interface RelayConfig {
   readonly batchIdleMs: number;
   readonly batchMaxMs: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Prefix of the service-account folder (`SKIFF_SERVICE_ACCOUNT_PATH_PREFIX`); empty in a pod. */
+  readonly serviceAccountPathPrefix: string;
 }
 
 /** The relay's environment is unusable; the message names every bad variable. */
@@ -85,5 +88,6 @@ export function relayConfigFromEnv(env: Readonly<Record<string, string | undefin
   const level = get('LOG_LEVEL') ?? 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(level)) problems.push(`LOG_LEVEL: one of debug, info, warn, error, got ${JSON.stringify(level)}`);
   if (problems.length > 0) throw new RelayConfigError(problems);
-  return { webhookUrl: webhookUrl!, cluster: cluster!, secret, healthPort: port, batchIdleMs, batchMaxMs, logLevel: level as RelayConfig['logLevel'] };
+  const serviceAccountPathPrefix = get('SKIFF_SERVICE_ACCOUNT_PATH_PREFIX') ?? '';
+  return { webhookUrl: webhookUrl!, cluster: cluster!, secret, healthPort: port, batchIdleMs, batchMaxMs, logLevel: level as RelayConfig['logLevel'], serviceAccountPathPrefix };
 }

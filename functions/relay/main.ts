@@ -40,7 +40,7 @@ export async function main(env: Readonly<Record<string, string | undefined>> = p
   }
   const now = () => systemClock.now();
   const log = jsonLog(config.logLevel, now);
-  const source = new ClusterWatch({ connection: { kind: 'in-cluster' }, cluster: config.cluster, clock: systemClock, log, timers: nodeTimers });
+  const source = new ClusterWatch({ connection: { kind: 'in-cluster', pathPrefix: config.serviceAccountPathPrefix }, cluster: config.cluster, clock: systemClock, log, timers: nodeTimers });
   const sink = new WebhookPoster({ url: config.webhookUrl, cluster: config.cluster, secret: secretReader(config.secret), log, timers: nodeTimers, now });
   const relay = new Relay({ source, sink, log, timers: nodeTimers, now, batchIdleMs: config.batchIdleMs, batchMaxMs: config.batchMaxMs });
   const health = await startHealthServer(() => relay.health(), config.healthPort);

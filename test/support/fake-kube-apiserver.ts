@@ -14,7 +14,10 @@
  *   else is `415 UnsupportedMediaType`. `POST` bodies must be `application/json`.
  * - Eviction (`POST /api/v1/namespaces/{ns}/pods/{name}/eviction`): 201 and the pod is deleted; 429 with reason
  *   `TooManyRequests` and a DisruptionBudget cause when the pod is in {@link FakeKubeApiServer.pdbBlocked}; 404.
+ * - Binding (`POST /api/v1/namespaces/{ns}/pods/{name}/binding`, a `v1` `Binding` naming `target.name`): 201 and the
+ *   pod gets `spec.nodeName`, phase `Running` and `PodScheduled=True`; 409 `Conflict` when it is bound already; 404.
  * - Every request must carry `Authorization: Bearer k8s-aws-v1.…` (401 `Unauthorized` otherwise).
+ * - Served over TLS when {@link FakeKubeApiServerOptions.tls} is given (the URL is then `https://`).
  *
  * - Watches (`GET /api/v1/pods?watch=true`, `/api/v1/nodes?watch=true`, with `resourceVersion` and `fieldSelector`)
  *   stream chunked JSON lines `{"type":"ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR","object":{…}}` as the
@@ -27,6 +30,7 @@
  * Faults are injected with {@link FakeKubeApiServer.failNext}; every request is recorded.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** A JSON object. */
@@ -124,11 +128,14 @@ export interface FakeKubeApiServer {
 export interface FakeKubeApiServerOptions {
   /** Accepts the bearer token. @default tokens starting with `k8s-aws-v1.` */
   readonly acceptToken?: (token: string) => boolean;
+  /** PEM key and certificate: serve HTTPS (as EKS does) instead of plain HTTP. */
+  readonly tls?: { readonly key: string; readonly cert: string };
 }
 
 const NAME = '([^/]+)';
 const ROUTES: readonly { readonly pattern: RegExp; readonly plural: string; readonly namespaced: boolean; readonly sub?: string }[] = [
   { pattern: new RegExp(`^/api/v1/namespaces/${NAME}/pods/${NAME}/eviction$`), plural: 'pods', namespaced: true, sub: 'eviction' },
+  { pattern: new RegExp(`^/api/v1/namespaces/${NAME}/pods/${NAME}/binding$`), plural: 'pods', namespaced: true, sub: 'binding' },
   { pattern: new RegExp(`^/api/v1/namespaces/${NAME}/events(?:/${NAME})?$`), plural: 'events', namespaced: true },
   { pattern: new RegExp(`^/api/v1/namespaces/${NAME}/pods/${NAME}$`), plural: 'pods', namespaced: true },
   { pattern: new RegExp(`^/api/v1/nodes(?:/${NAME})?$`), plural: 'nodes', namespaced: false },
@@ -249,7 +256,7 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
     res.on('close', () => watches.delete(w));
   }
 
-  const server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -271,7 +278,8 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
         send(res, 500, statusBody(500, 'InternalError', `fake apiserver bug: ${e instanceof Error ? e.stack : String(e)}`));
       }
     });
-  });
+  };
+  const server = options.tls ? createTlsServer({ key: options.tls.key, cert: options.tls.cert }, listener) : createServer(listener);
 
   const send = (res: ServerResponse, code: number, body: Json): void => {
     res.writeHead(code, { 'Content-Type': 'application/json' });
@@ -295,6 +303,7 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
       if (!m) continue;
       const groups = m.slice(1);
       if (route.sub === 'eviction') return evict(r, res, groups[0]!, groups[1]!);
+      if (route.sub === 'binding') return bind(r, res, groups[0]!, groups[1]!);
       const namespace = route.namespaced ? groups[0] : undefined;
       const name = route.namespaced ? groups[1] : groups[0];
       const subresource = route.plural === 'nodeclaims' ? groups[1] : undefined;
@@ -411,10 +420,26 @@ export async function startFakeKubeApiServer(options: FakeKubeApiServerOptions =
     send(res, 201, statusBody(201, '', ''));
   }
 
+  function bind(r: RecordedRequest, res: ServerResponse, namespace: string, name: string): void {
+    if (r.method !== 'POST') return fail(res, 405, 'MethodNotAllowed', 'binding accepts POST only');
+    const body = r.body as Json;
+    const target = (body.target ?? {}) as Json;
+    if (body.kind !== 'Binding' || typeof target.name !== 'string' || target.name === '') return fail(res, 400, 'BadRequest', 'not a v1 Binding with target.name');
+    const key = `${namespace}/${name}`;
+    const pod = objects.pods!.get(key);
+    if (!pod) return fail(res, 404, 'NotFound', `pods "${name}" not found`, { name, kind: 'pods' });
+    if ((pod.spec as Json | undefined)?.nodeName) return fail(res, 409, 'Conflict', `Operation cannot be fulfilled on pods/binding "${name}": pod ${name} is already assigned to node "${String((pod.spec as Json).nodeName)}"`);
+    const status = (pod.status ?? {}) as Json;
+    const conditions = ((status.conditions ?? []) as Json[]).filter((c) => c.type !== 'PodScheduled');
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    put('pods', { ...pod, spec: { ...(pod.spec as Json), nodeName: target.name }, status: { ...status, phase: 'Running', conditions: [...conditions, { type: 'PodScheduled', status: 'True', lastTransitionTime: now }] } });
+    send(res, 201, statusBody(201, '', ''));
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     objects,
     requests,
     pdbBlocked,

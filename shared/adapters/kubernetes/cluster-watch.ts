@@ -45,7 +45,14 @@ export const DEFAULT_RESYNC_INTERVAL_MS = 6 * 60_000;
 
 /** How to reach the API server. */
 export type KubernetesConnection =
-  | { readonly kind: 'in-cluster' }
+  | {
+      readonly kind: 'in-cluster';
+      /**
+       * Prefix of the service-account directory `/var/run/secrets/kubernetes.io/serviceaccount` (client-node's
+       * `loadFromCluster(pathPrefix)`): the end-to-end run mounts the token and CA under a temporary folder. @default ''
+       */
+      readonly pathPrefix?: string;
+    }
   | {
       readonly kind: 'server';
       /** e.g. `https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com`, or a test server's `http://127.0.0.1:port`. */
@@ -520,7 +527,7 @@ function isGone(err: unknown): boolean {
 function kubeConfig(connection: KubernetesConnection): KubeConfig {
   const kc = new KubeConfig();
   if (connection.kind === 'in-cluster') {
-    kc.loadFromCluster();
+    kc.loadFromCluster(connection.pathPrefix ?? '');
     return kc;
   }
   const insecure = connection.server.startsWith('http:');

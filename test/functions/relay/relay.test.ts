@@ -385,6 +385,7 @@ describe('relay', () => {
         batchIdleMs: 500,
         batchMaxMs: 10_000,
         logLevel: 'info',
+        serviceAccountPathPrefix: '',
       });
     });
 
