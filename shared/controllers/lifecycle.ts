@@ -36,6 +36,12 @@
  *    a NodeClaim that is over (`Deleted`, `Failed`) or whose record is gone is deleted. A mirror failure never fails
  *    the pass: it is reported in `mirrorFailures` (the handler logs it) and the next pass tries again.
  *
+ * Failures: every NodeClaim is reconciled on its own, as Karpenter's controllers reconcile one object at a time: a
+ * throttled or unavailable API (`ThrottledError`) cuts short only that NodeClaim's steps (reported in `failures`; the
+ * next pass retries it), and the NodeClaims pods wait on come first (`byUrgency`), so a pass cut short by a crash does
+ * not starve the same NodeClaims every minute. Skiff differs in having an order at all: Karpenter reconciles NodeClaims
+ * in parallel workers with a per-object backoff.
+ *
  * Concurrency: NodeClaims are read before Nodes and instances, so a NodeClaim registered by an overlapping pass
  * always finds its Node in this pass's list, and an instance launched after the read is younger than the GC age.
  * Every NodeClaim write is conditional on its version; a ConflictError means another pass did it, and the step is
@@ -57,7 +63,7 @@ import {
 import { isLive, type DeletionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT } from '../core/disruption/drainable.js';
 import { fnv1a } from '../core/hash.js';
-import { isConflictError, isNotFoundError } from '../core/errors.js';
+import { isConflictError, isNotFoundError, isThrottledError } from '../core/errors.js';
 import { podRequests } from '../core/provisioning/pod.js';
 import { add, type ResourceList } from '../core/resources/resource-list.js';
 import { EPHEMERAL_TAINT_KEYS, READINESS_TAINT_PREFIX } from '../core/scheduling/taints.js';
@@ -181,6 +187,12 @@ export interface LifecycleReport {
   readonly mirrorsDeleted: readonly string[];
   /** Mirror operations that failed (the pass itself did not fail; the next one retries). */
   readonly mirrorFailures: readonly MirrorFailure[];
+  /**
+   * NodeClaims (or, for garbage collection, instances and Nodes) whose steps a throttled or unavailable API cut short
+   * in this pass (`ThrottledError`: EC2 `RequestLimitExceeded`, DynamoDB throughput, an API server 429 or 5xx), with the
+   * error's message. The pass went on with the others; the next pass retries these.
+   */
+  readonly failures?: readonly { readonly nodeClaim: string; readonly error: string }[];
   /** What the pass saw, when run with `observeUsage`. */
   readonly usage?: LifecycleUsage;
 }
@@ -208,6 +220,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     mirrored: [] as string[],
     mirrorsDeleted: [] as string[],
     mirrorFailures: [] as MirrorFailure[],
+    failures: [] as { nodeClaim: string; error: string }[],
   };
   // Order matters: NodeClaims first (see the module comment).
   const claims = await deps.store.list();
@@ -238,8 +251,8 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     report.deletedNodes.push(name);
   };
 
-  for (const claim of claims) {
-    if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
+  /** Steps 1–4½ for one NodeClaim (see the module comment). */
+  const reconcileClaim = async (claim: NodeClaim): Promise<void> => {
     const node = (claim.providerId ? nodeByProvider.get(claim.providerId) : undefined) ?? (claim.nodeName ? nodeByName.get(claim.nodeName) : undefined);
     const instanceGone = !!claim.instanceId && !running.has(claim.instanceId);
     const claimDeletion = claimDeletions.get(claim.name);
@@ -250,7 +263,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
         reason: 'NodeClaimDeleted',
         message: `NodeClaim ${claim.name} was deleted before its Node registered; instance ${claim.instanceId ?? '(none)'} terminated`,
       });
-      continue;
+      return;
     }
     if (claim.state === 'Launched') {
       if (node) {
@@ -263,7 +276,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
           message: `NodeClaim ${claim.name} did not register within ${REGISTRATION_TTL_MS / 60_000} minutes of launch; instance ${claim.instanceId ?? '(none)'} terminated`,
         });
       }
-      continue;
+      return;
     }
     // Registered or Initialized.
     if (!node) {
@@ -274,7 +287,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
           ? `instance ${claim.instanceId} of NodeClaim ${claim.name} is gone and its Node was deleted`
           : `Node ${claim.nodeName ?? claim.providerId ?? ''} of NodeClaim ${claim.name} was deleted; NodeClaim deleted and instance ${claim.instanceId ?? ''} terminated`,
       });
-      continue;
+      return;
     }
     if (instanceGone && !node.ready) {
       const won = await terminate(ctx, claim, 'InstanceTerminated', report.instanceTerminated, {
@@ -283,18 +296,37 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
         message: `instance ${claim.instanceId} of NodeClaim ${claim.name} is gone; deleting Node ${node.name}`,
       });
       if (won !== 'skipped') await deleteNode(node.name);
-      continue;
+      return;
     }
     if (node.deletionTimestamp !== undefined || claimDeletion !== undefined) {
       // A deleted Node, or a deleted NodeClaim (Karpenter deletes its Node then): the same graceful termination.
       const deletion = node.deletionTimestamp !== undefined ? { reason: 'NodeDeleted' as const, at: node.deletionTimestamp } : { reason: 'NodeClaimDeleted' as const, at: claimDeletion! };
       await startNodeTermination(ctx, claim, node, deletion, report.terminating);
-      continue;
+      return;
     }
     // A Node registered before Skiff added the finalizer (or by a Skiff that did not) gets it now.
-    if (!(node.finalizers ?? []).includes(TERMINATION_FINALIZER) && !(await patch(ctx, node.name, { finalizers: [...(node.finalizers ?? []), TERMINATION_FINALIZER] }))) continue;
+    if (!(node.finalizers ?? []).includes(TERMINATION_FINALIZER) && !(await patch(ctx, node.name, { finalizers: [...(node.finalizers ?? []), TERMINATION_FINALIZER] }))) return;
     if (claim.state === 'Registered') await initialize(ctx, claim, node);
+  };
+
+  // Each NodeClaim is its own reconcile, as in Karpenter (controller-runtime reconciles one object at a time and requeues
+  // only that object on an error): a throttled or failed call skips the rest of this NodeClaim's steps and is reported
+  // in `failures`; the other NodeClaims go on, and the next pass (a minute later at most) retries it. NodeClaims whose
+  // pods wait on them (a Node to register, a registered Node to initialize) come first, oldest launch first, so a pass
+  // cut short (a crash, a timeout) spends its time where pods wait longest and cannot starve the same ones every time.
+  const isolated = async (subject: string, step: () => Promise<void>): Promise<void> => {
+    try {
+      await step();
+    } catch (e) {
+      if (!isThrottledError(e)) throw e;
+      report.failures.push({ nodeClaim: subject, error: messageOf(e) });
+    }
+  };
+  for (const claim of [...claims].sort(byUrgency)) {
+    if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
+    await isolated(claim.name, () => reconcileClaim(claim));
   }
+
 
   // (a) Instances no live NodeClaim owns. A NodeClaim still recording its instance (named by the instance's tag,
   // no instance id yet) owns it; so does the NodeClaim whose instance id it is.
@@ -304,15 +336,17 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (!isManaged(instance) || owned.has(instance.instanceId)) continue;
     if (recording.has(instance.tags['karpenter.sh/nodeclaim'] ?? '')) continue;
     if (now - instance.launchedAt <= INSTANCE_GC_MIN_AGE_MS) continue;
-    await deps.cloud.delete(instance.instanceId);
-    report.orphanInstances.push(instance.instanceId);
-    const node = nodeByProvider.get(providerIdOf(instance));
-    if (node) await deleteNode(node.name);
-    await recordEventBestEffort(deps.cluster, {
-      type: 'Normal',
-      reason: 'GarbageCollected',
-      object: `Instance/${instance.instanceId}`,
-      message: `instance ${instance.instanceId} (${instance.instanceType}) has no NodeClaim; terminated${node ? ` and Node ${node.name} deleted` : ''}`,
+    await isolated(`Instance/${instance.instanceId}`, async () => {
+      await deps.cloud.delete(instance.instanceId);
+      report.orphanInstances.push(instance.instanceId);
+      const node = nodeByProvider.get(providerIdOf(instance));
+      if (node) await deleteNode(node.name);
+      await recordEventBestEffort(deps.cluster, {
+        type: 'Normal',
+        reason: 'GarbageCollected',
+        object: `Instance/${instance.instanceId}`,
+        message: `instance ${instance.instanceId} (${instance.instanceType}) has no NodeClaim; terminated${node ? ` and Node ${node.name} deleted` : ''}`,
+      });
     });
   }
 
@@ -320,14 +354,14 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   const liveProviders = new Set(claims.filter(isLive).flatMap((c) => (c.providerId ? [c.providerId] : [])));
   const endedProviders = new Set(claims.filter((c) => !isLive(c)).flatMap((c) => (c.providerId ? [c.providerId] : [])));
   for (const node of nodes) {
-    if (endedProviders.has(node.providerId) && !liveProviders.has(node.providerId)) await deleteNode(node.name);
+    if (endedProviders.has(node.providerId) && !liveProviders.has(node.providerId)) await isolated(`Node/${node.name}`, () => deleteNode(node.name));
   }
 
   // (e) Managed Nodes whose instance is gone and that no live NodeClaim claims.
   for (const node of nodes) {
     if (liveProviders.has(node.providerId) || !isManagedNode(node)) continue;
     const instanceId = node.providerId.split('/').pop() ?? '';
-    if (instanceId.startsWith('i-') && !running.has(instanceId)) await deleteNode(node.name);
+    if (instanceId.startsWith('i-') && !running.has(instanceId)) await isolated(`Node/${node.name}`, () => deleteNode(node.name));
   }
 
   await mirrorNodeClaims(ctx, report, listedMirrors, new Map(nodePools.flatMap((np) => (np.metadata.uid ? [[np.metadata.name, np.metadata.uid] as const] : []))));
@@ -433,6 +467,18 @@ async function mirrorNodeClaims(
       report.mirrorFailures.push({ operation: 'delete', name, error: messageOf(e) });
     }
   }
+}
+
+/**
+ * The order a pass reconciles NodeClaims in: first those pods wait on — `Launched` (its Node to register), then
+ * `Registered` (its Node to initialize) — oldest launch first; then the others, by name. Karpenter has no order (its
+ * controllers reconcile objects independently, in parallel); a pass of Skiff's, cut short by a crash or a timeout,
+ * would otherwise spend itself on the same first NodeClaims every time and leave a late one waiting pass after pass.
+ */
+function byUrgency(a: NodeClaim, b: NodeClaim): number {
+  const rank = (c: NodeClaim) => (c.state === 'Launched' ? 0 : c.state === 'Registered' ? 1 : 2);
+  const since = (c: NodeClaim) => Date.parse(c.launchedAt ?? c.createdAt);
+  return rank(a) - rank(b) || (rank(a) < 2 ? since(a) - since(b) : 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 function messageOf(e: unknown): string {
