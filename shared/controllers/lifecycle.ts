@@ -63,16 +63,20 @@ import {
 import { isLive, type DeletionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT } from '../core/disruption/drainable.js';
 import { fnv1a } from '../core/hash.js';
-import { isConflictError, isNotFoundError, isThrottledError } from '../core/errors.js';
+import { ThrottledError, isConflictError, isNotFoundError, isThrottledError } from '../core/errors.js';
+import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
 import { podRequests } from '../core/provisioning/pod.js';
 import { add, type ResourceList } from '../core/resources/resource-list.js';
 import { EPHEMERAL_TAINT_KEYS, READINESS_TAINT_PREFIX } from '../core/scheduling/taints.js';
 import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, ClusterPod, NodeClaimMirrorRef } from '../ports/cluster.js';
+import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
-import { REGISTRATION_TTL_MS } from './launch.js';
+import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
+import { LAUNCH_TIMEOUT_MS, REGISTRATION_TTL_MS, fail, instanceTypeQuery, launchPending, recordLaunchRetrying, type EC2NodeClassLike, type LaunchDeps, type LaunchOutcome } from './launch.js';
 import { recordEventBestEffort } from './events.js';
+import { retryThrottled } from './retry.js';
 import { deleteNodeReleasingFinalizer } from './node-termination.js';
 
 /**
@@ -91,6 +95,22 @@ export interface LifecycleNodePool {
   readonly spec: { readonly template: { readonly metadata?: { readonly labels?: Readonly<Record<string, string>> } } };
 }
 
+/**
+ * What the lifecycle controller needs to launch a `Pending` NodeClaim again (the provision controller's launch ports;
+ * `LaunchDeps` in `launch.ts`).
+ */
+export interface LifecycleLaunch {
+  readonly unavailableOfferings: UnavailableOfferings;
+  /** Random name suffixes (`LaunchDeps.ids`). */
+  readonly ids: IdGenerator;
+  /** EKS cluster name, used in instance tags. */
+  readonly clusterName: string;
+  /** AWS region, e.g. `us-west-2`. */
+  readonly region: string;
+  /** Lists the EC2NodeClasses (the instance types a NodeClaim's class offers), e.g. `() => cluster.listNodeClasses()`. */
+  readonly listNodeClasses: () => Promise<readonly EC2NodeClassLike[]>;
+}
+
 /** Everything the controller needs, as ports. */
 export interface LifecycleDeps {
   readonly cluster: Cluster<LifecycleNodePool, unknown, unknown>;
@@ -102,6 +122,12 @@ export interface LifecycleDeps {
    * metrics. Costs one pod list per pass. @default false
    */
   readonly observeUsage?: boolean;
+  /**
+   * Launch `Pending` NodeClaims again (step 0, Karpenter's launch controller): a NodeClaim whose launch a throttled API
+   * refused, or whose provisioner pass crashed before it launched, is launched by the next lifecycle pass.
+   * @default none: the pass launches nothing (it still gives up on a launch older than `LAUNCH_TIMEOUT_MS`)
+   */
+  readonly launch?: LifecycleLaunch;
 }
 
 /** One managed node's resources, as the pass read them (canonical units: cpu millicores, memory MiB, counts). */
@@ -179,6 +205,10 @@ export interface LifecycleReport {
   readonly orphanInstances: readonly string[];
   /** Nodes this pass deleted. */
   readonly deletedNodes: readonly string[];
+  /** `Pending` NodeClaims this pass launched (step 0). Absent in reports from before this field existed. */
+  readonly launched?: readonly string[];
+  /** `Pending` NodeClaims this pass gave up on: not launched within `LAUNCH_TIMEOUT_MS` (step 0). */
+  readonly launchTimeouts?: readonly string[];
   /** Conditional writes another pass won (the step was skipped). */
   readonly conflicts: number;
   /** NodeClaims whose `karpenter.sh/v1` mirror this pass created or updated. */
@@ -221,15 +251,18 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     mirrorsDeleted: [] as string[],
     mirrorFailures: [] as MirrorFailure[],
     failures: [] as { nodeClaim: string; error: string }[],
+    launched: [] as string[],
+    launchTimeouts: [] as string[],
   };
   // Order matters: NodeClaims first (see the module comment).
-  const claims = await deps.store.list();
+  // Reads refused by a throttled API are tried again (`retryThrottled`): a pass that dies on its reads does nothing at all.
+  const claims = await retryThrottled(() => deps.store.list());
   const mirrors = mirrorsOf(deps.cluster);
   const [nodes, instances, nodePools, pods, listedMirrors] = await Promise.all([
-    deps.cluster.listNodes(),
-    deps.cloud.list(),
-    deps.cluster.listNodePools(),
-    deps.observeUsage === true ? deps.cluster.listPods() : undefined,
+    retryThrottled(() => deps.cluster.listNodes()),
+    retryThrottled(() => deps.cloud.list()),
+    retryThrottled(() => deps.cluster.listNodePools()),
+    deps.observeUsage === true ? retryThrottled(() => deps.cluster.listPods()) : undefined,
     // A mirror list that fails never fails the pass (step 5 reports it).
     mirrors ? mirrors.listNodeClaimMirrors().catch((e: unknown) => ({ failed: messageOf(e) })) : undefined,
   ]);
@@ -322,6 +355,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
       report.failures.push({ nodeClaim: subject, error: messageOf(e) });
     }
   };
+  await launchPendingClaims(deps, claims, nodes, now, report, isolated);
   for (const claim of [...claims].sort(byUrgency)) {
     if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
     await isolated(claim.name, () => reconcileClaim(claim));
@@ -466,6 +500,73 @@ async function mirrorNodeClaims(
     } catch (e) {
       report.mirrorFailures.push({ operation: 'delete', name, error: messageOf(e) });
     }
+  }
+}
+
+/**
+ * How old a `Pending` NodeClaim must be before a lifecycle pass launches it: 30 s. The provisioner (or disruption)
+ * pass that wrote it launches it at once; after that it was refused (throttled) or its pass died.
+ */
+export const LAUNCH_RESUME_AFTER_MS = 30 * 1000;
+
+/**
+ * Step 0 (Karpenter `nodeclaim/lifecycle/launch.go` and the launch timeout of `liveness.go`): every live `Pending`
+ * NodeClaim without an instance, oldest first — created more than {@link LAUNCH_TIMEOUT_MS} ago → `Failed` with
+ * `LaunchTimeout` (its pods are solved again by the next provisioning pass); else, with {@link LifecycleDeps.launch} and
+ * older than {@link LAUNCH_RESUME_AFTER_MS} → launched again (`launchPending`: committed unless an overlapping in-flight
+ * NodeClaim holds its pods, then CreateFleet with its name as `ClientToken`, so a launch that did happen returns the
+ * same instance). A refusal ends only that NodeClaim's launch, with a `LaunchRetrying` Event; the next pass (a minute
+ * later) tries again — Skiff's per-NodeClaim backoff is the schedule, where Karpenter requeues with an exponential
+ * per-object backoff. An insufficient-capacity answer fails the NodeClaim and marks its offerings unavailable, as the
+ * provisioner's launch does.
+ */
+async function launchPendingClaims(
+  deps: LifecycleDeps,
+  claims: readonly NodeClaim[],
+  nodes: readonly ClusterNode[],
+  now: number,
+  report: { launched: string[]; launchTimeouts: string[] },
+  isolated: (subject: string, step: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const pending = claims.filter((c) => isLive(c) && c.state === 'Pending' && !c.instanceId).sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+  if (pending.length === 0) return;
+  const launch = deps.launch;
+  const launchDeps: LaunchDeps | undefined = launch ? { cluster: deps.cluster, cloud: deps.cloud, store: deps.store, clock: deps.clock, ...launch } : undefined;
+  let typesByClass: Map<string, readonly InstanceType[]> | undefined;
+  const typesOf = async (nodeClass: string): Promise<readonly InstanceType[]> => {
+    if (!launch) return [];
+    if (!typesByClass) {
+      const [classes, unavailable] = await Promise.all([retryThrottled(() => launch.listNodeClasses()), retryThrottled(() => launch.unavailableOfferings.listUnavailable(now))]);
+      const keys = new Set(unavailable.map(offeringKey));
+      typesByClass = new Map();
+      for (const nc of classes) typesByClass.set(nc.metadata.name, withUnavailable(await retryThrottled(() => deps.cloud.getInstanceTypes(instanceTypeQuery(nc))), keys));
+    }
+    return typesByClass.get(nodeClass) ?? [];
+  };
+  for (const claim of pending) {
+    const age = now - Date.parse(claim.createdAt);
+    if (age > LAUNCH_TIMEOUT_MS) {
+      await isolated(claim.name, async () => {
+        await fail(deps, claim, 'LaunchTimeout');
+        report.launchTimeouts.push(claim.name);
+      });
+      continue;
+    }
+    if (!launchDeps || age < LAUNCH_RESUME_AFTER_MS) continue;
+    await isolated(claim.name, async () => {
+      let outcome: LaunchOutcome;
+      try {
+        outcome = await launchPending(launchDeps, claim, await typesOf(claim.nodeClass), nodes, now);
+      } catch (e) {
+        if (!isThrottledError(e)) throw e;
+        outcome = { kind: 'throttled', error: e.message };
+      }
+      if (outcome.kind === 'launched') report.launched.push(claim.name);
+      if (outcome.kind === 'throttled') {
+        await recordLaunchRetrying(deps, claim.name, outcome.error);
+        throw new ThrottledError(outcome.error);
+      }
+    });
   }
 }
 

@@ -234,7 +234,14 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   };
   const handler = deps.createProvisionerHandler(provisionDeps);
   queue.subscribe(async (event) => mergeBatchResponses(event, await faults.invoke('provisioner', () => handler(event))));
-  const lifecycleHandler = deps.createLifecycleHandler({ cluster: handlerCluster, cloud: handlerCloud, store: handlerStore, clock });
+  const lifecycleHandler = deps.createLifecycleHandler({
+    cluster: handlerCluster,
+    cloud: handlerCloud,
+    store: handlerStore,
+    clock,
+    // Pending NodeClaims are launched again by the lifecycle pass (Karpenter's launch controller), as on AWS.
+    launch: { unavailableOfferings: provisionDeps.unavailableOfferings, ids, clusterName: SIMULATED_CLUSTER_NAME, region: spec.region, listNodeClasses: () => handlerCluster.listNodeClasses() },
+  });
   // A failed lifecycle run is over: the schedule (or the next node event) runs it again. Crashes and throttling are
   // the injected faults; anything else is a bug and stops the run.
   const lifecycle = async (event: SimLifecycleEvent): Promise<void> => {

@@ -571,7 +571,7 @@ describe('reconcileLifecycle', () => {
       await h.launch('general-a');
       await h.advance(JOIN_MS + READY_MS);
       await h.reconcile();
-      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [], failures: [] });
+      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [], failures: [], launched: [], launchTimeouts: [] });
     });
   });
 });
