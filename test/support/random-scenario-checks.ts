@@ -196,7 +196,15 @@ export function hostileSoakSummary(outcomes: readonly DisruptionRunOutcome[], ru
   const byKind: Record<string, number> = {};
   for (const o of outcomes) {
     for (const p of o.problems) {
-      const kind = p.startsWith('violations.') ? p.split(' ')[0]! : p.startsWith('pod ') && p.includes(' pending ') ? 'pending > 15 min' : p.split(' ').slice(0, 3).join(' ');
+      const kind = p.startsWith('violations.')
+        ? p.split(' ')[0]!
+        : p.startsWith('pod ') && p.includes(' pending ')
+          ? 'pending > 15 min'
+          : p.includes('karpenter.sh/do-not-disrupt')
+            ? 'do-not-disrupt'
+            : p.startsWith('disruption ')
+              ? 'disruption order'
+              : p.split(' ').slice(0, 3).join(' ');
       byKind[kind] = (byKind[kind] ?? 0) + 1;
     }
   }
