@@ -480,6 +480,14 @@ describe('reconcileLifecycle', () => {
       expect(h.events('Registered')).toHaveLength(1);
     });
 
+    it('tries a throttled read of the NodeClaims again within the pass instead of ending it before it did anything', async () => {
+      await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      h.store.failNext('list', undefined, 2);
+
+      expect(await h.reconcile()).toMatchObject({ registered: ['general-a'], initialized: ['general-a'] });
+    });
+
     it('registers the other NodeClaims when one NodeClaim\'s registration write is throttled (Karpenter reconciles each NodeClaim on its own)', async () => {
       await h.launch('general-a');
       await h.launch('general-b');
