@@ -118,7 +118,8 @@ export function createHandler(deps: LifecycleHandlerDeps): (event: LifecycleEven
     const report = outcome.report;
     const { usage: _usage, ...logged } = report;
     if (report.mirrorFailures.length > 0) deps.log.warn('NodeClaim mirror failed (the pass went on; the next pass retries)', { trigger, mirrorFailures: report.mirrorFailures });
-    const acted = Object.entries(logged).some(([k, v]) => k !== 'mirrorFailures' && Array.isArray(v) && v.length > 0);
+    if ((report.failures ?? []).length > 0) deps.log.warn('NodeClaim steps throttled (the pass went on with the others; the next pass retries them)', { trigger, failures: report.failures });
+    const acted = Object.entries(logged).some(([k, v]) => k !== 'mirrorFailures' && k !== 'failures' && Array.isArray(v) && v.length > 0);
     if (acted) deps.log.info('lifecycle pass', { trigger, ...logged });
     else deps.log.debug('lifecycle pass: nothing to do', { trigger, conflicts: report.conflicts });
     publishMetrics(deps.metrics, lifecycleMetrics(report, deps.podStartup), deps.log);

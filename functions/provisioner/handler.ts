@@ -4,8 +4,12 @@
  *
  * Messages are triggers, not instructions: the controller reads the cluster's current state, so a duplicate,
  * stale or reordered message is harmless. Malformed messages are logged, counted and dropped (retrying them
- * would never succeed). When the controller fails, or the cloud throttled a launch, every well-formed record
- * is reported failed and comes back after the visibility timeout; the retry resumes from the NodeClaim records.
+ * would never succeed). When the controller fails, or a NodeClaim gave way to an overlapping one in the last solve
+ * round, every well-formed record is reported failed and comes back after the visibility timeout; the retry resumes
+ * from the NodeClaim records. A launch that a throttled API refused does not fail the batch (issue 21: every failed
+ * batch holds back the whole FIFO message group — the cluster's — for the visibility timeout): its NodeClaim stays
+ * `Pending` and the lifecycle controller launches it again within a minute, NodeClaim by NodeClaim, as Karpenter's
+ * launch controller requeues one NodeClaim (`ProvisionReport.retrying`).
  * A crash (the Lambda dies or times out) acknowledges nothing either, so the whole batch comes back the same way; two
  * invocations of one batch (a redelivery while the first still runs) are safe because the controller is.
  *
@@ -49,13 +53,13 @@ export interface ProvisionerHandlerDeps {
 }
 
 /**
- * Some NodeClaims could not be launched yet (the cloud throttled, or they gave way to an overlapping pass's
- * NodeClaim in the last round): the batch is retried.
+ * Some NodeClaims gave way to an overlapping pass's NodeClaim in the last round (their pods may have no NodeClaim
+ * now): the batch is retried.
  */
 export class ProvisioningIncompleteError extends SkiffError {
   /** @param nodeClaims the NodeClaims left to a retry */
   constructor(readonly nodeClaims: readonly string[]) {
-    super(`launch of ${nodeClaims.join(', ')} is not done (throttled, or superseded by an overlapping pass); retrying the batch`);
+    super(`launch of ${nodeClaims.join(', ')} is not done (superseded by an overlapping pass); retrying the batch`);
   }
 }
 
@@ -108,6 +112,7 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
 function logDecisions(report: ProvisionReport, log: Log): void {
   for (const name of report.launched) log.info('launched nodeclaim', { NodeClaim: name, NodePool: nodePoolOfNodeClaim(name) });
   for (const f of report.failed) log.warn('nodeclaim launch failed', { NodeClaim: f.nodeClaim, NodePool: nodePoolOfNodeClaim(f.nodeClaim), error: f.error });
+  for (const r of report.retrying ?? []) log.warn('nodeclaim launch refused, retrying', { NodeClaim: r.nodeClaim, NodePool: nodePoolOfNodeClaim(r.nodeClaim), error: r.error });
   for (const u of report.unschedulable.slice(0, MAX_LOGGED_UNSCHEDULABLE)) log.info('pod unschedulable', { Pod: u.pod, reason: u.reason, nodePools: u.nodePools });
 }
 

@@ -1,6 +1,7 @@
 /**
- * `EventQueues`: the two queues the controllers consume — the FIFO pod-event queue the webhook fills (one message
- * group per cluster, so provisioning passes are serialised) and the interruption queue the five EventBridge rules
+ * `EventQueues`: the two queues the controllers consume — the FIFO pod-event queue the webhook fills (128 message
+ * groups per cluster by object uid, `messageGroupId` in `shared/core/api/pod-event.ts`: a message held in flight holds
+ * back only its group; provisioning passes may overlap up to the provisioner's reserved concurrency) and the interruption queue the five EventBridge rules
  * fill (docs/karpenter-semantics.md#interruption: retention 300 s, SSE, events.amazonaws.com may send, non-TLS denied) — each
  * with a dead-letter queue.
  */

@@ -7,7 +7,7 @@
  * under duplicates, overlaps and crashes.
  */
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
+import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
 import { ec2NodeClassAmiFamily } from '../core/api/ec2nodeclass.js';
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
@@ -90,16 +90,22 @@ export function instanceTypeQuery(nodeClass: EC2NodeClassLike): InstanceTypeQuer
 export const REGISTRATION_TTL_MS = 15 * 60 * 1000;
 
 /**
- * A NodeClaim whose capacity is still coming: live, not yet initialized, launched (or created, while the launch is
- * pending) less than {@link REGISTRATION_TTL_MS} ago, and whose node is not Ready yet (a registered node turns
- * Ready after the lifecycle controller registers it). Pods nominated to it are not solved again; a NodeClaim whose
- * node came and went is not capacity.
+ * Karpenter's launch timeout (core `pkg/controllers/nodeclaim/lifecycle/liveness.go` `LaunchTimeout`): a NodeClaim not
+ * launched 5 minutes after it was created is given up (`Failed`, `LaunchTimeout`), and its pods are solved again.
+ */
+export const LAUNCH_TIMEOUT_MS = 5 * 60 * 1000;
+
+/**
+ * A NodeClaim whose capacity is still coming: live, not yet initialized, launched less than
+ * {@link REGISTRATION_TTL_MS} ago (or, while its launch is pending, created less than {@link LAUNCH_TIMEOUT_MS} ago:
+ * Karpenter's two liveness timeouts), and whose node is not Ready yet (a registered node turns Ready after the lifecycle
+ * controller registers it). Pods nominated to it are not solved again; a NodeClaim whose node came and went is not
+ * capacity.
  */
 export function isInFlight(claim: NodeClaim, nodes: readonly ClusterNode[], now: number): boolean {
   if (claim.state === 'Initialized' || claim.initializedAt) return false;
   if (claim.registeredAt && !nodeOf(claim, nodes)) return false;
-  const since = Date.parse(claim.launchedAt ?? claim.createdAt);
-  if (now - since > REGISTRATION_TTL_MS) return false;
+  if (claim.launchedAt === undefined ? now - Date.parse(claim.createdAt) > LAUNCH_TIMEOUT_MS : now - Date.parse(claim.launchedAt) > REGISTRATION_TTL_MS) return false;
   return !nodeOf(claim, nodes)?.ready;
 }
 
@@ -162,12 +168,17 @@ export function existingCapacity(
     const nominatedPending = (claim?.nominatedPods ?? []).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim!, p, node.name));
     const used = add(...onNode.map((p) => podRequests(p.spec)), ...nominatedPending.map((p) => podRequests(p.spec)));
     const startup = new Set((claim?.startupTaints ?? []).map((t) => t.key));
+    // Karpenter `StateNode.Taints` (core `pkg/controllers/state/statenode.go`): a managed node's ephemeral and startup
+    // taints are set aside only until it is initialized. An initialized node that turned NotReady carries
+    // `node.kubernetes.io/not-ready` (or `unreachable`) for a reason: kube-scheduler will not bind there, so neither may
+    // the solver count its room (issue 21: a pod was nominated to a NotReady node for 37 minutes).
+    const initialized = claim ? claim.initializedAt !== undefined || claim.state === 'Initialized' : node.labels[LABEL_NODEPOOL] === undefined || node.labels[LABEL_INITIALIZED] === 'true';
     out.push({
       name: node.name,
       kind: 'node',
       ...(claim ? { nodePool: claim.nodePool } : node.labels[LABEL_NODEPOOL] ? { nodePool: node.labels[LABEL_NODEPOOL] } : {}),
       labels: node.labels,
-      taints: node.taints.filter((t) => !EPHEMERAL_TAINT_KEYS.has(t.key) && !startup.has(t.key)),
+      taints: initialized ? node.taints : node.taints.filter((t) => !EPHEMERAL_TAINT_KEYS.has(t.key) && !startup.has(t.key)),
       available: subtract(node.allocatable, used),
       allocatable: node.allocatable,
       hostPorts: onNode.flatMap((p) => podHostPorts(p.spec)),
@@ -277,7 +288,7 @@ export type LaunchOutcome =
   | { kind: 'launched'; instanceType: string }
   | { kind: 'capacity'; error: string }
   | { kind: 'failed'; error: string }
-  | { kind: 'throttled' }
+  | { kind: 'throttled'; error: string }
   | { kind: 'superseded' }
   | { kind: 'gone' };
 
@@ -368,7 +379,7 @@ async function launch(deps: LaunchDeps, claim: NodeClaim, types: readonly Instan
       await fail(deps, claim, e.errorCode, true);
       return { kind: 'capacity', error: e.errorCode };
     }
-    if (isThrottledError(e)) return { kind: 'throttled' };
+    if (isThrottledError(e)) return { kind: 'throttled', error: e.message };
     if (isCloudProviderError(e)) {
       await fail(deps, claim, e.code);
       return { kind: 'failed', error: e.code };
@@ -418,8 +429,21 @@ async function markCapacityError(deps: LaunchDeps, e: InsufficientCapacityError)
   }
 }
 
+/**
+ * The Warning Event that says a NodeClaim's launch was refused for now and will be tried again (reason
+ * `LaunchRetrying`, message `NodeClaim <name> launch failed: <error>, retrying`); best effort. The Result's pending
+ * reasons read it (`launch failed: RequestLimitExceeded, retrying`).
+ * @param error the refusal, e.g. `RequestLimitExceeded`
+ */
+export async function recordLaunchRetrying(deps: Pick<LaunchDeps, 'cluster'>, name: string, error: string): Promise<void> {
+  await recordEventBestEffort(deps.cluster, { type: 'Warning', reason: LAUNCH_RETRYING_REASON, object: `NodeClaim/${name}`, message: `NodeClaim ${name} launch failed: ${error}, retrying` });
+}
+
+/** The reason of the Event {@link recordLaunchRetrying} writes. */
+export const LAUNCH_RETRYING_REASON = 'LaunchRetrying';
+
 /** Marks the NodeClaim failed (its pods are solved again: a failed claim is not live). */
-export async function fail(deps: LaunchDeps, claim: NodeClaim, error: string, capacity = false): Promise<void> {
+export async function fail(deps: Pick<LaunchDeps, 'cluster' | 'store' | 'clock'>, claim: NodeClaim, error: string, capacity = false): Promise<void> {
   const fresh = (await deps.store.get(claim.name)) ?? claim;
   if (!isLive(fresh)) return;
   try {

@@ -36,6 +36,12 @@
  *    a NodeClaim that is over (`Deleted`, `Failed`) or whose record is gone is deleted. A mirror failure never fails
  *    the pass: it is reported in `mirrorFailures` (the handler logs it) and the next pass tries again.
  *
+ * Failures: every NodeClaim is reconciled on its own, as Karpenter's controllers reconcile one object at a time: a
+ * throttled or unavailable API (`ThrottledError`) cuts short only that NodeClaim's steps (reported in `failures`; the
+ * next pass retries it), and the NodeClaims pods wait on come first (`byUrgency`), so a pass cut short by a crash does
+ * not starve the same NodeClaims every minute. Skiff differs in having an order at all: Karpenter reconciles NodeClaims
+ * in parallel workers with a per-object backoff.
+ *
  * Concurrency: NodeClaims are read before Nodes and instances, so a NodeClaim registered by an overlapping pass
  * always finds its Node in this pass's list, and an instance launched after the read is younger than the GC age.
  * Every NodeClaim write is conditional on its version; a ConflictError means another pass did it, and the step is
@@ -57,16 +63,20 @@ import {
 import { isLive, type DeletionReason, type NodeClaim, type NodeClaimDisruption } from '../core/api/nodeclaim.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT } from '../core/disruption/drainable.js';
 import { fnv1a } from '../core/hash.js';
-import { isConflictError, isNotFoundError } from '../core/errors.js';
+import { ThrottledError, isConflictError, isNotFoundError, isThrottledError } from '../core/errors.js';
+import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
 import { podRequests } from '../core/provisioning/pod.js';
 import { add, type ResourceList } from '../core/resources/resource-list.js';
 import { EPHEMERAL_TAINT_KEYS, READINESS_TAINT_PREFIX } from '../core/scheduling/taints.js';
 import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, ClusterPod, NodeClaimMirrorRef } from '../ports/cluster.js';
+import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
-import { REGISTRATION_TTL_MS } from './launch.js';
+import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
+import { LAUNCH_TIMEOUT_MS, REGISTRATION_TTL_MS, fail, instanceTypeQuery, launchPending, recordLaunchRetrying, type EC2NodeClassLike, type LaunchDeps, type LaunchOutcome } from './launch.js';
 import { recordEventBestEffort } from './events.js';
+import { retryThrottled } from './retry.js';
 import { deleteNodeReleasingFinalizer } from './node-termination.js';
 
 /**
@@ -85,6 +95,22 @@ export interface LifecycleNodePool {
   readonly spec: { readonly template: { readonly metadata?: { readonly labels?: Readonly<Record<string, string>> } } };
 }
 
+/**
+ * What the lifecycle controller needs to launch a `Pending` NodeClaim again (the provision controller's launch ports;
+ * `LaunchDeps` in `launch.ts`).
+ */
+export interface LifecycleLaunch {
+  readonly unavailableOfferings: UnavailableOfferings;
+  /** Random name suffixes (`LaunchDeps.ids`). */
+  readonly ids: IdGenerator;
+  /** EKS cluster name, used in instance tags. */
+  readonly clusterName: string;
+  /** AWS region, e.g. `us-west-2`. */
+  readonly region: string;
+  /** Lists the EC2NodeClasses (the instance types a NodeClaim's class offers), e.g. `() => cluster.listNodeClasses()`. */
+  readonly listNodeClasses: () => Promise<readonly EC2NodeClassLike[]>;
+}
+
 /** Everything the controller needs, as ports. */
 export interface LifecycleDeps {
   readonly cluster: Cluster<LifecycleNodePool, unknown, unknown>;
@@ -96,6 +122,12 @@ export interface LifecycleDeps {
    * metrics. Costs one pod list per pass. @default false
    */
   readonly observeUsage?: boolean;
+  /**
+   * Launch `Pending` NodeClaims again (step 0, Karpenter's launch controller): a NodeClaim whose launch a throttled API
+   * refused, or whose provisioner pass crashed before it launched, is launched by the next lifecycle pass.
+   * @default none: the pass launches nothing (it still gives up on a launch older than `LAUNCH_TIMEOUT_MS`)
+   */
+  readonly launch?: LifecycleLaunch;
 }
 
 /** One managed node's resources, as the pass read them (canonical units: cpu millicores, memory MiB, counts). */
@@ -173,6 +205,10 @@ export interface LifecycleReport {
   readonly orphanInstances: readonly string[];
   /** Nodes this pass deleted. */
   readonly deletedNodes: readonly string[];
+  /** `Pending` NodeClaims this pass launched (step 0). Absent in reports from before this field existed. */
+  readonly launched?: readonly string[];
+  /** `Pending` NodeClaims this pass gave up on: not launched within `LAUNCH_TIMEOUT_MS` (step 0). */
+  readonly launchTimeouts?: readonly string[];
   /** Conditional writes another pass won (the step was skipped). */
   readonly conflicts: number;
   /** NodeClaims whose `karpenter.sh/v1` mirror this pass created or updated. */
@@ -181,6 +217,12 @@ export interface LifecycleReport {
   readonly mirrorsDeleted: readonly string[];
   /** Mirror operations that failed (the pass itself did not fail; the next one retries). */
   readonly mirrorFailures: readonly MirrorFailure[];
+  /**
+   * NodeClaims (or, for garbage collection, instances and Nodes) whose steps a throttled or unavailable API cut short
+   * in this pass (`ThrottledError`: EC2 `RequestLimitExceeded`, DynamoDB throughput, an API server 429 or 5xx), with the
+   * error's message. The pass went on with the others; the next pass retries these.
+   */
+  readonly failures?: readonly { readonly nodeClaim: string; readonly error: string }[];
   /** What the pass saw, when run with `observeUsage`. */
   readonly usage?: LifecycleUsage;
 }
@@ -208,15 +250,19 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     mirrored: [] as string[],
     mirrorsDeleted: [] as string[],
     mirrorFailures: [] as MirrorFailure[],
+    failures: [] as { nodeClaim: string; error: string }[],
+    launched: [] as string[],
+    launchTimeouts: [] as string[],
   };
   // Order matters: NodeClaims first (see the module comment).
-  const claims = await deps.store.list();
+  // Reads refused by a throttled API are tried again (`retryThrottled`): a pass that dies on its reads does nothing at all.
+  const claims = await retryThrottled(() => deps.store.list());
   const mirrors = mirrorsOf(deps.cluster);
   const [nodes, instances, nodePools, pods, listedMirrors] = await Promise.all([
-    deps.cluster.listNodes(),
-    deps.cloud.list(),
-    deps.cluster.listNodePools(),
-    deps.observeUsage === true ? deps.cluster.listPods() : undefined,
+    retryThrottled(() => deps.cluster.listNodes()),
+    retryThrottled(() => deps.cloud.list()),
+    retryThrottled(() => deps.cluster.listNodePools()),
+    deps.observeUsage === true ? retryThrottled(() => deps.cluster.listPods()) : undefined,
     // A mirror list that fails never fails the pass (step 5 reports it).
     mirrors ? mirrors.listNodeClaimMirrors().catch((e: unknown) => ({ failed: messageOf(e) })) : undefined,
   ]);
@@ -238,8 +284,8 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     report.deletedNodes.push(name);
   };
 
-  for (const claim of claims) {
-    if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
+  /** Steps 1–4½ for one NodeClaim (see the module comment). */
+  const reconcileClaim = async (claim: NodeClaim): Promise<void> => {
     const node = (claim.providerId ? nodeByProvider.get(claim.providerId) : undefined) ?? (claim.nodeName ? nodeByName.get(claim.nodeName) : undefined);
     const instanceGone = !!claim.instanceId && !running.has(claim.instanceId);
     const claimDeletion = claimDeletions.get(claim.name);
@@ -250,7 +296,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
         reason: 'NodeClaimDeleted',
         message: `NodeClaim ${claim.name} was deleted before its Node registered; instance ${claim.instanceId ?? '(none)'} terminated`,
       });
-      continue;
+      return;
     }
     if (claim.state === 'Launched') {
       if (node) {
@@ -263,7 +309,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
           message: `NodeClaim ${claim.name} did not register within ${REGISTRATION_TTL_MS / 60_000} minutes of launch; instance ${claim.instanceId ?? '(none)'} terminated`,
         });
       }
-      continue;
+      return;
     }
     // Registered or Initialized.
     if (!node) {
@@ -274,7 +320,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
           ? `instance ${claim.instanceId} of NodeClaim ${claim.name} is gone and its Node was deleted`
           : `Node ${claim.nodeName ?? claim.providerId ?? ''} of NodeClaim ${claim.name} was deleted; NodeClaim deleted and instance ${claim.instanceId ?? ''} terminated`,
       });
-      continue;
+      return;
     }
     if (instanceGone && !node.ready) {
       const won = await terminate(ctx, claim, 'InstanceTerminated', report.instanceTerminated, {
@@ -283,18 +329,38 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
         message: `instance ${claim.instanceId} of NodeClaim ${claim.name} is gone; deleting Node ${node.name}`,
       });
       if (won !== 'skipped') await deleteNode(node.name);
-      continue;
+      return;
     }
     if (node.deletionTimestamp !== undefined || claimDeletion !== undefined) {
       // A deleted Node, or a deleted NodeClaim (Karpenter deletes its Node then): the same graceful termination.
       const deletion = node.deletionTimestamp !== undefined ? { reason: 'NodeDeleted' as const, at: node.deletionTimestamp } : { reason: 'NodeClaimDeleted' as const, at: claimDeletion! };
       await startNodeTermination(ctx, claim, node, deletion, report.terminating);
-      continue;
+      return;
     }
     // A Node registered before Skiff added the finalizer (or by a Skiff that did not) gets it now.
-    if (!(node.finalizers ?? []).includes(TERMINATION_FINALIZER) && !(await patch(ctx, node.name, { finalizers: [...(node.finalizers ?? []), TERMINATION_FINALIZER] }))) continue;
+    if (!(node.finalizers ?? []).includes(TERMINATION_FINALIZER) && !(await patch(ctx, node.name, { finalizers: [...(node.finalizers ?? []), TERMINATION_FINALIZER] }))) return;
     if (claim.state === 'Registered') await initialize(ctx, claim, node);
+  };
+
+  // Each NodeClaim is its own reconcile, as in Karpenter (controller-runtime reconciles one object at a time and requeues
+  // only that object on an error): a throttled or failed call skips the rest of this NodeClaim's steps and is reported
+  // in `failures`; the other NodeClaims go on, and the next pass (a minute later at most) retries it. NodeClaims whose
+  // pods wait on them (a Node to register, a registered Node to initialize) come first, oldest launch first, so a pass
+  // cut short (a crash, a timeout) spends its time where pods wait longest and cannot starve the same ones every time.
+  const isolated = async (subject: string, step: () => Promise<void>): Promise<void> => {
+    try {
+      await step();
+    } catch (e) {
+      if (!isThrottledError(e)) throw e;
+      report.failures.push({ nodeClaim: subject, error: messageOf(e) });
+    }
+  };
+  await launchPendingClaims(deps, claims, nodes, now, report, isolated);
+  for (const claim of [...claims].sort(byUrgency)) {
+    if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting') continue;
+    await isolated(claim.name, () => reconcileClaim(claim));
   }
+
 
   // (a) Instances no live NodeClaim owns. A NodeClaim still recording its instance (named by the instance's tag,
   // no instance id yet) owns it; so does the NodeClaim whose instance id it is.
@@ -304,15 +370,17 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (!isManaged(instance) || owned.has(instance.instanceId)) continue;
     if (recording.has(instance.tags['karpenter.sh/nodeclaim'] ?? '')) continue;
     if (now - instance.launchedAt <= INSTANCE_GC_MIN_AGE_MS) continue;
-    await deps.cloud.delete(instance.instanceId);
-    report.orphanInstances.push(instance.instanceId);
-    const node = nodeByProvider.get(providerIdOf(instance));
-    if (node) await deleteNode(node.name);
-    await recordEventBestEffort(deps.cluster, {
-      type: 'Normal',
-      reason: 'GarbageCollected',
-      object: `Instance/${instance.instanceId}`,
-      message: `instance ${instance.instanceId} (${instance.instanceType}) has no NodeClaim; terminated${node ? ` and Node ${node.name} deleted` : ''}`,
+    await isolated(`Instance/${instance.instanceId}`, async () => {
+      await deps.cloud.delete(instance.instanceId);
+      report.orphanInstances.push(instance.instanceId);
+      const node = nodeByProvider.get(providerIdOf(instance));
+      if (node) await deleteNode(node.name);
+      await recordEventBestEffort(deps.cluster, {
+        type: 'Normal',
+        reason: 'GarbageCollected',
+        object: `Instance/${instance.instanceId}`,
+        message: `instance ${instance.instanceId} (${instance.instanceType}) has no NodeClaim; terminated${node ? ` and Node ${node.name} deleted` : ''}`,
+      });
     });
   }
 
@@ -320,14 +388,14 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   const liveProviders = new Set(claims.filter(isLive).flatMap((c) => (c.providerId ? [c.providerId] : [])));
   const endedProviders = new Set(claims.filter((c) => !isLive(c)).flatMap((c) => (c.providerId ? [c.providerId] : [])));
   for (const node of nodes) {
-    if (endedProviders.has(node.providerId) && !liveProviders.has(node.providerId)) await deleteNode(node.name);
+    if (endedProviders.has(node.providerId) && !liveProviders.has(node.providerId)) await isolated(`Node/${node.name}`, () => deleteNode(node.name));
   }
 
   // (e) Managed Nodes whose instance is gone and that no live NodeClaim claims.
   for (const node of nodes) {
     if (liveProviders.has(node.providerId) || !isManagedNode(node)) continue;
     const instanceId = node.providerId.split('/').pop() ?? '';
-    if (instanceId.startsWith('i-') && !running.has(instanceId)) await deleteNode(node.name);
+    if (instanceId.startsWith('i-') && !running.has(instanceId)) await isolated(`Node/${node.name}`, () => deleteNode(node.name));
   }
 
   await mirrorNodeClaims(ctx, report, listedMirrors, new Map(nodePools.flatMap((np) => (np.metadata.uid ? [[np.metadata.name, np.metadata.uid] as const] : []))));
@@ -433,6 +501,85 @@ async function mirrorNodeClaims(
       report.mirrorFailures.push({ operation: 'delete', name, error: messageOf(e) });
     }
   }
+}
+
+/**
+ * How old a `Pending` NodeClaim must be before a lifecycle pass launches it: 30 s. The provisioner (or disruption)
+ * pass that wrote it launches it at once; after that it was refused (throttled) or its pass died.
+ */
+export const LAUNCH_RESUME_AFTER_MS = 30 * 1000;
+
+/**
+ * Step 0 (Karpenter `nodeclaim/lifecycle/launch.go` and the launch timeout of `liveness.go`): every live `Pending`
+ * NodeClaim without an instance, oldest first — created more than {@link LAUNCH_TIMEOUT_MS} ago → `Failed` with
+ * `LaunchTimeout` (its pods are solved again by the next provisioning pass); else, with {@link LifecycleDeps.launch} and
+ * older than {@link LAUNCH_RESUME_AFTER_MS} → launched again (`launchPending`: committed unless an overlapping in-flight
+ * NodeClaim holds its pods, then CreateFleet with its name as `ClientToken`, so a launch that did happen returns the
+ * same instance). A refusal ends only that NodeClaim's launch, with a `LaunchRetrying` Event; the next pass (a minute
+ * later) tries again — Skiff's per-NodeClaim backoff is the schedule, where Karpenter requeues with an exponential
+ * per-object backoff. An insufficient-capacity answer fails the NodeClaim and marks its offerings unavailable, as the
+ * provisioner's launch does.
+ */
+async function launchPendingClaims(
+  deps: LifecycleDeps,
+  claims: readonly NodeClaim[],
+  nodes: readonly ClusterNode[],
+  now: number,
+  report: { launched: string[]; launchTimeouts: string[] },
+  isolated: (subject: string, step: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const pending = claims.filter((c) => isLive(c) && c.state === 'Pending' && !c.instanceId).sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+  if (pending.length === 0) return;
+  const launch = deps.launch;
+  const launchDeps: LaunchDeps | undefined = launch ? { cluster: deps.cluster, cloud: deps.cloud, store: deps.store, clock: deps.clock, ...launch } : undefined;
+  let typesByClass: Map<string, readonly InstanceType[]> | undefined;
+  const typesOf = async (nodeClass: string): Promise<readonly InstanceType[]> => {
+    if (!launch) return [];
+    if (!typesByClass) {
+      const [classes, unavailable] = await Promise.all([retryThrottled(() => launch.listNodeClasses()), retryThrottled(() => launch.unavailableOfferings.listUnavailable(now))]);
+      const keys = new Set(unavailable.map(offeringKey));
+      typesByClass = new Map();
+      for (const nc of classes) typesByClass.set(nc.metadata.name, withUnavailable(await retryThrottled(() => deps.cloud.getInstanceTypes(instanceTypeQuery(nc))), keys));
+    }
+    return typesByClass.get(nodeClass) ?? [];
+  };
+  for (const claim of pending) {
+    const age = now - Date.parse(claim.createdAt);
+    if (age > LAUNCH_TIMEOUT_MS) {
+      await isolated(claim.name, async () => {
+        await fail(deps, claim, 'LaunchTimeout');
+        report.launchTimeouts.push(claim.name);
+      });
+      continue;
+    }
+    if (!launchDeps || age < LAUNCH_RESUME_AFTER_MS) continue;
+    await isolated(claim.name, async () => {
+      let outcome: LaunchOutcome;
+      try {
+        outcome = await launchPending(launchDeps, claim, await typesOf(claim.nodeClass), nodes, now);
+      } catch (e) {
+        if (!isThrottledError(e)) throw e;
+        outcome = { kind: 'throttled', error: e.message };
+      }
+      if (outcome.kind === 'launched') report.launched.push(claim.name);
+      if (outcome.kind === 'throttled') {
+        await recordLaunchRetrying(deps, claim.name, outcome.error);
+        throw new ThrottledError(outcome.error);
+      }
+    });
+  }
+}
+
+/**
+ * The order a pass reconciles NodeClaims in: first those pods wait on — `Launched` (its Node to register), then
+ * `Registered` (its Node to initialize) — oldest launch first; then the others, by name. Karpenter has no order (its
+ * controllers reconcile objects independently, in parallel); a pass of Skiff's, cut short by a crash or a timeout,
+ * would otherwise spend itself on the same first NodeClaims every time and leave a late one waiting pass after pass.
+ */
+function byUrgency(a: NodeClaim, b: NodeClaim): number {
+  const rank = (c: NodeClaim) => (c.state === 'Launched' ? 0 : c.state === 'Registered' ? 1 : 2);
+  const since = (c: NodeClaim) => Date.parse(c.launchedAt ?? c.createdAt);
+  return rank(a) - rank(b) || (rank(a) < 2 ? since(a) - since(b) : 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
 function messageOf(e: unknown): string {

@@ -30,7 +30,7 @@
  *   collection terminates any instance it got.
  */
 import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
-import { isConflictError } from '../core/errors.js';
+import { isConflictError, isThrottledError } from '../core/errors.js';
 import { offeringKey, withUnavailable, type InstanceType } from '../core/instancetypes/offering.js';
 import { limitsReason } from '../core/provisioning/diagnosis.js';
 import { buildNodePoolTemplate, type DaemonSetLike, type NodePoolLike } from '../core/provisioning/nodepool-template.js';
@@ -47,19 +47,21 @@ import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import {
-  REGISTRATION_TTL_MS,
+  LAUNCH_TIMEOUT_MS,
   createNodeClaim,
   existingCapacity,
   fail,
   instanceTypeQuery,
   isInFlight,
   launchPending,
+  recordLaunchRetrying,
   usageOf,
   type EC2NodeClassLike,
   type LaunchOutcome,
 } from './launch.js';
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import { recordEventBestEffort } from './events.js';
+import { retryThrottled } from './retry.js';
 
 /** Solve rounds per invocation: the first, plus re-solves after capacity errors. */
 export const MAX_ROUNDS = 3;
@@ -91,10 +93,17 @@ export interface ProvisionReport {
   /** Pods no NodePool can serve now. */
   readonly unschedulable: readonly UnschedulablePod[];
   /**
-   * NodeClaims left `Pending` because the cloud throttled, or that gave way to an overlapping NodeClaim in the last
-   * round (their pods may still need capacity); the caller should retry the batch.
+   * NodeClaims that gave way to an overlapping NodeClaim in the last round (their pods may have no NodeClaim now): the
+   * caller should retry the batch.
    */
   readonly retry: readonly string[];
+  /**
+   * NodeClaims whose launch a throttled or unavailable API refused (EC2 `RequestLimitExceeded`, DynamoDB throughput, an
+   * API server 5xx), with the error: their records stay `Pending` and the lifecycle controller launches them again, one
+   * NodeClaim at a time, every pass until Karpenter's launch timeout ({@link LAUNCH_TIMEOUT_MS}). The batch needs no
+   * retry for them. Absent in reports from before this field existed.
+   */
+  readonly retrying?: readonly { readonly nodeClaim: string; readonly error: string }[];
   /** Set when the trigger was already covered by a pass that started after it (nothing was done). */
   readonly coveredByPassAt?: number;
 }
@@ -114,29 +123,30 @@ export interface ProvisionTrigger {
 export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger): Promise<ProvisionReport> {
   const startedAt = deps.clock.now();
   if (trigger) {
-    const last = await deps.passes.lastCompletedStart();
+    const last = await retryThrottled(() => deps.passes.lastCompletedStart());
     if (last !== undefined && trigger.sentAtMs < last) return { launched: [], failed: [], nominated: {}, unschedulable: [], retry: [], coveredByPassAt: last };
   }
   const launched: string[] = [];
   const failed: { nodeClaim: string; error: string }[] = [];
   const nominated: Record<string, string> = {};
   const retry: string[] = [];
+  const retrying: { nodeClaim: string; error: string }[] = [];
   /** Pods nominated to a registered node rather than a NodeClaim still coming up. */
   const toNodes = new Set<string>();
   let unschedulable: readonly UnschedulablePod[] = [];
 
-  const [nodePools, nodeClasses, daemonSets] = await Promise.all([deps.cluster.listNodePools(), deps.cluster.listNodeClasses(), deps.cluster.listDaemonSets()]);
+  const [nodePools, nodeClasses, daemonSets] = await Promise.all([retryThrottled(() => deps.cluster.listNodePools()), retryThrottled(() => deps.cluster.listNodeClasses()), retryThrottled(() => deps.cluster.listDaemonSets())]);
   const nodeClassByName = new Map(nodeClasses.map((c) => [c.metadata.name, c]));
   const typesByClass = new Map<string, InstanceType[]>();
-  for (const nc of nodeClasses) typesByClass.set(nc.metadata.name, await deps.cloud.getInstanceTypes(instanceTypeQuery(nc)));
+  for (const nc of nodeClasses) typesByClass.set(nc.metadata.name, await retryThrottled(() => deps.cloud.getInstanceTypes(instanceTypeQuery(nc))));
 
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const now = deps.clock.now();
     const [pods, nodes, claims, unavailable] = await Promise.all([
-      deps.cluster.listPods(),
-      deps.cluster.listNodes(),
-      deps.store.list(),
-      deps.unavailableOfferings.listUnavailable(now),
+      retryThrottled(() => deps.cluster.listPods()),
+      retryThrottled(() => deps.cluster.listNodes()),
+      retryThrottled(() => deps.store.list()),
+      retryThrottled(() => deps.unavailableOfferings.listUnavailable(now)),
     ]);
     const unavailableKeys = new Set(unavailable.map(offeringKey));
     const available = new Map([...typesByClass].map(([k, v]) => [k, withUnavailable(v, unavailableKeys)]));
@@ -147,12 +157,12 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     let capacityErrors = 0;
     const superseded: string[] = [];
     for (const claim of liveClaims.filter((c) => c.state === 'Pending' && !c.instanceId)) {
-      if (now - Date.parse(claim.createdAt) > REGISTRATION_TTL_MS) {
-        await fail(deps, claim, 'LaunchTimeout');
+      if (now - Date.parse(claim.createdAt) > LAUNCH_TIMEOUT_MS) {
+        await retryThrottled(() => fail(deps, claim, 'LaunchTimeout'));
         continue;
       }
-      const outcome = await launchPending(deps, claim, available.get(claim.nodeClass) ?? [], nodes, now);
-      capacityErrors += record(outcome, claim.name, launched, failed, retry, superseded);
+      const outcome = await launchIsolated(deps, claim, available.get(claim.nodeClass) ?? [], nodes, now);
+      capacityErrors += record(outcome, claim.name, launched, failed, retrying, superseded);
     }
 
     const inFlight = liveClaims.filter((c) => isInFlight(c, nodes, now) && !superseded.includes(c.name));
@@ -179,7 +189,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     for (const { pod, target } of results.existing) {
       nominated[pod] = target;
       const claim = liveClaims.find((c) => c.name === target);
-      if (claim) await nominate(deps, claim, pod, byKey.get(pod)?.requests ?? {});
+      if (claim) await retryThrottled(() => nominate(deps, claim, pod, byKey.get(pod)?.requests ?? {}));
       else toNodes.add(pod);
     }
     // Limits are re-checked against actual usage before each launch (the solve reserved optimistically).
@@ -197,11 +207,11 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
         continue;
       }
       const pool = nodePools.find((np) => np.metadata.name === plan.nodePool);
-      const claim = await createNodeClaim(deps, plan, now, claims, pool ? nodeClaimExtras(pool, nodeClassByName.get(plan.nodeClass)) : {});
+      const claim = await retryThrottled(() => createNodeClaim(deps, plan, now, claims, pool ? nodeClaimExtras(pool, nodeClassByName.get(plan.nodeClass)) : {}));
       if (!claim) continue;
       for (const pod of plan.pods) nominated[pod] = claim.name;
-      const outcome = await launchPending(deps, claim, allowed, nodes, now);
-      capacityErrors += record(outcome, claim.name, launched, failed, retry, superseded);
+      const outcome = await launchIsolated(deps, claim, allowed, nodes, now);
+      capacityErrors += record(outcome, claim.name, launched, failed, retrying, superseded);
       if (outcome.kind === 'superseded') for (const pod of plan.pods) delete nominated[pod];
       if (outcome.kind === 'launched' && limit) {
         const type = types.find((t) => t.name === outcome.instanceType);
@@ -231,7 +241,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     await recordEventBestEffort(deps.cluster, { type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: ${kind}/${target}` });
   }
   if (retry.length === 0) await deps.passes.recordCompleted(startedAt);
-  return { launched, failed, nominated, unschedulable, retry };
+  return { launched, failed, nominated, unschedulable, retry, retrying };
 }
 
 /** Adds, for every NodePool whose EC2NodeClass does not exist, why it cannot serve the pod. */
@@ -273,8 +283,27 @@ async function nominate(deps: ProvisionDeps, claim: NodeClaim, pod: string, requ
   }
 }
 
+/**
+ * Launches one NodeClaim ({@link launchPending}); a throttled or unavailable API on the way (DynamoDB, the API server,
+ * EC2) ends only this NodeClaim's launch, as `throttled` with the error, and leaves its record `Pending` for the
+ * lifecycle controller to launch again (Karpenter: the launch controller sets `Launched=Unknown` with reason
+ * `LaunchFailed` and requeues that NodeClaim with backoff, `nodeclaim/lifecycle/launch.go`). A `LaunchRetrying`
+ * Warning Event on the NodeClaim says so.
+ */
+async function launchIsolated(deps: ProvisionDeps, claim: NodeClaim, types: readonly InstanceType[], nodes: Parameters<typeof launchPending>[3], now: number): Promise<LaunchOutcome> {
+  let outcome: LaunchOutcome;
+  try {
+    outcome = await launchPending(deps, claim, types, nodes, now);
+  } catch (e) {
+    if (!isThrottledError(e)) throw e;
+    outcome = { kind: 'throttled', error: e.message };
+  }
+  if (outcome.kind === 'throttled') await recordLaunchRetrying(deps, claim.name, outcome.error);
+  return outcome;
+}
+
 /** Adds an outcome to the report's lists; returns 1 when the pods need another solve round (capacity, gave way). */
-function record(outcome: LaunchOutcome, name: string, launched: string[], failed: { nodeClaim: string; error: string }[], retry: string[], superseded: string[]): number {
+function record(outcome: LaunchOutcome, name: string, launched: string[], failed: { nodeClaim: string; error: string }[], retrying: { nodeClaim: string; error: string }[], superseded: string[]): number {
   switch (outcome.kind) {
     case 'launched':
       launched.push(name);
@@ -286,7 +315,7 @@ function record(outcome: LaunchOutcome, name: string, launched: string[], failed
       failed.push({ nodeClaim: name, error: outcome.error });
       return 0;
     case 'throttled':
-      retry.push(name);
+      retrying.push({ nodeClaim: name, error: outcome.error });
       return 0;
     case 'superseded':
       superseded.push(name);

@@ -25,7 +25,7 @@ import {
   describeBatchIssues,
   type WebhookBatch,
 } from '../core/api/webhook-batch.js';
-import { deduplicationId } from '../core/api/pod-event.js';
+import { deduplicationId, messageGroupId } from '../core/api/pod-event.js';
 import { checkSignatureHeaders, signatureMatches, WRONG_SIGNATURE, type SignatureProblem } from './webhook-signature.js';
 
 /** A webhook request was refused: `statusCode` is the HTTP status (4xx) and `message` the response body. */
@@ -138,17 +138,18 @@ export async function readWebhookRequest(event: WebhookHttpEvent, context: Webho
 export interface WebhookQueueMessage {
   /** The event as JSON: what the provisioner parses with `PodEventSchema`. */
   readonly body: string;
-  /** MessageGroupId: the cluster, so one cluster's provisioning is serialised. */
+  /** MessageGroupId: `<cluster>#<n>` by the object's uid (`messageGroupId` in `pod-event.ts`), so one object's events stay in order. */
   readonly groupId: string;
   /** MessageDeduplicationId: `uid:resourceVersion` (`deduplicationId` in `pod-event.ts`). */
   readonly deduplicationId: string;
 }
 
 /**
- * The queue messages of a batch, in order, one per event: group = the batch's cluster, deduplication id =
+ * The queue messages of a batch, in order, one per event: group = one of the cluster's `POD_EVENT_GROUPS` by the
+ * object's uid (`messageGroupId`), deduplication id =
  * `uid:resourceVersion`, so a batch posted twice (or an event repeated across batches) is enqueued once within SQS
  * FIFO's 5-minute window.
  */
 export function toQueueMessages(batch: WebhookBatch): WebhookQueueMessage[] {
-  return batch.events.map((e) => ({ body: JSON.stringify(e), groupId: batch.cluster, deduplicationId: deduplicationId(e) }));
+  return batch.events.map((e) => ({ body: JSON.stringify(e), groupId: messageGroupId(batch.cluster, e), deduplicationId: deduplicationId(e) }));
 }

@@ -248,7 +248,9 @@ function disruptionDeps(a: ControllerAdapters) {
 
 /** The lifecycle controller's ports, bound to the adapters. */
 function lifecycleDeps(a: ControllerAdapters, observeUsage: boolean) {
-  return { cluster: a.cluster, cloud: a.cloud, store: a.store, clock: a.clock, observeUsage };
+  // `launch`: the pass launches Pending NodeClaims again (a launch a throttled API refused, a provisioner pass that died).
+  const launch = { unavailableOfferings: a.unavailableOfferings, ids: a.ids, clusterName: a.settings.cluster, region: a.settings.region, listNodeClasses: () => a.cluster.listNodeClasses() };
+  return { cluster: a.cluster, cloud: a.cloud, store: a.store, clock: a.clock, observeUsage, launch };
 }
 
 /** Structurally `ProvisionerHandlerDeps` (`functions/provisioner/handler.ts`). */

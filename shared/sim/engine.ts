@@ -2,8 +2,8 @@
  * The simulation engine: runs a scenario on a virtual clock through the same handlers and controllers that run
  * on AWS, with simulated EC2 and a simulated cluster behind the ports.
  *
- * Flow: kube-scheduler marks a pod Unschedulable → the relay's pod event is enqueued on the FIFO queue (group =
- * cluster, deduplication id = pod uid + resourceVersion) → after the batch window (1 s idle, 10 s max) the queue
+ * Flow: kube-scheduler marks a pod Unschedulable → the relay's pod event is enqueued on the FIFO queue (group = one
+ * of the cluster's `POD_EVENT_GROUPS` by pod uid, deduplication id = pod uid + resourceVersion) → after the batch window (1 s idle, 10 s max) the queue
  * delivers an SQS event to the provisioner handler → the provision controller launches NodeClaims on simulated
  * EC2 → the instance's kubelet registers a Node (tainted `karpenter.sh/unregistered`) → the relay's node event
  * invokes the lifecycle handler, which registers the NodeClaim and removes the taint → the Node turns Ready (another
@@ -23,7 +23,7 @@
 import type { ScheduledEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
-import { deduplicationId, type PodEvent } from '../core/api/pod-event.js';
+import { deduplicationId, messageGroupId, type PodEvent } from '../core/api/pod-event.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { ConsolidationSetting, DisruptionDeps } from '../controllers/disruption/deps.js';
@@ -259,7 +259,14 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     deps.probe?.provisionerInvocation?.({ atMs: clock.now(), wallMs: performance.now() - started, messages: event.Records.length });
     return response;
   });
-  const lifecycleHandler = deps.createLifecycleHandler({ cluster: handlerCluster, cloud: handlerCloud, store: handlerStore, clock });
+  const lifecycleHandler = deps.createLifecycleHandler({
+    cluster: handlerCluster,
+    cloud: handlerCloud,
+    store: handlerStore,
+    clock,
+    // Pending NodeClaims are launched again by the lifecycle pass (Karpenter's launch controller), as on AWS.
+    launch: { unavailableOfferings: provisionDeps.unavailableOfferings, ids, clusterName: SIMULATED_CLUSTER_NAME, region: spec.region, listNodeClasses: () => handlerCluster.listNodeClasses() },
+  });
   // A failed lifecycle run is over: the schedule (or the next node event) runs it again. Crashes and throttling are
   // the injected faults; anything else is a bug and stops the run.
   const lifecycle = async (event: SimLifecycleEvent): Promise<void> => {
@@ -330,7 +337,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   // every RELAY_RESYNC_MS re-report those still unschedulable, with the resourceVersion they have.
   const reportPod = (pod: SimPod): void => {
     const event: PodEvent = { kind: 'pod', cluster: SIMULATED_CLUSTER_NAME, namespace: pod.namespace, name: pod.name, uid: pod.uid, resourceVersion: pod.resourceVersion };
-    void queue.send(JSON.stringify(event), { groupId: SIMULATED_CLUSTER_NAME, deduplicationId: deduplicationId(event) });
+    void queue.send(JSON.stringify(event), { groupId: messageGroupId(SIMULATED_CLUSTER_NAME, event), deduplicationId: deduplicationId(event) });
   };
   const scheduleResync = (at: number): void => {
     clock.at(at, 'relay resync', () => {

@@ -3,6 +3,7 @@
  * NodeClaim records from the store, the simulated cluster's nodes, pods and events, the simulated EC2's launch
  * attempts and instances, and the observer's violation counts. Times are ISO-8601 UTC.
  */
+import { LAUNCH_RETRYING_REASON } from '../controllers/launch.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import { formatAmount, type ResourceList } from '../core/resources/resource-list.js';
 import type { ViolationCounts } from './observer.js';
@@ -180,17 +181,47 @@ function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
     .sort((a, b) => a.at.localeCompare(b.at) || a.nodeClaim.localeCompare(b.nodeClaim));
 }
 
-/** Pods still pending at the end, with the latest FailedScheduling diagnosis Skiff recorded for each. */
+/**
+ * Pods still pending at the end, each with what Skiff last did about it:
+ * - the latest `FailedScheduling` diagnosis, when that is the pod's latest provisioning Event;
+ * - when the pod was nominated to a NodeClaim (its latest `Nominated` Event, or — when that Event was lost to a busy
+ *   API server — the latest NodeClaim record that lists the pod): `launch failed: <error>, retrying (NodeClaim <name>)`
+ *   while that NodeClaim is `Pending` after a `LaunchRetrying` Event; `launch of NodeClaim <name> failed (<error>);
+ *   waiting for a provisioning pass to solve the pod again` once it failed; otherwise `waiting for capacity: …`;
+ * - `not yet seen by the provisioner` only when no pass nominated or diagnosed the pod.
+ */
 function unschedulable(input: ResultInputs): Result['unschedulable'] {
   const latest = new Map<string, SimEvent>();
-  for (const e of input.events) if (e.object.startsWith('Pod/') && (e.reason === 'FailedScheduling' || e.reason === 'Nominated')) latest.set(e.object, e);
+  const retrying = new Map<string, SimEvent>();
+  for (const e of input.events) {
+    if (e.object.startsWith('Pod/') && (e.reason === 'FailedScheduling' || e.reason === 'Nominated')) latest.set(e.object, e);
+    if (e.reason === LAUNCH_RETRYING_REASON && e.object.startsWith('NodeClaim/')) retrying.set(e.object.slice('NodeClaim/'.length), e);
+  }
+  const claims = new Map(input.nodeClaims.map((c) => [c.name, c]));
+  /** The latest record (by creation) that nominates each pod. */
+  const nominatedBy = new Map<string, NodeClaim>();
+  for (const c of [...input.nodeClaims].sort((a, b) => a.createdAt.localeCompare(b.createdAt))) for (const pod of c.nominatedPods) nominatedBy.set(pod, c);
+  const about = (claim: NodeClaim, since: number): string | undefined => {
+    if (claim.state === 'Failed') return `launch of NodeClaim ${claim.name} failed (${claim.launchError ?? claim.deletionReason ?? 'unknown'}); waiting for a provisioning pass to solve the pod again`;
+    const refused = retrying.get(claim.name);
+    if (claim.state === 'Pending' && refused && refused.at >= since) return `${refused.message.replace(`NodeClaim ${claim.name} `, '')} (NodeClaim ${claim.name})`;
+    return undefined;
+  };
   return input.livePods
     .filter((p) => !p.nodeName && p.phase === 'Pending')
     .map((p) => {
-      const event = latest.get(`Pod/${p.namespace}/${p.name}`);
+      const key = `${p.namespace}/${p.name}`;
+      const event = latest.get(`Pod/${key}`);
       const nodePools = (event?.reason === 'FailedScheduling' ? (event.details?.nodePools as Record<string, string> | undefined) : undefined) ?? {};
-      const reason = event ? (event.reason === 'FailedScheduling' ? event.message : `waiting for capacity: ${event.message}`) : 'not yet seen by the provisioner';
-      return { pod: `${p.namespace}/${p.name}`, since: iso(p.firstPendingAt ?? p.createdAt), reason, nodePools: { ...nodePools } };
+      let reason: string;
+      if (event?.reason === 'FailedScheduling') reason = event.message;
+      else {
+        const named = event ? /nodeclaim\/(\S+)$/.exec(event.message)?.[1] : undefined;
+        const claim = named !== undefined ? claims.get(named) : nominatedBy.get(key);
+        const since = event?.at ?? (claim ? Date.parse(claim.createdAt) : 0);
+        reason = (claim ? about(claim, since) : undefined) ?? (event ? `waiting for capacity: ${event.message}` : claim ? `waiting for capacity: NodeClaim ${claim.name} is ${claim.state}` : 'not yet seen by the provisioner');
+      }
+      return { pod: key, since: iso(p.firstPendingAt ?? p.createdAt), reason, nodePools: { ...nodePools } };
     });
 }
 

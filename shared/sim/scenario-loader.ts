@@ -243,7 +243,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     // Past the limit nothing more is read: the issue says where it was reached.
     if (documentsLeft <= 0 && read.issues.some((i) => i.message === TOO_MANY_DOCUMENTS_MESSAGE)) break;
   }
-  if (ours === 0 && issues.length === 0) issues.push(emptyScenarioIssue(path, skipped));
+  if (ours === 0 && issues.length === 0) issues.push(emptyScenarioIssue(path, files, skipped));
 
   const spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
   if (scenario) {
@@ -277,16 +277,20 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
 
 /**
  * The issue for a scenario with nothing to simulate: no document of a kind Skiff reads (only comments, empty
- * documents, or kinds it skips), which would otherwise simulate an empty cluster and exit 0.
+ * documents, or kinds it skips), which would otherwise simulate an empty cluster and exit 0. Like every other input
+ * error it names a `file:line:col`: the first skipped document, else line 1, column 1 of the scenario's first file
+ * (where a document was expected); the scenario's path alone only when it has no file at all.
  * @param path the scenario's file or folder
+ * @param files the scenario's YAML files, in reading order
  * @param skipped the documents skipped as kinds Skiff does not read
  */
-function emptyScenarioIssue(path: string, skipped: readonly { readonly kind: string; readonly name?: string; readonly file: string; readonly line: number }[]): ValidationIssue {
+function emptyScenarioIssue(path: string, files: readonly string[], skipped: readonly { readonly kind: string; readonly name?: string; readonly file: string; readonly line: number }[]): ValidationIssue {
   const needs = 'a scenario needs at least one NodePool, EC2NodeClass, Pod, workload, PodDisruptionBudget, LimitRange or Scenario document';
-  if (skipped.length === 0) return { file: path, message: `nothing to simulate: no YAML document in it (only comments or empty documents); ${needs}` };
+  const what = files.length > 1 ? `none of the ${files.length} files of ${path} holds a YAML document` : 'no YAML document in it';
+  if (skipped.length === 0) return { ...(files[0] !== undefined ? { file: files[0], line: 1, column: 1 } : { file: path }), message: `nothing to simulate: ${what} (only comments or empty documents); ${needs}` };
   const listed = skipped.slice(0, 3).map((s) => `${s.kind}${s.name !== undefined ? ` ${s.name}` : ''} at ${s.file}:${s.line}`);
   const more = skipped.length > 3 ? ` and ${skipped.length - 3} more` : '';
-  return { file: path, message: `nothing to simulate: every document is of a kind Skiff does not read (${listed.join(', ')}${more}); ${needs}` };
+  return { file: skipped[0]!.file, line: skipped[0]!.line, column: 1, message: `nothing to simulate: every document is of a kind Skiff does not read (${listed.join(', ')}${more}); ${needs}` };
 }
 
 /** Options of {@link crossCheck}. */

@@ -74,13 +74,13 @@ describe('skiff simulate and skiff validate refuse hostile input at once', () =>
   it.each([
     ['an empty file', ''],
     ['a comments-only file', '# a scenario\n# to be written\n'],
-  ])('refuses %s with exit 2, naming the path; validate reports the file as holding no object', async (_, text) => {
+  ])('refuses %s with exit 2, naming file:line:col like every input error; validate reports the file as holding no object', async (_, text) => {
     const file = join(folder({}), 'scenario.yaml');
     writeFileSync(file, text);
     const run = await skiff('simulate', file);
     expect(run.status).toBe(2);
     expect(run.out).toBe('');
-    expect(run.err).toContain(`\n${file}: nothing to simulate: no YAML document in it (only comments or empty documents); a scenario needs at least one NodePool, EC2NodeClass, Pod, workload, PodDisruptionBudget, LimitRange or Scenario document\n`);
+    expect(run.err).toContain(`\n${file}:1:1: nothing to simulate: no YAML document in it (only comments or empty documents); a scenario needs at least one NodePool, EC2NodeClass, Pod, workload, PodDisruptionBudget, LimitRange or Scenario document\n`);
     const check = await skiff('validate', file);
     expect(check.status).toBe(1);
     expect(check.out).toContain(`${file}: no Kubernetes objects in this file`);
@@ -90,7 +90,7 @@ describe('skiff simulate and skiff validate refuse hostile input at once', () =>
     const dir = folder({ 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n' });
     const run = await skiff('simulate', dir);
     expect(run.status).toBe(2);
-    expect(run.err).toMatch(new RegExp(`^${dir}: nothing to simulate: every document is of a kind Skiff does not read \\(ConfigMap settings at ${join(dir, 'cm.yaml')}:1\\)`, 'm'));
+    expect(run.err).toMatch(new RegExp(`^${join(dir, 'cm.yaml')}:1:1: nothing to simulate: every document is of a kind Skiff does not read \\(ConfigMap settings at ${join(dir, 'cm.yaml')}:1\\)`, 'm'));
     expect((await skiff('validate', dir)).out).toMatch(/skipped 1 object of kinds Skiff does not read \(ConfigMap/);
   });
 

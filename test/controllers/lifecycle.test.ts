@@ -467,17 +467,38 @@ describe('reconcileLifecycle', () => {
       expect(h.store.peek('general-a')).toMatchObject({ state: 'Initialized', registeredAt: rivalAt, version: 3 });
     });
 
-    it('fails the pass on a throttled registration write, leaving the record Launched; the next pass registers it once', async () => {
+    it('reports a throttled registration write as that NodeClaim\'s failure, leaving the record Launched; the next pass registers it once', async () => {
       await h.launch('general-a');
       await h.advance(JOIN_MS + READY_MS);
       h.store.inject({ when: writing('general-a', 'Registered'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
 
-      await expect(h.reconcile()).rejects.toBeInstanceOf(ThrottledError);
+      expect((await h.reconcile()).failures).toEqual([{ nodeClaim: 'general-a', error: expect.stringContaining('throttled') }]);
       expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched', version: 1 });
       expect(h.events('Registered')).toEqual([]);
 
       expect(await h.reconcile()).toMatchObject({ registered: ['general-a'], initialized: ['general-a'], conflicts: 0 });
       expect(h.events('Registered')).toHaveLength(1);
+    });
+
+    it('tries a throttled read of the NodeClaims again within the pass instead of ending it before it did anything', async () => {
+      await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      h.store.failNext('list', undefined, 2);
+
+      expect(await h.reconcile()).toMatchObject({ registered: ['general-a'], initialized: ['general-a'] });
+    });
+
+    it('registers the other NodeClaims when one NodeClaim\'s registration write is throttled (Karpenter reconciles each NodeClaim on its own)', async () => {
+      await h.launch('general-a');
+      await h.launch('general-b');
+      await h.advance(JOIN_MS + READY_MS);
+      h.store.inject({ when: writing('general-a', 'Registered'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
+
+      const report = await h.reconcile();
+
+      expect(report.registered).toEqual(['general-b']);
+      expect(report.failures).toEqual([{ nodeClaim: 'general-a', error: expect.stringContaining('throttled') }]);
+      expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched' });
     });
 
     it('terminates nothing when the re-read before a registration timeout is throttled; the next pass times it out', async () => {
@@ -486,7 +507,7 @@ describe('reconcileLifecycle', () => {
       await h.advance(REGISTRATION_TTL_MS + 1000);
       h.store.failNext('get');
 
-      await expect(h.reconcile()).rejects.toBeInstanceOf(ThrottledError);
+      expect((await h.reconcile()).failures).toEqual([{ nodeClaim: 'general-a', error: expect.any(String) }]);
       expect(instance.state).toBe('running');
       expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched', version: 1 });
 
@@ -500,7 +521,7 @@ describe('reconcileLifecycle', () => {
       await h.advance(REGISTRATION_TTL_MS + 1000);
       h.store.inject({ when: writing('general-a', 'Deleted'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
 
-      await expect(h.reconcile()).rejects.toBeInstanceOf(ThrottledError);
+      expect((await h.reconcile()).failures).toEqual([{ nodeClaim: 'general-a', error: expect.stringContaining('throttled') }]);
       // Terminate first, then record: the instance is gone, the record still live for the next pass to finish.
       expect(instance.state).toBe('terminated');
       expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched', version: 1 });
@@ -558,7 +579,7 @@ describe('reconcileLifecycle', () => {
       await h.launch('general-a');
       await h.advance(JOIN_MS + READY_MS);
       await h.reconcile();
-      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [] });
+      expect(await h.reconcile()).toEqual({ registered: [], initialized: [], registrationTimeouts: [], instanceTerminated: [], nodeDeleted: [], terminating: [], nodeClaimDeleted: [], orphanInstances: [], deletedNodes: [], conflicts: 0, mirrored: [], mirrorsDeleted: [], mirrorFailures: [], failures: [], launched: [], launchTimeouts: [] });
     });
   });
 });

@@ -131,18 +131,18 @@ describe('an empty scenario', () => {
     ['an empty file', ''],
     ['comments only', '# nothing here\n# at all\n'],
     ['empty documents', '---\n# one\n---\n---\n'],
-  ])('refuses %s, naming the path', async (_, text) => {
+  ])('refuses %s, naming file:line:col', async (_, text) => {
     write({ 's.yaml': text });
     expect(await issuesOfAsync(loadScenario(join(dir, 's.yaml'), { now: NOW }))).toEqual([
-      { file: join(dir, 's.yaml'), message: expect.stringMatching(/^nothing to simulate: no YAML document in it \(only comments or empty documents\)/) },
+      { file: join(dir, 's.yaml'), line: 1, column: 1, message: expect.stringMatching(/^nothing to simulate: no YAML document in it \(only comments or empty documents\)/) },
     ]);
-    expect(await problems()).toEqual([{ file: dir, message: expect.stringMatching(/^nothing to simulate/) }]);
+    expect(await problems()).toEqual([{ file: join(dir, 's.yaml'), line: 1, column: 1, message: expect.stringMatching(/^nothing to simulate/) }]);
   });
 
   it('refuses a scenario of kinds Skiff does not read only, listing them', async () => {
     write({ 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\n' });
     expect(await problems()).toEqual([
-      { file: dir, message: expect.stringMatching(new RegExp(`every document is of a kind Skiff does not read \\(ConfigMap settings at ${join(dir, 'cm.yaml')}:1, Service web at ${join(dir, 'cm.yaml')}:5\\)`)) },
+      { file: join(dir, 'cm.yaml'), line: 1, column: 1, message: expect.stringMatching(new RegExp(`every document is of a kind Skiff does not read \\(ConfigMap settings at ${join(dir, 'cm.yaml')}:1, Service web at ${join(dir, 'cm.yaml')}:5\\)`)) },
     ]);
   });
 

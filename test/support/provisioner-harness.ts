@@ -8,6 +8,7 @@ import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodec
 import { DynamoDbProvisioningPassStore } from '../../shared/adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../../shared/adapters/aws/unavailable-offerings-store.js';
 import { startDynalite, type LocalDynamoDb } from '../../shared/cli/local-dynamodb.js';
+import { reconcileLifecycle, type LifecycleReport } from '../../shared/controllers/lifecycle.js';
 import { provision, type ProvisionDeps } from '../../shared/controllers/provision.js';
 import { parseManifests } from '../../shared/core/api/manifest.js';
 import { deduplicationId, type PodEvent } from '../../shared/core/api/pod-event.js';
@@ -59,6 +60,8 @@ export class ProvisionerHarness {
   readonly store: DynamoDbNodeClaimStore;
   readonly offerings: DynamoDbUnavailableOfferingsStore;
   readonly handler: ReturnType<typeof createHandler>;
+  /** One lifecycle pass over the same world, launching Pending NodeClaims again (`LifecycleDeps.launch`). */
+  readonly lifecyclePass: () => Promise<LifecycleReport>;
   private nextMessage = 0;
 
   private constructor(
@@ -76,6 +79,8 @@ export class ProvisionerHarness {
     const passes = new DynamoDbProvisioningPassStore(props);
     const deps: ProvisionDeps = { cluster: this.cluster, cloud: wrapCloud(this.ec2), store: this.store, unavailableOfferings: this.offerings, passes, clock: this.clock, ids, clusterName: 'test', region: 'us-west-2' };
     this.handler = createHandler({ provision: (trigger) => provision(deps, trigger), log: silentLog });
+    const launch = { unavailableOfferings: this.offerings, ids, clusterName: 'test', region: 'us-west-2', listNodeClasses: () => this.cluster.listNodeClasses() };
+    this.lifecyclePass = () => reconcileLifecycle({ cluster: this.cluster, cloud: deps.cloud, store: this.store, clock: this.clock, launch });
   }
 
   /** Starts dynalite and applies `manifests` (multi-document YAML) to the simulated cluster. */

@@ -39,6 +39,8 @@ export interface RandomDisruptionScenario {
   /** Scenario start, epoch ms. */
   readonly startMs: number;
   readonly days: number;
+  /** Simulated hours, when the run is shorter than a day ({@link RandomDisruptionScenarioOptions.hours}). */
+  readonly hours?: number;
   /** Deployments whose pod template carries `karpenter.sh/do-not-disrupt: "true"`. */
   readonly doNotDisruptDeployments: readonly string[];
   /** Node annotation events (do-not-disrupt "true" or "false"), in time order. */
@@ -58,6 +60,13 @@ export interface RandomDisruptionScenario {
 export interface RandomDisruptionScenarioOptions {
   /** Simulated days in the scenario. @default 1 */
   readonly days?: number;
+  /**
+   * A run of this many simulated hours instead of whole days (the fault soak's short runs): the one day's timeline is
+   * squeezed into them (every time of day scaled by hours/24), so the run keeps its scale steps, drift, node events and,
+   * when hostile, an ICE window and a spot interruption of a spot node (pool-0 then always allows spot). The random
+   * draws are the same as for a one-day run of the seed. @default whole days
+   */
+  readonly hours?: number;
   /**
    * Issue 21's hostile day: these faults (`spec.faults`) on top, plus — from a third random stream, so every other
    * draw stays what it was — ICE windows on common offerings and spot interruptions of nodes of spot NodePools.
@@ -94,7 +103,8 @@ const MINUTE = 60_000;
  * @example const s = randomDisruptionScenario(42); await simulateScenario(s.dir, { seed: 42 });
  */
 export function randomDisruptionScenario(seed: number, options: RandomDisruptionScenarioOptions = {}): RandomDisruptionScenario {
-  const days = options.days ?? 1;
+  const hours = options.hours;
+  const days = hours !== undefined ? 1 : (options.days ?? 1);
   const rnd = mulberry32(seed ^ 0x5eed_d15c);
   const chance = (p: number) => rnd() < p;
   // Features added after the first soaks draw from their own stream, leaving every earlier draw as it was.
@@ -103,7 +113,9 @@ export function randomDisruptionScenario(seed: number, options: RandomDisruption
   const extraPick = <T>(xs: readonly T[]): T => xs[Math.floor(extra() * xs.length)]!;
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
-  const totalMinutes = days * 24 * 60;
+  const totalMinutes = hours !== undefined ? Math.round(hours * 60) : days * 24 * 60;
+  /** A time of day drawn for a whole day (0–1440 min), squeezed into a short run. */
+  const squeeze = (minute: number) => (hours === undefined ? minute : Math.min(totalMinutes - 2, Math.max(1, Math.round((minute * totalMinutes) / 1440))));
   // Start at a random hour of 2026-03-02 so scheduled budget windows fall anywhere in the run.
   const startMs = Date.parse('2026-03-02T00:00:00Z') + int(0, 23) * 60 * MINUTE;
   const at = (minute: number) => `${minute}m`;
@@ -124,7 +136,9 @@ spec:
   const terminationGraceSeconds: Record<string, number> = {};
   for (let i = 0; i < pools; i++) {
     const name = `pool-${i}`;
-    const capacity = pick([['on-demand'], ['on-demand'], ['spot'], ['spot', 'on-demand']]);
+    const drawn = pick([['on-demand'], ['on-demand'], ['spot'], ['spot', 'on-demand']]);
+    // A short hostile run interrupts a spot node: pool-0 allows spot then (the draw stays the same).
+    const capacity = hours !== undefined && options.hostile && i === 0 && !drawn.includes('spot') ? ['spot', 'on-demand'] : drawn;
     const policy = pick(['WhenEmpty', 'WhenEmptyOrUnderutilized', 'WhenEmptyOrUnderutilized']);
     const consolidateAfter = pick(CONSOLIDATE_AFTER);
     const budgets: string[] = [];
@@ -234,7 +248,7 @@ spec:
   // Drift: a changed EC2NodeClass.
   let revision = 0;
   for (let day = 0; day < days; day++) {
-    if (chance(0.35)) events.push({ minute: day * 1440 + int(30, 1400), text: `apply: ${JSON.stringify(nodeClassObject(++revision))}` });
+    if (chance(0.35)) events.push({ minute: squeeze(day * 1440 + int(30, 1400)), text: `apply: ${JSON.stringify(nodeClassObject(++revision))}` });
   }
 
   // Node-level do-not-disrupt, taints, node conditions.
@@ -244,28 +258,30 @@ spec:
     const base = day * 1440;
     if (chance(0.3)) {
       const pool = `pool-${int(0, pools - 1)}`;
-      const from = base + int(20, 1200);
+      const fromDrawn = base + int(20, 1200);
+      const from = squeeze(fromDrawn);
       events.push({ minute: from, text: `annotate: {kind: Node, nodeSelector: {karpenter.sh/nodepool: ${pool}}, annotations: {karpenter.sh/do-not-disrupt: "true"}}` });
       nodeAnnotations.push({ atMs: startMs + from * MINUTE, nodePool: pool, value: 'true' });
       if (chance(0.6)) {
-        const to = Math.min(totalMinutes - 1, from + int(30, 240));
+        const to = hours === undefined ? Math.min(totalMinutes - 1, from + int(30, 240)) : Math.max(from + 1, squeeze(fromDrawn + int(30, 240)));
         events.push({ minute: to, text: `annotate: {kind: Node, nodeSelector: {karpenter.sh/nodepool: ${pool}}, annotations: {karpenter.sh/do-not-disrupt: "false"}}` });
         nodeAnnotations.push({ atMs: startMs + to * MINUTE, nodePool: pool, value: 'false' });
       }
     }
     if (chance(0.15)) {
       // Pods of one Deployment annotated do-not-disrupt while running (the observer checks these).
-      events.push({ minute: base + int(20, 1400), text: `annotate: {kind: Pod, selector: {app: app-${int(0, deployments - 1)}}, count: ${int(1, 3)}, annotations: {karpenter.sh/do-not-disrupt: "true"}}` });
+      events.push({ minute: squeeze(base + int(20, 1400)), text: `annotate: {kind: Pod, selector: {app: app-${int(0, deployments - 1)}}, count: ${int(1, 3)}, annotations: {karpenter.sh/do-not-disrupt: "true"}}` });
     }
     if (chance(0.25)) {
       const noExecute = chance(0.3);
-      const minute = base + int(20, 1400);
+      const minute = squeeze(base + int(20, 1400));
       events.push({ minute, text: `taint: {nodeSelector: {pool: p${int(0, pools - 1)}}, count: 1, taints: [{key: example.com/maintenance, value: "true", effect: ${noExecute ? 'NoExecute' : 'NoSchedule'}}]}` });
       if (noExecute) involuntaryEvictionWindows.push([startMs + minute * MINUTE, startMs + minute * MINUTE]);
     }
     if (chance(0.2)) {
-      const minute = base + int(20, 1300);
-      const back = minute + int(2, 60);
+      const minuteDrawn = base + int(20, 1300);
+      const minute = squeeze(minuteDrawn);
+      const back = hours === undefined ? minute + int(2, 60) : Math.max(minute + 1, squeeze(minuteDrawn + int(2, 60)));
       const pool = int(0, pools - 1);
       events.push({ minute, text: `nodeCondition: {nodeSelector: {pool: p${pool}}, count: 1, ready: false}` });
       // The oldest NotReady node of the pool: the one made NotReady (unless it is gone), not one still registering.
@@ -274,7 +290,14 @@ spec:
       involuntaryEvictionWindows.push([startMs + minute * MINUTE + NOT_READY_EVICTION_MS, startMs + Math.max(back, minute + 6) * MINUTE + NOT_READY_EVICTION_MS]);
     }
   }
-  if (options.hostile) hostileEvents(seed, totalMinutes, pools, events, summary);
+  if (options.hostile) {
+    for (const minute of hostileEvents(seed, totalMinutes, pools, events, summary, hours !== undefined)) {
+      // A spot interruption reclaims the instance 2 minutes after its warning, whatever disruption is under way (Karpenter's
+      // do-not-disrupt does not hold off an interruption); its Node stops reporting and the cluster evicts its pods 5
+      // minutes later (taint-based eviction): involuntary, until 10 minutes after the warning.
+      involuntaryEvictionWindows.push([startMs + minute * MINUTE, startMs + (minute + 10) * MINUTE]);
+    }
+  }
   events.sort((a, b) => a.minute - b.minute);
   summary.push(`events: ${events.length} (${revision} drift)`);
 
@@ -284,12 +307,12 @@ kind: Scenario
 metadata: {name: disruption-${seed}}
 spec:
   start: "${new Date(startMs).toISOString()}"
-  duration: ${days * 24}h
+  duration: ${hours !== undefined ? `${totalMinutes}m` : `${days * 24}h`}
   region: us-west-2${spotToSpot ? '\n  settings: {featureGates: {SpotToSpotConsolidation: true}}' : ''}${options.hostile ? `\n  faults: ${JSON.stringify(options.hostile)}` : ''}${events.length ? `\n  events:\n${events.map((e) => `    - {at: ${at(e.minute)}, ${e.text}}`).join('\n')}` : ''}`);
 
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), `skiff-disruption-${seed}-`));
   const file = join(dir, 'scenario.yaml');
-  const yaml = `# skiff disruption property scenario, seed ${seed}, ${days} day(s)\n${docs.join('\n---\n')}\n`;
+  const yaml = `# skiff disruption property scenario, seed ${seed}, ${hours !== undefined ? `${hours} hour(s)` : `${days} day(s)`}\n${docs.join('\n---\n')}\n`;
   writeFileSync(file, yaml);
   return {
     seed,
@@ -298,6 +321,7 @@ spec:
     yaml,
     startMs,
     days,
+    ...(hours !== undefined ? { hours } : {}),
     doNotDisruptDeployments,
     nodeAnnotations,
     terminationGraceSeconds,
@@ -336,14 +360,18 @@ const ZONES = ['us-west-2a', 'us-west-2b', 'us-west-2c', 'us-west-2d'];
 /**
  * The hostile day's extra timeline (issue 21): every 2–4 hours an ICE window of 10–60 minutes on a common offering
  * (spot or on-demand, one zone or all), and every 1–3 hours a spot interruption of a node of a random NodePool (a
- * target that is not spot, or does not exist, is skipped by the scenario as EC2 would never send it).
+ * target that is not spot, or does not exist, is skipped by the scenario as EC2 would never send it). A short run
+ * (`short`) gets its first ICE window and its first spot interruption (of any spot node) in its first half, then one
+ * every 1–2 hours and every 45–90 minutes.
+ * @returns the minutes of the spot interruptions
  */
-function hostileEvents(seed: number, totalMinutes: number, pools: number, events: { minute: number; text: string }[], summary: string[]): void {
+function hostileEvents(seed: number, totalMinutes: number, pools: number, events: { minute: number; text: string }[], summary: string[], short = false): number[] {
   const rnd = mulberry32(seed ^ 0x0bad_f00d);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   let ice = 0;
-  for (let m = int(20, 180); m < totalMinutes - 10; m += int(120, 240)) {
+  const half = Math.max(11, Math.floor(totalMinutes / 2));
+  for (let m = short ? int(10, half) : int(20, 180); m < totalMinutes - 10; m += short ? int(60, 120) : int(120, 240)) {
     const type = pick(ICE_TYPES);
     const capacity = pick(['spot', 'on-demand']);
     for (const zone of rnd() < 0.3 ? ZONES : [pick(ZONES)]) {
@@ -351,10 +379,12 @@ function hostileEvents(seed: number, totalMinutes: number, pools: number, events
       ice++;
     }
   }
-  let interruptions = 0;
-  for (let m = int(30, 120); m < totalMinutes - 10; m += int(60, 180)) {
-    events.push({ minute: m, text: `spotInterruption: {nodeSelector: {karpenter.sh/capacity-type: spot, pool: p${int(0, pools - 1)}}, count: 1}` });
-    interruptions++;
+  const interruptions: number[] = [];
+  for (let m = short ? int(15, half) : int(30, 120); m < totalMinutes - 10; m += short ? int(45, 90) : int(60, 180)) {
+    const pool = int(0, pools - 1);
+    events.push({ minute: m, text: `spotInterruption: {nodeSelector: {karpenter.sh/capacity-type: spot${short ? '' : `, pool: p${pool}`}}, count: 1}` });
+    interruptions.push(m);
   }
-  summary.push(`hostile: ${ice} ICE windows, ${interruptions} spot interruptions`);
+  summary.push(`hostile: ${ice} ICE windows, ${interruptions.length} spot interruptions`);
+  return interruptions;
 }

@@ -71,6 +71,16 @@ export interface DisruptionRunStats {
   readonly disruptions: Readonly<Record<string, number>>;
   /** Proposals dropped at re-validation (`ConsolidationRejected` events; identical ones within 5 minutes count once). */
   readonly rejectedProposals: number;
+  /** The longest any pod waited between turning pending and being bound (or deleted, or the end of the run), ms. */
+  readonly longestPendingMs: number;
+  /** Which pod waited longest, and from when (empty when no pod was ever pending). */
+  readonly longestPending: string;
+  /** Every violation the observer counted, summed over the kinds. */
+  readonly violations: number;
+  /** Instances left running with no live NodeClaim past garbage collection (`violations.leakedInstances`). */
+  readonly leakedInstances: number;
+  /** Pods pending at the end that had waited longer than {@link MAX_PENDING_MS} and were never bound (lost). */
+  readonly lostPods: number;
 }
 
 /** The outcome of {@link runDisruptionScenario}: stats, and every broken invariant in words (empty when all hold). */
@@ -93,9 +103,9 @@ const VOLUNTARY_REASONS = new Set(['Empty', 'Underutilized', 'Drifted']);
  * the simulation is a problem too. On any problem the scenario, the problems and the violation records are written to
  * `test-output/disruption-scenarios/seed-<seed>.{yaml,txt}`.
  */
-export async function runDisruptionScenario(seed: number, options: { readonly days?: number; readonly hostile?: Partial<ScenarioFaults> } = {}): Promise<DisruptionRunOutcome> {
+export async function runDisruptionScenario(seed: number, options: { readonly days?: number; readonly hours?: number; readonly hostile?: Partial<ScenarioFaults> } = {}): Promise<DisruptionRunOutcome> {
   const days = options.days ?? 1;
-  const scenario = randomDisruptionScenario(seed, { days, ...(options.hostile ? { hostile: options.hostile } : {}) });
+  const scenario = randomDisruptionScenario(seed, { days, ...(options.hours !== undefined ? { hours: options.hours } : {}), ...(options.hostile ? { hostile: options.hostile } : {}) });
   const violations: ViolationRecord[] = [];
   const started = Date.now();
   const cpu = process.cpuUsage();
@@ -104,7 +114,23 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
     return (used.user + used.system) / 1000;
   };
   let problems: string[];
-  let stats: DisruptionRunStats = { seed, days, wallMs: 0, cpuMs: 0, pods: 0, evictions: 0, nodeClaims: 0, pendingAtEnd: 0, disruptions: {}, rejectedProposals: 0 };
+  let stats: DisruptionRunStats = {
+    seed,
+    days,
+    wallMs: 0,
+    cpuMs: 0,
+    pods: 0,
+    evictions: 0,
+    nodeClaims: 0,
+    pendingAtEnd: 0,
+    disruptions: {},
+    rejectedProposals: 0,
+    longestPendingMs: 0,
+    longestPending: '',
+    violations: 0,
+    leakedInstances: 0,
+    lostPods: 0,
+  };
   try {
     const { result } = await simulateScenario(scenario.dir, { seed, onViolation: (v) => violations.push(v) });
     problems = [...disruptionProblems(scenario, result), ...(options.hostile ? livenessProblems(result) : [])];
@@ -121,6 +147,10 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
       pendingAtEnd: result.unschedulable.length,
       disruptions,
       rejectedProposals: result.events.filter((e) => e.reason === 'ConsolidationRejected').length,
+      ...longestPending(result),
+      violations: Object.values(result.violations as Record<string, number>).reduce((n, v) => n + v, 0),
+      leakedInstances: result.violations.leakedInstances,
+      lostPods: pendingWaits(result).filter((w) => w.neverBound && w.waitedMs > MAX_PENDING_MS).length,
     };
   } catch (e) {
     problems = [`the simulation crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`];
@@ -129,10 +159,10 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
   rmSync(scenario.dir, { recursive: true, force: true });
   if (problems.length === 0) return { stats, problems, violations };
   mkdirSync(DISRUPTION_FAILURES_DIR, { recursive: true });
-  const savedTo = join(DISRUPTION_FAILURES_DIR, `seed-${seed}${days > 1 ? `-${days}d` : ''}.yaml`);
+  const savedTo = join(DISRUPTION_FAILURES_DIR, `seed-${seed}${options.hours !== undefined ? `-${options.hours}h` : days > 1 ? `-${days}d` : ''}.yaml`);
   writeFileSync(savedTo, scenario.yaml);
   const report = [
-    `seed ${seed} (${days} day(s)): ${problems.length} problem(s); scenario ${savedTo}`,
+    `seed ${seed} (${options.hours !== undefined ? `${options.hours} hour(s)` : `${days} day(s)`}): ${problems.length} problem(s); scenario ${savedTo}`,
     `reproduce: npx skiff simulate ${savedTo} --seed ${seed} --json`,
     '',
     scenario.summary,
@@ -151,6 +181,53 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
 /** Issue 21's liveness goal: no satisfiable pod pending longer than this under faults. */
 export const MAX_PENDING_MS = 15 * 60 * 1000;
 
+/**
+ * Simulated hours of one hostile soak run: long enough for the generator's scale steps, an ICE window, a spot
+ * interruption, consolidation after `consolidateAfter` and a drift or node event, short enough that 1,000 runs fit in
+ * `npm run soak` (issue 21).
+ */
+export const HOSTILE_RUN_HOURS = 2;
+
+/**
+ * The hostile soak's closing figures (issue 21's goals, for the issue note): runs and failing runs, violations by
+ * kind, leaked instances, pods lost, the longest pending wait (and whose), problems by kind and the time taken.
+ */
+export function hostileSoakSummary(outcomes: readonly DisruptionRunOutcome[], run: { readonly firstSeed: number; readonly hours: number; readonly wallMs: number }): string {
+  const byKind: Record<string, number> = {};
+  for (const o of outcomes) {
+    for (const p of o.problems) {
+      const kind = p.startsWith('violations.')
+        ? p.split(' ')[0]!
+        : p.startsWith('pod ') && p.includes(' pending ')
+          ? 'pending > 15 min'
+          : p.includes('karpenter.sh/do-not-disrupt')
+            ? 'do-not-disrupt'
+            : p.startsWith('disruption ')
+              ? 'disruption order'
+              : p.split(' ').slice(0, 3).join(' ');
+      byKind[kind] = (byKind[kind] ?? 0) + 1;
+    }
+  }
+  const violationKinds: Record<string, number> = {};
+  for (const o of outcomes) for (const v of o.violations) violationKinds[v.kind] = (violationKinds[v.kind] ?? 0) + 1;
+  const longest = outcomes.reduce<DisruptionRunOutcome | undefined>((a, o) => (!a || o.stats.longestPendingMs > a.stats.longestPendingMs ? o : a), undefined);
+  const waits = outcomes.map((o) => o.stats.longestPendingMs).sort((a, b) => a - b);
+  const p99 = waits.length ? waits[Math.min(waits.length - 1, Math.floor(waits.length * 0.99))]! : 0;
+  const min = (ms: number) => `${(ms / 60_000).toFixed(1)} min`;
+  const failing = outcomes.filter((o) => o.problems.length > 0);
+  const disruptions: Record<string, number> = {};
+  for (const o of outcomes) for (const [reason, n] of Object.entries(o.stats.disruptions)) disruptions[reason] = (disruptions[reason] ?? 0) + n;
+  return [
+    `soak: hostile disruption runs — seeds ${run.firstSeed}..${run.firstSeed + outcomes.length - 1}, ${run.hours} h each, faults ${JSON.stringify(HOSTILE_FAULTS)}, ICE windows and spot interruptions`,
+    `  runs: ${outcomes.length}; failing: ${failing.length}${failing.length ? ` (seeds ${failing.slice(0, 10).map((o) => o.stats.seed).join(', ')}${failing.length > 10 ? ', …' : ''})` : ''}`,
+    `  violations: ${outcomes.reduce((n, o) => n + o.stats.violations, 0)} ${JSON.stringify(violationKinds)}; leaked instances: ${outcomes.reduce((n, o) => n + o.stats.leakedInstances, 0)}; pods lost: ${outcomes.reduce((n, o) => n + o.stats.lostPods, 0)}`,
+    `  longest pending wait: ${min(longest?.stats.longestPendingMs ?? 0)}${longest?.stats.longestPending ? ` (seed ${longest.stats.seed}, pod ${longest.stats.longestPending})` : ''}; 99th percentile of the runs' longest: ${min(p99)}; bound ${min(MAX_PENDING_MS)}`,
+    `  problems by kind: ${JSON.stringify(byKind)}`,
+    `  pods: ${outcomes.reduce((n, o) => n + o.stats.pods, 0)}; NodeClaims launched: ${outcomes.reduce((n, o) => n + o.stats.nodeClaims, 0)}; disruptions ${JSON.stringify(disruptions)}`,
+    `  wall time: ${(run.wallMs / 1000).toFixed(0)} s (${(run.wallMs / Math.max(1, outcomes.length) / 1000).toFixed(2)} s per run)`,
+  ].join('\n');
+}
+
 /** Issue 21's hostile faults: every fault on at a high rate. */
 export const HOSTILE_FAULTS: Partial<ScenarioFaults> = { duplicateDelivery: 1, concurrentInvocations: 4, crashAfterSideEffect: 0.2, ec2Throttle: 0.3, dynamodbThrottle: 0.1, apiServerErrors: 0.1 };
 
@@ -159,15 +236,38 @@ export const HOSTILE_FAULTS: Partial<ScenarioFaults> = { duplicateDelivery: 1, c
  * of the run). Every pod the disruption generator writes fits some NodePool of its scenario, so each is satisfiable.
  */
 export function livenessProblems(result: SimulationResult): string[] {
+  return pendingWaits(result)
+    .filter((w) => w.waitedMs > MAX_PENDING_MS)
+    .map((w) => `pod ${w.pod} pending ${Math.round(w.waitedMs / 60_000)} min from ${w.from}${w.neverBound ? ' (never bound)' : ''}`);
+}
+
+/** One pod's wait: from its first pending until it was bound, deleted or the run ended. */
+interface PendingWait {
+  readonly pod: string;
+  /** ISO time it turned pending. */
+  readonly from: string;
+  readonly waitedMs: number;
+  /** Pending at the end, never bound. */
+  readonly neverBound: boolean;
+}
+
+/** Every pod's wait in the run (pods never pending are left out). */
+function pendingWaits(result: SimulationResult): PendingWait[] {
   const end = Date.parse(result.end);
-  const problems: string[] = [];
+  const waits: PendingWait[] = [];
   for (const p of result.pods) {
     if (p.firstPendingAt === null) continue;
     const until = p.scheduledAt !== null ? Date.parse(p.scheduledAt) : p.deletedAt !== null ? Date.parse(p.deletedAt) : end;
-    const waited = until - Date.parse(p.firstPendingAt);
-    if (waited > MAX_PENDING_MS) problems.push(`pod ${p.namespace}/${p.name} pending ${Math.round(waited / 60_000)} min from ${p.firstPendingAt}${p.scheduledAt === null ? ' (never bound)' : ''}`);
+    waits.push({ pod: `${p.namespace}/${p.name}`, from: p.firstPendingAt, waitedMs: until - Date.parse(p.firstPendingAt), neverBound: p.scheduledAt === null && p.deletedAt === null });
   }
-  return problems;
+  return waits;
+}
+
+/** The run's longest pending wait and whose it was. */
+function longestPending(result: SimulationResult): { longestPendingMs: number; longestPending: string } {
+  let longest: PendingWait | undefined;
+  for (const w of pendingWaits(result)) if (!longest || w.waitedMs > longest.waitedMs) longest = w;
+  return longest ? { longestPendingMs: longest.waitedMs, longestPending: `${longest.pod} from ${longest.from}` } : { longestPendingMs: 0, longestPending: '' };
 }
 
 /** The API server's default pod `terminationGracePeriodSeconds` (the generator sets none). */

@@ -86,7 +86,7 @@ describe('provisioner handler', () => {
   });
 
   describe('throttling and crashes', () => {
-    it('reports the batch failed when EC2 throttles, and the retry resumes the same NodeClaim', async () => {
+    it('acknowledges the batch when EC2 throttles a launch (the FIFO group goes on), and the next lifecycle pass launches the same NodeClaim', async () => {
       let throttle = true;
       h = await ProvisionerHarness.start(undefined, (ec2) => {
         const cloud: CloudProvider = {
@@ -103,18 +103,41 @@ describe('provisioner handler', () => {
       const pod = await h.pendingPod(podYaml('web-1'));
       const record = h.record(pod);
       const first = await h.deliver(record);
-      expect(first.batchItemFailures).toEqual([{ itemIdentifier: record.messageId }]);
+      expect(first.batchItemFailures).toEqual([]);
       const [pending] = await h.store.list();
       expect(pending).toMatchObject({ state: 'Pending', nominatedPods: ['default/web-1'] });
       expect(pending!.instanceId).toBeUndefined();
+      expect(h.cluster.events.filter((e) => e.reason === 'LaunchRetrying').map((e) => e.message)).toEqual([`NodeClaim ${pending!.name} launch failed: RequestLimitExceeded, retrying`]);
 
       throttle = false;
-      const retry = await h.deliver(record);
-      expect(retry.batchItemFailures).toEqual([]);
+      await h.clock.runUntil(h.clock.now() + 60_000);
+      const report = await h.lifecyclePass();
+      expect(report.launched).toEqual([pending!.name]);
       const claims = await h.store.list();
       expect(claims).toHaveLength(1);
       expect(claims[0]).toMatchObject({ name: pending!.name, state: 'Launched' });
       expect(h.ec2.instances).toHaveLength(1);
+    });
+
+    it('gives up on a NodeClaim EC2 refused for 5 minutes (Karpenter LaunchTimeout), so its pods are solved again', async () => {
+      h = await ProvisionerHarness.start(undefined, (ec2) => ({
+        getInstanceTypes: (q) => ec2.getInstanceTypes(q),
+        list: () => ec2.list(),
+        delete: (id) => ec2.delete(id),
+        create: async () => {
+          throw new ThrottledError('RequestLimitExceeded');
+        },
+      }));
+      const pod = await h.pendingPod(podYaml('web-1'));
+      await h.deliver(h.record(pod));
+      const [pending] = await h.store.list();
+      for (let minute = 1; minute <= 5; minute++) {
+        await h.clock.runUntil(h.clock.now() + 60_000);
+        expect((await h.lifecyclePass()).failures).toEqual([{ nodeClaim: pending!.name, error: 'RequestLimitExceeded' }]);
+      }
+      await h.clock.runUntil(h.clock.now() + 60_000);
+      expect((await h.lifecyclePass()).launchTimeouts).toEqual([pending!.name]);
+      expect(await h.store.get(pending!.name)).toMatchObject({ state: 'Failed', launchError: 'LaunchTimeout' });
     });
   });
 

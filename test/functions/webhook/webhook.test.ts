@@ -10,6 +10,8 @@ import fc from 'fast-check';
 import { createSqsServer } from 'local-aws-sqs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createHandler, type WebhookHandlerDeps } from '../../../functions/webhook/handler.js';
+import { POD_EVENT_GROUPS } from '../../../shared/core/api/pod-event.js';
+import { fnv1a } from '../../../shared/core/hash.js';
 import { METRIC_NAMES, METRIC_NAMESPACE, alarmDimensions } from '../../../infra/metric-names.js';
 import { SqsQueue } from '../../../shared/adapters/aws/sqs-queue.js';
 import type { PodEvent } from '../../../shared/core/api/pod-event.js';
@@ -143,14 +145,15 @@ const batchBody = (events: readonly PodEvent[], cluster = CLUSTER) => JSON.strin
 
 describe('webhook handler', () => {
   describe('a valid signed batch', () => {
-    it('enqueues one FIFO message per event, grouped by cluster, deduplicated by uid:resourceVersion, and answers 202', async () => {
+    it('enqueues one FIFO message per event, grouped by the cluster and the object\'s uid, deduplicated by uid:resourceVersion, and answers 202', async () => {
       const h = harness();
       const events = [pod('web-1'), pod('web-2', '101'), node('ip-10-0-1-2.ec2.internal', 'ready')];
       const response = await h.handle(signed(batchBody(events)));
       expect(response).toMatchObject({ statusCode: 202, body: JSON.stringify({ accepted: 3 }) });
       const messages = await drain();
       expect(messages.map((m) => JSON.parse(m.Body!))).toEqual(events);
-      expect(messages.map((m) => m.Attributes?.MessageGroupId)).toEqual([CLUSTER, CLUSTER, CLUSTER]);
+      // One of the cluster's message groups per object (by uid), so a message held in flight holds back only its own.
+      expect(messages.map((m) => m.Attributes?.MessageGroupId)).toEqual(events.map((e) => `${CLUSTER}#${fnv1a(e.uid) % POD_EVENT_GROUPS}`));
       expect(messages.map((m) => m.Attributes?.MessageDeduplicationId)).toEqual(['uid-web-1:100', 'uid-web-2:101', 'uid-ip-10-0-1-2.ec2.internal:7']);
     });
 
