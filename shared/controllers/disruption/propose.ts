@@ -37,10 +37,11 @@ export function methodContext(pass: Pass, world: World, sink: MethodSink, gone?:
  * already gone from the budgets — as Karpenter, which searches again as soon as the termination controller has
  * deleted a node, would find it. A drain that takes longer holds the proposal back at its validation, whose budget
  * counts every node still there.
+ * @param started the commands this pass started (its report's `started`)
  */
-export function startedDeletions(world: World): ReadonlySet<string> {
-  const at = new Date(world.now).toISOString();
-  return new Set(world.claims.filter((c) => isLive(c) && c.disruption?.decision === 'delete' && c.disruption.phase === 'Draining' && c.disruption.startedAt === at).map((c) => c.name));
+export function startedDeletions(world: World, started: readonly string[]): ReadonlySet<string> {
+  const commands = new Set(started);
+  return new Set(world.claims.filter((c) => isLive(c) && c.disruption?.decision === 'delete' && c.disruption.phase === 'Draining' && commands.has(c.disruption.command)).map((c) => c.name));
 }
 
 /**
@@ -101,7 +102,7 @@ export async function propose(pass: Pass, world: World): Promise<void> {
   const methods = methodsFor(pass.deps.consolidation);
   /** Nodes per NodePool this pass's proposals take from the budgets (proposed records are not disrupting yet). */
   const taken = new Map<string, number>();
-  const gone = startedDeletions(world);
+  const gone = startedDeletions(world, pass.report.started);
   let current = world;
   for (let order = 0; order < limit; order++) {
     const candidates = current.claims.filter((c) => isLive(c) && c.state === 'Initialized' && !c.disruption);

@@ -417,6 +417,25 @@ describe('disruption controller phases', () => {
       expect(report.proposed.map((p) => p.candidates)).toEqual([['empty']]);
     });
 
+    it('proposes for the next pass as if the deletions it started were over: their budget is free again', async () => {
+      const { pools } = fleet('1');
+      const nodes = [launched('x', pools[0]!, m5large), launched('y', pools[0]!, m5large), launched('z', pools[1]!, m5large)];
+      const pods = [runningPod('on-x', 'x', { cpu: '300m' }), runningPod('on-y', 'y', { cpu: '300m' }), runningPod('on-z', 'z', { cpu: '300m' })];
+      const cluster = new MemoryCluster(pools, nodes.map((n) => n.node), pods);
+      const store = new MemoryNodeClaimStore({ records: nodes.map((n) => n.claim) });
+      // A real clock moves on while a pass runs: every reading is a millisecond later.
+      let t = NOW;
+      const deps: DisruptionDeps = { ...depsOf(cluster, store), clock: { now: () => (t += 1) } };
+      const first = await disrupt(deps);
+      expect(first.proposed.map((p) => p.candidates)).toEqual([['x']]);
+      t = NOW + 60_000;
+      const second = await disrupt(deps);
+      // x's deletion started (its pod evicted, the node goes next pass); the budget of one node is x's, yet y is proposed.
+      expect(second.started).toEqual([first.proposed[0]!.command]);
+      expect(cluster.tainted('x')).toBe(true);
+      expect(second.proposed.map((p) => p.candidates)).toEqual([['y']]);
+    });
+
     it('counts on no room that the pods of a node already being disrupted will take', async () => {
       const { pools, nodes, pods } = fleet('100%');
       // A node whose drain started and waits for a do-not-disrupt pod: that pod still has to go somewhere, and z is
