@@ -90,9 +90,9 @@ export function createHandler(deps: InterruptionHandlerDeps): (event: SQSEvent, 
         else if (report.instances.some((i) => i.kind === 'noAction')) counts.noAction++;
         else counts.ignored++;
         for (const i of report.instances) {
-          if (i.kind === 'acted') deps.log.info('interruption handled', { messageId: record.messageId, message: report.kind, ...i });
-          else if (i.kind === 'noAction') deps.log.info('interruption message recorded', { messageId: record.messageId, message: report.kind, ...i });
-          else deps.log.debug('interruption message ignored', { messageId: record.messageId, message: report.kind, ...i });
+          if (i.kind === 'acted') deps.log.info('interruption handled', { messageId: record.messageId, messageKind: report.kind, ...i });
+          else if (i.kind === 'noAction') deps.log.info('interruption message recorded', { messageId: record.messageId, messageKind: report.kind, ...i });
+          else deps.log.debug('interruption message ignored', { messageId: record.messageId, messageKind: report.kind, ...i });
         }
         outcomes.push({ status: 'fulfilled', value: report });
       } catch (error) {

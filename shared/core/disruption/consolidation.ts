@@ -80,11 +80,14 @@ export interface ConsolidationContext {
   /** `settings.featureGates.SpotToSpotConsolidation`. */
   readonly spotToSpot: boolean;
   /**
-   * Skiff's moves (not Karpenter's): the candidates' pods are planned to survive kube-scheduler's binding — its queue
-   * order and LeastAllocated scoring over the nodes left and the replacements (`provisioning/binding-replay.ts`) — and
-   * a move whose plan no repair makes survive it is no move. Evicted pods are bound by kube-scheduler, not by the
-   * plan: a plan that packs them tightly sends some of them to a second wave of NodeClaims, which the next passes
-   * consolidate again. Absent or false: Karpenter's simulation, which plans as if the pods went where it put them.
+   * Skiff's repack and split moves (`repack.ts`): the candidates' pods are planned to survive kube-scheduler's binding —
+   * its queue order and LeastAllocated scoring over the nodes left and the replacements
+   * (`provisioning/binding-replay.ts`) — and a move whose plan no repair makes survive it is no move. Evicted pods are
+   * bound by kube-scheduler, not by the plan: a plan that packs them tightly sends some of them to a second wave of
+   * NodeClaims, which the next passes consolidate again. Karpenter's own moves ({@link simulateConsolidation}) plan as
+   * Karpenter does, whatever this says, so Skiff's moves come after Karpenter's and never instead of them (with
+   * the replay, a spot-to-spot replacement that Karpenter makes was found to need two NodeClaims and was not made).
+   * Absent or false: no replay.
    */
   readonly surviveBinding?: boolean;
 }
@@ -134,11 +137,9 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
     pods,
     cheaper,
     ctx.existing.filter((e) => !gone.has(e.name)),
-    { surviveBinding: ctx.surviveBinding === true, bindingVariants: false },
   );
   const stuck = results.unschedulable[0];
   if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h`);
-  if (results.survivesBinding === false) return none(`kube-scheduler's binding would leave some of its pods without room on the other nodes and one instance type cheaper than $${price.toFixed(4)}/h`);
   if (results.newNodeClaims.length === 0) return deleted;
   if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
   const plan = results.newNodeClaims[0]!;

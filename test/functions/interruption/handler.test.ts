@@ -98,10 +98,17 @@ describe('interruption handler', () => {
   describe('each documented event', () => {
     it('reaches the controller parsed, and every record is acknowledged', async () => {
       const seen: InterruptionMessage[] = [];
-      const handler = createHandler({ handle: fakeController(seen), log: collector() });
+      const log = collector();
+      const handler = createHandler({ handle: fakeController(seen), log });
       const event: SQSEvent = { Records: Object.values(BODIES).map(record) };
       const response = await handler(event);
       expect(response.batchItemFailures).toEqual([]);
+      // Each handled message's log line names its kind under a key Powertools' logger keeps: it drops its reserved
+      // keys (`message`, `level`, `timestamp`, `service`, …) with a warning of its own.
+      const handled = log.entries.filter((e) => e.message === 'interruption handled' || e.message === 'interruption message recorded');
+      expect(handled.map((e) => e.attributes?.['messageKind'])).toEqual(['spotInterruption', 'rebalanceRecommendation', 'stateChange', 'capacityReservationInterruption', 'scheduledChange']);
+      const reserved = ['message', 'level', 'timestamp', 'service', 'sampling_rate', 'xray_trace_id', 'error'];
+      expect(log.entries.flatMap((e) => Object.keys(e.attributes ?? {}).filter((k) => reserved.includes(k)))).toEqual([]);
       expect(seen.map((m) => [m.kind, m.instanceIds])).toEqual([
         ['spotInterruption', ['i-1234567890abcdef0']],
         ['rebalanceRecommendation', ['i-1234567890abcdef0']],
