@@ -196,6 +196,11 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
     await new Promise((r) => setTimeout(r, 1500));
     await c.aws.emit('aws.ec2', 'EC2 Instance State-change Notification', { 'instance-id': stranger, state: 'stopping' }, [`arn:aws:ec2:us-west-2:111122223333:instance/${stranger}`]);
     await c.aws.interruptSpot(instanceId, 60_000);
+    const queueUrl = c.deployment.eventSources.find((e) => e.function === 'Interruption')!.queueUrl;
+    await eventually(async () => {
+      const { Attributes } = await c.sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }));
+      expect(Number(Attributes?.ApproximateNumberOfMessages)).toBe(2);
+    }, 10_000);
     c.release('Interruption');
     const about = (id: string) => c.invocations.filter((i) => i.function === 'Interruption').flatMap((i) => i.records ?? []).filter((r) => r.body.includes(id));
     await eventually(() => expect(about(instanceId).map((r) => r.acknowledged)).toEqual([false, true]), 30_000);
