@@ -6,7 +6,7 @@
  * scenario's own NodePools. A plan cannot cost less than the bound, so the ratio says how much the fleet pays above
  * the cheapest conceivable one, minute by minute.
  *
- *   npx tsx bench/cost-over-time.ts [scenario] [--every 60s] [--seed 1] [--consolidation skiff|karpenter]    # one case, a table on stdout
+ *   npx tsx bench/cost-over-time.ts [scenario] [--every 60s] [--seed 1] [--consolidation skiff|karpenter] [--provisioning skiff|karpenter]    # one case, a table on stdout
  *
  * Figures per case: the time-weighted mean ratio, the ratio at steady state before each step (the last sample
  * before a timeline event) and after it (the last sample before the next step or the end), the minutes after each
@@ -22,6 +22,7 @@ import { toSchedulingPod } from '../shared/core/provisioning/pod.js';
 import type { NodePoolTemplate } from '../shared/core/provisioning/types.js';
 import { simulateScenario } from '../shared/cli/simulate.js';
 import type { ConsolidationSetting } from '../shared/controllers/disruption/deps.js';
+import type { ProvisioningSetting } from '../shared/controllers/provision.js';
 import type { DisruptionPassSample, FleetSample } from '../shared/sim/engine.js';
 import type { LoadedScenario } from '../shared/sim/scenario-loader.js';
 import { SimulatedEc2 } from '../shared/sim/simulated-ec2.js';
@@ -99,11 +100,12 @@ export const PASS_BUCKETS = [200, 700, 2000, Number.POSITIVE_INFINITY] as const;
 /**
  * Runs one case.
  * @param path a scenario folder or file
- * @param options sample interval (virtual ms), seed, and the consolidation setting (`karpenter`: Karpenter's moves only,
- *   the baseline; default `skiff`)
+ * @param options sample interval (virtual ms), seed, the consolidation setting (`karpenter`: Karpenter's moves only;
+ *   default `skiff`) and the provisioning setting (`karpenter`: Karpenter's own placement, no binding replay; default
+ *   `skiff`); both `karpenter` make the Karpenter-like baseline
  * @throws {ValidationError} when the scenario does not load; {@link Error} when a bound's LP fails
  */
-export async function costOverTime(path: string, options: { readonly everyMs?: number; readonly seed?: number; readonly consolidation?: ConsolidationSetting } = {}): Promise<CostOverTime> {
+export async function costOverTime(path: string, options: { readonly everyMs?: number; readonly seed?: number; readonly consolidation?: ConsolidationSetting; readonly provisioning?: ProvisioningSetting } = {}): Promise<CostOverTime> {
   const everyMs = options.everyMs ?? 60_000;
   const raw: { atMs: number; fleetUSD: number; instances: number; pods: FleetSample['pods'] }[] = [];
   const passes: DisruptionPassSample[] = [];
@@ -112,6 +114,7 @@ export async function costOverTime(path: string, options: { readonly everyMs?: n
     seed: options.seed ?? 1,
     now: 0,
     ...(options.consolidation ? { consolidation: options.consolidation } : {}),
+    ...(options.provisioning ? { provisioning: options.provisioning } : {}),
     probe: {
       everyMs,
       // The pods are the simulation's live objects: keep what the bound needs now.
@@ -265,9 +268,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       }),
     )
     .addOption(new Option('--consolidation <setting>', "Skiff's moves, or Karpenter's only").choices(['skiff', 'karpenter']).default('skiff'))
+    .addOption(new Option('--provisioning <setting>', "plans that survive kube-scheduler's binding, or Karpenter's own placement only").choices(['skiff', 'karpenter']).default('skiff'))
     .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2));
   program.parse();
-  const o = program.opts<{ every: string; seed: string; consolidation: ConsolidationSetting }>();
-  const c = await costOverTime(program.args[0] ?? 'examples/seed', { everyMs: parseDuration(o.every) * 1000, seed: Number(o.seed), consolidation: o.consolidation });
+  const o = program.opts<{ every: string; seed: string; consolidation: ConsolidationSetting; provisioning: ProvisioningSetting }>();
+  const c = await costOverTime(program.args[0] ?? 'examples/seed', { everyMs: parseDuration(o.every) * 1000, seed: Number(o.seed), consolidation: o.consolidation, provisioning: o.provisioning });
   console.log(renderCostOverTime(c));
 }

@@ -14,6 +14,7 @@ import { createProgressReporter } from './report/progress-reporter.js';
 import { writeReport } from './report/write-report.js';
 import { simulateScenario } from './simulate.js';
 import type { ConsolidationSetting } from '../controllers/disruption/deps.js';
+import type { ProvisioningSetting } from '../controllers/provision.js';
 import { formatSummary } from './summary.js';
 import { registerValidateCommand } from './validate.js';
 import { createRequire } from 'node:module';
@@ -57,8 +58,9 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
     .option('--report <file>', 'also write a self-contained HTML report (charts of nodes, cost, pending pods and disruptions; tables of NodeClaims and pending pods) to <file>')
     .option('--consolidation <setting>', "consolidation moves: 'skiff' (Karpenter's, then Skiff's repack and split moves) or 'karpenter' (Karpenter's moves only, a baseline)", parseConsolidation, 'skiff')
-    .action(async (path: string, opts: { json?: boolean; seed: number; report?: string; consolidation: ConsolidationSetting }) => {
-      const run = await runScenario('simulate', path, opts.seed, io, !opts.json, opts.consolidation);
+    .option('--provisioning <setting>', "how the provisioner plans: 'skiff' (plans that survive kube-scheduler's binding) or 'karpenter' (Karpenter's own placement only, a baseline)", parseProvisioning, 'skiff')
+    .action(async (path: string, opts: { json?: boolean; seed: number; report?: string; consolidation: ConsolidationSetting; provisioning: ProvisioningSetting }) => {
+      const run = await runScenario('simulate', path, opts.seed, io, !opts.json, opts.consolidation, opts.provisioning);
       if (!run) {
         status = 2;
         return;
@@ -117,6 +119,12 @@ function parseConsolidation(value: string): ConsolidationSetting {
   return value;
 }
 
+/** `--provisioning`: `skiff` or `karpenter` (`SimulateOptions.provisioning`). */
+function parseProvisioning(value: string): ProvisioningSetting {
+  if (value !== 'skiff' && value !== 'karpenter') throw new InvalidArgumentError("the provisioning setting must be 'skiff' or 'karpenter'");
+  return value;
+}
+
 /** Seeds are unsigned 32-bit integers: the simulation's PRNG has 32 bits of state, so larger seeds would alias. */
 function parseSeed(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 0xffffffff) throw new InvalidArgumentError('the seed must be an integer from 0 to 4294967295');
@@ -130,12 +138,12 @@ function parseSeed(value: string): number {
  *   false for `--json`, which adds nothing to any stream
  * @throws whatever else the simulation throws (exit status 1)
  */
-async function runScenario(command: string, path: string, seed: number, io: CliIo, progress: boolean, consolidation: ConsolidationSetting = 'skiff'): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
+async function runScenario(command: string, path: string, seed: number, io: CliIo, progress: boolean, consolidation: ConsolidationSetting = 'skiff', provisioning: ProvisioningSetting = 'skiff'): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
   const enabled = progress && io.isTTY;
   const bar = createProgressReporter({ enabled, write: io.err, ...(io.columns ? { columns: io.columns } : {}) });
   try {
     // The engine's progress hook is only wired when a bar may be drawn: piped and `--json` runs stay exactly as before.
-    const run = await simulateScenario(path, { seed, consolidation, ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
+    const run = await simulateScenario(path, { seed, consolidation, provisioning, ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
     // `--json` (no progress) adds nothing to stderr: the warnings are Events in the Result, `validate` lists skipped kinds.
     if (!progress) return run;
     for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);

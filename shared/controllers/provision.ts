@@ -67,6 +67,13 @@ import { retryThrottled } from './retry.js';
 export const MAX_ROUNDS = 3;
 
 /** Everything the controller needs, as ports. */
+/**
+ * How the provisioner plans (a setting of a simulation run, `skiff simulate --provisioning`): `skiff` (default) — plans
+ * that survive kube-scheduler's binding; `karpenter` — Karpenter's own placement only, the baseline a simulation
+ * compares with ({@link ProvisionDeps.bindingReplay}).
+ */
+export type ProvisioningSetting = 'skiff' | 'karpenter';
+
 export interface ProvisionDeps {
   readonly cluster: Cluster<NodePoolLike, EC2NodeClassLike, DaemonSetLike>;
   readonly cloud: CloudProvider;
@@ -80,6 +87,15 @@ export interface ProvisionDeps {
   readonly clusterName: string;
   /** AWS region, e.g. `us-west-2` (the node's `topology.kubernetes.io/region` label). */
   readonly region: string;
+  /**
+   * Whether plans must survive kube-scheduler's binding (`SolveOptions.surviveBinding`, `binding-replay.ts`): the
+   * solve predicts where kube-scheduler's LeastAllocated scoring will bind the batch across existing, in-flight and new
+   * capacity, and repairs the plan until every pod fits. `false` plans as Karpenter's provisioner does
+   * (`pkg/controllers/provisioning/scheduling/scheduler.go`: it places pods by its own first fit only, and the pods
+   * kube-scheduler then binds elsewhere are left pending for a later batch) — the Karpenter-like baseline of a
+   * simulation (`skiff simulate --provisioning karpenter`). @default true
+   */
+  readonly bindingReplay?: boolean;
 }
 
 /** What one invocation did. */
@@ -182,7 +198,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);
 
     // The solver's deadline (10 s by default) runs on the wall clock: a huge batch returns its best complete plan.
-    const results = solve(schedulingPods, templates, existing, { now: () => performance.now(), surviveBinding: true });
+    const results = solve(schedulingPods, templates, existing, { now: () => performance.now(), surviveBinding: deps.bindingReplay !== false });
     unschedulable = withMissingNodeClasses(results.unschedulable, nodePools, nodeClassByName);
 
     const byKey = new Map(schedulingPods.map((p) => [p.key, p]));

@@ -289,6 +289,11 @@ export const ResultSchema = z.looseObject({
    * `karpenter`, Karpenter's only. Absent in Results written before the setting existed.
    */
   consolidation: z.enum(['skiff', 'karpenter']).optional(),
+  /**
+   * How the run's provisioner planned (`skiff simulate --provisioning`): `skiff`, plans that survive kube-scheduler's
+   * binding, or `karpenter`, Karpenter's own placement only. Absent in Results written before the setting existed.
+   */
+  provisioning: z.enum(['skiff', 'karpenter']).optional(),
   nodeClaims: z.array(ResultNodeClaimSchema),
   nodes: z.array(ResultNodeSchema),
   launchAttempts: z.array(ResultLaunchAttemptSchema),

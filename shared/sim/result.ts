@@ -19,6 +19,8 @@ export interface ResultInputs {
   readonly seed: number;
   /** The consolidation setting of the run. @default 'skiff' */
   readonly consolidation?: 'skiff' | 'karpenter';
+  /** The provisioning setting of the run (`ProvisioningSetting`). @default 'skiff' */
+  readonly provisioning?: 'skiff' | 'karpenter';
   readonly region: string;
   readonly nodeClaims: readonly NodeClaim[];
   readonly nodes: readonly SimNode[];
@@ -55,6 +57,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
     end: iso(input.endMs),
     seed: input.seed,
     consolidation: input.consolidation ?? 'skiff',
+    provisioning: input.provisioning ?? 'skiff',
     pricing: {
       onDemand: `us-east-1 on-demand list prices (Linux, shared tenancy), used for ${input.region}`,
       spot: 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand) unless pinned by spec.spotPrices',
