@@ -3,9 +3,8 @@
  * the production dependencies of `shared/lambda/wiring.ts`, built from the environment on the first invocation (no
  * import-time side effects) and reused while the container stays warm.
  */
-import type { ScheduledEvent } from 'aws-lambda';
 import { disruptionDepsFromEnv } from '../../shared/lambda/wiring.js';
-import { createHandler } from './handler.js';
+import { createHandler, type DisruptionEvent } from './handler.js';
 
 let production: ReturnType<typeof createHandler> | undefined;
 
@@ -13,7 +12,7 @@ let production: ReturnType<typeof createHandler> | undefined;
  * The Lambda handler.
  * @throws {ConfigurationError} on the first invocation when an environment variable is missing or unusable
  */
-export const handler = (event: ScheduledEvent, context?: unknown): ReturnType<ReturnType<typeof createHandler>> => {
+export const handler = (event: DisruptionEvent, context?: unknown): ReturnType<ReturnType<typeof createHandler>> => {
   production ??= createHandler(disruptionDepsFromEnv(process.env));
   return production(event, context);
 };

@@ -24,6 +24,7 @@ import { ResultSchema } from '../sim/result-schema.js';
 import { loadScenario, type LoadedScenario } from '../sim/scenario-loader.js';
 import { startDynalite } from './local-dynamodb.js';
 import type { ConsolidationSetting } from '../controllers/disruption/deps.js';
+import type { ProvisioningSetting } from '../controllers/provision.js';
 
 /** Options of {@link simulateScenario}. */
 export interface SimulateOptions {
@@ -49,6 +50,12 @@ export interface SimulateOptions {
    * A setting of the run, not of the Scenario. @default 'skiff'
    */
   readonly consolidation?: ConsolidationSetting;
+  /**
+   * How the provisioner plans: `skiff` — plans that survive kube-scheduler's binding; `karpenter` — Karpenter's own
+   * placement only, with consolidation `karpenter` the whole Karpenter-like baseline (`ProvisionDeps.bindingReplay`).
+   * A setting of the run, not of the Scenario. @default 'skiff'
+   */
+  readonly provisioning?: ProvisioningSetting;
   /** One deterministic crash of a handler after its n-th side effect (crash-safety tests). @default none */
   readonly crashAfter?: SimulationDeps['crashAfter'];
   /** Called with each fault injected (`spec.faults`, a `crashAfter`), as it happens. @default none */
@@ -75,6 +82,7 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
     const overlapping = scenario.spec.faults.concurrentInvocations > 1;
     const result = await runSimulation(scenario, options.seed ?? 1, {
       ...(options.consolidation ? { consolidation: options.consolidation } : {}),
+      ...(options.provisioning ? { provisioning: options.provisioning } : {}),
       store: new DynamoDbNodeClaimStore(props),
       unavailableOfferings: new DynamoDbUnavailableOfferingsStore(props),
       passes: new DynamoDbProvisioningPassStore(props),
@@ -88,10 +96,11 @@ export async function simulateScenario(path: string, options: SimulateOptions = 
           ...(overlapping ? { lease: { leases: new DynamoDbLeaseStore(props), clock: deps.clock, ttlSeconds: 5 * 60, holder: () => `sim-lifecycle-${++invocation}` } } : {}),
         });
       },
-      createDisruptionHandler: (deps) => {
+      createDisruptionHandler: (deps, followUps) => {
         let invocation = 0;
         return createDisruptionHandler({
           disrupt: () => disrupt(deps),
+          followUps: { passes: followUps, clock: deps.clock },
           log: options.log ?? silentLog,
           ...(overlapping ? { lease: { leases: new DynamoDbLeaseStore(props), clock: deps.clock, ttlSeconds: 15 * 60, holder: () => `sim-disruption-${++invocation}` } } : {}),
         });

@@ -32,7 +32,8 @@ import type { InterruptionDeps } from '../controllers/interruption.js';
 import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
 import { instanceTypeQuery } from '../controllers/launch.js';
-import type { ProvisionDeps } from '../controllers/provision.js';
+import type { ProvisionDeps, ProvisioningSetting } from '../controllers/provision.js';
+import { followUpSlot, type FollowUpPasses } from '../ports/follow-up-passes.js';
 import type { ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
@@ -87,9 +88,10 @@ export interface SimulationDeps {
   readonly createLifecycleHandler: (deps: LifecycleDeps) => (event: SimLifecycleEvent) => Promise<unknown>;
   /**
    * Builds the disruption Lambda handler around a bound controller (the same factory the Lambda uses, with its
-   * lease). Without it nothing is disrupted (nodes live to the end of the run).
+   * lease), and the follow-up passes it asks for (the simulated follow-up queue: one pass per 20 s slot, on the virtual
+   * clock). Without it nothing is disrupted (nodes live to the end of the run).
    */
-  readonly createDisruptionHandler?: (deps: DisruptionDeps) => (event: ScheduledEvent) => Promise<unknown>;
+  readonly createDisruptionHandler?: (deps: DisruptionDeps, followUps: FollowUpPasses) => (event: ScheduledEvent | SQSEvent) => Promise<unknown>;
   /**
    * Builds the interruption Lambda handler around a bound controller (the same factory the Lambda uses). It consumes
    * the interruption queue, which the timeline's `spotInterruption`, `rebalanceRecommendation`, `instanceStateChange`
@@ -108,6 +110,8 @@ export interface SimulationDeps {
   readonly probe?: SimulationProbe;
   /** The disruption controller's consolidation moves (`DisruptionDeps.consolidation`). @default 'skiff' */
   readonly consolidation?: ConsolidationSetting;
+  /** How the provisioner plans (`ProvisionDeps.bindingReplay`: `karpenter` turns the binding replay off). @default 'skiff' */
+  readonly provisioning?: ProvisioningSetting;
   /** One deterministic crash of a handler after its n-th side effect (tests; see `CrashAfterSideEffectN`). @default none */
   readonly crashAfter?: CrashAfterSideEffectN;
   /** Called with each side effect a handler makes, as it succeeds (tests and debugging). @default none */
@@ -251,6 +255,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     ids,
     clusterName: SIMULATED_CLUSTER_NAME,
     region: spec.region,
+    ...(deps.provisioning === 'karpenter' ? { bindingReplay: false } : {}),
   };
   const handler = deps.createProvisionerHandler(provisionDeps);
   queue.subscribe(async (event) => {
@@ -275,25 +280,41 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     }
   };
 
-  // EventBridge schedule: the disruption Lambda every minute (a failed pass is over; the next one resumes it).
+  // EventBridge schedule: the disruption Lambda every minute (a failed pass is over; the next one resumes it), and the
+  // follow-up passes a pass with work in flight asks for (the follow-up queue, one message per 20 s slot).
   if (deps.createDisruptionHandler) {
+    const followUpSlots = new Set<number>();
+    const followUps: FollowUpPasses = {
+      request: async (atMs) => {
+        const slot = followUpSlot(atMs);
+        if (slot > endMs || followUpSlots.has(slot)) return;
+        followUpSlots.add(slot);
+        clock.at(slot, 'disruption follow-up', async () => {
+          followUpSlots.delete(slot);
+          await disruptionPass(slot, followUpEvent(slot, spec.region));
+        });
+      },
+    };
     const disruptionHandler = deps.createDisruptionHandler({
       ...provisionDeps,
       cluster: handlerCluster,
       spotToSpotConsolidation: spec.settings.featureGates.SpotToSpotConsolidation,
       ...(deps.consolidation ? { consolidation: deps.consolidation } : {}),
       memory: disruptionMemory,
-    });
+    }, followUps);
+    const disruptionPass = async (at: number, event: ScheduledEvent | SQSEvent): Promise<void> => {
+      const started = performance.now();
+      const cpuBefore = process.cpuUsage();
+      const instances = deps.probe?.disruptionPass ? liveInstances(ec2).length : 0;
+      for (const outcome of await faults.invoke('disruption', () => disruptionHandler(event))) {
+        if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
+      }
+      const cpu = process.cpuUsage(cpuBefore);
+      deps.probe?.disruptionPass?.({ atMs: at, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, instances });
+    };
     const scheduleDisruption = (at: number): void => {
       clock.at(at, 'disruption schedule', async () => {
-        const started = performance.now();
-        const cpuBefore = process.cpuUsage();
-        const instances = deps.probe?.disruptionPass ? liveInstances(ec2).length : 0;
-        for (const outcome of await faults.invoke('disruption', () => disruptionHandler(scheduledEvent(at, spec.region, 'disruption')))) {
-          if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
-        }
-        const cpu = process.cpuUsage(cpuBefore);
-        deps.probe?.disruptionPass?.({ atMs: at, wallMs: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, instances });
+        await disruptionPass(at, scheduledEvent(at, spec.region, 'disruption'));
         if (at + DISRUPTION_SCHEDULE_MS <= endMs) scheduleDisruption(at + DISRUPTION_SCHEDULE_MS);
       });
     };
@@ -408,6 +429,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     endMs,
     seed,
     consolidation: deps.consolidation ?? 'skiff',
+    provisioning: deps.provisioning ?? 'skiff',
     region: spec.region,
     nodeClaims: claims,
     nodes: cluster.nodeHistory,
@@ -684,6 +706,26 @@ function scheduledEvent(atMs: number, region: string, rule = 'lifecycle'): Sched
     region,
     resources: [`arn:aws:events:${region}:000000000000:rule/skiff-${rule}`],
     detail: {},
+  };
+}
+
+/** The SQS batch a follow-up pass requested for `slotMs` arrives as (one message from the follow-up queue). */
+function followUpEvent(slotMs: number, region: string): SQSEvent {
+  const id = `disruption-follow-up-${slotMs}`;
+  return {
+    Records: [
+      {
+        messageId: id,
+        receiptHandle: id,
+        body: JSON.stringify({ slot: new Date(slotMs).toISOString() }),
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(slotMs), SenderId: 'skiff-disruption', ApproximateFirstReceiveTimestamp: String(slotMs), MessageGroupId: 'disruption', MessageDeduplicationId: String(slotMs) },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:${region}:000000000000:skiff-disruption-follow-up.fifo`,
+        awsRegion: region,
+      },
+    ],
   };
 }
 

@@ -74,4 +74,10 @@ export interface DisruptionReport {
    * `disrupt`; optional for reports built elsewhere.
    */
   readonly searchStopped?: readonly { readonly method: string; readonly evaluated: number; readonly candidates: number }[];
+  /**
+   * Set when the pass leaves work in flight — a proposal to validate, replacements to wait for, a drain to finish: ask
+   * for another pass this long after this one, ms (`FOLLOW_UP_AFTER_MS`, `shared/ports/follow-up-passes.ts`). Absent:
+   * nothing is in flight, and the schedule's next pass is soon enough.
+   */
+  readonly followUpAfterMs?: number;
 }

@@ -30,7 +30,10 @@
  *    searches again with each command counted, as Karpenter searches again as soon as it has started one
  *    (`propose.ts`, at most `COMMANDS_PER_PASS`). A pass runs once a minute where Karpenter's loop runs every few
  *    seconds, so a pass proposes for the next one: the deletions it started count as gone from the budgets
- *    (`propose.ts startedDeletions`) and the next pass finishes them before it validates.
+ *    (`propose.ts startedDeletions`) and the next pass finishes them before it validates;
+ * 6. while any disruption is in flight, asks for a follow-up pass 20 s later (`DisruptionReport.followUpAfterMs`,
+ *    `shared/ports/follow-up-passes.ts`): proposals are validated after 20 s rather than a minute, nearer Karpenter's
+ *    loop, which runs again as soon as a command has started.
  *
  * Candidates (Karpenter `disruption/types.go NewCandidate`): initialized, managed, not already disrupted, no node
  * annotation `karpenter.sh/do-not-disrupt: "true"`, no pod with an active do-not-disrupt, no pod a PDB keeps from
@@ -44,6 +47,7 @@
  * list in `methods.ts`.
  */
 import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
+import { FOLLOW_UP_AFTER_MS } from '../../ports/follow-up-passes.js';
 import { CONSOLIDATED_TTL_MS, worldFingerprint } from './consolidated.js';
 import type { DisruptionDeps, DisruptionReport } from './deps.js';
 import type { DisruptionMemory } from './memory.js';
@@ -124,6 +128,8 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
       deps.memory.consolidated = pass.report.proposed.length === before && searchedEverything(pass.report.searchStopped, fingerprint, deps.memory) ? { fingerprint, at: latest.now } : undefined;
     }
   }
+  // Work in flight: a follow-up pass validates the proposals 20 s from now, not a minute (`follow-up-passes.ts`).
+  if ((await refresh()).claims.some((c) => isLive(c) && c.disruption)) pass.report.followUpAfterMs = FOLLOW_UP_AFTER_MS;
   return pass.report;
 }
 

@@ -46,6 +46,11 @@ export class DisruptionMemory {
    * verdict is recorded (`disrupt.ts`).
    */
   stoppedSearches: { readonly fingerprint: string; evaluated: number } | undefined;
+  /**
+   * When the Karpenter-like baseline (`consolidation: 'karpenter'`) proposed its recent commands (epoch ms): it
+   * proposes at most `KARPENTER_COMMANDS_PER_MINUTE` in any minute, however often passes run (`propose.ts`).
+   */
+  karpenterProposals: number[] = [];
   /** When each `DisruptionBlocked` (or `Unconsolidatable`) Event was last written (epoch ms), by dedupe key. */
   readonly blockedWritten = new Map<string, number>();
   /** Pods already told their do-not-disrupt value is invalid, as `uid|value`. */
@@ -62,6 +67,7 @@ export class DisruptionMemory {
     this.consolidated = undefined;
     this.singleNodeResumeAfter = undefined;
     this.stoppedSearches = undefined;
+    this.karpenterProposals = [];
     this.blockedWritten.clear();
     this.invalidDoNotDisruptReported.clear();
     this.specDigests = new WeakMap();

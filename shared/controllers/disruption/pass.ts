@@ -36,6 +36,7 @@ export interface Pass {
     blocked: { nodeClaim: string; node: string; reason: string }[];
     budgetBlocked: { nodePool: string; reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
     searchStopped: { method: string; evaluated: number; candidates: number }[];
+    followUpAfterMs?: number;
   };
 }
 

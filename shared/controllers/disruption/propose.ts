@@ -79,10 +79,11 @@ export function findCommand(methods: readonly ControllerMethod[], candidates: re
 export const COMMANDS_PER_PASS = 8;
 
 /**
- * The same with Karpenter's moves only (the baseline, `methodsFor('karpenter')`): what Karpenter starts in a minute,
- * one command per 15 s validation plus its search — 3.
+ * With Karpenter's moves only (the baseline, `methodsFor('karpenter')`): what Karpenter starts in a minute, one
+ * command per 15 s validation plus its search — 3 in any 60 s, however often passes run (follow-up passes run every
+ * 20 s while work is in flight; `DisruptionMemory.karpenterProposals` keeps the recent proposals).
  */
-export const KARPENTER_COMMANDS_PER_PASS = 3;
+export const KARPENTER_COMMANDS_PER_MINUTE = 3;
 
 /** A sink that keeps only stopped searches: the searches after a pass's first report nothing twice. */
 function stopsOnly(pass: Pass): MethodSink {
@@ -92,13 +93,16 @@ function stopsOnly(pass: Pass): MethodSink {
 /**
  * Searches for commands with the methods of the consolidation setting (`methods.ts methodsFor`) and proposes each on
  * its candidates' records, then searches again with it counted (its budget taken, its nodes going away, its pods moving)
- * — at most {@link COMMANDS_PER_PASS} ({@link KARPENTER_COMMANDS_PER_PASS} for the baseline). The first search writes
+ * — at most {@link COMMANDS_PER_PASS} (for the baseline, {@link KARPENTER_COMMANDS_PER_MINUTE} in any minute). The first search writes
  * the Events of what was turned down. A proposal another writer got in the way of (a candidate moved on meanwhile) is
  * withdrawn and ends the pass's proposing.
  * @throws whatever the ports throw for failures other than conflicts
  */
 export async function propose(pass: Pass, world: World): Promise<void> {
-  const limit = pass.deps.consolidation === 'karpenter' ? KARPENTER_COMMANDS_PER_PASS : COMMANDS_PER_PASS;
+  const karpenter = pass.deps.consolidation === 'karpenter';
+  const memory = pass.deps.memory;
+  if (karpenter) memory.karpenterProposals = memory.karpenterProposals.filter((at) => world.now - at < 60_000);
+  const limit = karpenter ? KARPENTER_COMMANDS_PER_MINUTE - memory.karpenterProposals.length : COMMANDS_PER_PASS;
   const methods = methodsFor(pass.deps.consolidation);
   /** Nodes per NodePool this pass's proposals take from the budgets (proposed records are not disrupting yet). */
   const taken = new Map<string, number>();
@@ -116,6 +120,7 @@ export async function propose(pass: Pass, world: World): Promise<void> {
     const byName = new Map(written.map((c) => [c.name, c]));
     current = { ...current, claims: current.claims.map((c) => byName.get(c.name) ?? c) };
     for (const c of written) taken.set(c.nodePool, (taken.get(c.nodePool) ?? 0) + 1);
+    if (karpenter) memory.karpenterProposals.push(world.now);
   }
 }
 
