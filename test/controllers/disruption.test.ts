@@ -108,6 +108,18 @@ describe('disruption', () => {
     expect(result.unschedulable).toEqual([]);
   });
 
+  it('a pass with work in flight asks for a follow-up 20 s later, which validates and starts the next command before the next scheduled pass', async () => {
+    const result = await run(NODE_CLASS(), POOL({ consolidateAfter: '1m' }), deployment('web', 60, '1', '2Gi'), scenario('2h', `[{at: 60m, scale: {kind: Deployment, namespace: default, name: web, replicas: 5}}]`));
+    expectNoDisruptionViolations(result);
+    // Scheduled passes run at :30 of each minute (the schedule's offset); follow-ups in 20 s slots (:00, :20, :40).
+    const starts = [...new Set(result.disruptions.map((d) => Date.parse(d.at)))].sort((a, b) => a - b);
+    expect(starts.length).toBeGreaterThan(1);
+    expect(starts.some((t) => (t - START) % 60_000 !== 30_000)).toBe(true);
+    // Commands start less than a minute apart: the follow-up validated a proposal 20 s old, not a minute old.
+    expect(starts.slice(1).some((t, i) => t - starts[i]! < 60_000)).toBe(true);
+    expect(result.disruptions.every((d) => d.completedAt !== null)).toBe(true);
+  });
+
   it('a changed EC2NodeClass replaces every node one budget at a time, each replacement initialized before its node drains', async () => {
     const changedClass = NODE_CLASS('\n  tags: {team: platform}').trim();
     const result = await run(

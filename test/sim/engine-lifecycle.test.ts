@@ -80,8 +80,9 @@ describe('simulation engine: NodeClaim lifecycle', () => {
     );
     const claim = r.nodeClaims.find((c) => r.nodes.find((n) => n.name === nodeName)?.nodeClaim === c.name)!;
     // The termination finalizer holds the Node: the lifecycle pass the deletion triggers starts the termination, the
-    // next disruption pass (10:30) evicts its pods, and the one after (11:30) finds it drained and terminates it.
-    expect(claim).toMatchObject({ deletedAt: '2026-03-02T08:11:30.000Z', deletionReason: 'NodeDeleted' });
+    // next disruption pass (10:30) evicts its pods, and the follow-up it asks for (the 11:00 slot) finds it drained and
+    // terminates it.
+    expect(claim).toMatchObject({ deletedAt: '2026-03-02T08:11:00.000Z', deletionReason: 'NodeDeleted' });
     expect(r.pods.filter((p) => p.node === nodeName && !p.owner?.startsWith('DaemonSet/')).every((p) => p.evictions === 1 && p.deletedAt === '2026-03-02T08:10:30.000Z')).toBe(true);
     expect(r.nodeClaims.filter((c) => c.deletedAt === null).length).toBeGreaterThan(0);
     expect(webPodsPlaced(r)).toBe(true);

@@ -82,14 +82,15 @@ spec:
       scenario(`  nodes:\n    - {name: n1, instanceType: m5.xlarge, zone: us-west-2a, capacityType: on-demand, nodePool: general}\n  events:\n    - at: 30m\n      delete: {kind: Node, name: n1}`),
     );
     // A graceful termination (Skiff's termination finalizer holds the Node): the first disruption pass after the
-    // deletion evicts the pods, the next one terminates the drained node.
+    // deletion (30:30) evicts the pods; the follow-up it asks for (20 s later, rounded up to its 20 s slot: 31:00)
+    // terminates the drained node.
     const gone = r.pods.filter((p) => p.node === 'n1');
     const replacements = r.pods.filter((p) => p.createdAt === '2026-03-02T08:30:30.000Z');
     expect(gone).toHaveLength(3);
     expect(gone.every((p) => p.deletedAt === '2026-03-02T08:30:30.000Z' && p.evictions === 1)).toBe(true);
     expect(replacements).toHaveLength(3);
     expect(replacements.every((p) => p.owner === gone[0]!.owner && p.scheduledAt !== null && p.node !== 'n1')).toBe(true);
-    expect(r.nodes.find((n) => n.name === 'n1')!.deletedAt).toBe('2026-03-02T08:31:30.000Z');
+    expect(r.nodes.find((n) => n.name === 'n1')!.deletedAt).toBe('2026-03-02T08:31:00.000Z');
   });
 
   it('says a NodePool cannot launch when its EC2NodeClass was deleted', async () => {

@@ -146,13 +146,17 @@ const burst = () => [
 ];
 
 describe('repack consolidation through the simulation', () => {
-  it('takes a scale-in that Karpenter\'s moves leave stalled to a clearly cheaper fleet, within every rule', async () => {
+  it('takes a scale-in to a cheaper fleet than Karpenter\'s moves reach, within every rule', async () => {
     const skiff = await run('skiff', ...burst());
     const karpenter = await run('karpenter', ...burst());
+    console.log("DBG", skiff.cost.finalHourlyUSD, karpenter.cost.finalHourlyUSD, skiff.disruptions.length, karpenter.disruptions.length);
     expect(repackings(karpenter)).toEqual([]);
     // Skiff's moves get there however they can: repacking candidates in their own order finds deletions Karpenter's
-    // prefix search misses, and a repacking stands only when its plan survives kube-scheduler's binding.
-    expect(skiff.cost.finalHourlyUSD).toBeLessThanOrEqual(0.9 * karpenter.cost.finalHourlyUSD);
+    // prefix search misses, and a repacking stands only when its plan survives kube-scheduler's binding. Both run with
+    // follow-up passes (Karpenter's loop runs continuously), so Karpenter's moves no longer stall here: they end 1.16×
+    // the pattern LP bound of what still runs, Skiff's 1.08× (bench/cost-over-time.ts on the same burst at 360 pods),
+    // which leaves Skiff at most ~7 % to gain.
+    expect(skiff.cost.finalHourlyUSD).toBeLessThanOrEqual(0.95 * karpenter.cost.finalHourlyUSD);
     for (const r of [skiff, karpenter]) {
       zeroViolations(r);
       expect(r.unschedulable).toEqual([]);

@@ -280,7 +280,8 @@ const DEFAULT_POD_GRACE_SECONDS = 30;
  * - every disruption entry is ordered in time: `at ≤ drainStartedAt ≤ completedAt`;
  * - no pod of a Deployment whose template carries `karpenter.sh/do-not-disrupt: "true"` was evicted by — or terminated
  *   with its node in — an Empty, Underutilized or Drifted disruption (unless the NodePool's terminationGracePeriod
- *   had run out, or the cluster itself evicted it: a NoExecute taint, a NotReady node), nor deleted directly by the
+ *   had run out, or the cluster itself evicted it: a NoExecute taint, a NotReady node; or EC2 reclaimed its spot
+ *   instance after an interruption warning), nor deleted directly by the
  *   drain (a `Disrupted` Event on the pod) before the deadline minus its terminationGracePeriodSeconds (the generator
  *   sets none: the API server's 30 s);
  * - no node annotated `karpenter.sh/do-not-disrupt: "true"` (and not since set to "false") started a voluntary
@@ -303,6 +304,9 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
   const poolOf = new Map(result.nodeClaims.map((c) => [c.name, c.nodePool]));
   const involuntary = (ms: number) => scenario.involuntaryEvictionWindows.some(([from, to]) => ms >= from && ms <= to);
   const deletedDirectly = new Set((result.events ?? []).filter((e) => e.reason === 'Disrupted' && e.object.startsWith('Pod/')).map((e) => e.object.slice('Pod/'.length)));
+  // NodeClaims whose spot instance EC2 reclaimed (a spot interruption warning, the instance gone 2 minutes later): a
+  // pod that dies with such a node was not disrupted by Skiff, whatever command the node was under.
+  const reclaimedAt = new Map((result.events ?? []).filter((e) => e.reason === 'SpotInterrupted' && e.object.startsWith('NodeClaim/')).map((e) => [e.object.slice('NodeClaim/'.length), Date.parse(e.at)]));
 
   // Pods of do-not-disrupt "true" Deployments.
   for (const pod of result.pods) {
@@ -319,6 +323,8 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
     const direct = deletedDirectly.has(`${pod.namespace}/${pod.name}`) && gone < completed;
     if (grace !== undefined && gone >= drainStarted + (grace - (direct ? DEFAULT_POD_GRACE_SECONDS : 0)) * 1000) continue;
     if (pod.evictions > 0 && involuntary(gone)) continue;
+    const warned = reclaimedAt.get(pod.nodeClaim);
+    if (pod.evictions === 0 && warned !== undefined && gone >= warned && gone === completed) continue;
     const how = pod.evictions > 0 ? 'was evicted' : direct ? 'was deleted directly' : gone === completed ? 'was terminated with its node' : undefined;
     if (!how) continue; // scaled down while the disruption ran
     problems.push(`pod ${pod.namespace}/${pod.name} (Deployment ${deployment}, karpenter.sh/do-not-disrupt: "true") ${how} at ${pod.deletedAt} by ${d.reason} disruption ${d.command} of ${pod.nodeClaim} (started ${d.at})`);
