@@ -4,7 +4,8 @@
  *
  * relay → webhook (Function URL, reserved concurrency as a cap) → FIFO pod-event queue → provisioner; five EventBridge
  * rules → interruption queue → interruption (both with reserved concurrency as a guarantee, `reservedConcurrency` of
- * the configuration); schedules → disruption (reserved concurrency 1) and lifecycle, plus a 12-hourly price refresh on the
+ * the configuration); schedules → disruption (reserved concurrency 1; its passes with work in flight ask for a follow-up
+ * pass 20 s later through a FIFO follow-up queue) and lifecycle, plus a 12-hourly price refresh on the
  * lifecycle function; one DynamoDB table; an EventBridge bus for the decisions of the provisioner, disruption and
  * interruption functions; the controllers' shared role with its EKS access entry; alarms and a dashboard.
  */
@@ -17,6 +18,7 @@ import { ControllerNetwork } from './constructs/controller-network.js';
 import { ControllerRole } from './constructs/controller-role.js';
 import { DecisionBus } from './constructs/decision-bus.js';
 import { EventQueues } from './constructs/event-queues.js';
+import { FollowUpQueue } from './constructs/follow-up-queue.js';
 import { InterruptionRules } from './constructs/interruption-rules.js';
 import { Observability } from './constructs/observability.js';
 import { PeriodicController } from './constructs/periodic-controller.js';
@@ -30,6 +32,8 @@ import type { StackConfig } from './stack-config.js';
 /** Timeouts of the queue-driven controllers (their queues' visibility timeouts derive from them). */
 export const PROVISIONER_TIMEOUT = Duration.minutes(2);
 export const INTERRUPTION_TIMEOUT = Duration.seconds(60);
+/** Timeout of the disruption function (the follow-up queue's visibility timeout is this). */
+export const DISRUPTION_TIMEOUT = Duration.minutes(2);
 
 /** Props of {@link SkiffStack}. */
 export interface SkiffStackProps extends StackProps {
@@ -46,6 +50,7 @@ export class SkiffStack extends Stack {
   readonly provisioner: QueueController;
   readonly interruption: QueueController;
   readonly disruption: PeriodicController;
+  readonly followUps: FollowUpQueue;
   readonly lifecycle: PeriodicController;
   readonly decisions: DecisionBus;
   readonly priceRefresh: PriceRefresh;
@@ -110,11 +115,14 @@ export class SkiffStack extends Stack {
     this.disruption = new PeriodicController(this, 'Disruption', {
       ...controller('functions/disruption/index.ts', 'disruption controller'),
       everyMinutes: config.schedules.disruptionMinutes,
-      timeout: Duration.minutes(2),
+      timeout: DISRUPTION_TIMEOUT,
       memorySize: 1769,
-      // One pass at a time (the lease also guards it); a run that overlaps a long pass is throttled and dropped.
+      // One pass at a time (the lease also guards it); a scheduled run that overlaps a long pass is throttled and
+      // dropped, a follow-up retried by its event source mapping (constructs/follow-up-queue.ts).
       reservedConcurrentExecutions: 1,
     });
+    // A pass with work in flight asks for another 20 s later through this FIFO queue.
+    this.followUps = new FollowUpQueue(this, 'FollowUps', { consumer: this.disruption.handler, consumerTimeout: DISRUPTION_TIMEOUT });
     this.lifecycle = new PeriodicController(this, 'Lifecycle', {
       ...controller('functions/lifecycle/index.ts', 'lifecycle controller'),
       everyMinutes: config.schedules.lifecycleMinutes,

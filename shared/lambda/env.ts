@@ -40,6 +40,12 @@ export const CONTROLLER_ENV = {
    * provisioner, disruption and interruption functions). Unset: decisions are only logged.
    */
   decisionBusName: 'SKIFF_DECISION_BUS_NAME',
+  /**
+   * Optional, disruption only: URL of the SQS FIFO queue of follow-up disruption passes (`…/…FollowUps….fifo`, set by
+   * `FollowUpQueue.attach` on the disruption function). A pass with work in flight asks there for another pass 20 s
+   * later (`shared/adapters/aws/sqs-follow-up-passes.ts`). Unset: passes run on the schedule only.
+   */
+  disruptionFollowUpQueueUrl: 'SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL',
 } as const;
 
 /** Controller variables without which no controller Lambda can start. */

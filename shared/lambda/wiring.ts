@@ -11,13 +11,17 @@
  *
  * Decisions: when `SKIFF_DECISION_BUS_NAME` is set (the stack sets it on the provisioner, disruption and interruption
  * functions), their handlers get an `EventBridgeDecisionPublisher` on that bus; publishing is best effort
- * (`decisions.ts`). Prices: the lifecycle function gets the price refresher (`price-refresh.ts`: the 12-hourly task
- * and the catch-up). The provisioner gets a lifecycle pass to run when relay node events arrive.
+ * (`decisions.ts`). Follow-ups: when `SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL` is set (the stack sets it on the
+ * disruption function), a disruption pass with work in flight asks for a follow-up pass on that SQS FIFO queue
+ * (`shared/adapters/aws/sqs-follow-up-passes.ts`). Prices: the lifecycle function gets the price refresher
+ * (`price-refresh.ts`: the 12-hourly task and the catch-up). The provisioner gets a lifecycle pass to run when relay
+ * node events arrive.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IAMClient } from '@aws-sdk/client-iam';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EventBridgeDecisionPublisher } from '../adapters/aws/decision-events.js';
@@ -32,6 +36,7 @@ import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
 import { DynamoDbPriceStore, refreshPrices } from '../adapters/aws/price-store.js';
 import { createPricingClient } from '../adapters/aws/pricing.js';
 import { DynamoDbProvisioningPassStore } from '../adapters/aws/provisioning-pass-store.js';
+import { SqsFollowUpPasses } from '../adapters/aws/sqs-follow-up-passes.js';
 import { TRANSLATE_CONFIG } from '../adapters/aws/table.js';
 import { DynamoDbUnavailableOfferingsStore } from '../adapters/aws/unavailable-offerings-store.js';
 import { KubernetesCluster } from '../adapters/kubernetes/kubernetes-cluster.js';
@@ -44,6 +49,7 @@ import { provision, type ProvisionReport, type ProvisionTrigger } from '../contr
 import type { InterruptionMessage } from '../core/api/interruption-events.js';
 import { systemClock, type Clock } from '../ports/clock.js';
 import type { DecisionPublisher } from '../ports/decisions.js';
+import type { FollowUpPasses } from '../ports/follow-up-passes.js';
 import { randomIds, type IdGenerator } from '../ports/ids.js';
 import { ConfigurationError, CONTROLLER_ENV, REQUIRED_CONTROLLER_ENV, requireEnvAll } from './env.js';
 import type { Log } from './log.js';
@@ -75,6 +81,8 @@ export interface ControllerSettings {
   readonly spotToSpotConsolidation: boolean;
   /** The EventBridge bus decisions go to, when configured (`SKIFF_DECISION_BUS_NAME`). */
   readonly decisionBusName?: string;
+  /** The FIFO queue of follow-up disruption passes, when configured (`SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL`). */
+  readonly disruptionFollowUpQueueUrl?: string;
 }
 
 /**
@@ -99,6 +107,10 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
   }
   const serviceCidr = env[CONTROLLER_ENV.serviceCidr]?.trim();
   const decisionBusName = env[CONTROLLER_ENV.decisionBusName]?.trim();
+  const followUpQueueUrl = env[CONTROLLER_ENV.disruptionFollowUpQueueUrl]?.trim();
+  if (followUpQueueUrl && !/^https?:\/\/[^/\s]+\/.+\.fifo$/.test(followUpQueueUrl)) {
+    throw new ConfigurationError(CONTROLLER_ENV.disruptionFollowUpQueueUrl, `environment variable ${CONTROLLER_ENV.disruptionFollowUpQueueUrl} must be the URL of an SQS FIFO queue (…/<name>.fifo), not ${JSON.stringify(followUpQueueUrl)}`);
+  }
   return {
     cluster: values[CONTROLLER_ENV.cluster],
     region: values[CONTROLLER_ENV.region],
@@ -109,6 +121,7 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
     ...(serviceCidr ? { serviceCidr } : {}),
     spotToSpotConsolidation: flag === 'true',
     ...(decisionBusName ? { decisionBusName } : {}),
+    ...(followUpQueueUrl ? { disruptionFollowUpQueueUrl: followUpQueueUrl } : {}),
   };
 }
 
@@ -323,16 +336,28 @@ export interface DisruptionDeps {
   readonly lease: PeriodicLease;
   readonly metrics: MetricsPublisher;
   readonly decisions?: DecisionPublisher;
+  /** Follow-up passes on the SQS FIFO queue, and the clock their delay counts from; absent without the queue. */
+  readonly followUps?: { readonly passes: FollowUpPasses; readonly clock: Clock };
 }
 
 /**
- * The disruption Lambda's dependencies from `env`, with the `disruption` lease.
- * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
+ * The disruption Lambda's dependencies from `env`, with the `disruption` lease and, when
+ * `SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL` is set, follow-up passes on that FIFO queue (`SqsFollowUpPasses` on the wall
+ * clock, the queue's delay the port's 20 s as the stack sets it); without it passes run on the schedule only.
+ * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}; also when the follow-up queue URL is not a FIFO queue's
  */
 export function disruptionDepsFromEnv(env: Env): DisruptionDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption', ec2LaunchTemplates);
   const deps = disruptionDeps(a);
-  return { disrupt: () => disrupt(deps), log: a.log, lease: { leases: a.leases, clock: a.clock }, metrics: a.metrics, ...(a.decisions ? { decisions: a.decisions } : {}) };
+  const queueUrl = a.settings.disruptionFollowUpQueueUrl;
+  return {
+    disrupt: () => disrupt(deps),
+    log: a.log,
+    lease: { leases: a.leases, clock: a.clock },
+    metrics: a.metrics,
+    ...(a.decisions ? { decisions: a.decisions } : {}),
+    ...(queueUrl !== undefined ? { followUps: { passes: new SqsFollowUpPasses({ client: new SQSClient({ region: a.settings.region }), queueUrl, clock: a.clock }), clock: a.clock } } : {}),
+  };
 }
 
 /** Structurally `InterruptionHandlerDeps` (`functions/interruption/handler.ts`). */

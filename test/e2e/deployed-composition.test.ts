@@ -120,6 +120,13 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
       expect(c.aws.ec2.instances.filter((i) => i.state === 'running')).toHaveLength(1);
     }, 90_000);
     expect(c.aws.calls.some((call) => call.action === 'TerminateInstances' && !call.error)).toBe(true);
+    // passes with work in flight asked for follow-ups, which came back through the stack's FIFO follow-up queue (after
+    // its 20 s delay) and ran passes of their own
+    await eventually(() => {
+      const followUps = c.invocations.filter((i) => i.function === 'Disruption' && i.ok && (i.records ?? []).some((r) => r.acknowledged && r.body.includes('"disruption-follow-up"')));
+      expect(followUps.length).toBeGreaterThan(0);
+      expect(followUps.every((i) => 'report' in (i.result as object) || 'backedOff' in (i.result as object))).toBe(true);
+    }, 30_000);
     // the table keeps the deleted NodeClaims, marked deleted; one is live
     await eventually(async () => expect((await tableNodeClaims()).filter((i) => i.deletedAt === undefined)).toHaveLength(1), 30_000);
   });

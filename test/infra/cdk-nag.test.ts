@@ -54,6 +54,7 @@ describe('cdk-nag', () => {
       'AwsSolutions-IAM5[…]',
       'AwsSolutions-L1',
       'AwsSolutions-SMG4',
+      'AwsSolutions-SQS3', // the follow-up queue: a lost follow-up leaves its work to the schedule
       'Serverless-EventBusDLQ',
       'Serverless-LambdaAsyncFailureDestination',
       'Serverless-LambdaDLQ',

@@ -13,6 +13,7 @@ import type { SkiffStack } from '../../infra/skiff-stack.js';
 import { adapterActions, ssmParameterArns } from '../../shared/adapters/aws/iam-actions.js';
 import { INSTANCE_ID_INDEX, TTL_ATTRIBUTE } from '../../shared/adapters/aws/table.js';
 import { CONTROLLER_ENV, WEBHOOK_ENV } from '../../shared/lambda/env.js';
+import { FOLLOW_UP_AFTER_MS } from '../../shared/ports/follow-up-passes.js';
 import { DEFAULT_RESERVED_CONCURRENCY } from '../../infra/stack-config.js';
 import { PRIVATE_CONFIG, SAMPLE_CONFIG, logicalId, synth } from './stack-fixture.js';
 
@@ -72,7 +73,7 @@ describe('SkiffStack', () => {
 
     it('denies non-TLS access to every queue', () => {
       const policies = ofType('AWS::SQS::QueuePolicy');
-      expect(policies).toHaveLength(4);
+      expect(policies).toHaveLength(5); // pod events and interruptions with their dead-letter queues, follow-ups
       for (const [, policy] of policies) {
         const document = policy.Properties.PolicyDocument as { Statement: Statement[] };
         expect(document.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
@@ -95,9 +96,48 @@ describe('SkiffStack', () => {
       for (const [queue, fn] of [
         ['Queues/PodEvents/Queue', 'Provisioner'],
         ['Queues/Interruptions/Queue', 'Interruption'],
+        ['FollowUps/Queue', 'Disruption'],
       ] as const) {
         expect(fnProps(logicalId(stack, queue)).VisibilityTimeout as number).toBeGreaterThanOrEqual(fnProps(functionId(stack, fn)).Timeout as number);
       }
+    });
+  });
+
+  describe('follow-up queue', () => {
+    const queueId = () => logicalId(stack, 'FollowUps/Queue');
+
+    it('is FIFO without content deduplication (the slot is the deduplication id), encrypted, kept 5 minutes, with no dead-letter queue', () => {
+      const queue = fnProps(queueId());
+      expect(queue).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true, MessageRetentionPeriod: 300 });
+      expect(queue).not.toHaveProperty('RedrivePolicy');
+    });
+
+    it('delays every message by the port’s follow-up delay, as the adapter expects (FIFO queues take no per-message delay)', () => {
+      expect((fnProps(queueId()).DelaySeconds as number) * 1000).toBe(FOLLOW_UP_AFTER_MS);
+    });
+
+    it('hides a received follow-up exactly as long as a disruption pass may run', () => {
+      expect(fnProps(queueId()).VisibilityTimeout).toBe(fnProps(functionId(stack, 'Disruption')).Timeout);
+    });
+
+    it('invokes the disruption function with one message at a time, without a maximum concurrency (its one message group allows one), and keeps its reserved concurrency of 1', () => {
+      const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(ref(queueId())));
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]![1].Properties).toMatchObject({ FunctionName: { Ref: functionId(stack, 'Disruption') }, BatchSize: 1 });
+      expect(mappings[0]![1].Properties).not.toHaveProperty('ScalingConfig');
+      expect(fnProps(functionId(stack, 'Disruption')).ReservedConcurrentExecutions).toBe(1);
+    });
+
+    it('lets the controllers send to it and receive and delete from it', () => {
+      const on = statements().filter((s) => JSON.stringify(s.Resource) === JSON.stringify(ref(queueId())));
+      const actions = on.flatMap((s) => list(s.Action));
+      expect(actions).toEqual(expect.arrayContaining(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage']));
+    });
+
+    it('names its URL to the disruption function only', () => {
+      const variables = (name: string) => (fnProps(functionId(stack, name)).Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables('Disruption')[CONTROLLER_ENV.disruptionFollowUpQueueUrl]).toEqual({ Ref: queueId() });
+      for (const name of ['Provisioner', 'Interruption', 'Lifecycle', 'Webhook']) expect(variables(name)).not.toHaveProperty(CONTROLLER_ENV.disruptionFollowUpQueueUrl);
     });
   });
 

@@ -1,9 +1,12 @@
 // The controller Lambdas' composition root checks its environment before building anything, offline, and wires the
-// decision publisher (EventBridge, mocked here), the price refresher and the node-triggered lifecycle pass.
+// decision publisher (EventBridge, mocked here), the follow-up passes (SQS, mocked here), the price refresher and the
+// node-triggered lifecycle pass.
 import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventBridgeDecisionPublisher } from '../../shared/adapters/aws/decision-events.js';
+import { SqsFollowUpPasses } from '../../shared/adapters/aws/sqs-follow-up-passes.js';
 import type { MetricDataPoint } from '../../shared/core/metrics.js';
 import { publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';
@@ -163,5 +166,44 @@ describe('decision publishing', () => {
     await expect(publishDecisions(decisions, [{ type: 'NodeClaimLaunched', nodeClaim: 'general-bcdfg' }], log, { publish: (p) => void points.push(...p) })).resolves.toBeUndefined();
     expect(warnings).toEqual([['decisions not published', expect.objectContaining({ decisions: 1, error: expect.stringContaining('PutEvents') })]]);
     expect(points.map((p) => [p.name, p.value])).toEqual([['skiff_decisions_unpublished_total', 1]]);
+  });
+});
+
+describe('follow-up passes', () => {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const sqs = mockClient(SQSClient);
+  const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/skiff-prod-FollowUps.fifo';
+  const WITH_QUEUE = { ...ENV, [CONTROLLER_ENV.disruptionFollowUpQueueUrl]: QUEUE };
+  beforeEach(() => sqs.reset());
+  afterAll(() => sqs.restore());
+
+  it('wires none without the queue URL: passes run on the schedule only', () => {
+    expect(disruptionDepsFromEnv(ENV).followUps).toBeUndefined();
+    expect(controllerSettingsFromEnv(ENV)).not.toHaveProperty('disruptionFollowUpQueueUrl');
+  });
+
+  it('asks the configured FIFO queue for the pass, on the wall clock, in the one group, deduplicated by the 20 s slot', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Failed: [] });
+    const { followUps } = disruptionDepsFromEnv(WITH_QUEUE);
+    expect(followUps?.passes).toBeInstanceOf(SqsFollowUpPasses);
+    const before = Date.now();
+    expect(followUps!.clock.now()).toBeGreaterThanOrEqual(before);
+    await followUps!.passes.request(followUps!.clock.now() + 20_000);
+    const calls = sqs.commandCalls(SendMessageBatchCommand);
+    expect(calls).toHaveLength(1);
+    const { QueueUrl, Entries = [] } = calls[0]!.args[0].input;
+    expect(QueueUrl).toBe(QUEUE);
+    expect(Entries).toHaveLength(1);
+    expect(Entries[0]).toMatchObject({ MessageGroupId: 'disruption' });
+    expect(Entries[0]).not.toHaveProperty('DelaySeconds'); // SQS refuses a per-message delay on a FIFO queue
+    const slot = Number(Entries[0]!.MessageDeduplicationId);
+    expect(slot % 20_000).toBe(0);
+    expect(slot).toBeGreaterThanOrEqual(before + 20_000);
+    expect(slot).toBeLessThan(Date.now() + 40_000);
+  });
+
+  it('refuses a queue URL that is not a FIFO queue’s', () => {
+    const error = configurationError(() => disruptionDepsFromEnv({ ...ENV, [CONTROLLER_ENV.disruptionFollowUpQueueUrl]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/standard' }));
+    expect(error.variable).toBe(CONTROLLER_ENV.disruptionFollowUpQueueUrl);
   });
 });
