@@ -457,7 +457,10 @@ describe('SkiffStack', () => {
     it('alarms on errors and throttles of every function', () => {
       for (const name of ['Webhook', 'Provisioner', 'Interruption', 'Disruption', 'Lifecycle']) {
         for (const metric of ['Errors', 'Throttles']) {
-          template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Lambda', MetricName: metric, Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(stack, name) } }] });
+          // The disruption function's follow-up and scheduled passes take turns at its one reserved slot: a few
+          // throttles are expected, so only many in a row alarm.
+          const threshold = metric === 'Throttles' && name === 'Disruption' ? 10 : 1;
+          template.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/Lambda', MetricName: metric, Threshold: threshold, Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(stack, name) } }] });
         }
       }
     });
