@@ -35,17 +35,13 @@
  *   (The stamp is not part of the applied configuration, so the next apply leaves it alone.)
  */
 import { createHash } from 'node:crypto';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  PolicyV1Api,
-  setHeaderOptions,
-  type CoreV1Event,
-  type User,
-} from '@kubernetes/client-node';
+// client-node's modules, not its index: the index re-exports attach/exec/port-forward (ws), cp (tar-fs), informers,
+// metrics and YAML helpers, whose modules have top-level effects a bundler keeps (docs/architecture.md#lambda-bundles).
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { User } from '@kubernetes/client-node/dist/config_types.js';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, PolicyV1Api, type CoreV1Event } from '@kubernetes/client-node/dist/gen/index.js';
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import { ec2NodeClassSchema, type EC2NodeClass } from '../../core/api/ec2nodeclass.js';
 import type { NodeClaim } from '../../core/api/nodeclaim.js';
 import { nodePoolSchema, type NodePool } from '../../core/api/nodepool.js';
