@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { BUNDLE_ALIASES } from '../infra/constructs/bundle-aliases.js';
 import { median } from './stats.js';
 
 /** The banner `SkiffFunction` puts on every bundle. */
@@ -48,7 +49,7 @@ export async function measureFloor(root: string, imports: number): Promise<Floor
     const built = [];
     for (const [i, e] of entries.entries()) {
       const outfile = join(dir, String(i), 'index.mjs');
-      await build({ entryPoints: [join(root, e.entry)], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node22', mainFields: ['module', 'main'], minify: true, keepNames: true, sourcemap: false, banner: { js: REQUIRE_SHIM }, logLevel: 'silent' });
+      await build({ entryPoints: [join(root, e.entry)], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node22', mainFields: ['module', 'main'], minify: true, keepNames: true, sourcemap: false, banner: { js: REQUIRE_SHIM }, alias: BUNDLE_ALIASES, logLevel: 'silent' });
       built.push({ ...e, outfile, wall: [] as number[], cpu: [] as number[] });
     }
     const script = 'const c0 = process.cpuUsage(); const t0 = performance.now(); await import(process.argv[1]); const c = process.cpuUsage(c0); console.log(JSON.stringify({ wall: performance.now() - t0, cpu: (c.user + c.system) / 1000 }));';

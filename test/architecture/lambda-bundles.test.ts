@@ -5,24 +5,32 @@ import { build, type Metafile } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { lambdaEntries } from '../../bench/lambdas.js';
+import { BUNDLE_ALIASES } from '../../infra/constructs/bundle-aliases.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 type Inputs = Metafile['outputs'][string]['inputs'];
 
-const built = new Map<string, Promise<Inputs>>();
+const built = new Map<string, Promise<Metafile>>();
 
-/** The inputs of a bundle built as `SkiffFunction` builds it, with the bytes each contributes (built once per entry). */
-function bundleInputs(entry: string): Promise<Inputs> {
-  let inputs = built.get(entry);
-  if (inputs === undefined) {
-    inputs = buildInputs(entry);
-    built.set(entry, inputs);
+/** The metafile of a bundle built as `SkiffFunction` builds it (built once per entry). */
+function bundleMeta(entry: string): Promise<Metafile> {
+  let meta = built.get(entry);
+  if (meta === undefined) {
+    meta = buildMeta(entry);
+    built.set(entry, meta);
   }
-  return inputs;
+  return meta;
 }
 
-async function buildInputs(entry: string): Promise<Inputs> {
+/** The inputs of a bundle built as `SkiffFunction` builds it, with the bytes each contributes. */
+async function bundleInputs(entry: string): Promise<Inputs> {
+  const outputs = Object.values((await bundleMeta(entry)).outputs);
+  expect(outputs).toHaveLength(1);
+  return outputs[0]!.inputs;
+}
+
+async function buildMeta(entry: string): Promise<Metafile> {
   const result = await build({
     entryPoints: [`${ROOT}${entry}`],
     bundle: true,
@@ -34,12 +42,11 @@ async function buildInputs(entry: string): Promise<Inputs> {
     mainFields: ['module', 'main'],
     minify: true,
     keepNames: true,
+    alias: { ...BUNDLE_ALIASES },
     metafile: true,
     logLevel: 'silent',
   });
-  const outputs = Object.values(result.metafile.outputs);
-  expect(outputs).toHaveLength(1);
-  return outputs[0]!.inputs;
+  return result.metafile;
 }
 
 describe('Lambda bundles', () => {
@@ -78,6 +85,16 @@ describe('Lambda bundles', () => {
           /node_modules\/(ws|isomorphic-ws|tar-fs|tar-stream|streamx)\//.test(p),
       );
       expect(offending).toEqual([]);
+    });
+
+    it(`${name}: no whatwg-url or tr46 (node-fetch's fallback URL, replaced by Node's own), and node-fetch the only importer of the replacement`, { timeout: 60_000 }, async () => {
+      const inputs = await bundleInputs(entry);
+      expect(Object.keys(inputs).filter((p) => /node_modules\/(whatwg-url|tr46|webidl-conversions)\//.test(p))).toEqual([]);
+      const { inputs: all } = await bundleMeta(entry);
+      const importers = Object.entries(all)
+        .filter(([, v]) => v.imports.some((i) => i.path.endsWith('infra/constructs/whatwg-url-native.ts')))
+        .map(([p]) => p.replace(/^.*node_modules\//, ''));
+      expect(importers).toEqual(['node-fetch/lib/index.mjs']);
     });
 
     it(`${name}: none of client-node's generated API classes (each holds every operation of its group; requests go by path)`, { timeout: 60_000 }, async () => {
