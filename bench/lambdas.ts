@@ -2,7 +2,7 @@
  * B7, Lambda bundles: each Lambda entry point bundled with esbuild the way `infra/constructs/skiff-function.ts`
  * (`skiffBundling`, the `NodejsFunction` defaults) bundles it — ESM, `node22` target, platform node,
  * `mainFields: module, main`, minified with names kept, no source map, the `createRequire` banner, no external
- * modules — into a temporary folder; then its size (bytes and gzip bytes of the `.mjs`) and, in a fresh `node`
+ * modules, the aliases of `infra/constructs/bundle-aliases.ts` — into a temporary folder; then its size (bytes and gzip bytes of the `.mjs`) and, in a fresh `node`
  * process each time, the wall time of a cold `import()` of it and of the handler's first invocation against local
  * adapters (`lambda-init.ts`); the process's own start-up is not counted. The bundles are measured in turn, round by
  * round, so the webhook's figures (the reference of the goals) see the same machine load as the controllers'.
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { BUNDLE_ALIASES } from '../infra/constructs/bundle-aliases.js';
 import { coldStart, startLocalAdapters } from './lambda-init.js';
 import { median } from './stats.js';
 
@@ -87,6 +88,7 @@ export async function measureLambdas(root: string, imports: number, only?: reado
         sourcemap: false,
         banner: { js: REQUIRE_SHIM },
         external: [],
+        alias: BUNDLE_ALIASES,
         logLevel: 'silent',
       });
       built.push({ e, outfile, importMs: [] as number[], initMs: [] as number[], outcome: '' });

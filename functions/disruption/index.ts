@@ -1,8 +1,9 @@
 /**
  * The disruption Lambda's entry point (what the CDK stack's bundle exports): the handler of `./handler.ts` bound to
- * the production dependencies of `shared/lambda/wiring.ts`, built from the environment on the first invocation (no
- * import-time side effects) and reused while the container stays warm.
+ * the production dependencies of `shared/lambda/wiring.ts` with the launch templates of `launch-wiring.ts`, built from
+ * the environment on the first invocation (no import-time side effects) and reused while the container stays warm.
  */
+import { ec2LaunchTemplates } from '../../shared/lambda/launch-wiring.js';
 import { disruptionDepsFromEnv } from '../../shared/lambda/wiring.js';
 import { createHandler, type DisruptionEvent } from './handler.js';
 
@@ -13,6 +14,6 @@ let production: ReturnType<typeof createHandler> | undefined;
  * @throws {ConfigurationError} on the first invocation when an environment variable is missing or unusable
  */
 export const handler = (event: DisruptionEvent, context?: unknown): ReturnType<ReturnType<typeof createHandler>> => {
-  production ??= createHandler(disruptionDepsFromEnv(process.env));
+  production ??= createHandler(disruptionDepsFromEnv(process.env, ec2LaunchTemplates));
   return production(event, context);
 };

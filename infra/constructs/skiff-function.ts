@@ -13,6 +13,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { METRIC_NAMESPACE, METRIC_SERVICE } from '../metric-names.js';
+import { BUNDLE_ALIASES } from './bundle-aliases.js';
 
 /** The repository root (entries, `package-lock.json`). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -30,7 +31,7 @@ const REQUIRE_SHIM = "import { createRequire as __skiffCreateRequire } from 'nod
  * The esbuild options of every Skiff bundle (`NodejsFunction` `bundling`): ESM for Node.js 22, `module` before `main`
  * (ES builds tree-shake), minified with names kept (error class names, `this.name = new.target.name`, stay readable in
  * the logs), the `createRequire` banner, the pinned AWS SDK bundled instead of the runtime's copy (whose version moves
- * under us), the local esbuild (no Docker).
+ * under us), {@link BUNDLE_ALIASES} (as `--alias:name=path`), the local esbuild (no Docker).
  *
  * Source maps: none by default. A map of a minified 1–5 MB bundle is 3–14 MB in the deployed package, and
  * `--enable-source-maps` makes Node.js load it when the first stack trace is printed. With `sourceMaps` the map is
@@ -49,6 +50,8 @@ export function skiffBundling(sourceMaps: boolean): BundlingOptions {
     ...(sourceMaps ? { sourceMapMode: SourceMapMode.DEFAULT } : {}),
     banner: REQUIRE_SHIM,
     externalModules: [],
+    // `--alias:name` keys: CDK passes a key it does not know as `key=value`, which is esbuild's `--alias:name=path`.
+    esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([name, file]) => [`--alias:${name}`, file])),
     forceDockerBundling: false,
   };
 }

@@ -20,9 +20,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { IAMClient } from '@aws-sdk/client-iam';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { SSMClient } from '@aws-sdk/client-ssm';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { EventBridgeDecisionPublisher } from '../adapters/aws/decision-events.js';
 import { DynamoDbNodeClaimStore } from '../adapters/aws/dynamodb-nodeclaim-store.js';
@@ -31,7 +29,6 @@ import { Ec2CloudProvider, ec2Client } from '../adapters/aws/ec2-cloud-provider.
 import { EksTokenCache } from '../adapters/aws/eks-token.js';
 import { Ec2InstanceTypes } from '../adapters/aws/instance-types.js';
 import type { LaunchTemplateSource } from '../adapters/aws/launch-contracts.js';
-import { Ec2LaunchTemplates } from '../adapters/aws/launch-templates.js';
 import { DynamoDbLeaseStore } from '../adapters/aws/lease-store.js';
 import { DynamoDbPriceStore, refreshPrices } from '../adapters/aws/price-store.js';
 import { createPricingClient } from '../adapters/aws/pricing.js';
@@ -151,30 +148,10 @@ export interface ControllerAdapters {
 export type LaunchTemplatesFor = (settings: ControllerSettings, ec2: ReturnType<typeof ec2Client>, clock: Clock) => LaunchTemplateSource;
 
 /**
- * Launch templates from the EC2NodeClass: AMIs (the SSM parameters of aliases), instance profiles (IAM), user data
- * (nodeadm YAML, Bottlerocket TOML). For the functions that launch: provisioner, disruption (replacements),
- * interruption (the pass after a drain).
- */
-export const ec2LaunchTemplates: LaunchTemplatesFor = (settings, ec2, clock) =>
-  new Ec2LaunchTemplates({
-    ec2,
-    ssm: new SSMClient({ region: settings.region }),
-    iam: new IAMClient({ region: settings.region }),
-    region: settings.region,
-    cluster: {
-      name: settings.cluster,
-      endpoint: settings.endpoint,
-      certificateAuthority: settings.certificateAuthority,
-      version: settings.kubernetesVersion,
-      ...(settings.serviceCidr ? { serviceCidr: settings.serviceCidr } : {}),
-    },
-    clock,
-  });
-
-/**
  * The lifecycle function never launches (its controller lists and deletes instances), so it is built without launch
- * templates; with nothing referencing them, the SSM and IAM clients stay out of its bundle
- * (docs/architecture.md#lambda-bundles). A launch through it is a bug and fails.
+ * templates. The launching functions get `ec2LaunchTemplates` from `launch-wiring.ts`, which this module does not
+ * import: the lifecycle bundle then holds neither the SSM and IAM clients nor the user-data code with `yaml` and
+ * `smol-toml` (docs/architecture.md#lambda-bundles). A launch through it is a bug and fails.
  */
 export const noLaunchTemplates: LaunchTemplatesFor = () => ({
   resolve: () => Promise.reject(new Error('the lifecycle function does not launch instances')),
@@ -185,7 +162,7 @@ export const noLaunchTemplates: LaunchTemplatesFor = () => ({
  * Builds the shared adapters from checked settings. Creates clients only (no network call).
  * @param settings from {@link controllerSettingsFromEnv}
  * @param service the Powertools service name of the logs, e.g. `skiff-provisioner`
- * @param launchTemplates {@link ec2LaunchTemplates}, or {@link noLaunchTemplates} for a function that never launches
+ * @param launchTemplates `ec2LaunchTemplates` (`launch-wiring.ts`), or {@link noLaunchTemplates} for a function that never launches
  */
 export function controllerAdapters(settings: ControllerSettings, service: string, launchTemplates: LaunchTemplatesFor): ControllerAdapters {
   const { cluster: clusterName, region, tableName } = settings;
@@ -278,11 +255,12 @@ export interface ProvisionerDeps {
 
 /**
  * The provisioner's dependencies from `env`.
+ * @param launchTemplates where launches get their launch templates: `ec2LaunchTemplates` (`launch-wiring.ts`)
  * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
- * @example export const handler = createHandler(provisionerDepsFromEnv(process.env));
+ * @example export const handler = createHandler(provisionerDepsFromEnv(process.env, ec2LaunchTemplates));
  */
-export function provisionerDepsFromEnv(env: Env): ProvisionerDeps {
-  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-provisioner', ec2LaunchTemplates);
+export function provisionerDepsFromEnv(env: Env, launchTemplates: LaunchTemplatesFor): ProvisionerDeps {
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-provisioner', launchTemplates);
   const deps = provisionDeps(a);
   const lifecycle = lifecycleDeps(a, false);
   const lease: PeriodicLease = { leases: a.leases, clock: a.clock };
@@ -344,10 +322,11 @@ export interface DisruptionDeps {
  * The disruption Lambda's dependencies from `env`, with the `disruption` lease and, when
  * `SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL` is set, follow-up passes on that FIFO queue (`SqsFollowUpPasses` on the wall
  * clock, the queue's delay the port's 20 s as the stack sets it); without it passes run on the schedule only.
+ * @param launchTemplates where replacements get their launch templates: `ec2LaunchTemplates` (`launch-wiring.ts`)
  * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}; also when the follow-up queue URL is not a FIFO queue's
  */
-export function disruptionDepsFromEnv(env: Env): DisruptionDeps {
-  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption', ec2LaunchTemplates);
+export function disruptionDepsFromEnv(env: Env, launchTemplates: LaunchTemplatesFor): DisruptionDeps {
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption', launchTemplates);
   const deps = disruptionDeps(a);
   const queueUrl = a.settings.disruptionFollowUpQueueUrl;
   return {
@@ -371,10 +350,11 @@ export interface InterruptionDeps {
 /**
  * The interruption Lambda's dependencies from `env`: the interruption controller with the disruption controller's
  * ports, plus a provisioning pass after each drain (as the simulation wires it).
+ * @param launchTemplates where the pass's launches get their launch templates: `ec2LaunchTemplates` (`launch-wiring.ts`)
  * @throws {ConfigurationError} see {@link controllerSettingsFromEnv}
  */
-export function interruptionDepsFromEnv(env: Env): InterruptionDeps {
-  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-interruption', ec2LaunchTemplates);
+export function interruptionDepsFromEnv(env: Env, launchTemplates: LaunchTemplatesFor): InterruptionDeps {
+  const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-interruption', launchTemplates);
   const pass = provisionDeps(a);
   const deps = { ...disruptionDeps(a), provision: () => provision(pass) };
   return { handle: (message) => handleInterruption(deps, message), log: a.log, metrics: a.metrics, ...(a.decisions ? { decisions: a.decisions } : {}) };

@@ -31,7 +31,7 @@ describe('Lambda bundling options', () => {
     expect([...fns.keys()].map((p) => p.split('/')[1]).sort()).toEqual(['Disruption', 'Interruption', 'Lifecycle', 'Provisioner', 'Webhook']);
   });
 
-  it('bundles each as a minified ESM file for Node.js 22, AWS SDK included, by the local esbuild, without a source map', () => {
+  it('bundles each as a minified ESM file for Node.js 22, AWS SDK included, whatwg-url aliased to Node\'s URL, by the local esbuild, without a source map', () => {
     for (const [path, fn] of fns) {
       expect({ path, ...fn.bundling }).toEqual({
         path,
@@ -43,6 +43,8 @@ describe('Lambda bundling options', () => {
         sourceMap: false,
         banner: expect.stringContaining('createRequire'),
         externalModules: [],
+        // node-fetch's fallback URL for Node before 10 (infra/constructs/whatwg-url-native.ts).
+        esbuildArgs: { '--alias:whatwg-url': expect.stringMatching(/infra\/constructs\/whatwg-url-native\.ts$/) },
         forceDockerBundling: false,
       });
       expect(environmentOf(stack, fn)).not.toHaveProperty('NODE_OPTIONS');
@@ -64,18 +66,24 @@ describe('the deployed asset (real bundling)', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
-  /** Synthesizes one webhook-entry SkiffFunction with bundling and returns the files of its asset. */
-  function assetFiles(sourceMaps: boolean | undefined): string[] {
+  /** Synthesizes one SkiffFunction (the webhook's entry unless told) with bundling and returns its asset folder. */
+  function assetDir(sourceMaps: boolean | undefined, entry = 'functions/webhook/handler.ts'): string {
     const outdir = mkdtempSync(join(tmpdir(), 'skiff-bundling-'));
     dirs.push(outdir);
     const app = new App({ outdir });
     const stack = new Stack(app, 'Bundled', { env: { region: 'us-west-2', account: '111122223333' } });
-    new SkiffFunction(stack, 'Fn', { entry: 'functions/webhook/handler.ts', description: 'bundling test', ...(sourceMaps !== undefined ? { sourceMaps } : {}) });
+    new SkiffFunction(stack, 'Fn', { entry, description: 'bundling test', ...(sourceMaps !== undefined ? { sourceMaps } : {}) });
     app.synth();
     const assets = readdirSync(outdir).filter((f) => f.startsWith('asset.'));
     expect(assets).toHaveLength(1);
     const dir = join(outdir, assets[0]!);
     expect(existsSync(join(dir, 'index.mjs'))).toBe(true);
+    return dir;
+  }
+
+  /** The files of the webhook-entry asset, after checking the bundle names a source map only when asked. */
+  function assetFiles(sourceMaps: boolean | undefined): string[] {
+    const dir = assetDir(sourceMaps);
     expect(readFileSync(join(dir, 'index.mjs'), 'utf8').includes('sourceMappingURL')).toBe(sourceMaps === true);
     return readdirSync(dir).sort();
   }
@@ -86,5 +94,12 @@ describe('the deployed asset (real bundling)', () => {
 
   it('holds the source map beside the bundle when asked', { timeout: 60_000 }, () => {
     expect(assetFiles(true)).toEqual(['index.mjs', 'index.mjs.map']);
+  });
+
+  it("replaces whatwg-url in a controller's bundle: tr46's mapping table is not in it, node-fetch's URL is Node's", { timeout: 120_000 }, () => {
+    const bundle = readFileSync(join(assetDir(undefined, 'functions/provisioner/index.ts'), 'index.mjs'), 'utf8');
+    // A status string of tr46's mapping table (lib/mappingTable.json), present many times when the table is bundled.
+    expect(bundle).not.toContain('disallowed_STD3_valid');
+    expect(bundle).toContain('globalThis.URL');
   });
 });

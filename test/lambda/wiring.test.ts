@@ -11,7 +11,14 @@ import type { MetricDataPoint } from '../../shared/core/metrics.js';
 import { publishDecisions } from '../../shared/lambda/decisions.js';
 import type { Log } from '../../shared/lambda/log.js';
 import { ConfigurationError, CONTROLLER_ENV, REQUIRED_CONTROLLER_ENV, requireEnvAll } from '../../shared/lambda/env.js';
-import { controllerSettingsFromEnv, disruptionDepsFromEnv, interruptionDepsFromEnv, lifecycleDepsFromEnv, provisionerDepsFromEnv } from '../../shared/lambda/wiring.js';
+import { ec2LaunchTemplates } from '../../shared/lambda/launch-wiring.js';
+import * as wiring from '../../shared/lambda/wiring.js';
+import { controllerSettingsFromEnv, lifecycleDepsFromEnv } from '../../shared/lambda/wiring.js';
+
+// The launching functions' builders as their index.ts binds them (launch templates from launch-wiring.ts).
+const provisionerDepsFromEnv = (env: wiring.Env) => wiring.provisionerDepsFromEnv(env, ec2LaunchTemplates);
+const disruptionDepsFromEnv = (env: wiring.Env) => wiring.disruptionDepsFromEnv(env, ec2LaunchTemplates);
+const interruptionDepsFromEnv = (env: wiring.Env) => wiring.interruptionDepsFromEnv(env, ec2LaunchTemplates);
 
 const ENV = {
   [CONTROLLER_ENV.cluster]: 'prod',

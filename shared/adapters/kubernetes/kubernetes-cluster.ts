@@ -1,6 +1,8 @@
 /**
- * The real Kubernetes API behind the Cluster port, on `@kubernetes/client-node` 1.4.0. Its contract is the
- * simulated cluster's (`shared/sim/simulated-cluster.ts`); errors leave translated (`kubernetes-errors.ts`).
+ * The real Kubernetes API behind the Cluster port, on `@kubernetes/client-node` 1.4.0: its `KubeConfig`, transport
+ * and errors, with each request named by path (`kubernetes-requests.ts`, which says why not its generated API
+ * classes). Its contract is the simulated cluster's (`shared/sim/simulated-cluster.ts`); errors leave translated
+ * (`kubernetes-errors.ts`).
  *
  * ## Connection
  * A `KubeConfig` built in memory from the cluster endpoint, its CA (base64 PEM, as EKS `DescribeCluster` returns
@@ -17,9 +19,7 @@
  * ## Writes
  * - `patchNode`: a JSON merge patch (`application/merge-patch+json`, RFC 7386): `metadata.labels` and
  *   `metadata.annotations` merge with `null` deleting a key; `spec.taints` is a list, so a merge patch replaces it
- *   whole. client-node 1.x sends the first media type the OpenAPI spec lists (`application/json-patch+json`) unless
- *   told otherwise, so every patch passes `setHeaderOptions('Content-Type', …)` (a request middleware) as its call
- *   options.
+ *   whole. Every patch names its media type (`kubernetes-requests.ts` `MEDIA_TYPE`).
  * - `forceDeletePod`: `DELETE …/pods/{name}?gracePeriodSeconds=n` (n ≥ 1), for a drain whose terminationGracePeriod
  *   is running out; 404 is a value.
  * - `evictPod`: `POST …/pods/{name}/eviction` with a `policy/v1` Eviction; 429 (a PDB forbids it now) and 404 are
@@ -35,17 +35,11 @@
  *   (The stamp is not part of the applied configuration, so the next apply leaves it alone.)
  */
 import { createHash } from 'node:crypto';
-import {
-  AppsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  PolicyV1Api,
-  setHeaderOptions,
-  type CoreV1Event,
-  type User,
-} from '@kubernetes/client-node';
+// client-node's modules, not its index: the index re-exports attach/exec/port-forward (ws), cp (tar-fs), informers,
+// metrics and YAML helpers, whose modules have top-level effects a bundler keeps (docs/architecture.md#lambda-bundles).
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import type { User } from '@kubernetes/client-node/dist/config_types.js';
+import type { CoreV1Event } from '@kubernetes/client-node/dist/gen/models/CoreV1Event.js';
 import { ec2NodeClassSchema, type EC2NodeClass } from '../../core/api/ec2nodeclass.js';
 import type { NodeClaim } from '../../core/api/nodeclaim.js';
 import { nodePoolSchema, type NodePool } from '../../core/api/nodepool.js';
@@ -57,6 +51,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodeClaimMirrorRef, NodeClaimOwner, NodePatch, PodEventTimes } from '../../ports/cluster.js';
 import { httpStatusOf, kubernetesError } from './kubernetes-errors.js';
 import { parseApiObject, podEventTime, toClusterNode, toClusterPod, type ParseOutcome, type WireObject } from './kubernetes-objects.js';
+import { apiPath, kubernetesRequests, MEDIA_TYPE, type KubernetesRequest, type KubernetesRequests } from './kubernetes-requests.js';
 import { NODECLAIM_RESOURCE, NODECLAIM_STATE_ANNOTATION, nodeClaimMirror } from './nodeclaim-mirror.js';
 
 /** Items per list page (`limit`). 500 is client-go's pager default (`k8s.io/client-go/tools/pager` `defaultPageSize`). */
@@ -110,10 +105,10 @@ export interface KubernetesClusterOptions {
   readonly allowInsecureHttp?: boolean;
 }
 
-/** A page of a list response, typed (`_continue`) or unstructured (`continue`). */
+/** A page of a list response. */
 interface ListPage {
   readonly items?: readonly unknown[];
-  readonly metadata?: { readonly _continue?: string; readonly continue?: string };
+  readonly metadata?: { readonly continue?: string };
 }
 
 const consoleLog: KubernetesLog = { warn: (message, attributes) => console.warn(message, attributes ?? {}) };
@@ -127,10 +122,7 @@ const consoleLog: KubernetesLog = { warn: (message, attributes) => console.warn(
  * const pools = await cluster.listNodePools();
  */
 export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, DaemonSet> {
-  readonly #core: CoreV1Api;
-  readonly #apps: AppsV1Api;
-  readonly #policy: PolicyV1Api;
-  readonly #custom: CustomObjectsApi;
+  readonly #api: KubernetesRequests;
   readonly #clock: Clock;
   readonly #log: KubernetesLog;
   readonly #pageSize: number;
@@ -152,10 +144,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
       },
     };
     kc.addAuthenticator(authenticator);
-    this.#core = kc.makeApiClient(CoreV1Api);
-    this.#apps = kc.makeApiClient(AppsV1Api);
-    this.#policy = kc.makeApiClient(PolicyV1Api);
-    this.#custom = kc.makeApiClient(CustomObjectsApi);
+    this.#api = kubernetesRequests(kc);
     this.#clock = options.clock;
     this.#log = options.log ?? consoleLog;
     this.#pageSize = options.pageSize ?? PAGE_SIZE;
@@ -168,7 +157,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws {ThrottledError} on 429 or 5xx (retry later) · {@link KubernetesApiError} on 401/403 and others
    */
   async listNodePools(): Promise<NodePool[]> {
-    const items = await this.#listCustom('karpenter.sh', 'v1', 'nodepools', 'NodePools');
+    const items = await this.#list('NodePools', apiPath('apis', 'karpenter.sh', 'v1', 'nodepools'));
     return this.#parseAll(items, (i) => parseApiObject(nodePoolSchema, { apiVersion: 'karpenter.sh/v1', kind: 'NodePool' }, i));
   }
 
@@ -177,7 +166,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listNodeClasses(): Promise<EC2NodeClass[]> {
-    const items = await this.#listCustom('karpenter.k8s.aws', 'v1', 'ec2nodeclasses', 'EC2NodeClasses');
+    const items = await this.#list('EC2NodeClasses', apiPath('apis', 'karpenter.k8s.aws', 'v1', 'ec2nodeclasses'));
     return this.#parseAll(items, (i) => parseApiObject(ec2NodeClassSchema, { apiVersion: 'karpenter.k8s.aws/v1', kind: 'EC2NodeClass' }, i));
   }
 
@@ -186,8 +175,8 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listDaemonSets(): Promise<DaemonSet[]> {
-    const items = await this.#listAll('DaemonSets', (cont) => this.#apps.listDaemonSetForAllNamespaces({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }));
-    return this.#parseAll(items.map(toWire), (i) => parseApiObject(daemonSetSchema, { apiVersion: 'apps/v1', kind: 'DaemonSet' }, i));
+    const items = await this.#list('DaemonSets', apiPath('apis', 'apps', 'v1', 'daemonsets'));
+    return this.#parseAll(items, (i) => parseApiObject(daemonSetSchema, { apiVersion: 'apps/v1', kind: 'DaemonSet' }, i));
   }
 
   /**
@@ -196,10 +185,8 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listPods(): Promise<ClusterPod[]> {
-    const items = await this.#listAll('Pods', (cont) =>
-      this.#core.listPodForAllNamespaces({ limit: this.#pageSize, fieldSelector: NON_TERMINAL_POD_SELECTOR, ...(cont ? { _continue: cont } : {}) }),
-    );
-    return this.#parseAll(items.map(toWire), toClusterPod);
+    const items = await this.#list('Pods', apiPath('api', 'v1', 'pods'), NON_TERMINAL_POD_SELECTOR);
+    return this.#parseAll(items, toClusterPod);
   }
 
   /**
@@ -209,9 +196,9 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async lastPodEventTimes(): Promise<PodEventTimes> {
-    const items = await this.#listAll('Pods', (cont) => this.#core.listPodForAllNamespaces({ limit: this.#pageSize, fieldSelector: BOUND_POD_SELECTOR, ...(cont ? { _continue: cont } : {}) }));
+    const items = await this.#list('Pods', apiPath('api', 'v1', 'pods'), BOUND_POD_SELECTOR);
     const byNode = new Map<string, number>();
-    for (const item of items.map(toWire)) {
+    for (const item of items) {
       const event = podEventTime(item);
       if (event && event.at > (byNode.get(event.node) ?? 0)) byNode.set(event.node, event.at);
     }
@@ -224,8 +211,8 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listNodes(): Promise<ClusterNode[]> {
-    const items = await this.#listAll('Nodes', (cont) => this.#core.listNode({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }));
-    return this.#parseAll(items.map(toWire), toClusterNode);
+    const items = await this.#list('Nodes', apiPath('api', 'v1', 'nodes'));
+    return this.#parseAll(items, toClusterNode);
   }
 
   /**
@@ -234,10 +221,8 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    * @throws as {@link KubernetesCluster.listNodePools}
    */
   async listPodDisruptionBudgets(): Promise<PodDisruptionBudget[]> {
-    const items = await this.#listAll('PodDisruptionBudgets', (cont) =>
-      this.#policy.listPodDisruptionBudgetForAllNamespaces({ limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }),
-    );
-    return this.#parseAll(items.map(toWire), (i) => parseApiObject(pdbSchema, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }, i));
+    const items = await this.#list('PodDisruptionBudgets', apiPath('apis', 'policy', 'v1', 'poddisruptionbudgets'));
+    return this.#parseAll(items, (i) => parseApiObject(pdbSchema, { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget' }, i));
   }
 
   // ---- writes --------------------------------------------------------------------------------------------------
@@ -260,7 +245,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
       ...(patch.taints !== undefined ? { spec: { taints: patch.taints.map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })) } } : {}),
     };
     try {
-      await this.#core.patchNode({ name, body, fieldManager: FIELD_MANAGER }, mergePatch());
+      await this.#api.send(mergePatch(apiPath('api', 'v1', 'nodes', name), body, { fieldManager: FIELD_MANAGER }));
     } catch (e) {
       throw kubernetesError(e, `PATCH Node ${name}`, `Node/${name}`);
     }
@@ -272,7 +257,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    */
   async deleteNode(name: string): Promise<void> {
     try {
-      await this.#core.deleteNode({ name });
+      await this.#api.send({ method: 'DELETE', path: apiPath('api', 'v1', 'nodes', name) });
     } catch (e) {
       if (httpStatusOf(e) === 404) return;
       throw kubernetesError(e, `DELETE Node ${name}`, `Node/${name}`);
@@ -288,7 +273,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
     const body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name, namespace } };
     try {
-      await this.#core.createNamespacedPodEviction({ name, namespace, body });
+      await this.#api.send({ method: 'POST', path: apiPath('api', 'v1', 'namespaces', namespace, 'pods', name, 'eviction'), body });
       return 'evicted';
     } catch (e) {
       const status = httpStatusOf(e);
@@ -306,7 +291,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    */
   async forceDeletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
     try {
-      await this.#core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) });
+      await this.#api.send({ method: 'DELETE', path: apiPath('api', 'v1', 'namespaces', namespace, 'pods', name), query: { gracePeriodSeconds: Math.max(1, Math.floor(gracePeriodSeconds)) } });
       return 'deleted';
     } catch (e) {
       if (httpStatusOf(e) === 404) return 'gone';
@@ -360,7 +345,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     };
     const what = `Event ${namespace}/${name}`;
     try {
-      await this.#core.createNamespacedEvent({ namespace, body });
+      await this.#api.send({ method: 'POST', path: apiPath('api', 'v1', 'namespaces', namespace, 'events'), body });
       return;
     } catch (e) {
       const error = kubernetesError(e, `POST ${what}`, `Event/${namespace}/${name}`);
@@ -368,9 +353,10 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        const existing = await this.#core.readNamespacedEvent({ name, namespace });
+        const path = apiPath('api', 'v1', 'namespaces', namespace, 'events', name);
+        const existing = await this.#api.send<CoreV1Event>({ method: 'GET', path });
         const bump = { metadata: { resourceVersion: existing.metadata.resourceVersion }, count: (existing.count ?? 1) + 1, lastTimestamp: now.toISOString() };
-        await this.#core.patchNamespacedEvent({ name, namespace, body: bump }, mergePatch());
+        await this.#api.send(mergePatch(path, bump));
         return;
       } catch (e) {
         const error = kubernetesError(e, `bump ${what}`, `Event/${namespace}/${name}`);
@@ -383,7 +369,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
 
   async #createEventOnce(namespace: string, body: CoreV1Event, what: string): Promise<void> {
     try {
-      await this.#core.createNamespacedEvent({ namespace, body });
+      await this.#api.send({ method: 'POST', path: apiPath('api', 'v1', 'namespaces', namespace, 'events'), body });
     } catch (e) {
       throw kubernetesError(e, `POST ${what}`, `Event/${namespace}/${body.metadata.name ?? ''}`);
     }
@@ -400,21 +386,22 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
     if (claim.state === 'Deleted') return this.deleteNodeClaimMirror(claim.name);
     const mirror = nodeClaimMirror(claim, owner?.nodePoolUid);
     const key = `NodeClaim/${claim.name}`;
-    const target = { ...NODECLAIM_RESOURCE, name: claim.name, fieldManager: FIELD_MANAGER, force: true };
+    const path = nodeClaimPath(claim.name);
+    const apply = { fieldManager: FIELD_MANAGER, force: true };
     try {
-      await this.#custom.patchClusterCustomObject({ ...target, body: mirror.object }, applyPatch());
+      await this.#api.send({ method: 'PATCH', path, query: apply, body: mirror.object, contentType: MEDIA_TYPE.applyPatch });
     } catch (e) {
       throw kubernetesError(e, `apply ${key}`, key);
     }
     try {
       const status = { apiVersion: mirror.object.apiVersion, kind: mirror.object.kind, metadata: { name: claim.name }, status: mirror.status };
-      await this.#custom.patchClusterCustomObjectStatus({ ...target, body: status }, applyPatch());
+      await this.#api.send({ method: 'PATCH', path: `${path}/status`, query: apply, body: status, contentType: MEDIA_TYPE.applyPatch });
     } catch (e) {
       throw kubernetesError(e, `apply ${key} status`, key);
     }
     try {
       const stamp = { metadata: { annotations: { [NODECLAIM_VERSION_ANNOTATION]: String(claim.version) } } };
-      await this.#custom.patchClusterCustomObject({ ...NODECLAIM_RESOURCE, name: claim.name, fieldManager: FIELD_MANAGER, body: stamp }, mergePatch());
+      await this.#api.send(mergePatch(path, stamp, { fieldManager: FIELD_MANAGER }));
     } catch (e) {
       throw kubernetesError(e, `stamp ${key} version`, key);
     }
@@ -429,7 +416,7 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    *   {KubernetesApiError} on other 4xx
    */
   async listNodeClaimMirrors(): Promise<NodeClaimMirrorRef[]> {
-    const items = await this.#listCustom(NODECLAIM_RESOURCE.group, NODECLAIM_RESOURCE.version, NODECLAIM_RESOURCE.plural, 'NodeClaims');
+    const items = await this.#list('NodeClaims', apiPath('apis', NODECLAIM_RESOURCE.group, NODECLAIM_RESOURCE.version, NODECLAIM_RESOURCE.plural));
     const out: NodeClaimMirrorRef[] = [];
     for (const item of items) {
       const metadata = item['metadata'] as { name?: unknown; annotations?: Record<string, unknown>; deletionTimestamp?: unknown } | undefined;
@@ -450,13 +437,14 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
    */
   async deleteNodeClaimMirror(name: string): Promise<void> {
     try {
-      const current = (await this.#custom.getClusterCustomObject({ ...NODECLAIM_RESOURCE, name })) as { metadata?: { finalizers?: readonly string[] } };
+      const path = nodeClaimPath(name);
+      const current = await this.#api.send<{ metadata?: { finalizers?: readonly string[] } }>({ method: 'GET', path });
       const finalizers = current.metadata?.finalizers ?? [];
       if (finalizers.includes(TERMINATION_FINALIZER)) {
         const body = { metadata: { finalizers: finalizers.filter((f) => f !== TERMINATION_FINALIZER) } };
-        await this.#custom.patchClusterCustomObject({ ...NODECLAIM_RESOURCE, name, fieldManager: FIELD_MANAGER, body }, mergePatch());
+        await this.#api.send(mergePatch(path, body, { fieldManager: FIELD_MANAGER }));
       }
-      await this.#custom.deleteClusterCustomObject({ ...NODECLAIM_RESOURCE, name });
+      await this.#api.send({ method: 'DELETE', path });
     } catch (e) {
       if (httpStatusOf(e) === 404) return;
       throw kubernetesError(e, `DELETE NodeClaim ${name}`, `NodeClaim/${name}`);
@@ -465,27 +453,20 @@ export class KubernetesCluster implements Cluster<NodePool, EC2NodeClass, Daemon
 
   // ---- helpers -------------------------------------------------------------------------------------------------
 
-  /** A cluster-scoped custom resource list, paginated; items as the API server sent them. */
-  async #listCustom(group: string, version: string, plural: string, what: string): Promise<WireObject[]> {
-    const items = await this.#listAll(what, (cont) =>
-      this.#custom.listClusterCustomObject({ group, version, plural, limit: this.#pageSize, ...(cont ? { _continue: cont } : {}) }) as Promise<ListPage>,
-    );
-    return items.filter((i): i is WireObject => typeof i === 'object' && i !== null);
-  }
-
   /**
-   * Follows `continue` tokens until the list is complete. A `410 Expired` on a continued page (the token outlived
-   * etcd's compaction window) restarts the list from the beginning, once.
+   * Every item of a list (`GET path?limit=…&fieldSelector=…`), following `continue` tokens until the list is
+   * complete; items as the API server sent them (objects only). A `410 Expired` on a continued page (the token
+   * outlived etcd's compaction window) restarts the list from the beginning, once.
    */
-  async #listAll(what: string, page: (cont: string | undefined) => Promise<ListPage>): Promise<unknown[]> {
+  async #list(what: string, path: string, fieldSelector?: string): Promise<WireObject[]> {
     for (let restart = 0; ; restart++) {
-      const out: unknown[] = [];
+      const out: WireObject[] = [];
       let cont: string | undefined;
       try {
         do {
-          const result = await page(cont);
-          out.push(...(result.items ?? []));
-          cont = result.metadata?._continue ?? result.metadata?.continue ?? undefined;
+          const result = await this.#api.send<ListPage>({ method: 'GET', path, query: { limit: this.#pageSize, fieldSelector, continue: cont } });
+          for (const item of result.items ?? []) if (typeof item === 'object' && item !== null) out.push(item as WireObject);
+          cont = result.metadata?.continue;
           if (cont === '') cont = undefined;
         } while (cont !== undefined);
         return out;
@@ -522,22 +503,12 @@ const EVENT_API_VERSIONS: Readonly<Record<string, string>> = {
   PodDisruptionBudget: 'policy/v1',
 };
 
-/** Call options sending a JSON merge patch (client-node defaults to JSON Patch otherwise). */
-function mergePatch() {
-  return setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+/** A JSON merge patch of the object at `path`. */
+function mergePatch(path: string, body: unknown, query?: KubernetesRequest['query']): KubernetesRequest {
+  return { method: 'PATCH', path, body, contentType: MEDIA_TYPE.mergePatch, ...(query ? { query } : {}) };
 }
 
-/** Call options sending a server-side apply patch (the body is JSON, which is YAML). */
-function applyPatch() {
-  return setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-}
-
-/**
- * A typed client-node model back in wire form. client-node 1.x deserialises responses into model classes (dates
- * become `Date`s, unknown fields are dropped); JSON round-tripping gives the API's JSON again (dates as RFC 3339
- * with milliseconds), which is what the zod schemas read. The models of the kinds listed here (Pod, Node,
- * DaemonSet, PodDisruptionBudget) use the wire field names throughout.
- */
-function toWire(model: unknown): WireObject {
-  return JSON.parse(JSON.stringify(model)) as WireObject;
+/** The path of the cluster-scoped NodeClaim `name`. */
+function nodeClaimPath(name: string): string {
+  return apiPath('apis', NODECLAIM_RESOURCE.group, NODECLAIM_RESOURCE.version, NODECLAIM_RESOURCE.plural, name);
 }

@@ -10,7 +10,7 @@
  */
 import type { z } from 'zod';
 import type { Taint } from '../../core/api/kubernetes.js';
-import { formatPath, manifestErrorMap, zodIssuesToPathIssues } from '../../core/api/manifest.js';
+import { formatPath, manifestErrorMap, zodIssuesToPathIssues } from '../../core/api/field-issues.js';
 import { taintSchema } from '../../core/api/object-meta.js';
 import { podSchema } from '../../core/api/pod.js';
 import { parseResourceList } from '../../core/resources/resource-list.js';

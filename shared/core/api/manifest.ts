@@ -16,6 +16,10 @@ import { pdbSchema } from './pdb.js';
 import { podSchema } from './pod.js';
 import { daemonSetSchema, deploymentSchema, jobSchema, statefulSetSchema } from './workloads.js';
 import { distance } from 'fastest-levenshtein';
+import { formatPath, manifestErrorMap, zodIssuesToPathIssues, type PathIssue } from './field-issues.js';
+
+// The field-issue formatting lives in field-issues.ts (the Kubernetes adapter uses it without this module's YAML).
+export { formatPath, manifestErrorMap, unknownFieldMessage, zodIssuesToPathIssues, type PathIssue } from './field-issues.js';
 
 /** Every kind `parseManifests` understands, with its apiVersion and schema. */
 export const MANIFEST_KINDS = {
@@ -70,86 +74,11 @@ export type Manifest = { [K in ManifestKind]: ManifestOf<K> }[ManifestKind];
 /** A manifest without its source (as validated from a plain object, e.g. a scenario's `apply` event). */
 export type ManifestBody = { [K in ManifestKind]: Omit<ManifestOf<K>, 'source'> }[ManifestKind];
 
-/** A problem at a field path inside one object (no file or line yet). */
-export interface PathIssue {
-  readonly path: readonly PropertyKey[];
-  readonly message: string;
-  /** Point at the key rather than the value (an unknown field). */
-  readonly atKey?: boolean;
-}
-
 /** Options of {@link validateManifestObject}. */
 export interface ValidateManifestOptions {
   /** Further `Kind (apiVersion)` names to list as supported in an unknown-kind message (e.g. a Scenario). */
   readonly alsoSupported?: readonly string[];
 }
-
-/**
- * Formats a field path as `spec.template.spec.requirements[0].operator`; keys that are not plain identifiers are
- * quoted in brackets (`metadata.labels["karpenter.sh/discovery"]`).
- * @example formatPath(['spec', 'budgets', 0, 'nodes']) // 'spec.budgets[0].nodes'
- */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const seg of path) {
-    if (typeof seg === 'number') out += `[${seg}]`;
-    else {
-      const key = String(seg);
-      if (/^[A-Za-z_$][\w$-]*$/.test(key)) out += out === '' ? key : `.${key}`;
-      else out += `[${JSON.stringify(key)}]`;
-    }
-  }
-  return out;
-}
-
-/**
- * The message for an unknown field, with a suggestion when a known field is close
- * (`unknown field "consolidatonPolicy" (did you mean "consolidationPolicy"?)`).
- * @param key the unknown field
- * @param known the fields the object accepts
- */
-export function unknownFieldMessage(key: string, known: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const k of known) {
-    const d = distance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  const close = best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3));
-  return `unknown field ${JSON.stringify(key)}${close ? ` (did you mean ${JSON.stringify(best)}?)` : ''}`;
-}
-
-/** Separator the error map uses to keep one message per unknown key inside a single zod issue. */
-const KEY_MESSAGE_SEPARATOR = '\u0000';
-
-/** Known keys of the object schema that raised an `unrecognized_keys` issue (zod keeps it as `inst`). */
-function knownKeysOf(inst: unknown): string[] {
-  const shape = (inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
-  return shape ? Object.keys(shape) : [];
-}
-
-/**
- * The zod error map used for manifests: "is required" for a missing field, one "unknown field" message per
- * unrecognised key (with a suggestion), and a readable message for a value of the wrong type in a union.
- * Pass it as `schema.safeParse(value, { error: manifestErrorMap })`.
- */
-export const manifestErrorMap: z.core.$ZodErrorMap = (iss) => {
-  if (iss.code === 'invalid_type' && iss.input === undefined) return 'is required';
-  if (iss.code === 'unrecognized_keys') {
-    const known = knownKeysOf(iss.inst);
-    return iss.keys.map((k) => unknownFieldMessage(k, known)).join(KEY_MESSAGE_SEPARATOR);
-  }
-  if (iss.code === 'invalid_union') {
-    const expected = iss.errors.flatMap((branch) => (branch.length === 1 && branch[0]?.code === 'invalid_type' ? [branch[0].expected] : []));
-    if (expected.length === iss.errors.length && expected.length > 0) {
-      return `expected ${[...new Set(expected)].join(' or ')}, received ${describe(iss.input)}`;
-    }
-  }
-  return undefined;
-};
 
 /** A short name of a value's type, as YAML users see it. */
 function describe(value: unknown): string {
@@ -157,26 +86,6 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   return typeof value;
-}
-
-/**
- * Converts zod issues into path issues: one per unknown field (path ending at the field), nested union failures
- * flattened to their most specific branch.
- */
-export function zodIssuesToPathIssues(issues: readonly z.core.$ZodIssue[]): PathIssue[] {
-  const out: PathIssue[] = [];
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      const messages = issue.message.split(KEY_MESSAGE_SEPARATOR);
-      issue.keys.forEach((key, i) => {
-        out.push({ path: [...issue.path, key], message: messages.length === issue.keys.length ? (messages[i] ?? '') : `unknown field ${JSON.stringify(key)}`, atKey: true });
-      });
-    } else {
-      const atKey = issue.code === 'custom' && (issue.params as { atKey?: unknown } | undefined)?.atKey === true;
-      out.push({ path: issue.path, message: issue.message, ...(atKey ? { atKey } : {}) });
-    }
-  }
-  return out;
 }
 
 /** Lists the supported kinds for messages: `NodePool (karpenter.sh/v1), …`. */

@@ -40,6 +40,7 @@ import { createHandler as createInterruptionHandler } from '../../../functions/i
 import { createHandler as createLifecycleHandler } from '../../../functions/lifecycle/handler.js';
 import { createHandler as createProvisionerHandler } from '../../../functions/provisioner/handler.js';
 import { createHandler as createWebhookHandler } from '../../../functions/webhook/handler.js';
+import { ec2LaunchTemplates } from '../../../shared/lambda/launch-wiring.js';
 import { disruptionDepsFromEnv, interruptionDepsFromEnv, lifecycleDepsFromEnv, provisionerDepsFromEnv } from '../../../shared/lambda/wiring.js';
 import { webhookDepsFromEnv } from '../../../shared/lambda/webhook-wiring.js';
 import { SAMPLE_CONFIG, logicalId, synth } from '../../infra/stack-fixture.js';
@@ -280,9 +281,9 @@ export async function startComposition(options: CompositionOptions = {}): Promis
   const envOf = (f: FunctionName) => ({ ...deployment.functions[f].env, AWS_REGION: region, AWS_LAMBDA_FUNCTION_NAME: deployment.functions[f].logicalId });
   const factories: Record<FunctionName, () => (event: unknown, context: unknown) => Promise<unknown>> = {
     Webhook: () => createWebhookHandler(webhookDepsFromEnv(envOf('Webhook'))) as never,
-    Provisioner: () => createProvisionerHandler(provisionerDepsFromEnv(envOf('Provisioner'))) as never,
-    Interruption: () => createInterruptionHandler(interruptionDepsFromEnv(envOf('Interruption'))) as never,
-    Disruption: () => createDisruptionHandler(disruptionDepsFromEnv(envOf('Disruption'))) as never,
+    Provisioner: () => createProvisionerHandler(provisionerDepsFromEnv(envOf('Provisioner'), ec2LaunchTemplates)) as never,
+    Interruption: () => createInterruptionHandler(interruptionDepsFromEnv(envOf('Interruption'), ec2LaunchTemplates)) as never,
+    Disruption: () => createDisruptionHandler(disruptionDepsFromEnv(envOf('Disruption'), ec2LaunchTemplates)) as never,
     Lifecycle: () => createLifecycleHandler(lifecycleDepsFromEnv(envOf('Lifecycle'))) as never,
   };
   const serial = new Map<FunctionName, Promise<unknown>>();
