@@ -47,6 +47,7 @@ import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } 
 import { buildResult, type SimulationResult } from './result.js';
 import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
+import { podOwnerOf } from './workload-controllers.js';
 import { SimulatedCluster, nodeNameOf, type SimNode, type SimNodeEvent, type SimPod } from './simulated-cluster.js';
 import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2, type SimInstance } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
@@ -369,6 +370,12 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   for (const o of scenario.limitRanges) cluster.apply({ kind: 'LimitRange', object: o });
   for (const o of scenario.pdbs) cluster.apply({ kind: 'PodDisruptionBudget', object: o });
   await seedNodes(scenario, cluster, ec2, store, ids);
+  // A snapshot's pods of a workload, before the workload: its controller counts them and creates only what is missing.
+  for (const { pod, owner } of scenario.ownedPods ?? []) {
+    const list = owner.kind === 'Deployment' ? scenario.deployments : owner.kind === 'StatefulSet' ? scenario.statefulSets : scenario.jobs;
+    const workload = list.find((w) => w.metadata.name === owner.name && (w.metadata.namespace ?? 'default') === pod.metadata.namespace);
+    if (workload) cluster.adoptPod(pod, podOwnerOf(owner.kind, workload));
+  }
   for (const o of scenario.daemonSets) cluster.apply({ kind: 'DaemonSet', object: o });
   for (const o of scenario.deployments) cluster.apply({ kind: 'Deployment', object: o });
   for (const o of scenario.statefulSets) cluster.apply({ kind: 'StatefulSet', object: o });
@@ -619,7 +626,7 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
     const createdAt = start + n.createdAtSeconds * 1000;
     const nodePool = n.nodePool ? cluster.nodePools.get(n.nodePool) : undefined;
     const nodeClass = nodePool?.spec.template.spec.nodeClassRef.name ?? scenario.nodeClasses[0]?.metadata.name ?? 'default';
-    const claimName = nodePool ? `${nodePool.metadata.name}-${ids()}` : '';
+    const claimName = nodePool ? (n.nodeClaim ?? `${nodePool.metadata.name}-${ids()}`) : '';
     // A managed node that exists at the start is registered and initialized already.
     const managed: Record<string, string> = nodePool ? { [LABEL_NODEPOOL]: nodePool.metadata.name, [LABEL_REGISTERED]: 'true', [LABEL_INITIALIZED]: 'true' } : {};
     const labels = { ...(nodePool?.spec.template.metadata?.labels ?? {}), ...managed, ...n.labels };
@@ -634,6 +641,7 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
       taints,
       tags: nodePool ? { 'karpenter.sh/nodeclaim': claimName, [LABEL_NODEPOOL]: nodePool.metadata.name, 'eks:eks-cluster-name': SIMULATED_CLUSTER_NAME, [TAG_SKIFF_CLUSTER]: SIMULATED_CLUSTER_NAME } : {},
       launchedAt: createdAt,
+      ...(n.allocatable ? { allocatable: n.allocatable } : {}),
     });
     const node = cluster.registerNode(instance, { ready: true, createdAt, name: n.name });
     // A managed node registered already carries its NodePool template's annotations and the termination finalizer

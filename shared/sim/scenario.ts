@@ -106,6 +106,13 @@ export interface ScenarioNode {
   readonly annotations: Readonly<Record<string, string>>;
   /** Creation time as an offset from the start, seconds (≤ 0; e.g. -7200 for `createdAt: -2h`). */
   readonly createdAtSeconds: number;
+  /** The NodeClaim's name, for a managed node of a snapshot (its owner reference); absent: a generated one. */
+  readonly nodeClaim?: string;
+  /**
+   * What the node can hold, canonical units (millicores, MiB, counts): a snapshot Node's `status.allocatable`;
+   * absent: what Skiff computes for the instance type and EC2NodeClass.
+   */
+  readonly allocatable?: Readonly<Record<string, number>>;
 }
 
 /** Fault injection, seeded by `--seed`. Probabilities are 0–1. */
@@ -243,8 +250,8 @@ export interface ScenarioSpec {
 
 /** ISO-8601 date-time with a zone (`Z` or `±hh:mm`). */
 const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
-/** An AWS region name such as `us-west-2` or `ap-southeast-1`. */
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+/** An AWS region name such as `us-west-2` or `ap-southeast-1` (also `--region`). */
+export const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /**
  * An ISO-8601 UTC timestamp (`2026-03-02T08:00:00Z`), output as epoch milliseconds.

@@ -238,6 +238,8 @@ export class SimulatedEc2 implements CloudProvider {
     taints: readonly Taint[];
     tags: Readonly<Record<string, string>>;
     launchedAt: number;
+    /** What the node can hold (a snapshot Node's `status.allocatable`), canonical units; absent: computed for the type. */
+    allocatable?: Readonly<Record<string, number>>;
   }): Promise<SimInstance> {
     const info = this.options.catalog.find((t) => t.name === args.instanceType);
     if (!info) throw new RangeError(`unknown instance type ${args.instanceType}`);
@@ -257,7 +259,7 @@ export class SimulatedEc2 implements CloudProvider {
       labels: { ...amiFamilyLabels(info, query.amiFamily), ...args.labels, [LABEL_ZONE]: args.zone, [LABEL_CAPACITY_TYPE]: args.capacityType },
       taints: args.taints,
       startupTaints: [],
-      allocatable: type?.allocatable ?? {},
+      allocatable: args.allocatable ?? type?.allocatable ?? {},
     };
     this.instances.push(instance);
     if (args.nodeClaim) this.byToken.set(args.nodeClaim, instance);
