@@ -48,6 +48,7 @@ import { buildResult, type SimulationResult } from './result.js';
 import type { InstanceState, ScenarioEvent } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
 import { podOwnerOf } from './workload-controllers.js';
+import { whatIf } from './what-if.js';
 import { SimulatedCluster, nodeNameOf, type SimNode, type SimNodeEvent, type SimPod } from './simulated-cluster.js';
 import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2, type SimInstance } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
@@ -382,6 +383,8 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   for (const o of scenario.jobs) cluster.apply({ kind: 'Job', object: o });
   for (const o of scenario.pods) cluster.apply({ kind: 'Pod', object: o });
 
+  // Pods live and unbound when the run starts (a snapshot's Pending pods, replicas its workloads still miss).
+  const pendingAtStart = spec.nodes.length > 0 ? [...cluster.pods.values()].filter((p) => !p.nodeName && p.phase === 'Pending').map((p) => `${p.namespace}/${p.name}`) : [];
   const world: EventWorld = { cluster, ec2, clock, region: spec.region, sendInterruption };
   for (const event of spec.events) clock.at(spec.startMs + event.atSeconds * 1000, `scenario ${event.type}`, () => applyEvent(event, world));
 
@@ -409,7 +412,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const claims = await store.list();
   deps.onEnd?.({ nodes: await cluster.listNodes(), nodeClaims: claims });
   observer.finish(ec2.instances, claims, new Map(cluster.nodeHistory.filter((n) => n.readyAt !== undefined).map((n) => [n.instanceId, n.readyAt!])));
-  return buildResult({
+  const result = buildResult({
     scenario: scenario.name,
     startMs: spec.startMs,
     endMs,
@@ -425,6 +428,9 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     instances: ec2.instances,
     violations: observer.counts,
   });
+  // A run that starts with nodes (a snapshot) opens with the answer in money.
+  if (spec.nodes.length === 0) return result;
+  return { ...result, whatIf: whatIf(result, { instances: ec2.instances, nodePools: scenario.nodePools, pendingAtStart }) };
 }
 
 /**

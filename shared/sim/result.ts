@@ -92,7 +92,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
       createdAt: iso(n.createdAt),
       deletedAt: isoOrNull(n.deletedAt),
     })),
-    launchAttempts: input.launchAttempts.map((a) => ({ ...a, at: iso(a.at), capacityTypes: [...a.capacityTypes], zones: [...a.zones] })),
+    launchAttempts: input.launchAttempts.map((a) => ({ ...a, at: iso(a.at), capacityTypes: [...a.capacityTypes], instanceTypeNames: [...a.instanceTypeNames], zones: [...a.zones] })),
     pods: input.pods.map((p) => {
       const node = p.nodeName ? nodeByName.get(p.nodeName) : undefined;
       return {

@@ -79,6 +79,8 @@ export interface LaunchAttempt {
   readonly capacityTypes: readonly CapacityType[];
   /** Distinct instance types in the request. */
   readonly instanceTypes: number;
+  /** Those instance types, sorted. */
+  readonly instanceTypeNames: readonly string[];
   readonly zones: readonly string[];
   /** `ok` or the EC2 error code. */
   readonly result: string;
@@ -177,7 +179,8 @@ export class SimulatedEc2 implements CloudProvider {
     const existing = this.byToken.get(request.nodeClaim);
     if (existing) return this.describe(existing, []);
     const zones = [...new Set(request.overrides.map((o) => o.zone))].sort();
-    const attempt = { at: now, nodeClaim: request.nodeClaim, capacityTypes: [request.capacityType], instanceTypes: new Set(request.overrides.map((o) => o.instanceType)).size, zones };
+    const typeNames = [...new Set(request.overrides.map((o) => o.instanceType))].sort();
+    const attempt = { at: now, nodeClaim: request.nodeClaim, capacityTypes: [request.capacityType], instanceTypes: typeNames.length, instanceTypeNames: typeNames, zones };
     const failedOfferings: OfferingKey[] = [];
     let failureCode = 'InsufficientInstanceCapacity';
     const usable = request.overrides.filter((o) => {
