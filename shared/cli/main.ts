@@ -21,11 +21,12 @@ import { parseDuration } from '../core/api/duration.js';
 import { MAX_DURATION_SECONDS, REGION, isoTimestampSchema } from '../sim/scenario.js';
 import type { ScenarioOverrides } from '../sim/scenario-loader.js';
 
-/** `--start`, `--duration` and `--region` as commander hands them over. */
+/** `--start`, `--duration`, `--region` and `--prices` as commander hands them over. */
 interface ScenarioFlags {
   readonly start?: number;
   readonly duration?: number;
   readonly region?: string;
+  readonly prices?: string;
 }
 
 /** Adds the flags that set what a Scenario document would (they override it; a snapshot has none). */
@@ -33,7 +34,8 @@ function scenarioFlags(command: Command): Command {
   return command
     .option('--start <time>', 'virtual clock start, ISO-8601 UTC (e.g. 2026-03-02T08:00:00Z); overrides spec.start', parseStart)
     .option('--duration <duration>', 'how long to simulate, a Go duration (e.g. 2h, 90m); overrides spec.duration', parseDurationFlag)
-    .option('--region <region>', 'AWS region (e.g. eu-west-1); overrides spec.region and a snapshot\'s node labels', parseRegion);
+    .option('--region <region>', 'AWS region (e.g. eu-west-1); overrides spec.region and a snapshot\'s node labels', parseRegion)
+    .option('--prices <file>', 'prices per instance type[/zone], on-demand and spot in USD/h, and offerings EC2 does not have (YAML or JSON: {prices: [{instanceType, zone?, onDemand?, spot?}], unavailable: [{instanceType, zone?, capacityType?}]}); wins over spec.prices');
 }
 
 /** The overrides of the flags given. */
@@ -42,6 +44,7 @@ function overridesOf(flags: ScenarioFlags): ScenarioOverrides | undefined {
     ...(flags.start !== undefined ? { startMs: flags.start } : {}),
     ...(flags.duration !== undefined ? { durationSeconds: flags.duration } : {}),
     ...(flags.region !== undefined ? { region: flags.region } : {}),
+    ...(flags.prices !== undefined ? { pricesFile: flags.prices } : {}),
   };
   return Object.keys(o).length > 0 ? o : undefined;
 }

@@ -44,8 +44,8 @@ import { healthScheduledChange, rebalanceRecommendation, spotInterruptionWarning
 import { FaultInjector, isSimulatedCrash, type CrashAfterSideEffectN, type FaultRecord, type SideEffectRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } from './observer.js';
-import { buildResult, type SimulationResult } from './result.js';
-import type { InstanceState, ScenarioEvent } from './scenario.js';
+import { buildResult, type PricingNote, type SimulationResult } from './result.js';
+import type { InstanceState, ScenarioEvent, ScenarioSpec } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
 import { podOwnerOf } from './workload-controllers.js';
 import { whatIf } from './what-if.js';
@@ -207,6 +207,8 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     },
     vmMemoryOverheadPercent: spec.settings.vmMemoryOverheadPercent,
     spotPrices: spec.spotPrices,
+    ...(spec.prices?.length ? { prices: spec.prices } : {}),
+    ...(spec.unavailableOfferings?.length ? { unavailableOfferings: spec.unavailableOfferings } : {}),
     clusterName: SIMULATED_CLUSTER_NAME,
     onRegister: (instance) => cluster.registerNode(instance),
   });
@@ -427,6 +429,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     launchAttempts: ec2.launchAttempts,
     instances: ec2.instances,
     violations: observer.counts,
+    pricing: pricingNote(spec),
   });
   // A run that starts with nodes (a snapshot) opens with the answer in money.
   if (spec.nodes.length === 0) return result;
@@ -622,6 +625,30 @@ function observedPod(p: { namespace: string; name: string; labels: Readonly<Reco
     phase: p.phase,
     ...(p.nodeName ? { nodeName: p.nodeName } : {}),
     ...(p.scheduledAt !== undefined ? { scheduledAt: p.scheduledAt } : {}),
+  };
+}
+
+/**
+ * Which prices the run simulated, in words (the Result's `pricing`): the catalogue's us-east-1 list prices, prices
+ * given by `spec.prices` or a `--prices` file (how many types, from where), pinned spot prices, simulated spot prices,
+ * and offerings left out.
+ */
+export function pricingNote(spec: ScenarioSpec): PricingNote {
+  const given = spec.prices ?? [];
+  const from = (pick: (p: (typeof given)[number]) => number | undefined): string | undefined => {
+    const bySource = new Map<string, Set<string>>();
+    for (const p of given) if (pick(p) !== undefined) bySource.set(p.source ?? 'spec.prices', (bySource.get(p.source ?? 'spec.prices') ?? new Set()).add(p.instanceType));
+    return bySource.size === 0 ? undefined : [...bySource].map(([source, types]) => `${types.size} instance type${types.size === 1 ? '' : 's'} from ${source}`).join(', ');
+  };
+  const od = from((p) => p.onDemand);
+  const spot = from((p) => p.spot);
+  const list = `us-east-1 on-demand list prices (Linux, shared tenancy), used for ${spec.region}`;
+  const simulated = 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand)';
+  const pinned = spec.spotPrices.length > 0 ? `${spec.spotPrices.length} offering${spec.spotPrices.length === 1 ? '' : 's'} pinned by spec.spotPrices` : undefined;
+  const unavailable = spec.unavailableOfferings?.length ? `; ${spec.unavailableOfferings.length} offering rule${spec.unavailableOfferings.length === 1 ? '' : 's'} marked unavailable` : '';
+  return {
+    onDemand: od ? `given for ${od}; ${list} for the others` : list,
+    spot: `${[pinned, spot ? `given for ${spot}` : undefined].filter(Boolean).join('; ')}${pinned || spot ? `; ${simulated} for the others` : `${simulated} unless pinned by spec.spotPrices`}${unavailable}`,
   };
 }
 

@@ -29,6 +29,8 @@ export interface ResultInputs {
   readonly launchAttempts: readonly LaunchAttempt[];
   readonly instances: readonly SimInstance[];
   readonly violations: ViolationCounts;
+  /** Which prices were simulated, in words. @default the catalogue's list prices and simulated spot prices */
+  readonly pricing?: PricingNote;
 }
 
 /** How prices were obtained, stated in every Result (a field added to the contract). */
@@ -55,7 +57,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
     end: iso(input.endMs),
     seed: input.seed,
     consolidation: input.consolidation ?? 'skiff',
-    pricing: {
+    pricing: input.pricing ?? {
       onDemand: `us-east-1 on-demand list prices (Linux, shared tenancy), used for ${input.region}`,
       spot: 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand) unless pinned by spec.spotPrices',
     },

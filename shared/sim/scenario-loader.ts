@@ -28,6 +28,7 @@ import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod } from '../core/api/pod.js';
 import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
 import { MAX_SCALE_REPLICAS, SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
+import { parsePriceFile } from './price-file.js';
 import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, unpackList, type PodOwner } from './snapshot.js';
 
 /** A parsed object with where it came from. */
@@ -83,6 +84,8 @@ export interface ScenarioOverrides {
   readonly durationSeconds?: number;
   /** AWS region, e.g. `eu-west-1`. */
   readonly region?: string;
+  /** `--prices`: a price file (`shared/sim/price-file.ts`); its entries come after `spec.prices`, so they win. */
+  readonly pricesFile?: string;
 }
 
 /** Options of {@link loadScenario}. */
@@ -296,6 +299,18 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   if (nodeDocs.length > 0 && written?.start === undefined && reading.newestMs !== undefined) spec = { ...spec, startMs: Math.ceil((reading.newestMs + 1) / 60_000) * 60_000 };
   if (nodeDocs.length > 0 && written?.region === undefined && reading.region !== undefined) spec = { ...spec, region: reading.region };
   spec = withOverrides(spec, options.overrides);
+  if (options.overrides?.pricesFile !== undefined) {
+    const file = options.overrides.pricesFile;
+    try {
+      const contents = await readScenarioFile(file);
+      if ('issue' in contents) throw new ValidationError([contents.issue]);
+      const prices = parsePriceFile(contents.text, file, spec.region);
+      spec = { ...spec, prices: [...(spec.prices ?? []), ...prices.prices], unavailableOfferings: [...(spec.unavailableOfferings ?? []), ...prices.unavailable] };
+    } catch (e) {
+      if (e instanceof ValidationError) issues.push(...e.issues);
+      else issues.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
+    }
+  }
   const poolNames = new Set(located.filter((l) => l.at === -Infinity && l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));
   const fromSnapshot = snapshotNodes(nodeDocs, { startMs: spec.startMs, region: spec.region, nodePools: poolNames });
   issues.push(...fromSnapshot.issues);
