@@ -591,7 +591,8 @@ export function buildSnapshot(options: SnapshotOptions = {}): SnapshotFiles {
   }
 
   const list = (objects: readonly unknown[]) => ({ apiVersion: 'v1', items: objects, kind: 'List', metadata: { resourceVersion: '' } });
-  const yamlOptions = { lineWidth: 0, sortMapEntries: false } as const;
+  // kubectl writes no anchors or aliases: every shared object is written out in full.
+  const yamlOptions = { lineWidth: 0, sortMapEntries: false, aliasDuplicateObjects: false } as const;
   const clusterItems = [...nodeItems, ...podItems, ...appsItems.filter((o) => (o as { kind: string }).kind === 'Deployment'), ...ownedReplicaSets, ...appsItems.filter((o) => (o as { kind: string }).kind !== 'Deployment'), ...pdbItems, limitRange];
   items.push(...clusterItems);
   return {

@@ -265,7 +265,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
           continue;
         }
         firstScenario = { file: doc.file, line: doc.line };
-        const result = parseScenarioDocument(doc, options);
+        const result = parseScenarioDocument(withFlags(doc, options.overrides), options);
         issues.push(...result.issues);
         if (result.scenario) scenario = { doc, parsed: result.scenario };
         continue;
@@ -357,6 +357,25 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     skipped,
     ...(nodeDocs.length > 0 ? { snapshot: { nodes: fromSnapshot.nodes.length, notes: [...reading.notes, ...fromSnapshot.notes] } } : {}),
   };
+}
+
+/**
+ * The Scenario document read as if it had the flags' values (`--start`, `--duration`, `--region` replace its fields):
+ * its zones, events and nodes are then checked against the region and duration the run will have. Field positions
+ * stay the document's own.
+ */
+function withFlags(doc: ManifestDocument, overrides: ScenarioOverrides | undefined): ManifestDocument {
+  if (!overrides || (overrides.startMs === undefined && overrides.durationSeconds === undefined && overrides.region === undefined)) return doc;
+  const value = doc.value as { spec?: unknown } | null;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return doc;
+  const spec = value.spec !== null && typeof value.spec === 'object' && !Array.isArray(value.spec) ? (value.spec as Record<string, unknown>) : {};
+  const flagged = {
+    ...spec,
+    ...(overrides.startMs !== undefined ? { start: new Date(overrides.startMs).toISOString() } : {}),
+    ...(overrides.durationSeconds !== undefined ? { duration: `${overrides.durationSeconds}s` } : {}),
+    ...(overrides.region !== undefined ? { region: overrides.region } : {}),
+  };
+  return { ...doc, value: { ...value, spec: flagged }, locate: doc.locate };
 }
 
 /**
