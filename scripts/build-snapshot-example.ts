@@ -365,7 +365,7 @@ export function buildSnapshot(options: SnapshotOptions = {}): SnapshotFiles {
       const podLabels = wl.kind === 'StatefulSet' ? { ...templateLabels, 'apps.kubernetes.io/pod-index': String(i), 'controller-revision-hash': `${wl.name}-${suffix(10)}`, 'statefulset.kubernetes.io/pod-name': name } : { ...templateLabels, 'pod-template-hash': rsHash };
       const owner = wl.kind === 'StatefulSet' ? { apiVersion: 'apps/v1', blockOwnerDeletion: true, controller: true, kind: 'StatefulSet', name: wl.name, uid: wlUid } : { apiVersion: 'apps/v1', blockOwnerDeletion: true, controller: true, kind: 'ReplicaSet', name: rsName, uid: rsUid };
       const podIp = node ? `10.0.${100 + Math.floor(rand() * 100)}.${Math.floor(rand() * 254) + 1}` : undefined;
-      const podCreated = node ? Math.min(started, snapshotMs - 5_000) : snapshotMs - 120_000 - Math.floor(rand() * 60_000);
+      const podCreated = node ? Math.min(started, snapshotMs - 5_000) : snapshotMs - 30_000 - Math.floor(rand() * 20_000);
       podItems.push({
         apiVersion: 'v1',
         kind: 'Pod',

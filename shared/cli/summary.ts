@@ -139,11 +139,13 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
   if (w.actions.length > 0) {
     const replaced = w.actions.filter((a) => a.decision === 'replace').length;
     lines.push(`Disruptions, in order: ${w.actions.length} node${w.actions.length === 1 ? '' : 's'} (${w.actions.length - replaced} deleted, ${replaced} replaced)`);
+    // Each budget once, below the table; a row names it and how many nodes it allowed then of how many.
     const budgets: string[] = [];
-    const ref = (text: string) => {
+    const ref = (a: WhatIf['actions'][number]) => {
+      const text = a.budgetRule ? `NodePool ${a.nodePool} ${a.budgetRule.rule}` : a.budget;
       let i = budgets.indexOf(text);
       if (i < 0) i = budgets.push(text) - 1;
-      return `b${i + 1}`;
+      return `b${i + 1}${a.budgetRule ? ` ${a.budgetRule.allowed}/${a.budgetRule.nodes}` : ''}`;
     };
     const rows = w.actions.map((a) => [
       String(a.order),
@@ -154,12 +156,13 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
       a.hourlyUSD === null ? '' : a.hourlyUSD.toFixed(4),
       a.method,
       a.decision === 'replace' ? `replace → ${a.replacements.map((r) => `${r.instanceType ?? r.nodeClaim}${r.capacityType ? ` ${r.capacityType}` : ''}`).join(', ')}` : 'delete',
-      ref(a.budget),
+      ref(a),
       String(a.evictions),
     ]);
     lines.push(table(['#', 'AT (UTC)', 'NODE', 'NODEPOOL', 'TYPE', 'USD/H', 'METHOD', 'DECISION', 'BUDGET', 'EVICTED'], rows.slice(0, MAX_WHAT_IF_ROWS)));
     if (rows.length > MAX_WHAT_IF_ROWS) lines.push(`  … and ${rows.length - MAX_WHAT_IF_ROWS} more (all in --json whatIf.actions and the --report)`);
     for (const [i, text] of budgets.entries()) lines.push(`  b${i + 1}: ${text}`);
+    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes then)');
   } else lines.push('Disruptions: none (nothing Skiff would consolidate, replace or expire in this run)');
   const top = w.evictions.byOwner.slice(0, 5).map((o) => `${o.owner} ${o.count}`);
   lines.push(`Evictions: ${w.evictions.total}${top.length ? ` (most: ${top.join(', ')}${w.evictions.byOwner.length > 5 ? ', …' : ''})` : ''}`);

@@ -317,6 +317,8 @@ export const WhatIfSchema = z.looseObject({
       replacements: z.array(z.looseObject({ nodeClaim: z.string(), instanceType: z.string().nullable(), capacityType: CapacityTypeSchema.nullable(), hourlyUSD: Usd.nullable() })),
       /** The budget that allowed it, in words (or that budgets do not apply). */
       budget: z.string(),
+      /** That budget: its index in the NodePool's `spec.disruption.budgets`, the rule in words, how many nodes it allowed at once of the NodePool's initialized nodes then; null when none applied. */
+      budgetRule: z.looseObject({ index: z.number().int().nonnegative(), rule: z.string(), allowed: Count, nodes: Count }).nullable(),
       /** Pods evicted from it. */
       evictions: Count,
       completedAt: UtcTimeSchema.nullable(),

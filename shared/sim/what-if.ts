@@ -110,7 +110,7 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
       method: disruptionMethod(d, perCommand.get(d.command) ?? 1),
       decision: d.decision,
       replacements,
-      budget: budgetText(pools.get(d.nodePool), d.reason, Date.parse(d.at), result),
+      ...budgetOf(pools.get(d.nodePool), d.reason, Date.parse(d.at), result),
       evictions: evictedFrom.get(d.nodeClaim) ?? 0,
       completedAt: d.completedAt,
     };
@@ -158,22 +158,30 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
   };
 }
 
+/** The budget that allowed a disruption: in words, and which one with its count then (null when none applies). */
+interface BudgetUsed {
+  readonly budget: string;
+  readonly budgetRule: { readonly index: number; readonly rule: string; readonly allowed: number; readonly nodes: number } | null;
+}
+
 /**
- * Which budget allowed a disruption, in words: for a graceful reason, the NodePool's most restrictive budget active
- * for that reason at that instant (Karpenter's `GetAllowedDisruptionsByReason`, `shared/core/disruption/budgets.ts`)
- * with its node count over the NodePool's nodes then; for expiration and interruption, that budgets do not apply.
+ * Which budget allowed a disruption: for a graceful reason, the NodePool's most restrictive budget active for that
+ * reason at that instant (Karpenter's `GetAllowedDisruptionsByReason`, `shared/core/disruption/budgets.ts`) with how
+ * many of the NodePool's initialized nodes then it allowed at once; for expiration and interruption, that budgets do
+ * not apply.
  */
-function budgetText(pool: NodePool | undefined, reason: string, atMs: number, result: Result): string {
-  if (!BUDGETED.has(reason)) return `${reason === 'Expired' ? 'expiration' : 'interruption'} is forceful: disruption budgets do not limit it`;
-  if (!pool) return 'the NodePool is not among the starting NodePools';
+function budgetOf(pool: NodePool | undefined, reason: string, atMs: number, result: Result): BudgetUsed {
+  if (!BUDGETED.has(reason)) return { budget: `${reason === 'Expired' ? 'expiration' : 'interruption'} is forceful: disruption budgets do not limit it`, budgetRule: null };
+  if (!pool) return { budget: 'the NodePool is not among the starting NodePools', budgetRule: null };
   const budgets = pool.spec.disruption.budgets;
   const total = result.nodeClaims.filter(
     (c) => c.nodePool === pool.metadata.name && c.initializedAt !== null && Date.parse(c.initializedAt) <= atMs && (c.deletedAt === null || Date.parse(c.deletedAt) > atMs),
   ).length;
   const allowance = budgetAllowance(budgets, reason as BudgetReason, new Date(atMs), total, 0);
-  if (allowance.limitingBudget === null) return `no budget of NodePool ${pool.metadata.name} is active for ${reason}: unlimited`;
+  if (allowance.limitingBudget === null) return { budget: `no budget of NodePool ${pool.metadata.name} is active for ${reason}: unlimited`, budgetRule: null };
   const b = budgets[allowance.limitingBudget]!;
   const window = b.schedule !== undefined ? `schedule "${b.schedule}" for ${b.duration ?? '0s'} (UTC), active then` : 'no schedule: always active';
   const reasons = b.reasons && b.reasons.length > 0 ? `, reasons ${b.reasons.join(', ')}` : '';
-  return `spec.disruption.budgets[${allowance.limitingBudget}] nodes ${JSON.stringify(b.nodes)}${reasons} (${window}): ${allowance.allowed} of ${total} nodes at once`;
+  const rule = `spec.disruption.budgets[${allowance.limitingBudget}] nodes ${JSON.stringify(b.nodes)}${reasons} (${window})`;
+  return { budget: `${rule}: ${allowance.allowed} of ${total} nodes at once`, budgetRule: { index: allowance.limitingBudget, rule, allowed: allowance.allowed, nodes: total } };
 }
