@@ -142,6 +142,17 @@ describe('a kubectl get -o yaml snapshot', () => {
     expect(err).toMatch(/skipped ConfigMap "app-config"/);
     expect(out + err).not.toContain(SECRET_VALUE);
   }, 120_000);
+
+  it('is explained by skiff explain as it is: the snapshot\'s pod no NodePool can serve, and why', async () => {
+    const gpu = items.find((o) => o.kind === 'Pod' && o.status?.phase === 'Pending' && o.metadata.name.startsWith('gpu-notebook-'))!;
+    let out = '';
+    let err = '';
+    const status = await main(['explain', dir, `analytics/${gpu.metadata.name}`, '--duration', '10m'], { out: (t) => (out += t), err: (t) => (err += t), isTTY: false });
+    expect(err).not.toMatch(/invalid input/);
+    expect(status).toBe(0);
+    expect(out).toContain(`analytics/${gpu.metadata.name}`);
+    expect(out).toMatch(/node-type/);
+  }, 120_000);
 });
 
 describe('snapshot input problems', () => {
