@@ -18,6 +18,62 @@ import type { ProvisioningSetting } from '../controllers/provision.js';
 import { formatSummary } from './summary.js';
 import { registerValidateCommand } from './validate.js';
 import { createRequire } from 'node:module';
+import { parseDuration } from '../core/api/duration.js';
+import { MAX_DURATION_SECONDS, REGION, isoTimestampSchema } from '../sim/scenario.js';
+import type { ScenarioOverrides } from '../sim/scenario-loader.js';
+
+/** `--start`, `--duration`, `--region` and `--prices` as commander hands them over. */
+interface ScenarioFlags {
+  readonly start?: number;
+  readonly duration?: number;
+  readonly region?: string;
+  readonly prices?: string;
+}
+
+/** Adds the flags that set what a Scenario document would (they override it; a snapshot has none). */
+function scenarioFlags(command: Command): Command {
+  return command
+    .option('--start <time>', 'virtual clock start, ISO-8601 UTC (e.g. 2026-03-02T08:00:00Z); overrides spec.start', parseStart)
+    .option('--duration <duration>', 'how long to simulate, a Go duration (e.g. 2h, 90m); overrides spec.duration', parseDurationFlag)
+    .option('--region <region>', 'AWS region (e.g. eu-west-1); overrides spec.region and a snapshot\'s node labels', parseRegion)
+    .option('--prices <file>', 'prices per instance type[/zone], on-demand and spot in USD/h, and offerings EC2 does not have (YAML or JSON: {prices: [{instanceType, zone?, onDemand?, spot?}], unavailable: [{instanceType, zone?, capacityType?}]}); wins over spec.prices');
+}
+
+/** The overrides of the flags given. */
+function overridesOf(flags: ScenarioFlags): ScenarioOverrides | undefined {
+  const o = {
+    ...(flags.start !== undefined ? { startMs: flags.start } : {}),
+    ...(flags.duration !== undefined ? { durationSeconds: flags.duration } : {}),
+    ...(flags.region !== undefined ? { region: flags.region } : {}),
+    ...(flags.prices !== undefined ? { pricesFile: flags.prices } : {}),
+  };
+  return Object.keys(o).length > 0 ? o : undefined;
+}
+
+/** `--start`: an ISO-8601 time with a zone, as `spec.start`. */
+function parseStart(value: string): number {
+  const parsed = isoTimestampSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError(`${JSON.stringify(value)} is not an ISO-8601 UTC time such as "2026-03-02T08:00:00Z"`);
+  return parsed.data;
+}
+
+/** `--duration`: a positive Go duration of at most a year, as `spec.duration`. */
+function parseDurationFlag(value: string): number {
+  let seconds: number;
+  try {
+    seconds = parseDuration(value);
+  } catch (e) {
+    throw new InvalidArgumentError(e instanceof Error ? e.message : String(e));
+  }
+  if (!(seconds > 0) || seconds > MAX_DURATION_SECONDS) throw new InvalidArgumentError('the duration must be more than 0 and at most a year (e.g. 2h)');
+  return seconds;
+}
+
+/** `--region`: an AWS region name, as `spec.region`. */
+function parseRegion(value: string): string {
+  if (!REGION.test(value)) throw new InvalidArgumentError('region must be an AWS region name such as us-west-2');
+  return value;
+}
 
 /** Streams the CLI writes to (replaceable in tests). */
 export interface CliIo {
@@ -50,8 +106,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
 
-  program
-    .command('simulate')
+  scenarioFlags(program
+    .command('simulate'))
     .description('simulate a scenario (a folder or multi-document YAML of NodePools, EC2NodeClasses, workloads and a Scenario) through the real handlers')
     .argument('<path>', 'scenario folder or YAML file')
     .option('--json', 'print the whole Result as JSON on stdout')
@@ -59,8 +115,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
     .option('--report <file>', 'also write a self-contained HTML report (charts of nodes, cost, pending pods and disruptions; tables of NodeClaims and pending pods) to <file>')
     .option('--consolidation <setting>', "consolidation moves: 'skiff' (Karpenter's, then Skiff's repack and split moves) or 'karpenter' (Karpenter's moves only, a baseline)", parseConsolidation, 'skiff')
     .option('--provisioning <setting>', "how the provisioner plans: 'skiff' (plans that survive kube-scheduler's binding) or 'karpenter' (Karpenter's own placement only, a baseline)", parseProvisioning, 'skiff')
-    .action(async (path: string, opts: { json?: boolean; seed: number; report?: string; consolidation: ConsolidationSetting; provisioning: ProvisioningSetting }) => {
-      const run = await runScenario('simulate', path, opts.seed, io, !opts.json, opts.consolidation, opts.provisioning);
+    .action(async (path: string, opts: { json?: boolean; seed: number; report?: string; consolidation: ConsolidationSetting; provisioning: ProvisioningSetting } & ScenarioFlags) => {
+      const run = await runScenario('simulate', path, opts.seed, io, !opts.json, opts.consolidation, overridesOf(opts), opts.provisioning);
       if (!run) {
         status = 2;
         return;
@@ -77,15 +133,15 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       if (!opts.json) io.err(`Report written to ${withoutControlCharacters(opts.report)}\n`);
     });
 
-  program
-    .command('explain')
+  scenarioFlags(program
+    .command('explain'))
     .description('simulate a scenario as `simulate` does, then explain every pod still pending at the end (or only the named one): per NodePool, the first constraint that rules it out, and "did you mean" hints')
     .argument('<scenario>', 'scenario folder or YAML file')
     .argument('[pod]', 'namespace/name of one pending pod (a bare name means namespace default)', parsePodRef)
     .option('--json', 'print the explanation as JSON on stdout (see Explanation in shared/cli/explain.ts)')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
-    .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number }) => {
-      const run = await runScenario('explain', path, opts.seed, io, !opts.json);
+    .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number } & ScenarioFlags) => {
+      const run = await runScenario('explain', path, opts.seed, io, !opts.json, 'skiff', overridesOf(opts));
       if (!run) {
         status = 2;
         return;
@@ -138,15 +194,25 @@ function parseSeed(value: string): number {
  *   false for `--json`, which adds nothing to any stream
  * @throws whatever else the simulation throws (exit status 1)
  */
-async function runScenario(command: string, path: string, seed: number, io: CliIo, progress: boolean, consolidation: ConsolidationSetting = 'skiff', provisioning: ProvisioningSetting = 'skiff'): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
+async function runScenario(
+  command: string,
+  path: string,
+  seed: number,
+  io: CliIo,
+  progress: boolean,
+  consolidation: ConsolidationSetting = 'skiff',
+  overrides?: ScenarioOverrides,
+  provisioning: ProvisioningSetting = 'skiff',
+): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
   const enabled = progress && io.isTTY;
   const bar = createProgressReporter({ enabled, write: io.err, ...(io.columns ? { columns: io.columns } : {}) });
   try {
     // The engine's progress hook is only wired when a bar may be drawn: piped and `--json` runs stay exactly as before.
-    const run = await simulateScenario(path, { seed, consolidation, provisioning, ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
+    const run = await simulateScenario(path, { seed, consolidation, provisioning, ...(overrides ? { overrides } : {}), ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
     // `--json` (no progress) adds nothing to stderr: the warnings are Events in the Result, `validate` lists skipped kinds.
     if (!progress) return run;
     for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
+    for (const note of run.scenario.snapshot?.notes ?? []) io.err(`note: snapshot: ${note}\n`);
     for (const o of run.scenario.skipped) io.err(`note: ${o.file}:${o.line}: skipped ${o.kind}${o.name !== undefined ? ` ${JSON.stringify(o.name)}` : ''} (${o.apiVersion}): not a kind Skiff reads\n`);
     return run;
   } catch (e) {

@@ -21,7 +21,7 @@ import { SIMULATED_CLUSTER_NAME, runSimulation, type SimulationDeps, type Simula
 import type { ViolationRecord } from '../sim/observer.js';
 import type { SimulationResult } from '../sim/result.js';
 import { ResultSchema } from '../sim/result-schema.js';
-import { loadScenario, type LoadedScenario } from '../sim/scenario-loader.js';
+import { loadScenario, type LoadedScenario, type ScenarioOverrides } from '../sim/scenario-loader.js';
 import { startDynalite } from './local-dynamodb.js';
 import type { ConsolidationSetting } from '../controllers/disruption/deps.js';
 import type { ProvisioningSetting } from '../controllers/provision.js';
@@ -32,6 +32,8 @@ export interface SimulateOptions {
   readonly seed?: number;
   /** Wall-clock now, epoch ms: the start of a scenario without `spec.start`. @default Date.now() */
   readonly now?: number;
+  /** `--start`, `--duration`, `--region`: override the Scenario document's fields. @default none */
+  readonly overrides?: ScenarioOverrides;
   /**
    * Called as virtual time advances with the fraction of the scenario's duration simulated so far (0–1), at most
    * about 200 times a run and at least one virtual minute apart, then once with 1 at the end.
@@ -73,7 +75,7 @@ export interface SimulateOptions {
  * @example const { result } = await simulateScenario('examples/seed', { seed: 1 });
  */
 export async function simulateScenario(path: string, options: SimulateOptions = {}): Promise<{ scenario: LoadedScenario; result: SimulationResult }> {
-  const scenario = await loadScenario(path, { now: options.now ?? Date.now() });
+  const scenario = await loadScenario(path, { now: options.now ?? Date.now(), ...(options.overrides ? { overrides: options.overrides } : {}) });
   const db = await startDynalite();
   try {
     const props = { client: db.client, tableName: db.tableName, cluster: SIMULATED_CLUSTER_NAME };

@@ -1,14 +1,20 @@
 /**
- * The readable summary `skiff simulate` prints without `--json`: NodeClaims by NodePool, instance type and
+ * The readable summary `skiff simulate` prints without `--json`. A run that starts with nodes (a snapshot) opens with
+ * the answer in money (`Result.whatIf`: $/h now and after Skiff's disruptions settle, the saving, the disruptions in
+ * order with method and budget, the evictions, the pods pending at the start). Then: NodeClaims by NodePool, instance type and
  * capacity type; cost; pods pending during the run (peak, pod-minutes, longest wait) and those pending at the end
  * and why (with "did you mean" hints); violations. `skiff explain` shows the
  * same diagnoses in more detail.
  */
 import { splitHints } from '../core/provisioning/diagnosis.js';
 import { pendingFigures, type SimulationResult } from '../sim/result.js';
+import type { WhatIf } from '../sim/result-schema.js';
 
 /** At most this many notes at the end of the summary; the Result's events have them all. */
 const MAX_NOTES = 10;
+
+/** At most this many disruptions and pending pods listed in the opening what-if; `--json` and `--report` have them all. */
+const MAX_WHAT_IF_ROWS = 40;
 
 /** Formats a Result for a terminal. Pure: same Result, same text. */
 export function formatSummary(result: SimulationResult): string {
@@ -16,6 +22,7 @@ export function formatSummary(result: SimulationResult): string {
   const hours = (Date.parse(result.end) - Date.parse(result.start)) / 3_600_000;
   lines.push(`Scenario ${result.scenario}: ${result.start} → ${result.end} (${round(hours, 2)} h), seed ${result.seed}`);
   lines.push('');
+  if (result.whatIf) lines.push(...whatIfLines(result, result.whatIf), '');
 
   const launched = result.nodeClaims.filter((c) => c.instanceType);
   const existed = launched.filter((c) => c.createdAt < result.start).length;
@@ -114,6 +121,61 @@ export function formatSummary(result: SimulationResult): string {
   if (notes.length > MAX_NOTES) lines.push(`Note: … and ${notes.length - MAX_NOTES} more (see the Result's events, --json)`);
   if (result.unschedulable.length > 0) lines.push('Note: `skiff explain <scenario> [namespace/pod]` explains each pending pod in detail.');
   return lines.join('\n');
+}
+
+/**
+ * The opening of a run that started with nodes (a snapshot): the fleet's price now and after Skiff's disruptions
+ * settle, the saving, the disruptions in order with method and budget, the evictions, the pods pending at the start.
+ */
+function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
+  const lines: string[] = [];
+  const n = w.nodesAtStart;
+  lines.push(`What Skiff would do to this cluster: ${n.total} nodes at the start, ${n.managed} managed by its NodePools${n.unmanaged ? `, ${n.unmanaged} not (kept, never disrupted)` : ''}`);
+  const sign = w.savingHourlyUSD >= 0 ? '' : '-';
+  lines.push(`  Fleet now:          $${w.hourlyUSDAtStart.toFixed(2)}/h`);
+  lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled ? `settled at ${w.settledAt}` : `at the end, ${w.settledAt}: disruptions still going`}; ${w.nodesAfter} nodes)`);
+  lines.push(`  Saving:             ${sign}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`);
+  lines.push(`  Prices simulated:   on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
+  if (w.actions.length > 0) {
+    const replaced = w.actions.filter((a) => a.decision === 'replace').length;
+    lines.push(`Disruptions, in order: ${w.actions.length} node${w.actions.length === 1 ? '' : 's'} (${w.actions.length - replaced} deleted, ${replaced} replaced)`);
+    // Each budget once, below the table; a row names it and how many nodes it allowed then of how many.
+    const budgets: string[] = [];
+    const ref = (a: WhatIf['actions'][number]) => {
+      const text = a.budgetRule ? `NodePool ${a.nodePool} ${a.budgetRule.rule}` : a.budget;
+      let i = budgets.indexOf(text);
+      if (i < 0) i = budgets.push(text) - 1;
+      return `b${i + 1}${a.budgetRule ? ` ${a.budgetRule.allowed}/${a.budgetRule.nodes}` : ''}`;
+    };
+    const rows = w.actions.map((a) => [
+      String(a.order),
+      a.at.slice(11, 19),
+      a.node ?? a.nodeClaim,
+      a.nodePool,
+      `${a.instanceType ?? '?'} ${a.capacityType ?? ''}`.trim(),
+      a.hourlyUSD === null ? '' : a.hourlyUSD.toFixed(4),
+      a.method,
+      a.decision === 'replace' ? `replace → ${a.replacements.map((r) => `${r.instanceType ?? r.nodeClaim}${r.capacityType ? ` ${r.capacityType}` : ''}`).join(', ')}` : 'delete',
+      ref(a),
+      String(a.evictions),
+    ]);
+    lines.push(table(['#', 'AT (UTC)', 'NODE', 'NODEPOOL', 'TYPE', 'USD/H', 'METHOD', 'DECISION', 'BUDGET', 'EVICTED'], rows.slice(0, MAX_WHAT_IF_ROWS)));
+    if (rows.length > MAX_WHAT_IF_ROWS) lines.push(`  … and ${rows.length - MAX_WHAT_IF_ROWS} more (all in --json whatIf.actions and the --report)`);
+    for (const [i, text] of budgets.entries()) lines.push(`  b${i + 1}: ${text}`);
+    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes then)');
+  } else lines.push('Disruptions: none (nothing Skiff would consolidate, replace or expire in this run)');
+  const top = w.evictions.byOwner.slice(0, 5).map((o) => `${o.owner} ${o.count}`);
+  lines.push(`Evictions: ${w.evictions.total}${top.length ? ` (most: ${top.join(', ')}${w.evictions.byOwner.length > 5 ? ', …' : ''})` : ''}`);
+  if (w.pendingAtStart.length === 0) lines.push('Pending at the start: none');
+  else {
+    lines.push(`Pending at the start: ${w.pendingAtStart.length} pod${w.pendingAtStart.length === 1 ? '' : 's'}`);
+    for (const p of w.pendingAtStart.slice(0, MAX_WHAT_IF_ROWS)) {
+      lines.push(`  ${p.pod}: ${splitHints(p.reason).reason}`);
+      lines.push(`    → ${p.outcome.startsWith('still pending') ? 'still pending at the end' : p.outcome}`);
+    }
+    if (w.pendingAtStart.length > MAX_WHAT_IF_ROWS) lines.push(`  … and ${w.pendingAtStart.length - MAX_WHAT_IF_ROWS} more (--json whatIf.pendingAtStart)`);
+  }
+  return lines;
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {

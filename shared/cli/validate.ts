@@ -13,6 +13,9 @@
  * the set: required when it holds an EC2NodeClass or a Scenario document, as `simulate` requires; not for NodePools
  * alone, whose EC2NodeClass may already be in the cluster.
  *
+ * A cluster snapshot (`kubectl get … -o yaml`, docs/contracts.md#snapshots) is read as `simulate` reads it: a `kind:
+ * List` is unpacked, Nodes are checked as starting nodes (`shared/sim/snapshot.ts`) and ReplicaSets are accepted.
+ *
  * Documents of kinds Skiff does not read (Service, ConfigMap, another project's CRDs) are skipped and listed, so a
  * whole manifests folder can be checked; `--strict` reports them as unknown kinds instead. A near miss of a Skiff kind
  * (`NodePol`) and anything under karpenter.sh, karpenter.k8s.aws or skiff.dev is never skipped.
@@ -29,6 +32,7 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
 import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues, type ManifestDocument } from '../core/api/manifest.js';
+import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, unpackList } from '../sim/snapshot.js';
 import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, TOO_MANY_DOCUMENTS_MESSAGE, crossCheck, invalidObjectKey, readScenarioFile, scenarioSizeIssue, type Located } from '../sim/scenario-loader.js';
 import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ParsedScenario } from '../sim/scenario.js';
 
@@ -119,6 +123,8 @@ interface ParsedFile {
   readonly scenarios: readonly { readonly doc: ManifestDocument; readonly parsed: ParsedScenario }[];
   /** `Kind/name` of the documents that did not parse (see `CrossCheckOptions.invalid`). */
   readonly invalid: readonly string[];
+  /** A snapshot's Node documents (checked across files, where the NodePools and the region are known). */
+  readonly nodes: readonly ManifestDocument[];
 }
 
 /** Parses and checks each object of one file's text (schemas only). */
@@ -132,7 +138,14 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
   const located: Located[] = [];
   const invalid: string[] = [];
   const scenarios: { doc: ManifestDocument; parsed: ParsedScenario }[] = [];
-  for (const doc of read.documents) {
+  const nodes: ManifestDocument[] = [];
+  for (const doc of read.documents.flatMap(unpackList)) {
+    if (isSnapshotOnlyObject(doc.value)) {
+      const o = doc.value as { kind: string; metadata?: { name?: unknown } };
+      objects.push({ kind: o.kind, name: typeof o.metadata?.name === 'string' ? o.metadata.name : '', line: doc.line });
+      if (o.kind === 'Node') nodes.push(doc);
+      continue;
+    }
     const foreign = options.strict ? undefined : foreignKind(doc.value, [SCENARIO_KIND]);
     if (foreign) {
       skipped.push({ ...foreign, line: doc.line });
@@ -155,12 +168,12 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
     } else if (invalidObjectKey(doc.value)) invalid.push(invalidObjectKey(doc.value)!);
   }
   if (read.documents.length === 0 && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
-  return { validation: { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) }, located, scenarios, invalid };
+  return { validation: { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) }, located, scenarios, invalid, nodes };
 }
 
 /** A file that was not parsed, with the one issue that says why. */
 function unreadFile(issue: ValidationIssue): ParsedFile {
-  return { validation: { file: issue.file, valid: false, objects: [], skipped: [], issues: [issue] }, located: [], scenarios: [], invalid: [] };
+  return { validation: { file: issue.file, valid: false, objects: [], skipped: [], issues: [issue] }, located: [], scenarios: [], invalid: [], nodes: [] };
 }
 
 /**
@@ -183,7 +196,17 @@ function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[
     }
   }
   const references = scenario !== undefined || located.some((l) => l.manifest.kind === 'EC2NodeClass');
-  extra.push(...crossCheck(located, scenario?.parsed.spec ?? defaultScenarioSpec(now), scenario?.doc, { references, invalid: new Set(files.flatMap((f) => f.invalid)) }));
+  // A snapshot's Nodes: checked as simulate makes them starting nodes; completed pods and those left out are not checked.
+  const nodeDocs = files.flatMap((f) => f.nodes);
+  const spec = scenario?.parsed.spec ?? defaultScenarioSpec(now);
+  const reading = readSnapshot({ docs: nodeDocs, manifests: located.filter((l) => l.at === -Infinity), declaredNodes: new Set(spec.nodes.map((n) => n.name)) });
+  const written = (scenario?.doc.value as { spec?: { region?: unknown } } | undefined)?.spec?.region;
+  const region = written === undefined ? (reading.region ?? spec.region) : spec.region;
+  const pools = new Set(located.filter((l) => l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));
+  const fromSnapshot = snapshotNodes(nodeDocs, { startMs: spec.startMs, region, nodePools: pools });
+  extra.push(...fromSnapshot.issues);
+  const kept = located.filter((l) => !(l.manifest.kind === 'Pod' && reading.dropped.has(l.manifest.object)));
+  extra.push(...crossCheck(kept, spec, scenario?.doc, { references, invalid: new Set(files.flatMap((f) => f.invalid)), nodeNames: new Set(fromSnapshot.nodes.map((n) => n.name)) }));
   return files.map(({ validation: v }) => {
     const mine = extra.filter((i) => i.file === v.file);
     return mine.length === 0 ? v : { ...v, valid: false, issues: sortIssues([...v.issues, ...mine]) };

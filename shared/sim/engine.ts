@@ -45,9 +45,11 @@ import { healthScheduledChange, rebalanceRecommendation, spotInterruptionWarning
 import { FaultInjector, isSimulatedCrash, type CrashAfterSideEffectN, type FaultRecord, type SideEffectRecord } from './faults.js';
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } from './observer.js';
-import { buildResult, type SimulationResult } from './result.js';
-import type { InstanceState, ScenarioEvent } from './scenario.js';
+import { buildResult, type PricingNote, type SimulationResult } from './result.js';
+import type { InstanceState, ScenarioEvent, ScenarioSpec } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
+import { podOwnerOf } from './workload-controllers.js';
+import { whatIf } from './what-if.js';
 import { SimulatedCluster, nodeNameOf, type SimNode, type SimNodeEvent, type SimPod } from './simulated-cluster.js';
 import { SPOT_INTERRUPTION_NOTICE_MS, SimulatedEc2, type SimInstance } from './simulated-ec2.js';
 import { VirtualClock } from './virtual-clock.js';
@@ -209,6 +211,8 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     },
     vmMemoryOverheadPercent: spec.settings.vmMemoryOverheadPercent,
     spotPrices: spec.spotPrices,
+    ...(spec.prices?.length ? { prices: spec.prices } : {}),
+    ...(spec.unavailableOfferings?.length ? { unavailableOfferings: spec.unavailableOfferings } : {}),
     clusterName: SIMULATED_CLUSTER_NAME,
     onRegister: (instance) => cluster.registerNode(instance),
   });
@@ -390,12 +394,20 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   for (const o of scenario.limitRanges) cluster.apply({ kind: 'LimitRange', object: o });
   for (const o of scenario.pdbs) cluster.apply({ kind: 'PodDisruptionBudget', object: o });
   await seedNodes(scenario, cluster, ec2, store, ids);
+  // A snapshot's pods of a workload, before the workload: its controller counts them and creates only what is missing.
+  for (const { pod, owner } of scenario.ownedPods ?? []) {
+    const list = owner.kind === 'Deployment' ? scenario.deployments : owner.kind === 'StatefulSet' ? scenario.statefulSets : scenario.jobs;
+    const workload = list.find((w) => w.metadata.name === owner.name && (w.metadata.namespace ?? 'default') === pod.metadata.namespace);
+    if (workload) cluster.adoptPod(pod, podOwnerOf(owner.kind, workload));
+  }
   for (const o of scenario.daemonSets) cluster.apply({ kind: 'DaemonSet', object: o });
   for (const o of scenario.deployments) cluster.apply({ kind: 'Deployment', object: o });
   for (const o of scenario.statefulSets) cluster.apply({ kind: 'StatefulSet', object: o });
   for (const o of scenario.jobs) cluster.apply({ kind: 'Job', object: o });
   for (const o of scenario.pods) cluster.apply({ kind: 'Pod', object: o });
 
+  // Pods live and unbound when the run starts (a snapshot's Pending pods, replicas its workloads still miss).
+  const pendingAtStart = spec.nodes.length > 0 ? [...cluster.pods.values()].filter((p) => !p.nodeName && p.phase === 'Pending').map((p) => `${p.namespace}/${p.name}`) : [];
   const world: EventWorld = { cluster, ec2, clock, region: spec.region, sendInterruption };
   for (const event of spec.events) clock.at(spec.startMs + event.atSeconds * 1000, `scenario ${event.type}`, () => applyEvent(event, world));
 
@@ -423,7 +435,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   const claims = await store.list();
   deps.onEnd?.({ nodes: await cluster.listNodes(), nodeClaims: claims });
   observer.finish(ec2.instances, claims, new Map(cluster.nodeHistory.filter((n) => n.readyAt !== undefined).map((n) => [n.instanceId, n.readyAt!])));
-  return buildResult({
+  const result = buildResult({
     scenario: scenario.name,
     startMs: spec.startMs,
     endMs,
@@ -439,7 +451,11 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     launchAttempts: ec2.launchAttempts,
     instances: ec2.instances,
     violations: observer.counts,
+    pricing: pricingNote(spec),
   });
+  // A run that starts with nodes (a snapshot) opens with the answer in money.
+  if (spec.nodes.length === 0) return result;
+  return { ...result, whatIf: whatIf(result, { instances: ec2.instances, nodePools: scenario.nodePools, pendingAtStart }) };
 }
 
 /**
@@ -634,6 +650,30 @@ function observedPod(p: { namespace: string; name: string; labels: Readonly<Reco
   };
 }
 
+/**
+ * Which prices the run simulated, in words (the Result's `pricing`): the catalogue's us-east-1 list prices, prices
+ * given by `spec.prices` or a `--prices` file (how many types, from where), pinned spot prices, simulated spot prices,
+ * and offerings left out.
+ */
+export function pricingNote(spec: ScenarioSpec): PricingNote {
+  const given = spec.prices ?? [];
+  const from = (pick: (p: (typeof given)[number]) => number | undefined): string | undefined => {
+    const bySource = new Map<string, Set<string>>();
+    for (const p of given) if (pick(p) !== undefined) bySource.set(p.source ?? 'spec.prices', (bySource.get(p.source ?? 'spec.prices') ?? new Set()).add(p.instanceType));
+    return bySource.size === 0 ? undefined : [...bySource].map(([source, types]) => `${types.size} instance type${types.size === 1 ? '' : 's'} from ${source}`).join(', ');
+  };
+  const od = from((p) => p.onDemand);
+  const spot = from((p) => p.spot);
+  const list = `us-east-1 on-demand list prices (Linux, shared tenancy), used for ${spec.region}`;
+  const simulated = 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand)';
+  const pinned = spec.spotPrices.length > 0 ? `${spec.spotPrices.length} offering${spec.spotPrices.length === 1 ? '' : 's'} pinned by spec.spotPrices` : undefined;
+  const unavailable = spec.unavailableOfferings?.length ? `; ${spec.unavailableOfferings.length} offering rule${spec.unavailableOfferings.length === 1 ? '' : 's'} marked unavailable` : '';
+  return {
+    onDemand: od ? `given for ${od}; ${list} for the others` : list,
+    spot: `${[pinned, spot ? `given for ${spot}` : undefined].filter(Boolean).join('; ')}${pinned || spot ? `; ${simulated} for the others` : `${simulated} unless pinned by spec.spotPrices`}${unavailable}`,
+  };
+}
+
 /** Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes. */
 async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec2: SimulatedEc2, store: NodeClaimStore, ids: () => string): Promise<void> {
   const start = scenario.spec.startMs;
@@ -641,7 +681,7 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
     const createdAt = start + n.createdAtSeconds * 1000;
     const nodePool = n.nodePool ? cluster.nodePools.get(n.nodePool) : undefined;
     const nodeClass = nodePool?.spec.template.spec.nodeClassRef.name ?? scenario.nodeClasses[0]?.metadata.name ?? 'default';
-    const claimName = nodePool ? `${nodePool.metadata.name}-${ids()}` : '';
+    const claimName = nodePool ? (n.nodeClaim ?? `${nodePool.metadata.name}-${ids()}`) : '';
     // A managed node that exists at the start is registered and initialized already.
     const managed: Record<string, string> = nodePool ? { [LABEL_NODEPOOL]: nodePool.metadata.name, [LABEL_REGISTERED]: 'true', [LABEL_INITIALIZED]: 'true' } : {};
     const labels = { ...(nodePool?.spec.template.metadata?.labels ?? {}), ...managed, ...n.labels };
@@ -656,6 +696,7 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
       taints,
       tags: nodePool ? { 'karpenter.sh/nodeclaim': claimName, [LABEL_NODEPOOL]: nodePool.metadata.name, 'eks:eks-cluster-name': SIMULATED_CLUSTER_NAME, [TAG_SKIFF_CLUSTER]: SIMULATED_CLUSTER_NAME } : {},
       launchedAt: createdAt,
+      ...(n.allocatable ? { allocatable: n.allocatable } : {}),
     });
     const node = cluster.registerNode(instance, { ready: true, createdAt, name: n.name });
     // A managed node registered already carries its NodePool template's annotations and the termination finalizer

@@ -143,6 +143,8 @@ export const ResultLaunchAttemptSchema = z.looseObject({
   capacityTypes: z.array(CapacityTypeSchema),
   /** How many instance types the request offered (a count, not the list). */
   instanceTypes: Count,
+  /** The instance types the request offered, sorted (an addition; absent in Results written before it). */
+  instanceTypeNames: z.array(z.string().min(1)).optional(),
   zones: z.array(z.string().min(1)),
   /** `"ok"` or an EC2 error code such as `InsufficientInstanceCapacity`. */
   result: z.string().min(1),
@@ -272,6 +274,63 @@ export const PendingFiguresSchema = z.looseObject({
 });
 
 /**
+ * The answer in money of a run that starts with nodes (a cluster snapshot): the fleet's price at the start and once
+ * Skiff's disruptions settled (USD per hour), the saving, each disruption in order with its method and the budget
+ * that allowed it, the evictions, and the pods pending at the start (`shared/sim/what-if.ts`). An addition: present
+ * only when the run started with nodes.
+ */
+export const WhatIfSchema = z.looseObject({
+  /** The fleet's price at the start, USD per hour (every starting node, managed or not). */
+  hourlyUSDAtStart: Usd,
+  /** The fleet's price at `settledAt`, USD per hour (replacements and nodes launched for pending pods included). */
+  hourlyUSDAfter: Usd,
+  /** When the last disruption finished; the end of the run when one was still going or none happened. */
+  settledAt: UtcTimeSchema,
+  /** True when every disruption finished within the run (or there was none). */
+  settled: z.boolean(),
+  /** `hourlyUSDAtStart − hourlyUSDAfter`, USD per hour (negative when the fleet grew, e.g. for pending pods). */
+  savingHourlyUSD: z.number(),
+  /** The saving as a percentage of `hourlyUSDAtStart`, one decimal. */
+  savingPercent: z.number(),
+  /** The saving over a month of 730 hours, USD. */
+  savingMonthlyUSD: z.number(),
+  /** Nodes at the start: all, those a NodePool of the scenario manages, the others (never disrupted). */
+  nodesAtStart: z.looseObject({ total: Count, managed: Count, unmanaged: Count }),
+  /** Nodes live at `settledAt`. */
+  nodesAfter: Count,
+  /** Every disruption, in start order. */
+  actions: z.array(
+    z.looseObject({
+      order: z.number().int().positive(),
+      at: UtcTimeSchema,
+      nodeClaim: z.string(),
+      node: z.string().nullable(),
+      nodePool: z.string(),
+      instanceType: z.string().nullable(),
+      capacityType: CapacityTypeSchema.nullable(),
+      /** The disrupted node's price, USD per hour. */
+      hourlyUSD: Usd.nullable(),
+      reason: z.string(),
+      /** `emptiness`, `single-node-consolidation`, `multi-node-consolidation`, `repack-consolidation`, `drift`, `expiration`, `interruption`. */
+      method: z.string(),
+      decision: z.enum(['delete', 'replace']),
+      replacements: z.array(z.looseObject({ nodeClaim: z.string(), instanceType: z.string().nullable(), capacityType: CapacityTypeSchema.nullable(), hourlyUSD: Usd.nullable() })),
+      /** The budget that allowed it, in words (or that budgets do not apply). */
+      budget: z.string(),
+      /** That budget: its index in the NodePool's `spec.disruption.budgets`, the rule in words, how many nodes it allowed at once of the NodePool's initialized nodes then; null when none applied. */
+      budgetRule: z.looseObject({ index: z.number().int().nonnegative(), rule: z.string(), allowed: Count, nodes: Count }).nullable(),
+      /** Pods evicted from it. */
+      evictions: Count,
+      completedAt: UtcTimeSchema.nullable(),
+    }),
+  ),
+  /** Evictions of the run: the total and by owner (`Kind/name`, or `Pod/namespace/name` for a bare pod), most first. */
+  evictions: z.looseObject({ total: Count, byOwner: z.array(z.looseObject({ owner: z.string(), count: Count })) }),
+  /** Pods live and unbound at the start: why (Skiff's first diagnosis) and what became of them. */
+  pendingAtStart: z.array(z.looseObject({ pod: z.string(), owner: z.string().nullable(), reason: z.string(), outcome: z.string(), nodePools: z.record(z.string(), z.string()) })),
+});
+
+/**
  * The whole Result object of `simulate --json`.
  * @example
  * const result = ResultSchema.parse(JSON.parse(stdout));
@@ -305,6 +364,8 @@ export const ResultSchema = z.looseObject({
   cost: CostSchema,
   /** Pods pending during the run (see {@link PendingFiguresSchema}); optional: Results written before it lack it. */
   pending: PendingFiguresSchema.optional(),
+  /** The answer in money of a run that started with nodes (see {@link WhatIfSchema}); absent otherwise. */
+  whatIf: WhatIfSchema.optional(),
 });
 
 /** A parsed Result (see {@link ResultSchema}). */
@@ -327,6 +388,8 @@ export type ResultEvent = z.infer<typeof ResultEventSchema>;
 export type Violations = z.infer<typeof ViolationsSchema>;
 /** `Result.pending`. */
 export type PendingFigures = z.infer<typeof PendingFiguresSchema>;
+/** `Result.whatIf`. */
+export type WhatIf = z.infer<typeof WhatIfSchema>;
 /** `Result.cost` (USD and USD per hour). */
 export type Cost = z.infer<typeof CostSchema>;
 /** `Result.nodeClaims[].deletionReason` when not null. */

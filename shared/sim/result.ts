@@ -31,6 +31,8 @@ export interface ResultInputs {
   readonly launchAttempts: readonly LaunchAttempt[];
   readonly instances: readonly SimInstance[];
   readonly violations: ViolationCounts;
+  /** Which prices were simulated, in words. @default the catalogue's list prices and simulated spot prices */
+  readonly pricing?: PricingNote;
 }
 
 /** How prices were obtained, stated in every Result (a field added to the contract). */
@@ -58,7 +60,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
     seed: input.seed,
     consolidation: input.consolidation ?? 'skiff',
     provisioning: input.provisioning ?? 'skiff',
-    pricing: {
+    pricing: input.pricing ?? {
       onDemand: `us-east-1 on-demand list prices (Linux, shared tenancy), used for ${input.region}`,
       spot: 'simulated: derived deterministically per instance type and zone (25–55 % of on-demand) unless pinned by spec.spotPrices',
     },
@@ -95,7 +97,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
       createdAt: iso(n.createdAt),
       deletedAt: isoOrNull(n.deletedAt),
     })),
-    launchAttempts: input.launchAttempts.map((a) => ({ ...a, at: iso(a.at), capacityTypes: [...a.capacityTypes], zones: [...a.zones] })),
+    launchAttempts: input.launchAttempts.map((a) => ({ ...a, at: iso(a.at), capacityTypes: [...a.capacityTypes], instanceTypeNames: [...a.instanceTypeNames], zones: [...a.zones] })),
     pods: input.pods.map((p) => {
       const node = p.nodeName ? nodeByName.get(p.nodeName) : undefined;
       return {

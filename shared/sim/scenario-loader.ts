@@ -28,6 +28,8 @@ import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod } from '../core/api/pod.js';
 import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
 import { MAX_SCALE_REPLICAS, SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
+import { parsePriceFile } from './price-file.js';
+import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, unpackList, type PodOwner } from './snapshot.js';
 
 /** A parsed object with where it came from. */
 export type Sourced<T> = T & { readonly source: ManifestSource };
@@ -58,12 +60,43 @@ export interface LoadedScenario {
    * skips them, with where each starts: a manifests folder can be simulated as it is.
    */
   readonly skipped: readonly { readonly kind: string; readonly apiVersion: string; readonly name?: string; readonly file: string; readonly line: number }[];
+  /**
+   * Pods of a snapshot that belong to a workload of the scenario (a Deployment through its ReplicaSet, a StatefulSet,
+   * a Job): the workload's controller counts them as its own, so its replicas and these pods reconcile to one count.
+   * Not in {@link pods}, which holds the bare pods. Empty for a scenario without such pods.
+   */
+  readonly ownedPods: readonly { readonly pod: Sourced<Pod>; readonly owner: PodOwner }[];
+  /**
+   * Present when the scenario holds Nodes (a cluster snapshot, docs/contracts.md#snapshots): how many starting nodes
+   * came from it and what was read or left out, in words (never an object's contents).
+   */
+  readonly snapshot?: { readonly nodes: number; readonly notes: readonly string[] };
+}
+
+/**
+ * Command-line flags that set what a Scenario document would (`--start`, `--duration`, `--region`): each overrides the
+ * document's field (a snapshot has none).
+ */
+export interface ScenarioOverrides {
+  /** Virtual clock start, epoch ms. */
+  readonly startMs?: number;
+  /** How long to simulate, seconds (> 0, at most a year). */
+  readonly durationSeconds?: number;
+  /** AWS region, e.g. `eu-west-1`. */
+  readonly region?: string;
+  /** `--prices`: a price file (`shared/sim/price-file.ts`); its entries come after `spec.prices`, so they win. */
+  readonly pricesFile?: string;
 }
 
 /** Options of {@link loadScenario}. */
 export interface LoadScenarioOptions {
-  /** The current time, epoch ms: the default start (truncated to the minute) when there is no `spec.start`. */
+  /**
+   * The current time, epoch ms: the default start (truncated to the minute) when there is no `spec.start`, no
+   * `--start` and no snapshot (a snapshot starts at the minute after its newest Node or Pod was created).
+   */
   readonly now: number;
+  /** Flags overriding the Scenario document. @default none */
+  readonly overrides?: ScenarioOverrides;
 }
 
 /** A manifest and the document (plus path prefix inside it) it was read from, for locating cross-object issues. */
@@ -203,6 +236,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const skipped: { kind: string; apiVersion: string; name?: string; file: string; line: number }[] = [];
   let scenario: { doc: ManifestDocument; parsed: NonNullable<ReturnType<typeof parseScenarioDocument>['scenario']> } | undefined;
   let firstScenario: ManifestSource | undefined;
+  const snapshotDocs: ManifestDocument[] = [];
 
   for (const file of files) {
     let contents;
@@ -217,7 +251,13 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     const read = readManifestDocuments(text, file, { limit: { documents: documentsLeft, message: TOO_MANY_DOCUMENTS_MESSAGE } });
     documentsLeft -= read.count;
     issues.push(...read.issues);
-    for (const doc of read.documents) {
+    for (const doc of read.documents.flatMap(unpackList)) {
+      // A snapshot's Nodes and ReplicaSets are read by shared/sim/snapshot.ts, not as manifests of their own.
+      if (isSnapshotOnlyObject(doc.value)) {
+        snapshotDocs.push(doc);
+        if ((doc.value as { kind: string }).kind === 'Node') ours++;
+        continue;
+      }
       if (!foreignKind(doc.value, [SCENARIO_KIND])) ours++;
       if (isScenarioObject(doc.value)) {
         if (firstScenario) {
@@ -225,7 +265,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
           continue;
         }
         firstScenario = { file: doc.file, line: doc.line };
-        const result = parseScenarioDocument(doc, options);
+        const result = parseScenarioDocument(withFlags(doc, options.overrides), options);
         issues.push(...result.issues);
         if (result.scenario) scenario = { doc, parsed: result.scenario };
         continue;
@@ -245,26 +285,65 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   }
   if (ours === 0 && issues.length === 0) issues.push(emptyScenarioIssue(path, files, skipped));
 
-  const spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
+  // A snapshot: which pods belong to which workload, which are left out, when it was taken and in which region.
+  const reading = readSnapshot({
+    docs: snapshotDocs,
+    manifests: located.filter((l) => l.at === -Infinity).map((l) => ({ manifest: l.manifest, doc: l.doc })),
+    declaredNodes: new Set(scenario?.parsed.spec.nodes.map((n) => n.name) ?? []),
+  });
+  issues.push(...reading.issues);
+  const nodeDocs = snapshotDocs.filter((d) => (d.value as { kind: string }).kind === 'Node');
+  const written = (scenario?.doc.value as { spec?: { start?: unknown; region?: unknown } } | undefined)?.spec;
+  let spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
+  // Without a start or region written, a snapshot starts the minute after its newest object and in its nodes' region.
+  if (nodeDocs.length > 0 && written?.start === undefined && reading.newestMs !== undefined) spec = { ...spec, startMs: Math.ceil((reading.newestMs + 1) / 60_000) * 60_000 };
+  if (nodeDocs.length > 0 && written?.region === undefined && reading.region !== undefined) spec = { ...spec, region: reading.region };
+  spec = withOverrides(spec, options.overrides);
+  if (options.overrides?.pricesFile !== undefined) {
+    const file = options.overrides.pricesFile;
+    try {
+      const contents = await readScenarioFile(file);
+      if ('issue' in contents) throw new ValidationError([contents.issue]);
+      const prices = parsePriceFile(contents.text, file, spec.region);
+      spec = { ...spec, prices: [...(spec.prices ?? []), ...prices.prices], unavailableOfferings: [...(spec.unavailableOfferings ?? []), ...prices.unavailable] };
+    } catch (e) {
+      if (e instanceof ValidationError) issues.push(...e.issues);
+      else issues.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
+    }
+  }
+  const poolNames = new Set(located.filter((l) => l.at === -Infinity && l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));
+  const fromSnapshot = snapshotNodes(nodeDocs, { startMs: spec.startMs, region: spec.region, nodePools: poolNames });
+  issues.push(...fromSnapshot.issues);
+  const declared = new Map(spec.nodes.map((n, i) => [n.name, i]));
+  for (const n of fromSnapshot.nodes) {
+    const i = declared.get(n.name);
+    if (i !== undefined) issues.push({ file: nodeDocs[0]!.file, message: `Node ${n.name} is also declared at spec.nodes[${i}] of the Scenario document` });
+  }
+  const kept = located.filter((l) => !(l.manifest.kind === 'Pod' && reading.dropped.has(l.manifest.object)));
+
   if (scenario) {
     const scenarioDoc = scenario.doc;
     for (const e of scenario.parsed.spec.events) {
-      if (e.type === 'apply') located.push({ manifest: e.apply, doc: scenarioDoc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
+      if (e.type === 'apply') kept.push({ manifest: e.apply, doc: scenarioDoc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
     }
   }
-  issues.push(...crossCheck(located, spec, scenario?.doc, { invalid }));
+  issues.push(...crossCheck(kept, spec, scenario?.doc, { invalid, nodeNames: new Set(fromSnapshot.nodes.map((n) => n.name)) }));
   if (issues.length > 0) throw new ValidationError(sortIssues(issues));
+  spec = { ...spec, nodes: [...spec.nodes, ...fromSnapshot.nodes] };
 
-  const initial = located.filter((l) => l.at === -Infinity).map((l) => l.manifest);
+  const initial = kept.filter((l) => l.at === -Infinity).map((l) => l.manifest);
   const of = <K extends ManifestKind>(kind: K): Sourced<ManifestObjectOf<K>>[] =>
     initial.filter((m) => m.kind === kind).map((m) => ({ ...m.object, source: m.source }) as unknown as Sourced<ManifestObjectOf<K>>);
+  const pods = initial.filter((m): m is Extract<Manifest, { kind: 'Pod' }> => m.kind === 'Pod');
+  const sourced = (m: Extract<Manifest, { kind: 'Pod' }>) => ({ ...m.object, source: m.source }) as Sourced<Pod>;
   const loaded = {
     name: scenario?.parsed.name ?? basename(path, extname(path)),
     files,
     spec,
     nodePools: of('NodePool'),
     nodeClasses: of('EC2NodeClass'),
-    pods: of('Pod'),
+    pods: pods.filter((m) => !reading.owners.has(m.object)).map(sourced),
+    ownedPods: pods.filter((m) => reading.owners.has(m.object)).map((m) => ({ pod: sourced(m), owner: reading.owners.get(m.object)! })),
     deployments: of('Deployment'),
     statefulSets: of('StatefulSet'),
     jobs: of('Job'),
@@ -272,7 +351,45 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     pdbs: of('PodDisruptionBudget'),
     limitRanges: of('LimitRange'),
   };
-  return { ...loaded, warnings: pdbWarnings(located.filter((l) => l.at === -Infinity)), skipped };
+  return {
+    ...loaded,
+    warnings: pdbWarnings(kept.filter((l) => l.at === -Infinity)),
+    skipped,
+    ...(nodeDocs.length > 0 ? { snapshot: { nodes: fromSnapshot.nodes.length, notes: [...reading.notes, ...fromSnapshot.notes] } } : {}),
+  };
+}
+
+/**
+ * The Scenario document read as if it had the flags' values (`--start`, `--duration`, `--region` replace its fields):
+ * its zones, events and nodes are then checked against the region and duration the run will have. Field positions
+ * stay the document's own.
+ */
+function withFlags(doc: ManifestDocument, overrides: ScenarioOverrides | undefined): ManifestDocument {
+  if (!overrides || (overrides.startMs === undefined && overrides.durationSeconds === undefined && overrides.region === undefined)) return doc;
+  const value = doc.value as { spec?: unknown } | null;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return doc;
+  const spec = value.spec !== null && typeof value.spec === 'object' && !Array.isArray(value.spec) ? (value.spec as Record<string, unknown>) : {};
+  const flagged = {
+    ...spec,
+    ...(overrides.startMs !== undefined ? { start: new Date(overrides.startMs).toISOString() } : {}),
+    ...(overrides.durationSeconds !== undefined ? { duration: `${overrides.durationSeconds}s` } : {}),
+    ...(overrides.region !== undefined ? { region: overrides.region } : {}),
+  };
+  return { ...doc, value: { ...value, spec: flagged }, locate: doc.locate };
+}
+
+/**
+ * The spec with the command line's flags applied (each replaces the document's field).
+ * @throws nothing: the flags are checked where they are parsed (`shared/cli/main.ts`)
+ */
+function withOverrides(spec: ScenarioSpec, overrides: ScenarioOverrides | undefined): ScenarioSpec {
+  if (!overrides) return spec;
+  return {
+    ...spec,
+    ...(overrides.startMs !== undefined ? { startMs: overrides.startMs } : {}),
+    ...(overrides.durationSeconds !== undefined ? { durationSeconds: overrides.durationSeconds } : {}),
+    ...(overrides.region !== undefined ? { region: overrides.region } : {}),
+  };
 }
 
 /**
@@ -306,6 +423,8 @@ export interface CrossCheckOptions {
    * issues say what is wrong with it). @default none
    */
   readonly invalid?: ReadonlySet<string>;
+  /** Names of nodes declared outside the Scenario document (a snapshot's Nodes): a pod may be bound to one. @default none */
+  readonly nodeNames?: ReadonlySet<string>;
 }
 
 /**
@@ -370,7 +489,7 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
 
   if (scenarioDoc) {
     const where = { doc: scenarioDoc, prefix: ['spec'] };
-    const nodeNames = new Set(spec.nodes.map((n) => n.name));
+    const nodeNames = new Set([...spec.nodes.map((n) => n.name), ...(options.nodeNames ?? [])]);
     spec.nodes.forEach((n, i) => {
       if (n.nodePool !== undefined && !exists('NodePool', undefined, n.nodePool, -Infinity) && !options.invalid?.has(`NodePool/${n.nodePool}`)) {
         issues.push(issueAt(where, ['nodes', i, 'nodePool'], `node ${n.name} names NodePool ${JSON.stringify(n.nodePool)}, which is not in the scenario`));
@@ -388,8 +507,8 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     }
   } else if (references) {
     for (const l of initial) {
-      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined) {
-        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} does not exist: declare it under spec.nodes of a Scenario document`));
+      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined && !options.nodeNames?.has(l.manifest.object.spec.nodeName)) {
+        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} does not exist: declare it under spec.nodes of a Scenario document, or add the Node (kubectl get nodes -o yaml)`));
       }
     }
   }

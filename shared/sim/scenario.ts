@@ -93,6 +93,33 @@ export interface SpotPrice {
   readonly price: number;
 }
 
+/**
+ * A price given for an instance type (`spec.prices`, or a `--prices` file): in one zone, or in every zone when `zone`
+ * is absent (a zone's entry wins). USD per hour. On-demand replaces the catalogue's us-east-1 list price; spot
+ * replaces the simulated spot price (a `spec.spotPrices` pin still wins for its zone).
+ */
+export interface PriceEntry {
+  readonly instanceType: string;
+  readonly zone?: string;
+  /** On-demand price, USD per hour. */
+  readonly onDemand?: number;
+  /** Spot price, USD per hour. */
+  readonly spot?: number;
+  /** Where it was given: `spec.prices` or the price file's path (for the Result's `pricing` words). */
+  readonly source?: string;
+}
+
+/**
+ * An offering EC2 does not have (`spec.offerings.unavailable`): the instance type in that zone (absent: any zone) for
+ * that capacity type (absent: any). The simulated EC2 and the instance types it lists leave it out, so neither the
+ * solver nor CreateFleet can use it (a type offered nowhere is not listed at all).
+ */
+export interface UnavailableOffering {
+  readonly instanceType: string;
+  readonly zone?: string;
+  readonly capacityType?: CapacityType;
+}
+
 /** A node that exists (registered) when the simulation starts. */
 export interface ScenarioNode {
   readonly name: string;
@@ -106,6 +133,13 @@ export interface ScenarioNode {
   readonly annotations: Readonly<Record<string, string>>;
   /** Creation time as an offset from the start, seconds (≤ 0; e.g. -7200 for `createdAt: -2h`). */
   readonly createdAtSeconds: number;
+  /** The NodeClaim's name, for a managed node of a snapshot (its owner reference); absent: a generated one. */
+  readonly nodeClaim?: string;
+  /**
+   * What the node can hold, canonical units (millicores, MiB, counts): a snapshot Node's `status.allocatable`;
+   * absent: what Skiff computes for the instance type and EC2NodeClass.
+   */
+  readonly allocatable?: Readonly<Record<string, number>>;
 }
 
 /** Fault injection, seeded by `--seed`. Probabilities are 0–1. */
@@ -234,6 +268,10 @@ export interface ScenarioSpec {
   readonly region: string;
   readonly settings: ScenarioSettings;
   readonly spotPrices: readonly SpotPrice[];
+  /** Prices given per instance type (and zone), `spec.prices` then a `--prices` file's (later entries win). @default [] */
+  readonly prices?: readonly PriceEntry[];
+  /** Offerings EC2 does not have. @default [] */
+  readonly unavailableOfferings?: readonly UnavailableOffering[];
   readonly nodes: readonly ScenarioNode[];
   readonly events: readonly ScenarioEvent[];
   readonly faults: ScenarioFaults;
@@ -243,8 +281,8 @@ export interface ScenarioSpec {
 
 /** ISO-8601 date-time with a zone (`Z` or `±hh:mm`). */
 const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
-/** An AWS region name such as `us-west-2` or `ap-southeast-1`. */
-const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+/** An AWS region name such as `us-west-2` or `ap-southeast-1` (also `--region`). */
+export const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
 
 /**
  * An ISO-8601 UTC timestamp (`2026-03-02T08:00:00Z`), output as epoch milliseconds.
@@ -298,6 +336,23 @@ const spotPriceSchema = z.strictObject({
   instanceType: z.string().min(1),
   zone: z.string().min(1),
   price: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }),
+});
+
+/** A price entry (`spec.prices[]`, a price file's `prices[]`): at least one of `onDemand` and `spot`, USD per hour. */
+export const priceEntrySchema = z
+  .strictObject({
+    instanceType: z.string().min(1),
+    zone: z.string().min(1).optional(),
+    onDemand: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }).optional(),
+    spot: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }).optional(),
+  })
+  .refine((p) => p.onDemand !== undefined || p.spot !== undefined, { error: 'give onDemand, spot or both (USD per hour)' });
+
+/** An offering EC2 does not have (`spec.offerings.unavailable[]`, a price file's `unavailable[]`). */
+export const unavailableOfferingSchema = z.strictObject({
+  instanceType: z.string().min(1),
+  zone: z.string().min(1).optional(),
+  capacityType: z.enum(CAPACITY_TYPES).optional(),
 });
 
 const scenarioNodeSchema = z
@@ -468,6 +523,8 @@ export const scenarioSpecSchema = z
     region: z.string().regex(REGION, { error: 'region must be an AWS region name such as us-west-2' }).default(DEFAULT_REGION),
     settings: settingsSchema.prefault({}),
     spotPrices: z.array(spotPriceSchema).default(() => []),
+    prices: z.array(priceEntrySchema).default(() => []),
+    offerings: z.strictObject({ unavailable: z.array(unavailableOfferingSchema).default(() => []) }).prefault({}),
     nodes: z.array(scenarioNodeSchema).default(() => []),
     events: z.array(eventSchema).default(() => []),
     faults: z
@@ -523,6 +580,14 @@ export const scenarioSpecSchema = z
       inRegion(n.zone, ['nodes', i, 'zone']);
     });
     const offerings = new Map<string, number>();
+    spec.prices.forEach((p, i) => {
+      knownType(p.instanceType, ['prices', i, 'instanceType']);
+      if (p.zone !== undefined) inRegion(p.zone, ['prices', i, 'zone']);
+    });
+    spec.offerings.unavailable.forEach((o, i) => {
+      knownType(o.instanceType, ['offerings', 'unavailable', i, 'instanceType']);
+      if (o.zone !== undefined) inRegion(o.zone, ['offerings', 'unavailable', i, 'zone']);
+    });
     spec.spotPrices.forEach((p, i) => {
       const key = `${p.instanceType}/${p.zone}`;
       const first = offerings.get(key);
@@ -589,6 +654,8 @@ function resolveSpec(spec: z.output<typeof scenarioSpecSchema>, now: number, sou
     region: spec.region,
     settings: spec.settings,
     spotPrices: spec.spotPrices,
+    prices: spec.prices.map((p) => ({ ...p, source: 'spec.prices' })),
+    unavailableOfferings: spec.offerings.unavailable,
     nodes: spec.nodes,
     events: sorted,
     faults: spec.faults,

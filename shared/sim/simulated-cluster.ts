@@ -413,7 +413,11 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         this.controllers.reconcileStatefulSet(key);
         break;
       case 'Job':
-        if (!this.jobs.has(key)) this.jobs.set(key, { job: manifest.object as Job, succeeded: 0, created: 0 });
+        // A Job of a snapshot counts the completions its status reports (its completed pods are not simulated).
+        if (!this.jobs.has(key)) {
+          const succeeded = Number((manifest.object as Job).status?.['succeeded'] ?? 0);
+          this.jobs.set(key, { job: manifest.object as Job, succeeded: Number.isInteger(succeeded) && succeeded > 0 ? succeeded : 0, created: 0 });
+        }
         this.controllers.reconcileJob(key);
         break;
       case 'PodDisruptionBudget':
@@ -431,6 +435,19 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         throw new RangeError(`the simulation cannot apply kind ${manifest.kind}`);
     }
     this.requestSchedulingPass();
+  }
+
+  /**
+   * Creates a pod of a snapshot that belongs to a workload, as its controller's own (bound when it names a node that
+   * exists), so the workload's controller counts it and creates only the replicas still missing. Apply these before
+   * the workload.
+   * @param pod the pod as the snapshot holds it
+   * @param owner the owner its controller gives its pods (`podOwnerOf` in workload-controllers.ts)
+   */
+  adoptPod(pod: Pod, owner: string): void {
+    const namespace = pod.metadata.namespace ?? 'default';
+    if (this.pods.has(`${namespace}/${pod.metadata.name}`)) return;
+    this.createPod(namespace, pod.metadata.name, pod as unknown as PodTemplateSpec, owner, null, pod.spec.nodeName);
   }
 
   /** Deletes an object (and, for workloads, their pods). */

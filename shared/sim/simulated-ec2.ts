@@ -5,8 +5,10 @@
  * simulated cluster.
  *
  * Prices: on-demand is the us-east-1 list price from the catalogue, used for every region (us-east-2 and
- * us-west-2 list the same price for current families). Spot prices are SIMULATED: derived deterministically per
- * (instance type, zone) as 25–55 % of on-demand, unless the scenario pins them.
+ * us-west-2 list the same price for current families), unless given (`spec.prices`, `--prices`). Spot prices are
+ * SIMULATED: derived deterministically per (instance type, zone) as 25–55 % of on-demand, unless given or pinned
+ * (`spec.spotPrices`). Offerings the scenario marks unavailable (`spec.offerings.unavailable`) are not listed and
+ * CreateFleet refuses them with `Unsupported`.
  */
 import { InsufficientCapacityError } from '../core/errors.js';
 import { LABEL_CAPACITY_TYPE, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
@@ -79,6 +81,8 @@ export interface LaunchAttempt {
   readonly capacityTypes: readonly CapacityType[];
   /** Distinct instance types in the request. */
   readonly instanceTypes: number;
+  /** Those instance types, sorted. */
+  readonly instanceTypeNames: readonly string[];
   readonly zones: readonly string[];
   /** `ok` or the EC2 error code. */
   readonly result: string;
@@ -103,6 +107,14 @@ export interface SimulatedEc2Options {
   readonly vmMemoryOverheadPercent: number;
   /** Pinned spot prices, USD per hour. */
   readonly spotPrices?: readonly { readonly instanceType: string; readonly zone: string; readonly price: number }[];
+  /**
+   * Prices given per instance type and zone (absent zone: every zone; a zone's entry wins, later entries win), USD per
+   * hour: on-demand replaces the catalogue's list price, spot the simulated one (a pinned spot price still wins).
+   * @default none
+   */
+  readonly prices?: readonly { readonly instanceType: string; readonly zone?: string; readonly onDemand?: number; readonly spot?: number }[];
+  /** Offerings EC2 does not have (absent zone or capacity type: any): left out of the types listed and refused by CreateFleet. @default none */
+  readonly unavailableOfferings?: readonly { readonly instanceType: string; readonly zone?: string; readonly capacityType?: CapacityType }[];
   /** Cluster name for tags. */
   readonly clusterName: string;
   /** Instance launch → kubelet registers its Node, ms. @default 45000 */
@@ -136,6 +148,32 @@ export class SimulatedEc2 implements CloudProvider {
     private readonly options: SimulatedEc2Options,
   ) {
     this.pinned = new Map((options.spotPrices ?? []).map((p) => [`${p.instanceType}|${p.zone}`, p.price]));
+    for (const p of options.prices ?? []) {
+      const key = `${p.instanceType}|${p.zone ?? '*'}`;
+      const had = this.given.get(key) ?? {};
+      this.given.set(key, { ...had, ...(p.onDemand !== undefined ? { onDemand: p.onDemand } : {}), ...(p.spot !== undefined ? { spot: p.spot } : {}) });
+    }
+  }
+
+  /** Given prices by `type|zone` and `type|*`, USD per hour. */
+  private readonly given = new Map<string, { onDemand?: number; spot?: number }>();
+
+  /**
+   * The on-demand price of a type in a zone, USD per hour: a given price (the zone's, else the type's), else the
+   * catalogue's us-east-1 list price; null when none is known (the type is not offered).
+   */
+  onDemandPrice(info: InstanceTypeInfo, zone: string): number | null {
+    return this.given.get(`${info.name}|${zone}`)?.onDemand ?? this.given.get(`${info.name}|*`)?.onDemand ?? info.onDemandPrice;
+  }
+
+  /** The spot price of a type in a zone, USD per hour: pinned, else given, else simulated from the on-demand price. */
+  spotPrice(name: string, zone: string, onDemand: number): number {
+    return this.pinned.get(`${name}|${zone}`) ?? this.given.get(`${name}|${zone}`)?.spot ?? this.given.get(`${name}|*`)?.spot ?? simulatedSpotPrice(name, zone, onDemand);
+  }
+
+  /** Whether EC2 offers the type in the zone for the capacity type (`unavailableOfferings`). */
+  offered(instanceType: string, zone: string, capacityType: CapacityType): boolean {
+    return !(this.options.unavailableOfferings ?? []).some((u) => u.instanceType === instanceType && (u.zone === undefined || u.zone === zone) && (u.capacityType === undefined || u.capacityType === capacityType));
   }
 
   /** Makes an offering fail with `code` from `fromMs` until `untilMs` (epoch ms). */
@@ -151,12 +189,16 @@ export class SimulatedEc2 implements CloudProvider {
     const allocatableOptions = nodeClassAllocatableOptions(query, this.options.vmMemoryOverheadPercent);
     const types: InstanceType[] = [];
     for (const info of this.options.catalog) {
-      if (info.onDemandPrice === null || !launchableWithAmiFamily(info, query.amiFamily)) continue;
-      const od = info.onDemandPrice;
-      const offerings: Offering[] = zones.flatMap((zone) => [
-        { zone, capacityType: 'on-demand' as const, price: od, available: true },
-        { zone, capacityType: 'spot' as const, price: this.pinned.get(`${info.name}|${zone}`) ?? simulatedSpotPrice(info.name, zone, od), available: true },
-      ]);
+      if (!launchableWithAmiFamily(info, query.amiFamily)) continue;
+      const offerings: Offering[] = zones.flatMap((zone): Offering[] => {
+        const od = this.onDemandPrice(info, zone);
+        if (od === null) return [];
+        return [
+          { zone, capacityType: 'on-demand' as const, price: od, available: true },
+          { zone, capacityType: 'spot' as const, price: this.spotPrice(info.name, zone, od), available: true },
+        ].filter((o) => this.offered(info.name, zone, o.capacityType));
+      });
+      if (offerings.length === 0) continue;
       types.push(
         buildInstanceType({
           name: info.name,
@@ -177,11 +219,17 @@ export class SimulatedEc2 implements CloudProvider {
     const existing = this.byToken.get(request.nodeClaim);
     if (existing) return this.describe(existing, []);
     const zones = [...new Set(request.overrides.map((o) => o.zone))].sort();
-    const attempt = { at: now, nodeClaim: request.nodeClaim, capacityTypes: [request.capacityType], instanceTypes: new Set(request.overrides.map((o) => o.instanceType)).size, zones };
+    const typeNames = [...new Set(request.overrides.map((o) => o.instanceType))].sort();
+    const attempt = { at: now, nodeClaim: request.nodeClaim, capacityTypes: [request.capacityType], instanceTypes: typeNames.length, instanceTypeNames: typeNames, zones };
     const failedOfferings: OfferingKey[] = [];
     let failureCode = 'InsufficientInstanceCapacity';
     const usable = request.overrides.filter((o) => {
       const key = { instanceType: o.instanceType, zone: o.zone, capacityType: request.capacityType };
+      if (!this.offered(o.instanceType, o.zone, request.capacityType)) {
+        failedOfferings.push(key);
+        failureCode = 'Unsupported';
+        return false;
+      }
       const error = this.activeCapacityError(key, now);
       if (error) {
         failedOfferings.push(key);
@@ -238,6 +286,8 @@ export class SimulatedEc2 implements CloudProvider {
     taints: readonly Taint[];
     tags: Readonly<Record<string, string>>;
     launchedAt: number;
+    /** What the node can hold (a snapshot Node's `status.allocatable`), canonical units; absent: computed for the type. */
+    allocatable?: Readonly<Record<string, number>>;
   }): Promise<SimInstance> {
     const info = this.options.catalog.find((t) => t.name === args.instanceType);
     if (!info) throw new RangeError(`unknown instance type ${args.instanceType}`);
@@ -253,11 +303,12 @@ export class SimulatedEc2 implements CloudProvider {
       tags: args.tags,
       launchedAt: args.launchedAt,
       nodeClaim: args.nodeClaim,
-      price: offering?.price ?? info.onDemandPrice ?? 0,
+      // An offering the scenario marks unavailable still has its price (the node exists).
+      price: offering?.price ?? (args.capacityType === 'spot' ? this.spotPrice(info.name, args.zone, this.onDemandPrice(info, args.zone) ?? 0) : (this.onDemandPrice(info, args.zone) ?? 0)),
       labels: { ...amiFamilyLabels(info, query.amiFamily), ...args.labels, [LABEL_ZONE]: args.zone, [LABEL_CAPACITY_TYPE]: args.capacityType },
       taints: args.taints,
       startupTaints: [],
-      allocatable: type?.allocatable ?? {},
+      allocatable: args.allocatable ?? type?.allocatable ?? {},
     };
     this.instances.push(instance);
     if (args.nodeClaim) this.byToken.set(args.nodeClaim, instance);

@@ -155,6 +155,18 @@ function withDaemonTolerations(template: PodTemplateSpec): PodTemplateSpec {
 
 const daemonTemplates = new WeakMap<PodTemplateSpec, PodTemplateSpec>();
 
+/**
+ * The owner a workload's controller gives its pods (`ResultPod.owner`): `ReplicaSet/<name>-<template hash>` for a
+ * Deployment (the ReplicaSet of its current template), `StatefulSet/<name>`, `Job/<name>`. A snapshot's pods adopted
+ * with this owner are counted by the controller as its own (Kubernetes' controllers adopt the pods their selector
+ * matches and that have no other controller).
+ * @param kind the workload's kind
+ * @param workload the workload object
+ */
+export function podOwnerOf(kind: 'Deployment' | 'StatefulSet' | 'Job', workload: Deployment | StatefulSet | Job): string {
+  return kind === 'Deployment' ? `ReplicaSet/${workload.metadata.name}-${templateHash(workload.spec.template)}` : `${kind}/${workload.metadata.name}`;
+}
+
 /** A ReplicaSet-style hash of a pod template (10 characters). */
 function templateHash(template: unknown): string {
   const alphabet = 'bcdfghjklmnpqrstvwxz2456789';

@@ -133,10 +133,11 @@ describe('skiff validate', () => {
       expect(strict.out).toMatch(/app\.yaml:2:7: kind: unknown kind "Service"/);
     });
 
-    it('never skips a List (it may hold a broken NodePool), nor mistakes Kubernetes\' Node for a typo of Pod; hidden folders and node_modules are not walked', async () => {
+    it('reads a List item by item (kubectl get -o yaml) and a Node as a snapshot\'s starting node, never as a typo of Pod; hidden folders and node_modules are not walked', async () => {
       const list = 'apiVersion: v1\nkind: List\nitems:\n- {apiVersion: karpenter.sh/v1, kind: NodePool, metadata: {name: bad}, spec: {weight: 1000}}\n';
-      expect(validateText(list, 'l.yaml', 0).issues).toEqual([expect.objectContaining({ path: 'kind', message: expect.stringMatching(/^a List is not read: put each of its items in a YAML document of its own/) })]);
-      expect(validateText('apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n', 'n.yaml', 0)).toMatchObject({ valid: true, skipped: [{ kind: 'Node', name: 'n1' }] });
+      expect(validateText(list, 'l.yaml', 0).issues).toContainEqual(expect.objectContaining({ line: 4, path: 'spec.weight' }));
+      expect(validateText('apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n', 'n.yaml', 0).issues).toEqual([expect.objectContaining({ line: 3, message: 'Node n1 has no node.kubernetes.io/instance-type label: Skiff simulates EC2 nodes only' })]);
+      expect(validateText('apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {node.kubernetes.io/instance-type: m5.large, topology.kubernetes.io/zone: us-west-2a}}\n', 'n.yaml', 0)).toMatchObject({ valid: true, objects: [{ kind: 'Node', name: 'n1' }] });
       const dir = folder({ 'pool/class.yaml': GOOD_CLASS, '.github/workflows/ci.yml': 'on: push\njobs: {}\n', 'node_modules/x/a.yml': 'a: 1\n' });
       const r = await validate(dir);
       expect({ status: r.status, out: r.out }).toEqual({ status: 0, out: '1 file valid (1 object)\n' });

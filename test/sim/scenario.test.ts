@@ -101,6 +101,8 @@ describe('scenario', () => {
         region: 'us-west-2',
         settings: { batchIdleDurationSeconds: 1, batchMaxDurationSeconds: 10, vmMemoryOverheadPercent: 0.075, featureGates: { SpotToSpotConsolidation: false } },
         spotPrices: [],
+        prices: [],
+        unavailableOfferings: [],
         nodes: [],
         events: [],
         faults: { duplicateDelivery: 0, concurrentInvocations: 1, crashAfterSideEffect: 0, ec2Throttle: 0, dynamodbThrottle: 0, apiServerErrors: 0 },

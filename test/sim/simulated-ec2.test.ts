@@ -198,7 +198,7 @@ describe('SimulatedEc2', () => {
       const { ec2 } = setup();
       await ec2.create(launchRequest());
       expect(ec2.launchAttempts).toEqual([
-        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['on-demand'], instanceTypes: 3, zones: ['us-west-2a', 'us-west-2b'], result: 'ok' },
+        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['on-demand'], instanceTypes: 3, instanceTypeNames: ['c5.large', 'm5.large', 'm5.xlarge'], zones: ['us-west-2a', 'us-west-2b'], result: 'ok' },
       ]);
     });
 
@@ -275,7 +275,7 @@ describe('SimulatedEc2', () => {
       expect(error.errorCode).toBe('InsufficientInstanceCapacity');
       expect(error.offerings).toEqual(request.overrides.map((o) => ({ instanceType: o.instanceType, zone: o.zone, capacityType: 'on-demand' })));
       expect(ec2.launchAttempts).toEqual([
-        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['on-demand'], instanceTypes: 3, zones: ['us-west-2a', 'us-west-2b'], result: 'InsufficientInstanceCapacity' },
+        { at: T0, nodeClaim: 'default-abcde', capacityTypes: ['on-demand'], instanceTypes: 3, instanceTypeNames: ['c5.large', 'm5.large', 'm5.xlarge'], zones: ['us-west-2a', 'us-west-2b'], result: 'InsufficientInstanceCapacity' },
       ]);
       expect(ec2.instances).toEqual([]);
       expect(await ec2.list()).toEqual([]);

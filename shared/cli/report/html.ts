@@ -1,6 +1,8 @@
 /**
  * The HTML report of `skiff simulate --report`: one self-contained page (Chart.js inlined, no network at view time)
- * with four charts — nodes by NodePool and capacity type, fleet price, pending pods, disruptions by reason with
+ * that opens, for a run that started with nodes (a snapshot), with the answer in money (`Result.whatIf`: $/h now and
+ * after Skiff's disruptions settle, the saving, the disruptions in order with method and budget, the evictions, the
+ * pods pending at the start); then four charts — nodes by NodePool and capacity type, fleet price, pending pods, disruptions by reason with
  * budget windows shaded — and tables of NodeClaims and of the pods still pending at the end, with their reasons.
  *
  * Safety: every user-controlled string (names, reasons, messages) reaches the page either HTML-escaped in the markup
@@ -13,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { splitHints } from '../../core/provisioning/diagnosis.js';
-import type { Result } from '../../sim/result-schema.js';
+import type { Result, WhatIf } from '../../sim/result-schema.js';
 import { reportSeries, type NodePoolBudgets, type ReportSeries } from './series.js';
 
 /** What {@link renderReport} needs. */
@@ -86,10 +88,10 @@ export function renderReport(input: ReportInput): string {
 <body>
 <header>
 <h1>${escapeHtml(title)}</h1>
-${summaryHtml(result)}
+${result.whatIf ? whatIfHtml(result, result.whatIf) : ''}${summaryHtml(result)}
 </header>
 <main>
-<section>
+${result.whatIf ? whatIfSections(result.whatIf) : ''}<section>
 <h2>Nodes by NodePool and capacity type</h2>
 <div class="chart"><canvas id="chart-nodes" role="img" aria-label="Nodes over time by NodePool and capacity type"></canvas></div>
 </section>
@@ -158,6 +160,60 @@ function summaryHtml(result: Result): string {
     `Violations: ${violations.length === 0 ? 'none' : escapeHtml(violations.map(([k, n]) => `${k}=${n}`).join(', '))}`,
   ];
   return `<ul class="summary">${items.map((i) => `<li>${i}</li>`).join('')}</ul>`;
+}
+
+/**
+ * The opening of a run that started with nodes (a snapshot, `Result.whatIf`): the fleet's price now and after Skiff's
+ * disruptions settle, the saving, and which prices were simulated.
+ */
+function whatIfHtml(result: Result, w: WhatIf): string {
+  const n = w.nodesAtStart;
+  const sign = w.savingHourlyUSD < 0 ? '-' : '';
+  const items = [
+    `<b>What Skiff would do to this cluster:</b> ${n.total} nodes at the start, ${n.managed} managed by its NodePools${n.unmanaged ? `, ${n.unmanaged} not (kept, never disrupted)` : ''}`,
+    `Fleet now: <b id="whatif-now">${usd(w.hourlyUSDAtStart)}/h</b> · after Skiff's disruptions: <b id="whatif-after">${usd(w.hourlyUSDAfter)}/h</b> (${w.settled ? `settled at ${escapeHtml(shortTime(w.settledAt))} UTC` : 'at the end of the run; disruptions still going'}, ${w.nodesAfter} nodes)`,
+    `Saving: <b id="whatif-saving">${sign}${usd(Math.abs(w.savingHourlyUSD))}/h</b> (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`,
+    `Disruptions: ${w.actions.length} node(s); evictions: ${w.evictions.total}; pods pending at the start: ${w.pendingAtStart.length}`,
+    escapeHtml(pricingNote(result)),
+  ];
+  return `<ul class="summary whatif" id="whatif">${items.map((i) => `<li>${i}</li>`).join('')}</ul>
+`;
+}
+
+/** The what-if tables: the disruptions in order (method, budget, evictions) and the pods pending at the start. */
+function whatIfSections(w: WhatIf): string {
+  const actionRows = w.actions.map((a) =>
+    [
+      String(a.order),
+      shortTime(a.at),
+      a.node ?? a.nodeClaim,
+      a.nodePool,
+      `${a.instanceType ?? '?'} ${a.capacityType ?? ''}`.trim(),
+      a.hourlyUSD === null ? '—' : a.hourlyUSD.toFixed(4),
+      a.method,
+      a.decision === 'replace' ? `replace → ${a.replacements.map((r) => `${r.instanceType ?? r.nodeClaim} ${r.capacityType ?? ''}`.trim()).join(', ')}` : 'delete',
+      a.budget,
+      String(a.evictions),
+      shortTime(a.completedAt),
+    ].map((cell, i) => `<td${i === 5 || i === 9 ? ' class="num"' : ''}>${escapeHtml(cell)}</td>`).join(''),
+  );
+  const actions = w.actions.length === 0 ? '<p class="empty">Skiff would consolidate, replace or expire no node in this run.</p>' : table(['#', 'Started', 'Node', 'NodePool', 'Type', 'USD/h', 'Method', 'Decision', 'Budget that allowed it', 'Evicted', 'Done'], actionRows, 'whatif-actions');
+  const evicted = w.evictions.byOwner.length === 0 ? '' : `<p class="note">Evictions by owner: ${w.evictions.byOwner.slice(0, 20).map((o) => `${escapeHtml(o.owner)} ${o.count}`).join(', ')}${w.evictions.byOwner.length > 20 ? ', …' : ''}</p>`;
+  const pendingRows = w.pendingAtStart.map((p) => {
+    const { reason, hints } = splitHints(p.reason);
+    return `<td>${escapeHtml(p.pod)}</td><td>${escapeHtml(reason)}${hints.length > 0 ? `<ul class="hints">${hints.map((h) => `<li>hint: ${escapeHtml(h)}</li>`).join('')}</ul>` : ''}</td><td>${escapeHtml(p.outcome)}</td>`;
+  });
+  const pending = w.pendingAtStart.length === 0 ? '<p class="empty">No pod was pending at the start.</p>' : table(['Pod', 'Why', 'What became of it'], pendingRows, 'whatif-pending');
+  return `<section>
+<h2>What Skiff would disrupt, in order (${w.actions.length}; ${w.evictions.total} evictions)</h2>
+${actions}
+${evicted}
+</section>
+<section>
+<h2>Pods pending at the start (${w.pendingAtStart.length})</h2>
+${pending}
+</section>
+`;
 }
 
 function budgetsHtml(series: ReportSeries): string {

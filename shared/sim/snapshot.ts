@@ -1,0 +1,312 @@
+/**
+ * Reading a cluster snapshot as a scenario (docs/contracts.md#snapshots): what `kubectl get nodes,pods,deployments,
+ * replicasets,statefulsets,daemonsets,jobs,pdb,limitranges -A -o yaml` and `kubectl get nodepools,ec2nodeclasses -o
+ * yaml` write, taken unchanged.
+ *
+ * - A `kind: List` (apiVersion `v1`, `items`) is unpacked into its items, each located at `items[i]` of its file.
+ * - Each Node becomes a starting node ({@link ScenarioNode}): instance type, zone, capacity type and NodePool from the
+ *   well-known labels (`node.kubernetes.io/instance-type`, `topology.kubernetes.io/zone`, `karpenter.sh/capacity-type`,
+ *   `karpenter.sh/nodepool`, Karpenter core `pkg/apis/v1/labels.go`; a managed node group's
+ *   `eks.amazonaws.com/capacityType`), its labels, taints, annotations, creation time, `status.allocatable` and the
+ *   NodeClaim that owns it (Karpenter sets the Node's owner reference to its NodeClaim) kept. A node whose NodePool
+ *   is not in the snapshot (a managed node group, Karpenter's leftovers) is unmanaged: kept and never disrupted.
+ *   Fargate nodes (`eks.amazonaws.com/compute-type: fargate`) are no EC2 instances: left out, with their pods.
+ * - Pods: `Succeeded`/`Failed` ones are ignored; a pod whose controller is a ReplicaSet owned by a Deployment of the
+ *   snapshot belongs to that Deployment (the ReplicaSets themselves are not simulated), likewise a StatefulSet's or a
+ *   Job's; so the workload's replicas and its existing pods reconcile to one count. A DaemonSet's pods are left to
+ *   the simulated DaemonSet controller, which places one on each node it admits, as the real one did.
+ *
+ * Pure: works on documents already read; never reads files.
+ */
+import type { ValidationIssue } from '../core/errors.js';
+import type { Taint } from '../core/api/kubernetes.js';
+import { CAPACITY_TYPES, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
+import { formatPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
+import { TAINT_EFFECTS } from '../core/api/object-meta.js';
+import { instanceTypeByName } from '../core/instancetypes/catalog.js';
+import { parseResourceList, type ResourceList } from '../core/resources/resource-list.js';
+import type { ScenarioNode } from './scenario.js';
+import { zonesOf } from './simulated-ec2.js';
+
+/** EKS managed node groups' name label (EKS "Managed node groups" user guide). */
+export const LABEL_EKS_NODEGROUP = 'eks.amazonaws.com/nodegroup';
+/** EKS managed node groups' capacity type label: `ON_DEMAND`, `SPOT` or `CAPACITY_BLOCK`. */
+export const LABEL_EKS_CAPACITY_TYPE = 'eks.amazonaws.com/capacityType';
+/** EKS Fargate nodes carry `eks.amazonaws.com/compute-type: fargate`. */
+export const LABEL_EKS_COMPUTE_TYPE = 'eks.amazonaws.com/compute-type';
+/** The pre-1.17 labels a Node still carries beside the stable ones. */
+const BETA_INSTANCE_TYPE = 'beta.kubernetes.io/instance-type';
+const BETA_ZONE = 'failure-domain.beta.kubernetes.io/zone';
+
+/**
+ * The documents of a YAML document: a `kind: List` (apiVersion `v1`, an `items` array, as `kubectl get -o yaml` writes
+ * several objects) becomes one document per item, each locating its fields at `items[i]` of the List (so an issue
+ * still names the file, line and column of the field); any other document is returned as it is.
+ * @param doc one document of a file
+ * @returns the item documents, or `[doc]`
+ */
+export function unpackList(doc: ManifestDocument): ManifestDocument[] {
+  const value = doc.value as { apiVersion?: unknown; kind?: unknown; items?: unknown } | null;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [doc];
+  if (value.apiVersion !== 'v1' || value.kind !== 'List' || !Array.isArray(value.items)) return [doc];
+  return value.items.map((item, i): ManifestDocument => ({
+    file: doc.file,
+    index: doc.index,
+    line: doc.locate(['items', i]).line,
+    value: item,
+    locate: (path, options) => doc.locate(['items', i, ...path], options),
+  }));
+}
+
+/** True for a document the snapshot reader takes that is no manifest of its own: a `v1` Node or an `apps/v1` ReplicaSet. */
+export function isSnapshotOnlyObject(value: unknown): boolean {
+  const o = value as { apiVersion?: unknown; kind?: unknown } | null;
+  return o !== null && typeof o === 'object' && ((o.apiVersion === 'v1' && o.kind === 'Node') || (o.apiVersion === 'apps/v1' && o.kind === 'ReplicaSet'));
+}
+
+/** A workload a snapshot pod belongs to. */
+export interface PodOwner {
+  readonly kind: 'Deployment' | 'StatefulSet' | 'Job';
+  readonly name: string;
+}
+
+/** What {@link readSnapshot} makes of a snapshot's Nodes, ReplicaSets and pods. */
+export interface SnapshotReading {
+  /** The starting nodes, in document order. */
+  readonly nodes: readonly ScenarioNode[];
+  /** Pods to leave out: completed, a DaemonSet's, or bound to a node that is not simulated. */
+  readonly dropped: ReadonlySet<object>;
+  /** The workload each pod of one belongs to (keyed by the pod manifest's object). */
+  readonly owners: ReadonlyMap<object, PodOwner>;
+  /** What was read and left out, in words (for `note:` lines and the Result's events); never an object's contents. */
+  readonly notes: readonly string[];
+  /** The newest `creationTimestamp` of a Node or Pod, epoch ms: when the snapshot was taken, at the latest. */
+  readonly newestMs: number | undefined;
+  /** The region most Nodes name (`topology.kubernetes.io/region`), if any. */
+  readonly region: string | undefined;
+  readonly issues: readonly ValidationIssue[];
+}
+
+/** What {@link readSnapshot} needs besides the documents. */
+export interface SnapshotContext {
+  /** The snapshot's Node and ReplicaSet documents. */
+  readonly docs: readonly ManifestDocument[];
+  /** The parsed manifests (Pods, workloads, NodePools) with their documents. */
+  readonly manifests: readonly { readonly manifest: Manifest; readonly doc: ManifestDocument }[];
+  /** Nodes a Scenario document declares (`spec.nodes`): a pod bound to one is kept. @default none */
+  readonly declaredNodes?: ReadonlySet<string>;
+}
+
+/** Options of {@link snapshotNodes}. */
+export interface SnapshotNodeOptions {
+  /** The simulation's start, epoch ms (creation times become offsets from it, at most one year back). */
+  readonly startMs: number;
+  readonly region: string;
+  /** NodePools of the scenario: a node naming another is unmanaged. */
+  readonly nodePools: ReadonlySet<string>;
+}
+
+/** A raw Node as the API server returns it (only what is read). */
+interface RawNode {
+  metadata?: { name?: unknown; labels?: Record<string, unknown>; annotations?: Record<string, unknown>; creationTimestamp?: unknown; ownerReferences?: { kind?: unknown; name?: unknown }[] };
+  spec?: { taints?: { key?: unknown; value?: unknown; effect?: unknown }[] };
+  status?: { allocatable?: Record<string, unknown> };
+}
+
+/** Labels as strings (the API server's are). */
+function stringRecord(value: unknown): Record<string, string> {
+  if (value === null || typeof value !== 'object') return {};
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).filter(([, v]) => typeof v === 'string') as [string, string][]);
+}
+
+/**
+ * Reads the snapshot's documents: the region and the newest creation time (for a start without a Scenario or flags),
+ * which pods belong to which workload, and which are left out. Nodes are made by {@link snapshotNodes} once the
+ * region and start are known.
+ * @param context the Node and ReplicaSet documents and the parsed manifests
+ */
+export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'nodes'> {
+  const notes: string[] = [];
+  const issues: ValidationIssue[] = [];
+  let newestMs: number | undefined;
+  const seen = (ts: unknown) => {
+    const ms = typeof ts === 'string' ? Date.parse(ts) : Number.NaN;
+    if (Number.isFinite(ms)) newestMs = Math.max(newestMs ?? ms, ms);
+  };
+  const regions = new Map<string, number>();
+  const fargate = new Set<string>();
+  const nodeNames = new Set<string>();
+  const replicaSets = new Map<string, string | undefined>();
+  for (const doc of context.docs) {
+    const value = doc.value as RawNode & { kind: string; metadata?: { namespace?: unknown; ownerReferences?: { kind?: unknown; name?: unknown; controller?: unknown }[] } };
+    if (value.kind === 'ReplicaSet') {
+      const owner = controllerOf(value.metadata?.ownerReferences);
+      replicaSets.set(`${String(value.metadata?.namespace ?? 'default')}/${String(value.metadata?.name)}`, owner?.kind === 'Deployment' ? owner.name : undefined);
+      continue;
+    }
+    seen(value.metadata?.creationTimestamp);
+    const labels = stringRecord(value.metadata?.labels);
+    const name = typeof value.metadata?.name === 'string' ? value.metadata.name : undefined;
+    if (name !== undefined) nodeNames.add(name);
+    if (labels[LABEL_EKS_COMPUTE_TYPE] === 'fargate' && name !== undefined) fargate.add(name);
+    const region = labels[LABEL_REGION];
+    if (region) regions.set(region, (regions.get(region) ?? 0) + 1);
+  }
+  if (fargate.size > 0) notes.push(`${fargate.size} Fargate node${fargate.size === 1 ? '' : 's'} left out (not EC2 instances; no NodePool manages them), with the pods bound to them`);
+
+  const workloads = new Set(context.manifests.filter((m) => m.manifest.kind === 'Deployment' || m.manifest.kind === 'StatefulSet' || m.manifest.kind === 'Job' || m.manifest.kind === 'DaemonSet').map((m) => `${m.manifest.kind} ${m.manifest.object.metadata.namespace ?? 'default'}/${m.manifest.object.metadata.name}`));
+  const dropped = new Set<object>();
+  const owners = new Map<object, PodOwner>();
+  let completed = 0;
+  let daemon = 0;
+  const orphanSets = new Set<string>();
+  const missingNode = new Map<string, number>();
+  for (const { manifest } of context.manifests) {
+    if (manifest.kind !== 'Pod') continue;
+    const pod = manifest.object;
+    seen(pod.metadata.creationTimestamp);
+    const phase = (pod.status as { phase?: unknown } | undefined)?.phase;
+    if (phase === 'Succeeded' || phase === 'Failed') {
+      completed++;
+      dropped.add(pod);
+      continue;
+    }
+    const nodeName = pod.spec.nodeName;
+    if (nodeName !== undefined && (fargate.has(nodeName) || (nodeNames.size > 0 && !nodeNames.has(nodeName) && !context.declaredNodes?.has(nodeName)))) {
+      if (!fargate.has(nodeName)) missingNode.set(nodeName, (missingNode.get(nodeName) ?? 0) + 1);
+      dropped.add(pod);
+      continue;
+    }
+    const namespace = pod.metadata.namespace;
+    const controller = controllerOf(pod.metadata.ownerReferences);
+    if (!controller) continue;
+    if (controller.kind === 'DaemonSet' && workloads.has(`DaemonSet ${namespace}/${controller.name}`)) {
+      daemon++;
+      dropped.add(pod);
+    } else if (controller.kind === 'ReplicaSet') {
+      const deployment = replicaSets.get(`${namespace}/${controller.name}`);
+      if (deployment !== undefined && workloads.has(`Deployment ${namespace}/${deployment}`)) owners.set(pod, { kind: 'Deployment', name: deployment });
+      else orphanSets.add(`${namespace}/${controller.name}`);
+    } else if ((controller.kind === 'StatefulSet' || controller.kind === 'Job') && workloads.has(`${controller.kind} ${namespace}/${controller.name}`)) {
+      owners.set(pod, { kind: controller.kind, name: controller.name });
+    }
+  }
+  if (completed > 0) notes.push(`${completed} completed pod${completed === 1 ? '' : 's'} (Succeeded or Failed) ignored`);
+  if (daemon > 0) notes.push(`${daemon} DaemonSet pod${daemon === 1 ? '' : 's'} left to the simulated DaemonSet controller (it places one on each node it admits)`);
+  if (orphanSets.size > 0) notes.push(`pods of ${orphanSets.size} ReplicaSet${orphanSets.size === 1 ? '' : 's'} with no Deployment in the snapshot (e.g. ${[...orphanSets][0]}) are simulated as bare pods`);
+  for (const [node, count] of missingNode) notes.push(`${count} pod${count === 1 ? '' : 's'} bound to node ${node}, which is not in the snapshot, left out`);
+  const region = [...regions].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+  return { dropped, owners, notes, newestMs, region, issues };
+}
+
+/** The controller owner reference (or the first one) of an object. */
+function controllerOf(refs: readonly { kind?: unknown; name?: unknown; controller?: unknown }[] | undefined): { kind: string; name: string } | undefined {
+  const ref = refs?.find((r) => r.controller === true) ?? refs?.[0];
+  return typeof ref?.kind === 'string' && typeof ref.name === 'string' ? { kind: ref.kind, name: ref.name } : undefined;
+}
+
+/**
+ * The starting nodes of a snapshot's Node documents. A node without an instance-type or zone label, with a type
+ * Skiff's catalogue does not hold, or a zone outside the region is an issue at that label (file:line:column); a
+ * Fargate node is left out (see {@link readSnapshot}).
+ * @param docs the Node documents, in order
+ * @param options start, region, the scenario's NodePools
+ * @returns the nodes, notes (unmanaged nodes by kind) and issues
+ */
+export function snapshotNodes(docs: readonly ManifestDocument[], options: SnapshotNodeOptions): { nodes: ScenarioNode[]; notes: string[]; issues: ValidationIssue[] } {
+  const nodes: ScenarioNode[] = [];
+  const issues: ValidationIssue[] = [];
+  const notes: string[] = [];
+  const zones = zonesOf(options.region);
+  const unmanaged = new Map<string, number>();
+  const issue = (doc: ManifestDocument, path: readonly PropertyKey[], message: string, atKey = false) => {
+    const { line, column } = doc.locate(path, { atKey });
+    issues.push({ file: doc.file, line, column, path: formatPath(path), message });
+  };
+  for (const doc of docs) {
+    const node = doc.value as RawNode & { kind?: unknown };
+    if (node.kind !== 'Node') continue;
+    const meta = node.metadata ?? {};
+    const name = typeof meta.name === 'string' ? meta.name : undefined;
+    if (name === undefined) {
+      issue(doc, ['metadata', 'name'], 'a Node needs metadata.name');
+      continue;
+    }
+    const labels = stringRecord(meta.labels);
+    if (labels[LABEL_EKS_COMPUTE_TYPE] === 'fargate') continue;
+    const typeKey = labels[LABEL_INSTANCE_TYPE] !== undefined ? LABEL_INSTANCE_TYPE : BETA_INSTANCE_TYPE;
+    const zoneKey = labels[LABEL_ZONE] !== undefined ? LABEL_ZONE : BETA_ZONE;
+    const instanceType = labels[typeKey];
+    const zone = labels[zoneKey];
+    if (instanceType === undefined) {
+      issue(doc, ['metadata', 'labels'], `Node ${name} has no ${LABEL_INSTANCE_TYPE} label: Skiff simulates EC2 nodes only`);
+      continue;
+    }
+    if (!instanceTypeByName(instanceType)) {
+      issue(doc, ['metadata', 'labels', typeKey], `Node ${name}: unknown instance type ${JSON.stringify(instanceType)} (not in Skiff's EC2 catalogue)`);
+      continue;
+    }
+    if (zone === undefined) {
+      issue(doc, ['metadata', 'labels'], `Node ${name} has no ${LABEL_ZONE} label`);
+      continue;
+    }
+    if (!zones.includes(zone)) {
+      issue(doc, ['metadata', 'labels', zoneKey], `Node ${name}: zone ${zone} is not in region ${options.region} (its zones: ${zones.join(', ')}); set the region with --region or spec.region`);
+      continue;
+    }
+    const capacityType = capacityTypeOf(labels);
+    if (capacityType === undefined) {
+      issue(doc, ['metadata', 'labels', LABEL_CAPACITY_TYPE], `Node ${name}: capacity type ${JSON.stringify(labels[LABEL_CAPACITY_TYPE])} is not one of ${CAPACITY_TYPES.join(', ')}`);
+      continue;
+    }
+    const pool = labels[LABEL_NODEPOOL];
+    const managed = pool !== undefined && options.nodePools.has(pool);
+    if (!managed) {
+      const kind = labels[LABEL_EKS_NODEGROUP] !== undefined ? `managed node group ${labels[LABEL_EKS_NODEGROUP]}` : pool !== undefined ? `NodePool ${pool} (not in the snapshot)` : 'no NodePool or node group';
+      unmanaged.set(kind, (unmanaged.get(kind) ?? 0) + 1);
+    }
+    const taints: Taint[] = [];
+    (node.spec?.taints ?? []).forEach((t, i) => {
+      if (typeof t.key !== 'string' || !TAINT_EFFECTS.includes(t.effect as Taint['effect'])) issue(doc, ['spec', 'taints', i], 'a taint needs a key and an effect (NoSchedule, PreferNoSchedule, NoExecute)');
+      else taints.push({ key: t.key, ...(typeof t.value === 'string' && t.value !== '' ? { value: t.value } : {}), effect: t.effect as Taint['effect'] });
+    });
+    const created = typeof meta.creationTimestamp === 'string' ? Date.parse(meta.creationTimestamp) : Number.NaN;
+    // Offsets from the start: never after it, at most a year before (an older node is as old as the simulation knows).
+    const createdAtSeconds = Number.isFinite(created) ? Math.max(-366 * 24 * 3600, Math.min(0, Math.floor((created - options.startMs) / 1000))) : 0;
+    const claim = managed ? meta.ownerReferences?.find((r) => r.kind === 'NodeClaim' && typeof r.name === 'string')?.name : undefined;
+    const allocatable = allocatableOf(node.status?.allocatable);
+    nodes.push({
+      name,
+      instanceType,
+      zone,
+      capacityType,
+      ...(managed ? { nodePool: pool } : {}),
+      labels,
+      taints,
+      annotations: stringRecord(meta.annotations),
+      createdAtSeconds,
+      ...(typeof claim === 'string' ? { nodeClaim: claim } : {}),
+      ...(allocatable ? { allocatable } : {}),
+    });
+  }
+  for (const [kind, count] of unmanaged) notes.push(`${count} node${count === 1 ? '' : 's'} of ${kind}: kept as they are, never disrupted`);
+  return { nodes, notes, issues };
+}
+
+/** The capacity type a Node's labels give: Karpenter's label, else a managed node group's, else on-demand. */
+function capacityTypeOf(labels: Readonly<Record<string, string>>): CapacityType | undefined {
+  const karpenter = labels[LABEL_CAPACITY_TYPE];
+  if (karpenter !== undefined) return (CAPACITY_TYPES as readonly string[]).includes(karpenter) ? (karpenter as CapacityType) : undefined;
+  const eks = labels[LABEL_EKS_CAPACITY_TYPE];
+  return eks === 'SPOT' ? 'spot' : eks === 'CAPACITY_BLOCK' ? 'reserved' : 'on-demand';
+}
+
+/** `status.allocatable` in canonical units (millicores, MiB, counts), or undefined when absent or unreadable. */
+function allocatableOf(raw: Record<string, unknown> | undefined): ResourceList | undefined {
+  if (!raw) return undefined;
+  try {
+    return parseResourceList(Object.fromEntries(Object.entries(raw).filter(([, v]) => typeof v === 'string' || typeof v === 'number')) as Record<string, string | number>);
+  } catch {
+    return undefined;
+  }
+}
