@@ -31,7 +31,6 @@ import { add, subtract, type ResourceList } from '../resources/resource-list.js'
 import type { SchedulingPod } from '../provisioning/pod.js';
 import type { Command } from './types.js';
 import { byCpuAndMemoryDescending } from '../provisioning/queue.js';
-import { solveFirstFit } from '../provisioning/greedy-solvers.js';
 import { firstNodePoolFor, solve } from '../provisioning/scheduler.js';
 import type { PlacedPod } from '../provisioning/topology.js';
 import type { ExistingCapacity, NodeClaimPlan, NodePoolTemplate } from '../provisioning/types.js';
@@ -134,15 +133,11 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   // consolidation and provisioning would replace the same node back and forth.
   const templates = freeLimits(ctx.templates, candidates);
   const cheaper = templates.map((t) => cheaperTemplate(t, price));
-  const others = ctx.existing.filter((e) => !gone.has(e.name));
-  let results = solve(pods, cheaper, others);
-  // Skiff's packing may open two cheap NodeClaims where one would do. Karpenter's scheduler keeps adding pods to the
-  // NodeClaim it opened while any instance type still fits them all (core `scheduling/scheduler.go`
-  // `addToInflightNodeClaim`), so it finds the one replacement whenever there is one: try its first fit too.
-  if (results.unschedulable.length === 0 && results.newNodeClaims.length > 1) {
-    const firstFit = solveFirstFit(pods, cheaper, others);
-    if (firstFit.unschedulable.length === 0 && firstFit.newNodeClaims.length <= 1) results = firstFit;
-  }
+  const results = solve(
+    pods,
+    cheaper,
+    ctx.existing.filter((e) => !gone.has(e.name)),
+  );
   const stuck = results.unschedulable[0];
   if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h`);
   if (results.newNodeClaims.length === 0) return deleted;
