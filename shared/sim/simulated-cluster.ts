@@ -177,6 +177,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private readonly dedupe = new Map<string, number>();
   /** Node name → epoch ms of the latest bind, completion or deletion of a pod on it (DaemonSet pods not counted). */
   private readonly lastPodEvent = new Map<string, number>();
+  /** Node name → the live pods bound to it (kept by bind and unbind), so no per-node question scans every pod. */
+  private readonly boundPods = new Map<string, Set<SimPod>>();
+  /** The live bound pods with a required pod anti-affinity term (the only bound pods that constrain other pods' topology). */
+  private readonly boundAntiAffinity = new Set<SimPod>();
   /** The Deployment, StatefulSet, Job and DaemonSet controllers, working on this cluster's objects and pods. */
   private readonly controllers = new WorkloadControllers<SimPod>({
     deployments: this.deployments,
@@ -347,8 +351,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       this.notReadySince.set(node.name, since);
       this.clock.after(NOT_READY_TOLERATION_MS, `taint-based eviction on ${node.name}`, () => {
         if (this.nodes.get(node.name) !== node || node.ready || this.notReadySince.get(node.name) !== since) return;
-        for (const p of [...this.pods.values()]) {
-          if (p.nodeName !== node.name || toleratesNotReady(p.spec.tolerations ?? [])) continue;
+        for (const p of this.podsOn(node.name)) {
+          if (toleratesNotReady(p.spec.tolerations ?? [])) continue;
           p.evictions++;
           this.deletePod(p);
         }
@@ -375,8 +379,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     node.taints = [...replaced, ...taints];
     const noExecute = taints.filter((t) => t.effect === 'NoExecute');
     if (noExecute.length > 0) {
-      for (const p of [...this.pods.values()]) {
-        if (p.nodeName !== node.name || !firstUntolerated(noExecute, p.spec.tolerations ?? [])) continue;
+      for (const p of this.podsOn(node.name)) {
+        if (!firstUntolerated(noExecute, p.spec.tolerations ?? [])) continue;
         p.evictions++;
         this.deletePod(p);
       }
@@ -567,7 +571,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (this.nodes.get(node.name) !== node) return;
     node.deletedAt = this.clock.now();
     this.nodes.delete(node.name);
-    for (const p of [...this.pods.values()]) if (p.nodeName === node.name) this.deletePod(p);
+    for (const p of this.podsOn(node.name)) this.deletePod(p);
     this.lastPodEvent.delete(node.name);
     this.hooks.onNodeEvent?.(node, 'deleted');
   }
@@ -665,6 +669,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
 
   private bind(pod: SimPod, node: SimNode): void {
     pod.nodeName = node.name;
+    let onNode = this.boundPods.get(node.name);
+    if (!onNode) this.boundPods.set(node.name, (onNode = new Set()));
+    onNode.add(pod);
+    if ((pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0) this.boundAntiAffinity.add(pod);
     pod.phase = 'Running';
     pod.unschedulable = false;
     pod.scheduledAt = this.clock.now();
@@ -676,6 +684,11 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   }
 
   private unbind(pod: SimPod): void {
+    if (pod.nodeName !== undefined) {
+      const onNode = this.boundPods.get(pod.nodeName);
+      if (onNode?.delete(pod) && onNode.size === 0) this.boundPods.delete(pod.nodeName);
+      this.boundAntiAffinity.delete(pod);
+    }
     const node = pod.nodeName ? this.nodes.get(pod.nodeName) : undefined;
     if (!node) return;
     node.used = subtract(node.used, pod.requests);
@@ -762,6 +775,21 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private readonly unschedulableSince = new Map<SimPod, number>();
   private flushArmed = false;
 
+  /**
+   * The live pods bound to the node named `nodeName`, in creation order — the order `pods` lists them in (a pod's uid
+   * number grows with each creation, and a recreated pod is a new entry at the end of `pods`), so a loop over these
+   * does what the same loop over every pod filtered by node did, without reading every pod.
+   */
+  podsOn(nodeName: string): SimPod[] {
+    const onNode = this.boundPods.get(nodeName);
+    return onNode ? [...onNode].sort((a, b) => uidSeq(a) - uidSeq(b)) : [];
+  }
+
+  /** Whether any live bound pod has a required pod anti-affinity term (it constrains where other pods may go). */
+  hasBoundRequiredAntiAffinity(): boolean {
+    return this.boundAntiAffinity.size > 0;
+  }
+
   /** NodePool a node belongs to (its `karpenter.sh/nodepool` label), if any. */
   nodePoolOf(node: SimNode): string | undefined {
     return node.labels[LABEL_NODEPOOL];
@@ -776,6 +804,11 @@ function toleratesNotReady(tolerations: readonly Toleration[]): boolean {
       ((t.operator === 'Exists' && (t.key === undefined || t.key === NOT_READY_TAINT_KEY)) || t.key === NOT_READY_TAINT_KEY) &&
       t.tolerationSeconds === undefined,
   );
+}
+
+/** The creation number in a simulated pod's uid (`uid-<n>`). */
+function uidSeq(pod: SimPod): number {
+  return Number(pod.uid.slice(4));
 }
 
 /** EC2-style private DNS name for an instance, deterministic from its id. */
