@@ -52,6 +52,8 @@ export class DisruptionMemory {
   readonly invalidDoNotDisruptReported = new Set<string>();
   /** `fnv1a(JSON.stringify(spec))` in base 36 per NodePool or EC2NodeClass spec object (read-only objects). */
   specDigests = new WeakMap<object, string>();
+  /** The fingerprint's hashes of each pod object the Cluster port listed (read-only objects; `consolidated.ts`). */
+  podDigests = new WeakMap<object, readonly [number, number]>();
   /** Active windows per budget schedule and duration (key `schedule\0duration`). */
   readonly budgetWindows = new Map<string, CachedBudgetWindows>();
   /** The drift inputs worked out in one pass, keyed by the pass's NodePool map (kept by every re-read of the pass). */
@@ -65,6 +67,7 @@ export class DisruptionMemory {
     this.blockedWritten.clear();
     this.invalidDoNotDisruptReported.clear();
     this.specDigests = new WeakMap();
+    this.podDigests = new WeakMap();
     this.budgetWindows.clear();
     this.driftInputs = new WeakMap();
   }
