@@ -577,9 +577,17 @@ async function launchPendingClaims(
  * would otherwise spend itself on the same first NodeClaims every time and leave a late one waiting pass after pass.
  */
 function byUrgency(a: NodeClaim, b: NodeClaim): number {
-  const rank = (c: NodeClaim) => (c.state === 'Launched' ? 0 : c.state === 'Registered' ? 1 : 2);
-  const since = (c: NodeClaim) => Date.parse(c.launchedAt ?? c.createdAt);
-  return rank(a) - rank(b) || (rank(a) < 2 ? since(a) - since(b) : 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  return urgencyRank(a) - urgencyRank(b) || (urgencyRank(a) < 2 ? launchedSince(a) - launchedSince(b) : 0) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+/** {@link byUrgency}'s rank: Launched, then Registered, then the rest. */
+function urgencyRank(c: NodeClaim): number {
+  return c.state === 'Launched' ? 0 : c.state === 'Registered' ? 1 : 2;
+}
+
+/** When the NodeClaim launched (or was created), epoch ms. */
+function launchedSince(c: NodeClaim): number {
+  return Date.parse(c.launchedAt ?? c.createdAt);
 }
 
 function messageOf(e: unknown): string {

@@ -8,6 +8,8 @@ import { fnv1a } from '../../core/hash.js';
 import { BudgetLedger } from './budget-ledger.js';
 import { consolidationProblem, underConsolidateAfter } from './candidates.js';
 import type { DisruptionMemory } from './memory.js';
+import type { ClusterPod } from '../../ports/cluster.js';
+import { MultisetDigest, partHashes } from './multiset-digest.js';
 import type { World } from './world.js';
 
 /**
@@ -26,13 +28,7 @@ export const CONSOLIDATED_TTL_MS = 15 * 60 * 1000;
  */
 export function worldFingerprint(world: World, memory: DisruptionMemory): string {
   const digest = new MultisetDigest();
-  for (const p of world.pods) {
-    // A pod object from the Cluster port is read-only: the hashes of its part are remembered per object (a cluster
-    // that lists the same objects while nothing changed — the simulated one — hashes only the pods that changed).
-    let hashes = memory.podDigests.get(p);
-    if (!hashes) memory.podDigests.set(p, (hashes = partHashes(`p${p.namespace}/${p.name}@${p.nodeName ?? ''}:${p.phase}`)));
-    digest.addHashes(hashes);
-  }
+  digest.addDigest(podsDigest(world.pods, memory));
   for (const n of world.nodes) digest.add(`n${n.name}:${n.ready ? 1 : 0}:${n.taints.length}:${Object.keys(n.annotations).length}`);
   for (const nc of world.classes.values()) digest.add(`nc${nc.metadata.name}:${specDigest(nc.spec, memory)}`);
   for (const c of world.claims) {
@@ -52,41 +48,21 @@ export function worldFingerprint(world: World, memory: DisruptionMemory): string
 }
 
 /**
- * An order-independent digest of a multiset of strings: their count and, summed modulo 2^32, their FNV-1a hashes and a
- * second, independent hash (a multiplicative string hash with a murmur3 finalizer). Two different multisets share a
- * digest with a chance of about 2^-64.
+ * The pods' part of the fingerprint. A pod object from the Cluster port is read-only, so the hashes of its part are
+ * remembered per object, and the whole sum per list: a cluster that lists the same objects while nothing changed (the
+ * simulated one) costs one identity comparison per pod, and only the pods that changed are hashed.
  */
-class MultisetDigest {
-  private count = 0;
-  private a = 0;
-  private b = 0;
-
-  add(part: string): void {
-    this.addHashes(partHashes(part));
+function podsDigest(pods: readonly ClusterPod[], memory: DisruptionMemory): MultisetDigest {
+  const last = memory.lastPods;
+  if (last && last.pods.length === pods.length && last.pods.every((p, i) => p === pods[i])) return last.digest;
+  const digest = new MultisetDigest();
+  for (const p of pods) {
+    let hashes = memory.podDigests.get(p);
+    if (!hashes) memory.podDigests.set(p, (hashes = partHashes(`p${p.namespace}/${p.name}@${p.nodeName ?? ''}:${p.phase}`)));
+    digest.addHashes(hashes);
   }
-
-  /** Adds a part by its {@link partHashes}. */
-  addHashes(hashes: readonly [number, number]): void {
-    this.count++;
-    this.a = (this.a + hashes[0]) >>> 0;
-    this.b = (this.b + hashes[1]) >>> 0;
-  }
-
-  toString(): string {
-    return `${this.count}:${this.a.toString(36)}:${this.b.toString(36)}`;
-  }
-}
-
-/** The two independent 32-bit hashes of one part of a {@link MultisetDigest}. */
-function partHashes(part: string): readonly [number, number] {
-  let h = 0x9747b28c;
-  for (let i = 0; i < part.length; i++) h = Math.imul(h ^ part.charCodeAt(i), 0x5bd1e995) >>> 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return [fnv1a(part), h >>> 0];
+  memory.lastPods = { pods, digest };
+  return digest;
 }
 
 /**
