@@ -647,6 +647,7 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
     // (registration added them).
     Object.assign(node, { annotations: { ...(nodePool?.spec.template.metadata?.annotations ?? {}), ...n.annotations } });
     if (nodePool) node.finalizers = [TERMINATION_FINALIZER];
+    cluster.nodesChanged();
     if (nodePool) {
       const iso = new Date(createdAt).toISOString();
       await store.create({

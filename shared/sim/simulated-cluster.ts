@@ -173,6 +173,10 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   hooks: SimulatedClusterHooks = {};
   /** Bumped by every change to a live pod or to the set of live pods ({@link podsChanged}). */
   private podVersion = 0;
+  /** Bumped by every change to a live node or to the set of live nodes ({@link nodesChanged}). */
+  private nodeVersion = 0;
+  /** The copies {@link listNodes} made at `version`. */
+  private nodeList: { readonly version: number; readonly nodes: readonly ClusterNode[] } | undefined;
   /** The copies {@link listPods} made at `version`. */
   private podList: { readonly version: number; readonly pods: readonly ClusterPod[] } | undefined;
   private rv = 1;
@@ -222,12 +226,18 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (this.podList?.version !== this.podVersion) this.podList = { version: this.podVersion, pods: [...this.pods.values()].map((p) => ({ ...p })) };
     return [...this.podList.pods];
   }
+  /**
+   * Copies of the live nodes, made again only after a node changed ({@link nodesChanged}), as {@link listPods} does
+   * for pods: each call returns a new array of the same read-only copies.
+   */
   async listNodes(): Promise<ClusterNode[]> {
-    return [...this.nodes.values()].map((n) => ({ ...n }));
+    if (this.nodeList?.version !== this.nodeVersion) this.nodeList = { version: this.nodeVersion, nodes: [...this.nodes.values()].map((n) => ({ ...n })) };
+    return [...this.nodeList.nodes];
   }
   async patchNode(name: string, patch: NodePatch): Promise<void> {
     const node = this.nodes.get(name);
     if (!node) throw new NotFoundError(`node ${name} not found`, name);
+    this.nodesChanged();
     if (patch.labels) Object.assign(node, { labels: mergePatch(node.labels, patch.labels) });
     if (patch.annotations) Object.assign(node, { annotations: mergePatch(node.annotations, patch.annotations) });
     if (patch.taints) node.taints = [...patch.taints];
@@ -257,6 +267,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if ((node.finalizers ?? []).length === 0) return this.removeNode(node);
     if (node.deletionTimestamp !== undefined) return;
     node.deletionTimestamp = this.clock.now();
+    this.nodesChanged();
     this.hooks.onNodeEvent?.(node, 'deleting');
   }
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
@@ -352,6 +363,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   setNodeReady(node: SimNode, ready: boolean): void {
     if (!this.nodes.has(node.name) || node.ready === ready) return;
     node.ready = ready;
+    this.nodesChanged();
     const others = node.taints.filter((t) => t.key !== NOT_READY_TAINT_KEY);
     if (ready) {
       node.taints = others;
@@ -379,6 +391,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   annotate(target: SimNode | SimPod, annotations: Readonly<Record<string, string>>): void {
     Object.assign(target, { annotations: { ...target.annotations, ...annotations } });
     this.podsChanged();
+    this.nodesChanged();
   }
 
   /**
@@ -389,6 +402,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (!this.nodes.has(node.name)) return;
     const replaced = node.taints.filter((t) => !taints.some((n) => n.key === t.key && n.effect === t.effect));
     node.taints = [...replaced, ...taints];
+    this.nodesChanged();
     const noExecute = taints.filter((t) => t.effect === 'NoExecute');
     if (noExecute.length > 0) {
       for (const p of this.podsOn(node.name)) {
@@ -558,12 +572,14 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     };
     this.nodes.set(name, node);
     this.nodeHistory.push(node);
+    this.nodesChanged();
     this.controllers.placeDaemonPods(node);
     if (!node.ready) {
       this.clock.after(this.options.readyDelayMs ?? 15_000, `node ${name} ready`, () => {
         if (!this.nodes.has(name)) return;
         node.ready = true;
         node.readyAt = this.clock.now();
+        this.nodesChanged();
         const startup = new Set(instance.startupTaints.map((t) => t.key));
         node.taints = node.taints.filter((t) => !startup.has(t.key));
         this.hooks.onNodeEvent?.(node, 'ready');
@@ -583,6 +599,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (this.nodes.get(node.name) !== node) return;
     node.deletedAt = this.clock.now();
     this.nodes.delete(node.name);
+    this.nodesChanged();
     for (const p of this.podsOn(node.name)) this.deletePod(p);
     this.lastPodEvent.delete(node.name);
     this.hooks.onNodeEvent?.(node, 'deleted');
@@ -695,6 +712,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     pod.resourceVersion = String(this.rv++);
     this.podsChanged();
     node.used = add(node.used, pod.requests);
+    this.nodesChanged();
     this.notePodEvent(pod, node.name);
     this.hooks.onBind?.(pod, node);
     if (pod.runForSeconds !== null) this.clock.after(pod.runForSeconds * 1000, `pod ${pod.name} completes`, () => this.complete(pod));
@@ -709,6 +727,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     const node = pod.nodeName ? this.nodes.get(pod.nodeName) : undefined;
     if (!node) return;
     node.used = subtract(node.used, pod.requests);
+    this.nodesChanged();
     this.notePodEvent(pod, node.name);
   }
 
@@ -719,6 +738,14 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
    */
   private podsChanged(): void {
     this.podVersion++;
+  }
+
+  /**
+   * A live node changed, or one registered or went: {@link listNodes} copies the nodes again. Every write to a node in
+   * this class calls it; code that writes a node's fields itself (the engine seeding a scenario's nodes) must too.
+   */
+  nodesChanged(): void {
+    this.nodeVersion++;
   }
 
   /** Karpenter's podevents triggers (bound, terminal, terminating), DaemonSet pods excepted. */

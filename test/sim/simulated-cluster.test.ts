@@ -311,3 +311,27 @@ describe('listPods while nothing changes', () => {
     expect([...cluster.pods.values()].every((p) => p.nodeName === undefined)).toBe(true);
   });
 });
+
+describe('listNodes while nothing changes', () => {
+  it('lists the same read-only copies until a node changes, and every change shows in the next list', async () => {
+    const { clock, cluster, node } = await setup(web(1));
+    const first = await cluster.listNodes();
+    const again = await cluster.listNodes();
+    expect(again).not.toBe(first);
+    expect(again[0]).toBe(first[0]);
+    expect((first[0] as { used?: unknown }).used).toEqual({ cpu: 100, pods: 1 });
+
+    await cluster.patchNode('n1', { taints: [{ key: 'k', effect: 'NoSchedule' }] });
+    const tainted = await cluster.listNodes();
+    expect(tainted[0]!.taints).toEqual([{ key: 'k', effect: 'NoSchedule' }]);
+    expect(first[0]!.taints).toEqual([]);
+
+    cluster.setNodeReady(node, false);
+    expect((await cluster.listNodes())[0]!.ready).toBe(false);
+    cluster.registerNode(instance('i-2'), { ready: true, name: 'n2' });
+    expect((await cluster.listNodes()).map((n) => n.name)).toEqual(['n1', 'n2']);
+    cluster.removeNode(node);
+    await clock.runUntil(clock.now());
+    expect((await cluster.listNodes()).map((n) => n.name)).toEqual(['n2']);
+  });
+});
