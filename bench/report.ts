@@ -4,6 +4,7 @@
  */
 import type { CostRow, ExactRow } from './cost.js';
 import type { CostOverTime } from './cost-over-time.js';
+import type { B6Result } from './b6.js';
 import type { BundleResult } from './lambdas.js';
 import type { LatencyResult } from './latency.js';
 import type { SolveTimeResult } from './solve-time.js';
@@ -40,6 +41,14 @@ export const GOALS = {
   singlePodP99Seconds: 2,
   /** B4: the same for the 10,000-pod burst, seconds. */
   burstP99Seconds: 5,
+  /** B6 (issue 22): 24 simulated hours of the idle 2,000-node, 20,000-pod snapshot, wall seconds. */
+  b6IdleSeconds: 120,
+  /** B6: 24 simulated hours of the same snapshot under the diurnal load, wall seconds. */
+  b6DiurnalSeconds: 600,
+  /** B6: wall time of 24 simulated idle hours at most this multiple of 1 simulated idle hour's. */
+  b6DayToHourRatio: 3,
+  /** B6: peak resident memory of a case's process, MiB (2 GiB). */
+  b6PeakMiB: 2048,
   /** B7: each controller bundle at most this many bytes, minified (1.5 MB). */
   bundleBytes: 1_500_000,
   /** B7: each controller's cold import at most this multiple of the webhook's in the same run. */
@@ -79,6 +88,8 @@ export interface BenchResults {
    * `consolidation: 'karpenter'` simulation setting); absent in results written before B5 existed.
    */
   readonly b5?: readonly { readonly name: string; readonly outcome: Outcome<CostOverTime>; readonly karpenter?: Outcome<CostOverTime> }[];
+  /** B6 cases: simulation speed at real size (absent in results written before B6 existed). */
+  readonly b6?: readonly { readonly name: string; readonly outcome: Outcome<B6Result> }[];
   readonly b7: Outcome<readonly BundleResult[]>;
 }
 
@@ -230,6 +241,7 @@ export function renderReport(r: BenchResults): string {
     const floor = outcome.value.totalUSD / outcome.value.costRatio / karpenter.value.totalUSD;
     lines.push(`| B5 | ${cell(name)}: fleet cost over the run ÷ the Karpenter-like baseline's (the bound's ÷ the baseline's: the floor) | ${fmt(fraction, 3)} ($${fmt(outcome.value.totalUSD, 2)} vs $${fmt(karpenter.value.totalUSD, 2)}; floor ${fmt(floor, 3)}) | ≤ ${GOALS.karpenterFraction} | ${status(fraction <= GOALS.karpenterFraction)} |`);
   }
+  lines.push(...b6Summary(r));
   // B7: goals on the controllers; the webhook is the reference of the import ratio.
   if (r.b7.ok) {
     const webhook = r.b7.value.find((b) => b.name === 'webhook');
@@ -247,7 +259,7 @@ export function renderReport(r: BenchResults): string {
   } else lines.push(`| B7 | Lambda bundles | ${why(r.b7)} | — | — |`);
   lines.push('');
 
-  lines.push(...b1Section(r), ...b3Section(r), ...b4Section(r), ...b5Section(r), ...b7Section(r));
+  lines.push(...b1Section(r), ...b3Section(r), ...b4Section(r), ...b5Section(r), ...b6Section(r), ...b7Section(r));
   return `${lines.join('\n')}\n`;
 }
 
@@ -483,6 +495,62 @@ function b5Section(r: BenchResults): string[] {
     const steps = [...shown, ...(v.steps.length > shown.length ? [`… ${int(v.steps.length - shown.length)} more`] : [])].join('; ');
     const passes = v.passTimes.map((p) => `≤ ${Number.isFinite(p.upToNodes) ? int(p.upToNodes) : 'more'}: ${int(p.cpuP50Ms ?? p.p50Ms)} / ${int(p.cpuP99Ms ?? p.p99Ms)}`).join('; ');
     out.push(`| ${cell(name)} | ${fmt(v.meanRatio, 3)} (${fmt(v.costRatio, 3)}) | ${steps} | ${fmt(v.evictionsPerPod, 2)} | ${fmt(v.disruptionsPerHour, 1)} | ${passes} | ${fmt(v.totalUSD, 2)} | ${v.unplaced} | ${fmt(v.simulationSeconds, 0)} |`);
+  }
+  out.push('');
+  return out;
+}
+
+/** B6's summary rows: each goal beside its figure (a case that did not finish is shown with why). */
+function b6Summary(r: BenchResults): string[] {
+  const cases = r.b6 ?? [];
+  if (cases.length === 0) return [];
+  const find = (kind: 'idle' | 'diurnal', hours: number) => cases.find((c) => c.outcome.ok && c.outcome.value.case.kind === kind && c.outcome.value.case.hours === hours);
+  const out: string[] = [];
+  for (const { name, outcome } of cases) if (!outcome.ok) out.push(`| B6 | ${cell(name)} | ${why(outcome)} | — | — |`);
+  const line = (what: string, v: B6Result, goal: number) =>
+    `| B6 | ${what}: wall (CPU) | ${fmt(v.wallSeconds, 0)} s (${fmt(v.cpuSeconds, 0)} s) | ≤ ${int(goal)} s | ${status(v.wallSeconds <= goal)} |`;
+  const idleDay = find('idle', 24)?.outcome;
+  const idleHour = find('idle', 1)?.outcome;
+  const diurnal = find('diurnal', 24)?.outcome;
+  if (idleDay?.ok) out.push(line('idle 2,000-node, 20,000-pod snapshot, 24 simulated hours', idleDay.value, GOALS.b6IdleSeconds));
+  if (diurnal?.ok) out.push(line('the same snapshot under a diurnal load (±40 %), 24 simulated hours', diurnal.value, GOALS.b6DiurnalSeconds));
+  if (idleDay?.ok && idleHour?.ok) {
+    const ratio = idleDay.value.wallSeconds / idleHour.value.wallSeconds;
+    const cpuRatio = idleDay.value.cpuSeconds / idleHour.value.cpuSeconds;
+    out.push(`| B6 | idle snapshot: wall of 24 simulated hours ÷ wall of 1 (CPU ratio) | ${fmt(ratio, 2)}× (${fmt(cpuRatio, 2)}×) | ≤ ${GOALS.b6DayToHourRatio}× | ${status(ratio <= GOALS.b6DayToHourRatio)} |`);
+  }
+  const measured = cases.flatMap((c) => (c.outcome.ok ? [c.outcome.value] : []));
+  if (measured.length > 0) {
+    const peak = Math.max(...measured.map((v) => v.peakRssMiB));
+    out.push(`| B6 | peak resident memory of a case's process (highest of ${measured.length}) | ${int(peak)} MiB | ≤ ${int(GOALS.b6PeakMiB)} MiB | ${status(peak <= GOALS.b6PeakMiB)} |`);
+  }
+  return out;
+}
+
+function b6Section(r: BenchResults): string[] {
+  if ((r.b6 ?? []).length === 0) return [];
+  const out = [
+    '## B6: simulation speed at real size',
+    '',
+    'A generated snapshot (`bench/b6-cases.ts`, deterministic): 2,000 nodes of three NodePools (1,000 on-demand m5.2xlarge `WhenEmpty`, 600 spot',
+    'c5.2xlarge `WhenEmpty`, 400 on-demand r5.xlarge `WhenEmptyOrUnderutilized` under a zero budget) with 20,000 pods of 40 Deployments at about',
+    '55 % of each node, bound by kube-scheduler in the run\'s first instant. Idle: no events (nothing can be disrupted, so every minute is a quiet',
+    'one). Diurnal: every Deployment scaled every 30 minutes along B5\'s day curve, ±40 % around the snapshot (it fits the nodes\' free room: no',
+    'launch). Each case is one `simulateScenario` call (what `skiff simulate` runs) in a process of its own (`bench/b6.ts`): wall and CPU time of',
+    'loading, simulating and building the Result; peak memory is the process\'s resident high-water mark (`process.resourceUsage().maxRSS`).',
+    'The goals are judged by wall time; CPU time shows what other work on the shared machine added.',
+    '',
+    '| case | wall (s) | CPU (s) | peak RSS (MiB) | pods created | nodes | launched | disruptions | violations |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const { name, outcome } of r.b6 ?? []) {
+    if (!outcome.ok) {
+      out.push(`| ${cell(name)} | ${why(outcome)} | | | | | | | |`);
+      continue;
+    }
+    const v = outcome.value;
+    const bad = Object.entries(v.violations);
+    out.push(`| ${cell(name)} | ${fmt(v.wallSeconds, 1)} | ${fmt(v.cpuSeconds, 1)} | ${int(v.peakRssMiB)} | ${int(v.pods)} | ${int(v.nodes)} | ${int(v.launched)} | ${int(v.disruptions)} | ${bad.length === 0 ? 'none' : bad.map(([k, n]) => `${k} ${n}`).join(', ')} |`);
   }
   out.push('');
   return out;

@@ -3,13 +3,15 @@
  * development). Runs B1 (diverse-mix solve time), B2 (plain pods per second, peak memory), B3 (fleet cost against
  * the LP bound, the exact optimum and a Karpenter-like FFD baseline), B4 (pending → CreateFleet through the
  * simulation, with the provisioner's measured compute and cold start), B5 (fleet cost over time through the
- * simulation, against the pattern LP bound) and B7 (Lambda bundle sizes, cold import and first-invocation time),
+ * simulation, against the pattern LP bound), B6 (simulation speed on a 2,000-node, 20,000-pod snapshot) and B7 (Lambda bundle sizes, cold import and first-invocation time),
  * each case in a process of its own with a time limit, and writes
  * BENCHMARKS.md at the repository root. Speed goals live here, never in timed unit tests.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { b5CaseName, type B5Case } from './b5-cases.js';
+import type { B6Result } from './b6.js';
+import { b6CaseName, type B6Case } from './b6-cases.js';
 import type { ExactRow } from './cost.js';
 import type { CostOverTime } from './cost-over-time.js';
 import { COST_MIXES } from './inputs.js';
@@ -54,12 +56,16 @@ export interface SuiteSettings {
   readonly b5EverySeconds: number;
   /** Wall-clock limit of one B5 case, seconds. */
   readonly b5LimitSeconds: number;
+  /** B6 cases, each one simulation of the generated snapshot (`b6-cases.ts`). */
+  readonly b6Cases: readonly B6Case[];
+  /** Wall-clock limit of one B6 case, seconds. */
+  readonly b6LimitSeconds: number;
 }
 
 /** The full suite's settings, or the quick ones. */
 export function suiteSettings(quick: boolean): SuiteSettings {
   return quick
-    ? { quick, diverseSizes: [1000, 5000], maxRuns: 2, minRuns: 1, budgetSeconds: 5, solveLimitSeconds: 60, plainPods: 10_000, costPods: 300, exactSizes: [20], mipTimeLimitSeconds: 10, singleSeeds: [1], burstReplicas: 1000, burstLimitSeconds: 120, lambdaImports: 2, b5Cases: [{ kind: 'burst', pods: 2000, sized: true }], b5EverySeconds: 60, b5LimitSeconds: 600 }
+    ? { quick, diverseSizes: [1000, 5000], maxRuns: 2, minRuns: 1, budgetSeconds: 5, solveLimitSeconds: 60, plainPods: 10_000, costPods: 300, exactSizes: [20], mipTimeLimitSeconds: 10, singleSeeds: [1], burstReplicas: 1000, burstLimitSeconds: 120, lambdaImports: 2, b5Cases: [{ kind: 'burst', pods: 2000, sized: true }], b5EverySeconds: 60, b5LimitSeconds: 600, b6Cases: [{ kind: 'idle', hours: 1 }], b6LimitSeconds: 600 }
     : {
         quick,
         diverseSizes: [1000, 5000, 10_000, 20_000],
@@ -85,6 +91,13 @@ export function suiteSettings(quick: boolean): SuiteSettings {
         ],
         b5EverySeconds: 60,
         b5LimitSeconds: 3600,
+        // The 1-hour idle run is the reference of the 24 h ÷ 1 h ratio.
+        b6Cases: [
+          { kind: 'idle', hours: 1 },
+          { kind: 'idle', hours: 24 },
+          { kind: 'diurnal', hours: 24 },
+        ],
+        b6LimitSeconds: 1800,
       };
 }
 
@@ -182,6 +195,15 @@ export async function runSuite(settings: SuiteSettings): Promise<BenchResults> {
     b5.push({ name, outcome, karpenter });
   }
 
+  const b6: { name: string; outcome: Outcome<B6Result> }[] = [];
+  for (const c of s.b6Cases) {
+    const name = b6CaseName(c);
+    log(`B6 ${name}`);
+    const outcome = await inWorker<B6Result>({ kind: 'b6', case: c }, s.b6LimitSeconds);
+    log(`B6 ${name}: ${describe(outcome)}`);
+    b6.push({ name, outcome });
+  }
+
   const results: BenchResults = {
     machine,
     quick: s.quick,
@@ -203,6 +225,7 @@ export async function runSuite(settings: SuiteSettings): Promise<BenchResults> {
     ...(b4thousand ? { b4thousand } : {}),
     b4burst,
     b5,
+    b6,
     b7,
   };
   writeFileSync(join(ROOT, 'BENCHMARKS.md'), renderReport(results));

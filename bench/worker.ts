@@ -6,6 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { writeB5Case, type B5Case } from './b5-cases.js';
+import { measureB6 } from './b6.js';
+import type { B6Case } from './b6-cases.js';
 import { costRow, exactRow } from './cost.js';
 import { costOverTime } from './cost-over-time.js';
 import type { ConsolidationSetting } from '../shared/controllers/disruption/deps.js';
@@ -28,7 +30,8 @@ export type WorkerTask =
       readonly coldStartMs?: number;
     }
   | { readonly kind: 'lambdas'; readonly imports: number }
-  | { readonly kind: 'cost-over-time'; readonly case: B5Case; readonly everySeconds: number; readonly consolidation: ConsolidationSetting };
+  | { readonly kind: 'cost-over-time'; readonly case: B5Case; readonly everySeconds: number; readonly consolidation: ConsolidationSetting }
+  | { readonly kind: 'b6'; readonly case: B6Case };
 
 /** The provisioner's cold start measured as B7 measures it (median of 3 cold imports + first invocations), ms. */
 async function provisionerColdStartMs(): Promise<number> {
@@ -75,6 +78,8 @@ export async function runTask(task: WorkerTask, save: (partial: unknown) => void
       const stride = Math.max(1, Math.ceil(samples.length / 300));
       return { ...summary, samples: samples.filter((_, i) => i % stride === 0) };
     }
+    case 'b6':
+      return measureB6(task.case);
   }
 }
 

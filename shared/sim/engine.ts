@@ -373,7 +373,14 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   scheduleResync(spec.startMs + RELAY_RESYNC_MS);
   cluster.hooks = {
     onUnschedulable: reportPod,
-    onBind: (pod, node) => observer.onBind(pod, node, () => cluster.pods.values(), () => cluster.nodes.values()),
+    onBind: (pod, node) =>
+      observer.onBind(
+        pod,
+        node,
+        () => cluster.pods.values(),
+        () => cluster.nodes.values(),
+        () => ({ podsOnNode: cluster.podsOn(node.name), boundRequiredAntiAffinity: cluster.hasBoundRequiredAntiAffinity() }),
+      ),
     onNodeEvent: relayNodeEvent,
   };
 
@@ -598,7 +605,7 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     const claim = node ? await claimOfNode(node) : undefined;
     if (node && claim?.disruption && ec2.instances.some((i) => i.instanceId === instanceId && i.state !== 'terminated')) {
       untaintedDisruption(node, claim);
-      const pods = [...cluster.pods.values()].filter((p) => p.nodeName === node.name && !p.owner?.startsWith('DaemonSet/')).map(observedPod);
+      const pods = cluster.podsOn(node.name).filter((p) => !p.owner?.startsWith('DaemonSet/')).map(observedPod);
       const drainStarted = Date.parse(claim.disruption.drainStartedAt ?? claim.disruption.startedAt ?? claim.disruption.proposedAt);
       const graceExpired = claim.terminationGracePeriodSeconds !== undefined && clock.now() >= drainStarted + claim.terminationGracePeriodSeconds * 1000;
       observer.onDisruptionTermination(claim.name, claim.disruption.reason, pods, world(), graceExpired);
@@ -703,6 +710,7 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
     // (registration added them).
     Object.assign(node, { annotations: { ...(nodePool?.spec.template.metadata?.annotations ?? {}), ...n.annotations } });
     if (nodePool) node.finalizers = [TERMINATION_FINALIZER];
+    cluster.nodesChanged();
     if (nodePool) {
       const iso = new Date(createdAt).toISOString();
       await store.create({

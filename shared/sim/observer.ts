@@ -50,6 +50,7 @@ import {
   resourcesProblem,
   taintProblem,
   type MaybeBoundPod,
+  type PlacementInput,
   type PlacementNode,
   type PlacementPod,
 } from './placement-check.js';
@@ -128,9 +129,17 @@ export class Observer {
    * A pod was bound to a node: check the placement against every constraint (see `placementProblem`).
    * @param livePods every live pod (bound ones carry `nodeName`; `pod` itself is skipped)
    * @param liveNodes every live node (topology domains); defaults to just `node`
+   * @param local the pods bound to `node` and whether a bound pod has required anti-affinity, from an index the caller
+   *   keeps, so a bind reads every pod only when topology can matter (see `PlacementInput.local`); same verdict
    */
-  onBind(pod: PlacementPod, node: PlacementNode, livePods: () => Iterable<MaybeBoundPod>, liveNodes: () => Iterable<PlacementNode> = () => [node]): void {
-    const problem = placementProblem({ pod, node, nodes: liveNodes(), pods: livePods() });
+  onBind(
+    pod: PlacementPod,
+    node: PlacementNode,
+    livePods: () => Iterable<MaybeBoundPod>,
+    liveNodes: () => Iterable<PlacementNode> = () => [node],
+    local?: () => PlacementInput['local'],
+  ): void {
+    const problem = placementProblem({ pod, node, nodes: liveNodes(), pods: livePods(), ...(local ? { local: local() } : {}) });
     if (problem) this.violate('placement', `${pod.namespace}/${pod.name} on ${node.name}: ${problem}`);
   }
 

@@ -139,6 +139,13 @@ export interface PlacementInput {
   readonly nodes: Iterable<PlacementNode>;
   /** The pods bound so far (with `nodeName`); `pod` itself, if listed, is skipped. */
   readonly pods: Iterable<MaybeBoundPod>;
+  /**
+   * What a caller that indexes its pods by node already knows, so the check reads every pod only when inter-pod
+   * affinity or topology spread can matter: the pods bound to `node` (in the order `pods` lists them; `pod` itself,
+   * if listed, is skipped), and whether any bound pod has a required anti-affinity term. The answer is the same as
+   * without it. @default absent: both are worked out from `pods`
+   */
+  readonly local?: { readonly podsOnNode: Iterable<MaybeBoundPod>; readonly boundRequiredAntiAffinity: boolean };
 }
 
 // ---- the whole check ------------------------------------------------------------------------------------------
@@ -154,10 +161,18 @@ export function placementProblem(input: PlacementInput): string | undefined {
   const { pod, node } = input;
   const simple = nodeAffinityProblem(pod, node) ?? taintProblem(pod, node);
   if (simple) return simple;
+  if (input.local) {
+    const onNode = boundOthers(pod, input.local.podsOnNode);
+    const local = resourcesProblem(pod, node, onNode) ?? hostPortProblem(pod, onNode);
+    if (local) return local;
+    if (!input.local.boundRequiredAntiAffinity && !ownTopologyTerms(pod)) return undefined;
+  }
   const others = boundOthers(pod, input.pods);
-  const onNode = others.filter((p) => p.nodeName === node.name);
-  const local = resourcesProblem(pod, node, onNode) ?? hostPortProblem(pod, onNode);
-  if (local) return local;
+  if (!input.local) {
+    const onNode = others.filter((p) => p.nodeName === node.name);
+    const local = resourcesProblem(pod, node, onNode) ?? hostPortProblem(pod, onNode);
+    if (local) return local;
+  }
   if (!needsTopology(pod, others)) return undefined;
   const nodes = [...input.nodes];
   if (!nodes.some((n) => n.name === node.name)) nodes.push(node);
@@ -174,12 +189,17 @@ function boundOthers(pod: PlacementPod, pods: Iterable<MaybeBoundPod>): (MaybeBo
   return out;
 }
 
-/** True when inter-pod affinity or topology spread could matter: the pod has terms, or a bound pod has required anti-affinity. */
-function needsTopology(pod: PlacementPod, others: readonly MaybeBoundPod[]): boolean {
+/** True when the pod has required inter-pod (anti-)affinity terms or a `DoNotSchedule` topology spread constraint. */
+function ownTopologyTerms(pod: PlacementPod): boolean {
   const a = pod.spec.affinity;
   if (a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) return true;
   if (a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length) return true;
-  if (pod.spec.topologySpreadConstraints?.some((c) => c.whenUnsatisfiable === 'DoNotSchedule')) return true;
+  return pod.spec.topologySpreadConstraints?.some((c) => c.whenUnsatisfiable === 'DoNotSchedule') ?? false;
+}
+
+/** True when inter-pod affinity or topology spread could matter: the pod has terms, or a bound pod has required anti-affinity. */
+function needsTopology(pod: PlacementPod, others: readonly MaybeBoundPod[]): boolean {
+  if (ownTopologyTerms(pod)) return true;
   return others.some((p) => (p.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0);
 }
 

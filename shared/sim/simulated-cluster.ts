@@ -171,12 +171,24 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
    */
   readonly nodeClaimMirrorDeletions = new Map<string, number>();
   hooks: SimulatedClusterHooks = {};
+  /** Bumped by every change to a live pod or to the set of live pods ({@link podsChanged}). */
+  private podVersion = 0;
+  /** Bumped by every change to a live node or to the set of live nodes ({@link nodesChanged}). */
+  private nodeVersion = 0;
+  /** The copies {@link listNodes} made at `version`. */
+  private nodeList: { readonly version: number; readonly nodes: readonly ClusterNode[] } | undefined;
+  /** The copies {@link listPods} made at `version`. */
+  private podList: { readonly version: number; readonly pods: readonly ClusterPod[] } | undefined;
   private rv = 1;
   private uid = 1;
   private passScheduled = false;
   private readonly dedupe = new Map<string, number>();
   /** Node name → epoch ms of the latest bind, completion or deletion of a pod on it (DaemonSet pods not counted). */
   private readonly lastPodEvent = new Map<string, number>();
+  /** Node name → the live pods bound to it (kept by bind and unbind), so no per-node question scans every pod. */
+  private readonly boundPods = new Map<string, Set<SimPod>>();
+  /** The live bound pods with a required pod anti-affinity term (the only bound pods that constrain other pods' topology). */
+  private readonly boundAntiAffinity = new Set<SimPod>();
   /** The Deployment, StatefulSet, Job and DaemonSet controllers, working on this cluster's objects and pods. */
   private readonly controllers = new WorkloadControllers<SimPod>({
     deployments: this.deployments,
@@ -204,15 +216,28 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   async listDaemonSets(): Promise<DaemonSet[]> {
     return [...this.daemonSets.values()];
   }
+  /**
+   * Copies of the live pods, in creation order. The copies are made again only after a pod changed (see
+   * {@link podsChanged}); until then each call returns a new array of the same copies, which no caller may modify (the
+   * port's pods are read-only), so a controller that reads 20,000 pods every minute of a quiet cluster neither copies
+   * them nor makes garbage, and can remember what it worked out per pod object.
+   */
   async listPods(): Promise<ClusterPod[]> {
-    return [...this.pods.values()].map((p) => ({ ...p }));
+    if (this.podList?.version !== this.podVersion) this.podList = { version: this.podVersion, pods: [...this.pods.values()].map((p) => ({ ...p })) };
+    return [...this.podList.pods];
   }
+  /**
+   * Copies of the live nodes, made again only after a node changed ({@link nodesChanged}), as {@link listPods} does
+   * for pods: each call returns a new array of the same read-only copies.
+   */
   async listNodes(): Promise<ClusterNode[]> {
-    return [...this.nodes.values()].map((n) => ({ ...n }));
+    if (this.nodeList?.version !== this.nodeVersion) this.nodeList = { version: this.nodeVersion, nodes: [...this.nodes.values()].map((n) => ({ ...n })) };
+    return [...this.nodeList.nodes];
   }
   async patchNode(name: string, patch: NodePatch): Promise<void> {
     const node = this.nodes.get(name);
     if (!node) throw new NotFoundError(`node ${name} not found`, name);
+    this.nodesChanged();
     if (patch.labels) Object.assign(node, { labels: mergePatch(node.labels, patch.labels) });
     if (patch.annotations) Object.assign(node, { annotations: mergePatch(node.annotations, patch.annotations) });
     if (patch.taints) node.taints = [...patch.taints];
@@ -242,6 +267,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if ((node.finalizers ?? []).length === 0) return this.removeNode(node);
     if (node.deletionTimestamp !== undefined) return;
     node.deletionTimestamp = this.clock.now();
+    this.nodesChanged();
     this.hooks.onNodeEvent?.(node, 'deleting');
   }
   async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
@@ -337,6 +363,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   setNodeReady(node: SimNode, ready: boolean): void {
     if (!this.nodes.has(node.name) || node.ready === ready) return;
     node.ready = ready;
+    this.nodesChanged();
     const others = node.taints.filter((t) => t.key !== NOT_READY_TAINT_KEY);
     if (ready) {
       node.taints = others;
@@ -347,8 +374,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       this.notReadySince.set(node.name, since);
       this.clock.after(NOT_READY_TOLERATION_MS, `taint-based eviction on ${node.name}`, () => {
         if (this.nodes.get(node.name) !== node || node.ready || this.notReadySince.get(node.name) !== since) return;
-        for (const p of [...this.pods.values()]) {
-          if (p.nodeName !== node.name || toleratesNotReady(p.spec.tolerations ?? [])) continue;
+        for (const p of this.podsOn(node.name)) {
+          if (toleratesNotReady(p.spec.tolerations ?? [])) continue;
           p.evictions++;
           this.deletePod(p);
         }
@@ -363,6 +390,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   /** Merges annotations into a node's or a pod's (a user's `kubectl annotate`). */
   annotate(target: SimNode | SimPod, annotations: Readonly<Record<string, string>>): void {
     Object.assign(target, { annotations: { ...target.annotations, ...annotations } });
+    this.podsChanged();
+    this.nodesChanged();
   }
 
   /**
@@ -373,10 +402,11 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (!this.nodes.has(node.name)) return;
     const replaced = node.taints.filter((t) => !taints.some((n) => n.key === t.key && n.effect === t.effect));
     node.taints = [...replaced, ...taints];
+    this.nodesChanged();
     const noExecute = taints.filter((t) => t.effect === 'NoExecute');
     if (noExecute.length > 0) {
-      for (const p of [...this.pods.values()]) {
-        if (p.nodeName !== node.name || !firstUntolerated(noExecute, p.spec.tolerations ?? [])) continue;
+      for (const p of this.podsOn(node.name)) {
+        if (!firstUntolerated(noExecute, p.spec.tolerations ?? [])) continue;
         p.evictions++;
         this.deletePod(p);
       }
@@ -559,12 +589,14 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     };
     this.nodes.set(name, node);
     this.nodeHistory.push(node);
+    this.nodesChanged();
     this.controllers.placeDaemonPods(node);
     if (!node.ready) {
       this.clock.after(this.options.readyDelayMs ?? 15_000, `node ${name} ready`, () => {
         if (!this.nodes.has(name)) return;
         node.ready = true;
         node.readyAt = this.clock.now();
+        this.nodesChanged();
         const startup = new Set(instance.startupTaints.map((t) => t.key));
         node.taints = node.taints.filter((t) => !startup.has(t.key));
         this.hooks.onNodeEvent?.(node, 'ready');
@@ -584,7 +616,8 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (this.nodes.get(node.name) !== node) return;
     node.deletedAt = this.clock.now();
     this.nodes.delete(node.name);
-    for (const p of [...this.pods.values()]) if (p.nodeName === node.name) this.deletePod(p);
+    this.nodesChanged();
+    for (const p of this.podsOn(node.name)) this.deletePod(p);
     this.lastPodEvent.delete(node.name);
     this.hooks.onNodeEvent?.(node, 'deleted');
   }
@@ -623,6 +656,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     };
     this.pods.set(`${namespace}/${name}`, pod);
     this.podHistory.push(pod);
+    this.podsChanged();
     if (nodeName) {
       const node = this.nodes.get(nodeName);
       if (node) this.bind(pod, node);
@@ -655,6 +689,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     if (this.pods.get(key) !== pod) return;
     this.pods.delete(key);
     pod.deletedAt = this.clock.now();
+    this.podsChanged();
     this.unbind(pod);
     this.controllers.reconcileOwner(pod);
     this.requestSchedulingPass();
@@ -664,6 +699,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private dropPod(pod: SimPod): void {
     this.pods.delete(`${pod.namespace}/${pod.name}`);
     pod.deletedAt = this.clock.now();
+    this.podsChanged();
     this.unbind(pod);
   }
 
@@ -673,6 +709,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     pod.phase = 'Succeeded';
     this.pods.delete(key);
     pod.deletedAt = this.clock.now();
+    this.podsChanged();
     this.unbind(pod);
     const job = pod.owner?.startsWith('Job/') ? this.jobs.get(`${pod.namespace}/${pod.owner.slice(4)}`) : undefined;
     if (job) job.succeeded++;
@@ -682,21 +719,50 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
 
   private bind(pod: SimPod, node: SimNode): void {
     pod.nodeName = node.name;
+    let onNode = this.boundPods.get(node.name);
+    if (!onNode) this.boundPods.set(node.name, (onNode = new Set()));
+    onNode.add(pod);
+    if ((pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) > 0) this.boundAntiAffinity.add(pod);
     pod.phase = 'Running';
     pod.unschedulable = false;
     pod.scheduledAt = this.clock.now();
     pod.resourceVersion = String(this.rv++);
+    this.podsChanged();
     node.used = add(node.used, pod.requests);
+    this.nodesChanged();
     this.notePodEvent(pod, node.name);
     this.hooks.onBind?.(pod, node);
     if (pod.runForSeconds !== null) this.clock.after(pod.runForSeconds * 1000, `pod ${pod.name} completes`, () => this.complete(pod));
   }
 
   private unbind(pod: SimPod): void {
+    if (pod.nodeName !== undefined) {
+      const onNode = this.boundPods.get(pod.nodeName);
+      if (onNode?.delete(pod) && onNode.size === 0) this.boundPods.delete(pod.nodeName);
+      this.boundAntiAffinity.delete(pod);
+    }
     const node = pod.nodeName ? this.nodes.get(pod.nodeName) : undefined;
     if (!node) return;
     node.used = subtract(node.used, pod.requests);
+    this.nodesChanged();
     this.notePodEvent(pod, node.name);
+  }
+
+  /**
+   * A live pod changed, or one was created or went: {@link listPods} copies the pods again. Every write to a pod
+   * (all of them in this class: creation, bind, the Unschedulable condition, annotations, deletion, completion) calls
+   * this.
+   */
+  private podsChanged(): void {
+    this.podVersion++;
+  }
+
+  /**
+   * A live node changed, or one registered or went: {@link listNodes} copies the nodes again. Every write to a node in
+   * this class calls it; code that writes a node's fields itself (the engine seeding a scenario's nodes) must too.
+   */
+  nodesChanged(): void {
+    this.nodeVersion++;
   }
 
   /** Karpenter's podevents triggers (bound, terminal, terminating), DaemonSet pods excepted. */
@@ -740,6 +806,7 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
       pod.schedulingMessage = message;
       pod.firstPendingAt ??= this.clock.now();
       pod.resourceVersion = String(this.rv++);
+      this.podsChanged();
       this.hooks.onUnschedulable?.(pod);
     }
   }
@@ -779,6 +846,21 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
   private readonly unschedulableSince = new Map<SimPod, number>();
   private flushArmed = false;
 
+  /**
+   * The live pods bound to the node named `nodeName`, in creation order — the order `pods` lists them in (a pod's uid
+   * number grows with each creation, and a recreated pod is a new entry at the end of `pods`), so a loop over these
+   * does what the same loop over every pod filtered by node did, without reading every pod.
+   */
+  podsOn(nodeName: string): SimPod[] {
+    const onNode = this.boundPods.get(nodeName);
+    return onNode ? [...onNode].sort((a, b) => uidSeq(a) - uidSeq(b)) : [];
+  }
+
+  /** Whether any live bound pod has a required pod anti-affinity term (it constrains where other pods may go). */
+  hasBoundRequiredAntiAffinity(): boolean {
+    return this.boundAntiAffinity.size > 0;
+  }
+
   /** NodePool a node belongs to (its `karpenter.sh/nodepool` label), if any. */
   nodePoolOf(node: SimNode): string | undefined {
     return node.labels[LABEL_NODEPOOL];
@@ -793,6 +875,11 @@ function toleratesNotReady(tolerations: readonly Toleration[]): boolean {
       ((t.operator === 'Exists' && (t.key === undefined || t.key === NOT_READY_TAINT_KEY)) || t.key === NOT_READY_TAINT_KEY) &&
       t.tolerationSeconds === undefined,
   );
+}
+
+/** The creation number in a simulated pod's uid (`uid-<n>`). */
+function uidSeq(pod: SimPod): number {
+  return Number(pod.uid.slice(4));
 }
 
 /** EC2-style private DNS name for an instance, deterministic from its id. */

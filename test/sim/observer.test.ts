@@ -172,6 +172,29 @@ describe('Observer', () => {
       expect(o.counts.placement).toBe(1);
     });
 
+    it('checks a bind from the node index alone when no topology can matter (still counting a pod without room), and reads every pod when a bound pod has required anti-affinity', () => {
+      const o = observer();
+      const onNode = [pod({}), pod({}), pod({}), pod({})];
+      const everyPod = (): Iterable<SimPod> => ({
+        [Symbol.iterator]: () => {
+          throw new Error('every pod was read');
+        },
+      });
+      o.onBind(onNode[2]!, node({}), everyPod, () => [node({})], () => ({ podsOnNode: onNode.slice(0, 2), boundRequiredAntiAffinity: false }));
+      expect(o.counts.placement).toBe(0);
+      o.onBind(pod({}), node({}), everyPod, () => [node({})], () => ({ podsOnNode: onNode, boundRequiredAntiAffinity: false }));
+      expect(o.counts.placement).toBe(1);
+      expect(o.records[0]!.message).toMatch(/insufficient cpu/);
+      // A bound pod with required anti-affinity: every pod is read, and the break is found.
+      const anti = { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ labelSelector: { matchLabels: { app: 'db' } }, topologyKey: 'kubernetes.io/hostname' }] } };
+      const n = node({ 'kubernetes.io/hostname': 'n1' });
+      const first = { ...pod({ affinity: anti }), labels: { app: 'db' } } as SimPod;
+      const second = { ...pod({}), labels: { app: 'db' } } as SimPod;
+      o.onBind(second, n, () => [first, second], () => [n], () => ({ podsOnNode: [first], boundRequiredAntiAffinity: true }));
+      expect(o.counts.placement).toBe(2);
+      expect(o.records[1]!.message).toMatch(/anti-affinity/);
+    });
+
     it('accepts a pod that fits and is satisfied', () => {
       const o = observer();
       const p = pod({ nodeSelector: { 'workload-type': 'general' }, tolerations: [{ key: 'gpu', operator: 'Exists' }] });

@@ -277,3 +277,61 @@ spec:
     });
   });
 });
+
+describe('listPods while nothing changes', () => {
+  it('lists the same read-only copies until a pod changes, and every change shows in the next list', async () => {
+    const { clock, cluster } = await setup(web(2));
+    const first = await cluster.listPods();
+    const again = await cluster.listPods();
+    expect(again).not.toBe(first);
+    expect(again.map((p) => p)).toEqual(first);
+    again.forEach((p, i) => expect(p).toBe(first[i]));
+    expect(first.every((p) => p.nodeName === 'n1' && p.phase === 'Running')).toBe(true);
+
+    const [a, b] = [...cluster.pods.values()];
+    cluster.annotate(a!, { note: 'x' });
+    const annotated = await cluster.listPods();
+    expect(annotated.find((p) => p.name === a!.name)!.annotations).toEqual({ note: 'x' });
+    expect(first.find((p) => p.name === a!.name)!.annotations).toEqual({});
+
+    cluster.deletePod(b!);
+    await clock.runUntil(clock.now());
+    const replaced = await cluster.listPods();
+    expect(replaced.map((p) => p.name)).not.toContain(b!.name);
+    expect(replaced).toHaveLength(2);
+    expect(replaced.find((p) => p.name !== a!.name)).toMatchObject({ nodeName: 'n1', phase: 'Running' });
+  });
+
+  it('lists a node\'s pods from its index in creation order, and none once they are gone', async () => {
+    const { clock, cluster, node } = await setup(web(3));
+    expect(cluster.podsOn('n1').map((p) => p.name)).toEqual([...cluster.pods.values()].map((p) => p.name));
+    cluster.removeNode(node);
+    await clock.runUntil(clock.now());
+    expect(cluster.podsOn('n1')).toEqual([]);
+    expect([...cluster.pods.values()].every((p) => p.nodeName === undefined)).toBe(true);
+  });
+});
+
+describe('listNodes while nothing changes', () => {
+  it('lists the same read-only copies until a node changes, and every change shows in the next list', async () => {
+    const { clock, cluster, node } = await setup(web(1));
+    const first = await cluster.listNodes();
+    const again = await cluster.listNodes();
+    expect(again).not.toBe(first);
+    expect(again[0]).toBe(first[0]);
+    expect((first[0] as { used?: unknown }).used).toEqual({ cpu: 100, pods: 1 });
+
+    await cluster.patchNode('n1', { taints: [{ key: 'k', effect: 'NoSchedule' }] });
+    const tainted = await cluster.listNodes();
+    expect(tainted[0]!.taints).toEqual([{ key: 'k', effect: 'NoSchedule' }]);
+    expect(first[0]!.taints).toEqual([]);
+
+    cluster.setNodeReady(node, false);
+    expect((await cluster.listNodes())[0]!.ready).toBe(false);
+    cluster.registerNode(instance('i-2'), { ready: true, name: 'n2' });
+    expect((await cluster.listNodes()).map((n) => n.name)).toEqual(['n1', 'n2']);
+    cluster.removeNode(node);
+    await clock.runUntil(clock.now());
+    expect((await cluster.listNodes()).map((n) => n.name)).toEqual(['n2']);
+  });
+});

@@ -8,6 +8,8 @@ import { fnv1a } from '../../core/hash.js';
 import { BudgetLedger } from './budget-ledger.js';
 import { consolidationProblem, underConsolidateAfter } from './candidates.js';
 import type { DisruptionMemory } from './memory.js';
+import type { ClusterPod } from '../../ports/cluster.js';
+import { MultisetDigest, partHashes } from './multiset-digest.js';
 import type { World } from './world.js';
 
 /**
@@ -18,28 +20,49 @@ export const CONSOLIDATED_TTL_MS = 15 * 60 * 1000;
 
 /**
  * A digest of everything a proposal depends on: pods and where they run, nodes, NodeClaim versions, NodePools,
- * availability, which consolidateAfter windows have passed, and which budgets allow anything.
+ * availability, which consolidateAfter windows have passed, and which budgets allow anything. Only ever compared for
+ * equality with an earlier digest of the same controller's memory (never stored or shown), so it is a multiset hash:
+ * the count of parts and two independent 32-bit hashes of each part summed, which needs no sort of the parts (a
+ * sorted join of one string per pod cost 30 ms a pass at 20,000 pods) and gives the same digest for the same parts
+ * in any order.
  */
 export function worldFingerprint(world: World, memory: DisruptionMemory): string {
-  const parts: string[] = [];
-  for (const p of world.pods) parts.push(`p${p.namespace}/${p.name}@${p.nodeName ?? ''}:${p.phase}`);
-  for (const n of world.nodes) parts.push(`n${n.name}:${n.ready ? 1 : 0}:${n.taints.length}:${Object.keys(n.annotations).length}`);
-  for (const nc of world.classes.values()) parts.push(`nc${nc.metadata.name}:${specDigest(nc.spec, memory)}`);
+  const digest = new MultisetDigest();
+  digest.addDigest(podsDigest(world.pods, memory));
+  for (const n of world.nodes) digest.add(`n${n.name}:${n.ready ? 1 : 0}:${n.taints.length}:${Object.keys(n.annotations).length}`);
+  for (const nc of world.classes.values()) digest.add(`nc${nc.metadata.name}:${specDigest(nc.spec, memory)}`);
   for (const c of world.claims) {
     if (!isLive(c)) continue;
     // Time alone makes a node consolidatable (consolidateAfter passing), and open to other nodes' pods (leaving its
     // own consolidateAfter window, which the churn guard does not hold back): part of the digest too.
     const pool = world.pools.get(c.nodePool);
     const ripe = pool ? consolidationProblem(world, c, pool) === undefined : false;
-    parts.push(`c${c.name}:${c.version}:${ripe ? 1 : 0}${underConsolidateAfter(world, c) ? 1 : 0}`);
+    digest.add(`c${c.name}:${c.version}:${ripe ? 1 : 0}${underConsolidateAfter(world, c) ? 1 : 0}`);
   }
-  for (const np of world.pools.values()) parts.push(`np${np.metadata.name}:${specDigest(np.spec, memory)}`);
-  parts.push(`u${world.unavailableKey}`);
+  for (const np of world.pools.values()) digest.add(`np${np.metadata.name}:${specDigest(np.spec, memory)}`);
+  digest.add(`u${world.unavailableKey}`);
   // Budget windows open and close with time alone.
   const ledger = new BudgetLedger(world, memory);
-  for (const pool of world.pools.keys()) parts.push(`b${pool}:${(['Empty', 'Underutilized', 'Drifted'] as const).map((r) => Math.min(ledger.remaining(pool, r), 1)).join('')}`);
-  parts.sort();
-  return `${parts.length}:${fnv1a(parts.join('|')).toString(36)}`;
+  for (const pool of world.pools.keys()) digest.add(`b${pool}:${(['Empty', 'Underutilized', 'Drifted'] as const).map((r) => Math.min(ledger.remaining(pool, r), 1)).join('')}`);
+  return digest.toString();
+}
+
+/**
+ * The pods' part of the fingerprint. A pod object from the Cluster port is read-only, so the hashes of its part are
+ * remembered per object, and the whole sum per list: a cluster that lists the same objects while nothing changed (the
+ * simulated one) costs one identity comparison per pod, and only the pods that changed are hashed.
+ */
+function podsDigest(pods: readonly ClusterPod[], memory: DisruptionMemory): MultisetDigest {
+  const last = memory.lastPods;
+  if (last && last.pods.length === pods.length && last.pods.every((p, i) => p === pods[i])) return last.digest;
+  const digest = new MultisetDigest();
+  for (const p of pods) {
+    let hashes = memory.podDigests.get(p);
+    if (!hashes) memory.podDigests.set(p, (hashes = partHashes(`p${p.namespace}/${p.name}@${p.nodeName ?? ''}:${p.phase}`)));
+    digest.addHashes(hashes);
+  }
+  memory.lastPods = { pods, digest };
+  return digest;
 }
 
 /**

@@ -3,6 +3,7 @@
  * once per NodeClaim store (one cluster) — the Lambda wiring keeps one per warm container, the simulation one per run.
  * A cold Lambda starts with an empty one and simply searches, reports and computes again.
  */
+import type { MultisetDigest } from './multiset-digest.js';
 import type { BudgetWindow } from '../../core/disruption/budgets.js';
 import type { nodePoolRequirements } from '../../core/provisioning/nodepool-template.js';
 
@@ -57,6 +58,10 @@ export class DisruptionMemory {
   readonly invalidDoNotDisruptReported = new Set<string>();
   /** `fnv1a(JSON.stringify(spec))` in base 36 per NodePool or EC2NodeClass spec object (read-only objects). */
   specDigests = new WeakMap<object, string>();
+  /** The fingerprint's hashes of each pod object the Cluster port listed (read-only objects; `consolidated.ts`). */
+  podDigests = new WeakMap<object, readonly [number, number]>();
+  /** The last pod list the fingerprint digested, and its digest (`consolidated.ts`). */
+  lastPods: { readonly pods: readonly object[]; readonly digest: MultisetDigest } | undefined;
   /** Active windows per budget schedule and duration (key `schedule\0duration`). */
   readonly budgetWindows = new Map<string, CachedBudgetWindows>();
   /** The drift inputs worked out in one pass, keyed by the pass's NodePool map (kept by every re-read of the pass). */
@@ -71,6 +76,8 @@ export class DisruptionMemory {
     this.blockedWritten.clear();
     this.invalidDoNotDisruptReported.clear();
     this.specDigests = new WeakMap();
+    this.podDigests = new WeakMap();
+    this.lastPods = undefined;
     this.budgetWindows.clear();
     this.driftInputs = new WeakMap();
   }

@@ -51,6 +51,8 @@ export async function notePodEvents(pass: Pass, world: World): Promise<void> {
  */
 export async function reportInvalidDoNotDisrupt(pass: Pass, world: World): Promise<void> {
   const reported = pass.deps.memory.invalidDoNotDisruptReported;
+  // Most clusters have no pod with the annotation at all: one look at each pod, not a walk of every node's pods.
+  if (!world.pods.some((p) => p.annotations[DO_NOT_DISRUPT] !== undefined)) return;
   for (const claim of world.claims) {
     if (!isLive(claim)) continue;
     for (const pod of podsOfClaim(world, claim)) {

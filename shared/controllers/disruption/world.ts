@@ -73,7 +73,8 @@ export async function readWorld(deps: DisruptionDeps, previous?: World): Promise
     else podsByNode.set(p.nodeName, [p]);
   }
   const readyNodes = new Set(nodes.filter((n) => n.ready).map((n) => n.name));
-  const pdbs = pdbAllowances(
+  // Without a PodDisruptionBudget there is nothing to work out per pod.
+  const pdbs = pdbList.length === 0 ? [] : pdbAllowances(
     pdbList as PodDisruptionBudget[],
     pods.map((p) => ({ namespace: p.namespace, name: p.name, labels: p.labels, healthy: p.phase === 'Running' && !!p.nodeName && readyNodes.has(p.nodeName) })),
   );
