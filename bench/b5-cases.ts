@@ -43,7 +43,8 @@ export function b5CaseName(c: B5Case): string {
   }
 }
 
-const NODE_CLASS = `apiVersion: karpenter.k8s.aws/v1
+/** The EC2NodeClass every bench scenario's NodePools use (B5, B6). */
+export const NODE_CLASS = `apiVersion: karpenter.k8s.aws/v1
 kind: EC2NodeClass
 metadata: {name: default}
 spec:

@@ -25,7 +25,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { diurnalLoad } from './b5-cases.js';
+import { NODE_CLASS, diurnalLoad } from './b5-cases.js';
 
 /** One B6 case. */
 export type B6Case = { readonly kind: 'idle'; readonly hours: number } | { readonly kind: 'diurnal'; readonly hours: number };
@@ -67,16 +67,6 @@ const ZONES = ['us-west-2a', 'us-west-2b', 'us-west-2c'];
 /** 10:00 UTC, where the diurnal curve is at its mean. */
 const START = '2026-03-02T10:00:00Z';
 const START_HOUR = 10;
-
-const NODE_CLASS = `apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole
-  amiSelectorTerms: [{alias: al2023@latest}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: bench}}]
-`;
 
 function nodePool(p: PoolShape): string {
   const family = p.instanceType.split('.')[0];
