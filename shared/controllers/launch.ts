@@ -9,7 +9,7 @@
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
 import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
 import { ec2NodeClassAmiFamily } from '../core/api/ec2nodeclass.js';
-import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
+import { isLive, isMarkedForDeletion, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
 import type { AmiFamily } from '../core/instancetypes/allocatable.js';
@@ -131,11 +131,16 @@ export function nodeOf(claim: NodeClaim, nodes: readonly ClusterNode[]): Cluster
   return index.byProvider.get(claim.providerId);
 }
 
-/** Capacity of a NodePool's live NodeClaims (for limits): the launched type's capacity, or the first option's. */
+/**
+ * What a NodePool's NodeClaims count against its `spec.limits` (canonical units: cpu millicores, memory MiB, …, plus
+ * `nodes`): each live NodeClaim not marked for deletion ({@link isMarkedForDeletion}: a started disruption or a
+ * deletion, as Karpenter v1.14's NodePool usage leaves out nodes `MarkedForDeletion`) adds its launched type's
+ * capacity, or before the launch its first option's, and one node.
+ */
 export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByClass: ReadonlyMap<string, readonly InstanceType[]>): ResourceList {
   let usage: ResourceList = {};
   for (const c of claims) {
-    if (c.nodePool !== nodePool) continue;
+    if (c.nodePool !== nodePool || !isLive(c) || isMarkedForDeletion(c)) continue;
     const name = c.instanceType ?? c.instanceTypes[0];
     const type = typesByClass.get(c.nodeClass)?.find((t) => t.name === name);
     usage = add(usage, type?.capacity ?? {}, { nodes: 1 });
