@@ -152,6 +152,13 @@ export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByC
  * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
  * @param daemonByPool per NodePool, its template's daemonset overhead (`daemonOverhead` plus the instance type's
  *   `daemonExtra`, core `buildDaemonOverheadGroups`): what an in-flight NodeClaim's DaemonSet pods will take
+ * @param solving keys (`namespace/name`) of the pending pods the caller is solving now: a node holds no room for them
+ *   even when they are nominated to it. A node that just turned Ready still has its NodeClaim's pending pods nominated
+ *   to it until kube-scheduler binds them; they are solved again (their NodeClaim is no longer in flight), and
+ *   reserving their room on that node too counted each of them twice, so the solve launched a new node for pods that
+ *   bound to the Ready one a moment later (issue 21: launched-then-unused NodeClaims). Karpenter's scheduler never
+ *   reserves room for a pod it is scheduling (core `pkg/controllers/provisioning/scheduling/existingnode.go`: a node's
+ *   room is what its bound pods leave). @default none
  */
 export function existingCapacity(
   nodes: readonly ClusterNode[],
@@ -161,6 +168,7 @@ export function existingCapacity(
   podsByKey: ReadonlyMap<string, ClusterPod>,
   typesByClass: ReadonlyMap<string, InstanceType[]>,
   daemonByPool: ReadonlyMap<string, Pick<NodePoolTemplate, 'daemonOverhead' | 'daemonExtra'>>,
+  solving: ReadonlySet<string> = new Set(),
 ): ExistingCapacity[] {
   const out: ExistingCapacity[] = [];
   const claimByProvider = new Map(claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
@@ -170,7 +178,7 @@ export function existingCapacity(
     if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) continue;
     const claim = claimByProvider.get(node.providerId);
     const onNode = bound.get(node.name) ?? [];
-    const nominatedPending = (claim?.nominatedPods ?? []).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim!, p, node.name));
+    const nominatedPending = (claim?.nominatedPods ?? []).filter((k) => !solving.has(k)).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim!, p, node.name));
     const used = add(...onNode.map((p) => podRequests(p.spec)), ...nominatedPending.map((p) => podRequests(p.spec)));
     const startup = new Set((claim?.startupTaints ?? []).map((t) => t.key));
     // Karpenter `StateNode.Taints` (core `pkg/controllers/state/statenode.go`): a managed node's ephemeral and startup
