@@ -81,6 +81,9 @@ export interface DisruptionRunStats {
   readonly leakedInstances: number;
   /** Pods pending at the end that had waited longer than {@link MAX_PENDING_MS} and were never bound (lost). */
   readonly lostPods: number;
+  /** NodeClaims launched and ended without ever running a pod (`Result.wastedLaunches.nodeClaims`), and their cost (USD). */
+  readonly wastedLaunches?: number;
+  readonly wastedUSD?: number;
 }
 
 /** The outcome of {@link runDisruptionScenario}: stats, and every broken invariant in words (empty when all hold). */
@@ -151,6 +154,8 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
       violations: Object.values(result.violations as Record<string, number>).reduce((n, v) => n + v, 0),
       leakedInstances: result.violations.leakedInstances,
       lostPods: pendingWaits(result).filter((w) => w.neverBound && w.waitedMs > MAX_PENDING_MS).length,
+      wastedLaunches: result.wastedLaunches?.nodeClaims ?? 0,
+      wastedUSD: result.wastedLaunches?.costUSD ?? 0,
     };
   } catch (e) {
     problems = [`the simulation crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`];
@@ -224,6 +229,7 @@ export function hostileSoakSummary(outcomes: readonly DisruptionRunOutcome[], ru
     `  longest pending wait: ${min(longest?.stats.longestPendingMs ?? 0)}${longest?.stats.longestPending ? ` (seed ${longest.stats.seed}, pod ${longest.stats.longestPending})` : ''}; 99th percentile of the runs' longest: ${min(p99)}; bound ${min(MAX_PENDING_MS)}`,
     `  problems by kind: ${JSON.stringify(byKind)}`,
     `  pods: ${outcomes.reduce((n, o) => n + o.stats.pods, 0)}; NodeClaims launched: ${outcomes.reduce((n, o) => n + o.stats.nodeClaims, 0)}; disruptions ${JSON.stringify(disruptions)}`,
+    `  launched and never used: ${outcomes.reduce((n, o) => n + (o.stats.wastedLaunches ?? 0), 0)} NodeClaims, $${outcomes.reduce((n, o) => n + (o.stats.wastedUSD ?? 0), 0).toFixed(3)} (Result.wastedLaunches)`,
     `  wall time: ${(run.wallMs / 1000).toFixed(0)} s (${(run.wallMs / Math.max(1, outcomes.length) / 1000).toFixed(2)} s per run)`,
   ].join('\n');
 }
