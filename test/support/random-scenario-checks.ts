@@ -310,6 +310,14 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
   const involuntary = (ms: number) => scenario.involuntaryEvictionWindows.some(([from, to]) => ms >= from && ms <= to);
   const deletedDirectly = new Set((result.events ?? []).filter((e) => e.reason === 'Disrupted' && e.object.startsWith('Pod/')).map((e) => e.object.slice('Pod/'.length)));
 
+  // NodeClaim → when EC2 warned it would reclaim its spot instance (its `SpotInterrupted` Event).
+  const spotInterruptedAt = new Map<string, number>();
+  for (const e of result.events ?? []) {
+    if (e.reason !== 'SpotInterrupted' || !e.object.startsWith('NodeClaim/')) continue;
+    const name = e.object.slice(e.object.lastIndexOf('/') + 1);
+    if (!spotInterruptedAt.has(name)) spotInterruptedAt.set(name, Date.parse(e.at));
+  }
+
   // Pods of do-not-disrupt "true" Deployments.
   for (const pod of result.pods) {
     const deployment = scenario.doNotDisruptDeployments.find((name) => pod.owner?.startsWith(`ReplicaSet/${name}-`));
@@ -325,6 +333,9 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
     const direct = deletedDirectly.has(`${pod.namespace}/${pod.name}`) && gone < completed;
     if (grace !== undefined && gone >= drainStarted + (grace - (direct ? DEFAULT_POD_GRACE_SECONDS : 0)) * 1000) continue;
     if (pod.evictions > 0 && involuntary(gone)) continue;
+    // EC2 reclaimed the node (a spot interruption of the hostile runs): its pods went with the instance, whatever the
+    // disruption already draining it was waiting for.
+    if (gone === completed && (spotInterruptedAt.get(pod.nodeClaim) ?? Number.POSITIVE_INFINITY) <= gone) continue;
     const how = pod.evictions > 0 ? 'was evicted' : direct ? 'was deleted directly' : gone === completed ? 'was terminated with its node' : undefined;
     if (!how) continue; // scaled down while the disruption ran
     problems.push(`pod ${pod.namespace}/${pod.name} (Deployment ${deployment}, karpenter.sh/do-not-disrupt: "true") ${how} at ${pod.deletedAt} by ${d.reason} disruption ${d.command} of ${pod.nodeClaim} (started ${d.at})`);
