@@ -9,6 +9,7 @@
 import { splitHints } from '../core/provisioning/diagnosis.js';
 import { pendingFigures, type SimulationResult } from '../sim/result.js';
 import type { WhatIf } from '../sim/result-schema.js';
+import { wastedLaunchFigures } from '../sim/result-waste.js';
 
 /** At most this many notes at the end of the summary; the Result's events have them all. */
 const MAX_NOTES = 10;
@@ -70,6 +71,12 @@ export function formatSummary(result: SimulationResult): string {
   const total = result.cost.totalUSD < 1 ? result.cost.totalUSD.toFixed(4) : result.cost.totalUSD.toFixed(2);
   lines.push(`Cost: $${total} in total, peak $${result.cost.peakHourlyUSD.toFixed(4)}/h, final $${result.cost.finalHourlyUSD.toFixed(4)}/h`);
   lines.push(`  on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
+  // Launched-then-unused capacity: a node launched and ended without ever running a pod.
+  const wasted = result.wastedLaunches ?? wastedLaunchFigures(result);
+  if (wasted.nodeClaims > 0) {
+    const reasons = Object.entries(wasted.byReason).map(([reason, n]) => `${reason} ${n}`).join(', ');
+    lines.push(`  launched and never used: ${wasted.nodeClaims} NodeClaim${wasted.nodeClaims === 1 ? '' : 's'}, ${wasted.instanceHours.toFixed(2)} instance-hours, $${wasted.costUSD.toFixed(4)} (${reasons})`);
+  }
   lines.push('');
 
   const livePods = result.pods.filter((p) => p.deletedAt === null);

@@ -243,6 +243,8 @@ async function launchReplacements(deps: InterruptionDeps, name: string, displace
   const node = claim.providerId ? nodes.find((n) => n.providerId === claim.providerId) : undefined;
 
   const live = claims.filter(isLive);
+  // The interrupted NodeClaim, like every other one being deleted, no longer counts toward its NodePool's limits
+  // (`usageOf`: Karpenter leaves nodes marked for deletion out of a NodePool's usage), so its replacement launches now.
   const staying = live.filter((c) => c.name !== claim.name);
   const classByName = new Map(classes.map((c) => [c.metadata.name, c]));
   const templates = pools
@@ -275,7 +277,8 @@ async function launchReplacements(deps: InterruptionDeps, name: string, displace
     const name = replacementName(plan, claim.name, i);
     const pool = pools.find((np) => np.metadata.name === plan.nodePool);
     const extras = { ...(pool ? nodeClaimExtras(pool, classByName.get(plan.nodeClass)) : {}), replacementFor: [claim.name] };
-    const record = (await createNodeClaimRecord(deps, plan, now, name, extras)) ?? (await deps.store.get(name));
+    const withinLimit = template?.remaining ? { ...plan, instanceTypes: plan.instanceTypes.filter((o) => allowed.some((t) => t.name === o.name)) } : plan;
+    const record = (await createNodeClaimRecord(deps, withinLimit, now, name, extras)) ?? (await deps.store.get(name));
     if (!record || !isLive(record)) continue;
     launched.push(record.name);
     if (!record.instanceId) await launchPending(deps, record, allowed, nodes, now);

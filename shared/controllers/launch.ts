@@ -9,7 +9,7 @@
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
 import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
 import { ec2NodeClassAmiFamily } from '../core/api/ec2nodeclass.js';
-import { isLive, type NodeClaim } from '../core/api/nodeclaim.js';
+import { isLive, isMarkedForDeletion, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
 import { fnv1a } from '../core/hash.js';
 import type { AmiFamily } from '../core/instancetypes/allocatable.js';
@@ -131,11 +131,16 @@ export function nodeOf(claim: NodeClaim, nodes: readonly ClusterNode[]): Cluster
   return index.byProvider.get(claim.providerId);
 }
 
-/** Capacity of a NodePool's live NodeClaims (for limits): the launched type's capacity, or the first option's. */
+/**
+ * What a NodePool's NodeClaims count against its `spec.limits` (canonical units: cpu millicores, memory MiB, …, plus
+ * `nodes`): each live NodeClaim not marked for deletion ({@link isMarkedForDeletion}: a started disruption or a
+ * deletion, as Karpenter v1.14's NodePool usage leaves out nodes `MarkedForDeletion`) adds its launched type's
+ * capacity, or before the launch its first option's, and one node.
+ */
 export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByClass: ReadonlyMap<string, readonly InstanceType[]>): ResourceList {
   let usage: ResourceList = {};
   for (const c of claims) {
-    if (c.nodePool !== nodePool) continue;
+    if (c.nodePool !== nodePool || !isLive(c) || isMarkedForDeletion(c)) continue;
     const name = c.instanceType ?? c.instanceTypes[0];
     const type = typesByClass.get(c.nodeClass)?.find((t) => t.name === name);
     usage = add(usage, type?.capacity ?? {}, { nodes: 1 });
@@ -147,6 +152,13 @@ export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByC
  * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
  * @param daemonByPool per NodePool, its template's daemonset overhead (`daemonOverhead` plus the instance type's
  *   `daemonExtra`, core `buildDaemonOverheadGroups`): what an in-flight NodeClaim's DaemonSet pods will take
+ * @param solving keys (`namespace/name`) of the pending pods the caller is solving now: a node holds no room for them
+ *   even when they are nominated to it. A node that just turned Ready still has its NodeClaim's pending pods nominated
+ *   to it until kube-scheduler binds them; they are solved again (their NodeClaim is no longer in flight), and
+ *   reserving their room on that node too counted each of them twice, so the solve launched a new node for pods that
+ *   bound to the Ready one a moment later (issue 21: launched-then-unused NodeClaims). Karpenter's scheduler never
+ *   reserves room for a pod it is scheduling (core `pkg/controllers/provisioning/scheduling/existingnode.go`: a node's
+ *   room is what its bound pods leave). @default none
  */
 export function existingCapacity(
   nodes: readonly ClusterNode[],
@@ -156,6 +168,7 @@ export function existingCapacity(
   podsByKey: ReadonlyMap<string, ClusterPod>,
   typesByClass: ReadonlyMap<string, InstanceType[]>,
   daemonByPool: ReadonlyMap<string, Pick<NodePoolTemplate, 'daemonOverhead' | 'daemonExtra'>>,
+  solving: ReadonlySet<string> = new Set(),
 ): ExistingCapacity[] {
   const out: ExistingCapacity[] = [];
   const claimByProvider = new Map(claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
@@ -165,7 +178,7 @@ export function existingCapacity(
     if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) continue;
     const claim = claimByProvider.get(node.providerId);
     const onNode = bound.get(node.name) ?? [];
-    const nominatedPending = (claim?.nominatedPods ?? []).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim!, p, node.name));
+    const nominatedPending = (claim?.nominatedPods ?? []).filter((k) => !solving.has(k)).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim!, p, node.name));
     const used = add(...onNode.map((p) => podRequests(p.spec)), ...nominatedPending.map((p) => podRequests(p.spec)));
     const startup = new Set((claim?.startupTaints ?? []).map((t) => t.key));
     // Karpenter `StateNode.Taints` (core `pkg/controllers/state/statenode.go`): a managed node's ephemeral and startup

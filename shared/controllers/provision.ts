@@ -195,7 +195,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       .map((np) => buildNodePoolTemplate(np, available.get(np.spec.template.spec.nodeClassRef.name) ?? [], daemonSets, usageOf(np.metadata.name, liveClaims, typesByClass)));
     const schedulingPods: SchedulingPod[] = pending.map((p) => toSchedulingPod(p, p.createdAt));
     const daemonByPool = new Map(templates.map((t) => [t.name, t] as const));
-    const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);
+    const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool, new Set(schedulingPods.map((p) => p.key)));
 
     // The solver's deadline (10 s by default) runs on the wall clock: a huge batch returns its best complete plan.
     const results = solve(schedulingPods, templates, existing, { now: () => performance.now(), surviveBinding: deps.bindingReplay !== false });
@@ -223,7 +223,11 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
         continue;
       }
       const pool = nodePools.find((np) => np.metadata.name === plan.nodePool);
-      const claim = await retryThrottled(() => createNodeClaim(deps, plan, now, claims, pool ? nodeClaimExtras(pool, nodeClassByName.get(plan.nodeClass)) : {}));
+      // The record keeps only the options within the limits, so a launch resumed later (after throttling, a crash)
+      // cannot pick one that breaches them: Karpenter's NodeClaim carries only the instance types its scheduler left
+      // after `filterByRemainingResources` (core `pkg/controllers/provisioning/scheduling/scheduler.go`).
+      const withinLimit = limit ? { ...plan, instanceTypes: plan.instanceTypes.filter((o) => allowed.some((t) => t.name === o.name)) } : plan;
+      const claim = await retryThrottled(() => createNodeClaim(deps, withinLimit, now, claims, pool ? nodeClaimExtras(pool, nodeClassByName.get(plan.nodeClass)) : {}));
       if (!claim) continue;
       for (const pod of plan.pods) nominated[pod] = claim.name;
       const outcome = await launchIsolated(deps, claim, allowed, nodes, now);
@@ -231,6 +235,11 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       if (outcome.kind === 'superseded') for (const pod of plan.pods) delete nominated[pod];
       if (outcome.kind === 'launched' && limit) {
         const type = types.find((t) => t.name === outcome.instanceType);
+        remaining.set(plan.nodePool, subtractOnKeysOf(limit, add(type?.capacity ?? {}, { nodes: 1 })));
+      } else if (outcome.kind === 'throttled' && limit) {
+        // Still Pending and launched again later: it holds its first option's share of the limits meanwhile, as the
+        // next pass counts it (`usageOf`), so the plans after it in this pass cannot take that share too.
+        const type = types.find((t) => t.name === withinLimit.instanceTypes[0]?.name);
         remaining.set(plan.nodePool, subtractOnKeysOf(limit, add(type?.capacity ?? {}, { nodes: 1 })));
       }
     }

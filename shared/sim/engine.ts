@@ -490,7 +490,11 @@ function observedCloud(ec2: SimulatedEc2, observer: Observer, cluster: Simulated
     const launched = await create(request);
     if (ec2.instances.length > before) {
       const instance = ec2.instances[ec2.instances.length - 1]!;
-      observer.onLaunch(instance, ec2.instances, (nodePool) => cluster.nodePools.get(nodePool)?.spec.limits as Readonly<Record<string, string | number>> | undefined);
+      const limitsOf = (nodePool: string) => cluster.nodePools.get(nodePool)?.spec.limits as Readonly<Record<string, string | number>> | undefined;
+      const pool = instance.tags['karpenter.sh/nodepool'];
+      // Only a NodePool with limits needs the records: which of its NodeClaims are marked for deletion.
+      const marked = pool && limitsOf(pool) ? markedForDeletion(await store.list()) : new Set<string>();
+      observer.onLaunch(instance, ec2.instances, limitsOf, (i) => marked.has(i.tags['karpenter.sh/nodeclaim'] ?? ''));
       const claim = await store.get(request.nodeClaim);
       const nominated = (claim?.nominatedPods ?? []).flatMap((key) => {
         const pod = cluster.pods.get(key);
@@ -619,6 +623,18 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     }
     return del(instanceId);
   };
+}
+
+/**
+ * The NodeClaims marked for deletion as the observer reads Karpenter's definition (core v1.14
+ * `pkg/controllers/state/statenode.go` `MarkedForDeletion`: marked by the disruption queue, or being deleted): a record
+ * whose disruption started (`Replacing`, `Draining`) or that is `Deleting`, `Deleted` or `Failed`. Written here from
+ * the record's fields rather than with the controllers' helper: the observer checks the controllers.
+ */
+function markedForDeletion(claims: readonly NodeClaim[]): Set<string> {
+  const phases = new Set(['Replacing', 'Draining']);
+  const states = new Set(['Deleting', 'Deleted', 'Failed']);
+  return new Set(claims.filter((c) => states.has(c.state) || phases.has(c.disruption?.phase ?? '')).map((c) => c.name));
 }
 
 /** A NodePool's `spec.template` and its EC2NodeClass's `spec` as applied to the cluster, as one string (the observer's drift baseline). */

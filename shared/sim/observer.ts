@@ -7,7 +7,8 @@
  * required node affinity, NoSchedule/NoExecute taints, resources, host ports, required pod affinity and
  * anti-affinity, DoNotSchedule topology spread), and a launch whose nominated pods could not all run on the
  * instance the solver launched for them ({@link Observer.onNodeClaimLaunched}); `limits` (a NodePool's running
- * instances, less those being replaced, exceeding its cpu/memory/nodes limits at a launch), `duplicateLaunches` (a second instance for one
+ * instances, less those marked for deletion as Karpenter counts them, exceeding its cpu/memory/nodes limits at a
+ * launch), `duplicateLaunches` (a second instance for one
  * NodeClaim, or an instance launched for a pod that another live launch already covered), `leakedInstances`
  * (running at the end with no live NodeClaim record, for longer than garbage collection takes: {@link LEAK_GRACE_MS}), and for disruption — watching the calls the handlers make to
  * the Kubernetes API and EC2, with its own reading of the rules — `budget` (a node of a NodePool tainted
@@ -168,8 +169,24 @@ export class Observer {
     }
   }
 
-  /** An instance was launched: check duplicates and the NodePool's limits. */
-  onLaunch(instance: SimInstance, running: readonly SimInstance[], limitsOf: (nodePool: string) => Readonly<Record<string, string | number>> | undefined): void {
+  /**
+   * An instance was launched: check duplicates and the NodePool's limits. The NodePool's usage is what Karpenter v1.14
+   * counts when it creates a NodeClaim: the capacity (vCPU, memory, extended resources, and one node each) of its
+   * running instances whose NodeClaim is not marked for deletion (core `pkg/controllers/state/cluster.go`
+   * `updateNodePoolResources` leaves out a node `MarkedForDeletion`; `provisioner.go` `Schedule` subtracts only
+   * `nodes.Active()`): a replacement — of a consolidated, drifted, expired or interrupted node — may overlap the node it
+   * replaces, while every node not being deleted counts.
+   * @param running every instance EC2 holds (terminated ones are skipped)
+   * @param limitsOf the NodePool's `spec.limits` as applied, undefined when it has none
+   * @param markedForDeletion whether an instance's NodeClaim is marked for deletion (a disruption started on it, or it
+   *   is being deleted); a voluntary replace seen starting ({@link onReplaceStart}) counts as marked too
+   */
+  onLaunch(
+    instance: SimInstance,
+    running: readonly SimInstance[],
+    limitsOf: (nodePool: string) => Readonly<Record<string, string | number>> | undefined,
+    markedForDeletion: (instance: SimInstance) => boolean = () => false,
+  ): void {
     const claim = instance.tags['karpenter.sh/nodeclaim'];
     if (claim) {
       const n = (this.instancesByClaim.get(claim) ?? 0) + 1;
@@ -181,10 +198,9 @@ export class Observer {
     const nodePool = instance.tags['karpenter.sh/nodepool'];
     const limits = nodePool ? limitsOf(nodePool) : undefined;
     if (!nodePool || !limits) return;
-    // Nodes being replaced (a Drifted or Underutilized replace started) do not count: their replacement launches
-    // before they go, and Karpenter checks limits against usage before the launch (core `provisioner.go` `Create`,
-    // `Limits.ExceededBy`), so a replace overlaps them for a while; the NodePool's steady usage is what is limited.
-    const mine = running.filter((i) => i.tags['karpenter.sh/nodepool'] === nodePool && i.state !== 'terminated' && !this.started.has(i.tags['karpenter.sh/nodeclaim'] ?? ''));
+    const mine = running.filter(
+      (i) => i.tags['karpenter.sh/nodepool'] === nodePool && i.state !== 'terminated' && (i === instance || (!this.started.has(i.tags['karpenter.sh/nodeclaim'] ?? '') && !markedForDeletion(i))),
+    );
     const usage: Record<string, number> = { nodes: mine.length, cpu: 0, memory: 0 };
     for (const i of mine) {
       const info = this.catalog.get(i.instanceType);

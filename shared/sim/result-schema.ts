@@ -331,6 +331,21 @@ export const WhatIfSchema = z.looseObject({
 });
 
 /**
+ * Launched-then-unused capacity (`result-waste.ts`): NodeClaims launched during the run whose node never had a pod
+ * (DaemonSet pods aside) and that ended, what they ran for and cost, and why they ended.
+ */
+export const WastedLaunchesSchema = z.looseObject({
+  /** How many such NodeClaims. */
+  nodeClaims: Count,
+  /** Σ of the hours each ran inside the run, from launch to deletion. */
+  instanceHours: z.number().nonnegative(),
+  /** What those hours cost, USD. */
+  costUSD: Usd,
+  /** `deletionReason` (or `launchError` of a failed record) → how many. */
+  byReason: z.record(z.string(), Count),
+});
+
+/**
  * The whole Result object of `simulate --json`.
  * @example
  * const result = ResultSchema.parse(JSON.parse(stdout));
@@ -366,6 +381,8 @@ export const ResultSchema = z.looseObject({
   pending: PendingFiguresSchema.optional(),
   /** The answer in money of a run that started with nodes (see {@link WhatIfSchema}); absent otherwise. */
   whatIf: WhatIfSchema.optional(),
+  /** Launched-then-unused capacity (see {@link WastedLaunchesSchema}); optional: Results written before it lack it. */
+  wastedLaunches: WastedLaunchesSchema.optional(),
 });
 
 /** A parsed Result (see {@link ResultSchema}). */
@@ -386,6 +403,8 @@ export type ResultDisruption = z.infer<typeof ResultDisruptionSchema>;
 export type ResultEvent = z.infer<typeof ResultEventSchema>;
 /** `Result.violations`. */
 export type Violations = z.infer<typeof ViolationsSchema>;
+/** `Result.wastedLaunches`. */
+export type WastedLaunches = z.infer<typeof WastedLaunchesSchema>;
 /** `Result.pending`. */
 export type PendingFigures = z.infer<typeof PendingFiguresSchema>;
 /** `Result.whatIf`. */

@@ -8,6 +8,7 @@ import type { NodeClaim } from '../core/api/nodeclaim.js';
 import { formatAmount, type ResourceList } from '../core/resources/resource-list.js';
 import type { ViolationCounts } from './observer.js';
 import type { PendingFigures, Result, ResultPod } from './result-schema.js';
+import { wastedLaunchFigures } from './result-waste.js';
 import type { SimEvent, SimNode, SimPod } from './simulated-cluster.js';
 import type { LaunchAttempt, SimInstance } from './simulated-ec2.js';
 
@@ -119,7 +120,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
     violations: { ...input.violations },
     cost: cost(input.instances, input.startMs, input.endMs),
   };
-  return { ...result, pending: pendingFigures(result.pods, input.startMs, input.endMs) };
+  return { ...result, pending: pendingFigures(result.pods, input.startMs, input.endMs), wastedLaunches: wastedLaunchFigures(result) };
 }
 
 /**

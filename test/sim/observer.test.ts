@@ -128,6 +128,17 @@ describe('Observer', () => {
       o.onLaunch(running[1]!, running, () => ({ cpu: '3' }));
       expect(o.counts.limits).toBe(0);
     });
+
+    it('does not count an instance whose NodeClaim is marked for deletion (interrupted, expiring), as Karpenter leaves it out of the NodePool usage', () => {
+      const o = observer();
+      const running = [instance('i-a', 'a'), instance('i-b', 'b')];
+      o.onLaunch(running[1]!, running, () => ({ cpu: '3' }), (i) => i.instanceId === 'i-a');
+      expect(o.counts.limits).toBe(0);
+      // The launched instance itself always counts, and so does every instance not marked.
+      const o2 = observer();
+      o2.onLaunch(running[1]!, running, () => ({ cpu: '3' }), (i) => i.instanceId === 'i-b');
+      expect(o2.counts.limits).toBe(1);
+    });
   });
 
   describe('onBind', () => {

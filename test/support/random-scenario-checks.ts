@@ -81,6 +81,9 @@ export interface DisruptionRunStats {
   readonly leakedInstances: number;
   /** Pods pending at the end that had waited longer than {@link MAX_PENDING_MS} and were never bound (lost). */
   readonly lostPods: number;
+  /** NodeClaims launched and ended without ever running a pod (`Result.wastedLaunches.nodeClaims`), and their cost (USD). */
+  readonly wastedLaunches?: number;
+  readonly wastedUSD?: number;
 }
 
 /** The outcome of {@link runDisruptionScenario}: stats, and every broken invariant in words (empty when all hold). */
@@ -151,6 +154,8 @@ export async function runDisruptionScenario(seed: number, options: { readonly da
       violations: Object.values(result.violations as Record<string, number>).reduce((n, v) => n + v, 0),
       leakedInstances: result.violations.leakedInstances,
       lostPods: pendingWaits(result).filter((w) => w.neverBound && w.waitedMs > MAX_PENDING_MS).length,
+      wastedLaunches: result.wastedLaunches?.nodeClaims ?? 0,
+      wastedUSD: result.wastedLaunches?.costUSD ?? 0,
     };
   } catch (e) {
     problems = [`the simulation crashed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`];
@@ -224,6 +229,7 @@ export function hostileSoakSummary(outcomes: readonly DisruptionRunOutcome[], ru
     `  longest pending wait: ${min(longest?.stats.longestPendingMs ?? 0)}${longest?.stats.longestPending ? ` (seed ${longest.stats.seed}, pod ${longest.stats.longestPending})` : ''}; 99th percentile of the runs' longest: ${min(p99)}; bound ${min(MAX_PENDING_MS)}`,
     `  problems by kind: ${JSON.stringify(byKind)}`,
     `  pods: ${outcomes.reduce((n, o) => n + o.stats.pods, 0)}; NodeClaims launched: ${outcomes.reduce((n, o) => n + o.stats.nodeClaims, 0)}; disruptions ${JSON.stringify(disruptions)}`,
+    `  launched and never used: ${outcomes.reduce((n, o) => n + (o.stats.wastedLaunches ?? 0), 0)} NodeClaims, $${outcomes.reduce((n, o) => n + (o.stats.wastedUSD ?? 0), 0).toFixed(3)} (Result.wastedLaunches)`,
     `  wall time: ${(run.wallMs / 1000).toFixed(0)} s (${(run.wallMs / Math.max(1, outcomes.length) / 1000).toFixed(2)} s per run)`,
   ].join('\n');
 }
@@ -304,9 +310,14 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
   const poolOf = new Map(result.nodeClaims.map((c) => [c.name, c.nodePool]));
   const involuntary = (ms: number) => scenario.involuntaryEvictionWindows.some(([from, to]) => ms >= from && ms <= to);
   const deletedDirectly = new Set((result.events ?? []).filter((e) => e.reason === 'Disrupted' && e.object.startsWith('Pod/')).map((e) => e.object.slice('Pod/'.length)));
-  // NodeClaims whose spot instance EC2 reclaimed (a spot interruption warning, the instance gone 2 minutes later): a
-  // pod that dies with such a node was not disrupted by Skiff, whatever command the node was under.
-  const reclaimedAt = new Map((result.events ?? []).filter((e) => e.reason === 'SpotInterrupted' && e.object.startsWith('NodeClaim/')).map((e) => [e.object.slice('NodeClaim/'.length), Date.parse(e.at)]));
+
+  // NodeClaim → when EC2 warned it would reclaim its spot instance (its `SpotInterrupted` Event).
+  const spotInterruptedAt = new Map<string, number>();
+  for (const e of result.events ?? []) {
+    if (e.reason !== 'SpotInterrupted' || !e.object.startsWith('NodeClaim/')) continue;
+    const name = e.object.slice(e.object.lastIndexOf('/') + 1);
+    if (!spotInterruptedAt.has(name)) spotInterruptedAt.set(name, Date.parse(e.at));
+  }
 
   // Pods of do-not-disrupt "true" Deployments.
   for (const pod of result.pods) {
@@ -323,8 +334,9 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
     const direct = deletedDirectly.has(`${pod.namespace}/${pod.name}`) && gone < completed;
     if (grace !== undefined && gone >= drainStarted + (grace - (direct ? DEFAULT_POD_GRACE_SECONDS : 0)) * 1000) continue;
     if (pod.evictions > 0 && involuntary(gone)) continue;
-    const warned = reclaimedAt.get(pod.nodeClaim);
-    if (pod.evictions === 0 && warned !== undefined && gone >= warned && gone === completed) continue;
+    // EC2 reclaimed the node (a spot interruption of the hostile runs): its pods went with the instance, whatever the
+    // disruption already draining it was waiting for.
+    if (gone === completed && (spotInterruptedAt.get(pod.nodeClaim) ?? Number.POSITIVE_INFINITY) <= gone) continue;
     const how = pod.evictions > 0 ? 'was evicted' : direct ? 'was deleted directly' : gone === completed ? 'was terminated with its node' : undefined;
     if (!how) continue; // scaled down while the disruption ran
     problems.push(`pod ${pod.namespace}/${pod.name} (Deployment ${deployment}, karpenter.sh/do-not-disrupt: "true") ${how} at ${pod.deletedAt} by ${d.reason} disruption ${d.command} of ${pod.nodeClaim} (started ${d.at})`);

@@ -8,6 +8,7 @@ import { DISRUPTED_NO_SCHEDULE_TAINT } from '../../core/disruption/drainable.js'
 import { isConflictError } from '../../core/errors.js';
 import type { ClusterEvent, ClusterNode } from '../../ports/cluster.js';
 import { recordEventBestEffort } from '../events.js';
+import { retryThrottled } from '../retry.js';
 import type { DisruptionDeps, DisruptionReport } from './deps.js';
 
 /**
@@ -47,13 +48,14 @@ export function newPass(deps: DisruptionDeps): Pass {
 
 /**
  * A conditional write; a conflict (someone else moved the record on) is not an error: the next pass reads it again.
+ * A write a throttled store refused (it did nothing) is tried again (`retryThrottled`).
  * @returns the saved record, or undefined on a conflict
- * @throws whatever the store throws for failures other than conflicts
+ * @throws whatever the store throws for failures other than conflicts (a `ThrottledError` after three refusals)
  */
 export async function writeIgnoringConflict(pass: Pass, claim: NodeClaim): Promise<NodeClaim | undefined> {
   pass.writes++;
   try {
-    return await pass.deps.store.update(claim);
+    return await retryThrottled(() => pass.deps.store.update(claim));
   } catch (e) {
     if (isConflictError(e)) return undefined;
     throw e;
@@ -95,24 +97,25 @@ export function isTainted(node: ClusterNode | undefined): boolean {
 }
 
 /**
- * Taints the node `karpenter.sh/disrupted:NoSchedule` (Karpenter `v1.DisruptedNoScheduleTaint`) unless it has it.
+ * Taints the node `karpenter.sh/disrupted:NoSchedule` (Karpenter `v1.DisruptedNoScheduleTaint`) unless it has it; a
+ * patch a briefly unavailable API server refused (it did nothing) is tried again (`retryThrottled`).
  * @returns true when this call added the taint (false without a node or when it was there already)
- * @throws whatever the cluster port throws
+ * @throws whatever the cluster port throws (a `ThrottledError` after three refusals)
  */
 export async function taint(pass: Pass, node: ClusterNode | undefined): Promise<boolean> {
   if (!node || isTainted(node)) return false;
   pass.writes++;
-  await pass.deps.cluster.patchNode(node.name, { taints: [...node.taints, DISRUPTED_NO_SCHEDULE_TAINT] });
+  await retryThrottled(() => pass.deps.cluster.patchNode(node.name, { taints: [...node.taints, DISRUPTED_NO_SCHEDULE_TAINT] }));
   return true;
 }
 
 /**
  * Removes `karpenter.sh/disrupted` from the node if it has it (Karpenter core `state.RequireNoScheduleTaint(…, false,
- * …)`), keeping its other taints.
- * @throws whatever the cluster port throws
+ * …)`), keeping its other taints; a refused patch is tried again (`retryThrottled`).
+ * @throws whatever the cluster port throws (a `ThrottledError` after three refusals)
  */
 export async function untaint(pass: Pass, node: ClusterNode | undefined): Promise<void> {
   if (!node || !isTainted(node)) return;
   pass.writes++;
-  await pass.deps.cluster.patchNode(node.name, { taints: node.taints.filter((t) => t.key !== DISRUPTED_NO_SCHEDULE_TAINT.key) });
+  await retryThrottled(() => pass.deps.cluster.patchNode(node.name, { taints: node.taints.filter((t) => t.key !== DISRUPTED_NO_SCHEDULE_TAINT.key) }));
 }

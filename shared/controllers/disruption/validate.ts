@@ -6,7 +6,8 @@
  * A command that stands starts (`orchestrate.ts`); one that does not is dropped, its records written back without it.
  *
  * A command whose start a dead pass left incomplete ({@link startIncomplete}) is validated the same way again before
- * it goes on, budget included ({@link resumeStart}).
+ * it goes on, budget included ({@link resumeStart}). An Empty command goes on with those of its candidates that still
+ * carry it and are still empty within the budget, as Karpenter's `EmptinessValidator` does ({@link validateEmpty}).
  */
 import { isLive, type NodeClaim, type NodeClaimDisruption } from '../../core/api/nodeclaim.js';
 import { simulateConsolidation } from '../../core/disruption/consolidation.js';
@@ -45,6 +46,10 @@ export function validateCommand(methods: readonly ControllerMethod[], candidates
  */
 export async function validateProposal(pass: Pass, world: World, command: string, candidates: readonly NodeClaim[]): Promise<void> {
   const d = candidates[0]!.disruption!;
+  if (d.reason === 'Empty') {
+    await validateEmpty(pass, world, command, candidates, false);
+    return;
+  }
   const all = d.candidates.map((name) => world.claims.find((c) => c.name === name));
   if (all.some((c) => !c || !isLive(c) || c.disruption?.command !== command)) {
     await reject(pass, world, command, candidates, 'a candidate changed since the proposal', false);
@@ -108,6 +113,10 @@ export function startIncomplete(world: World, candidates: readonly NodeClaim[]):
  */
 export async function resumeStart(pass: Pass, world: World, command: string, candidates: readonly NodeClaim[]): Promise<void> {
   const d = (candidates.find((c) => c.disruption!.phase !== 'Proposed') ?? candidates[0]!).disruption!;
+  if (d.reason === 'Empty') {
+    await validateEmpty(pass, world, command, candidates, true);
+    return;
+  }
   const all = d.candidates.map((name) => world.claims.find((c) => c.name === name));
   if (all.some((c) => !c || !isLive(c) || c.disruption?.command !== command)) {
     await reject(pass, world, command, candidates, 'its start was interrupted and a candidate has changed since', true);
@@ -138,14 +147,7 @@ export async function resumeStart(pass: Pass, world: World, command: string, can
  * @returns the replacements to launch (none for a delete), or why the command no longer stands
  */
 function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: readonly NodeClaim[]): readonly NodeClaimPlan[] | string {
-  const fresh = records.map(undisrupted);
-  const nodes = new Set(records.map((c) => nodeOf(c, world.nodes)?.name));
-  const view: World = {
-    ...world,
-    // This command, and the proposals made after it, as they were when it was searched for: not there yet.
-    claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? (c.disruption?.phase === 'Proposed' && byProposal({ disruption: d }, c) < 0 ? withoutDisruption(c) : c)),
-    nodes: world.nodes.map((n) => (nodes.has(n.name) && isTainted(n) ? { ...n, taints: n.taints.filter((t) => t.key !== DISRUPTED_NO_SCHEDULE_TAINT.key) } : n)),
-  };
+  const { fresh, view } = asIfUndisrupted(world, d, records);
   const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));
   if (!again || again.reason !== d.reason || decisionOf(again) !== d.decision || again.candidates.length !== fresh.length) {
     return `re-validation after ${VALIDATION_DELAY_MS / 1000}s no longer finds it (${d.reason}, ${d.decision})`;
@@ -161,6 +163,54 @@ function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: r
   // record's order (by name).
   const replacements = d.reason === 'Drifted' || again.replacements.length > 1 ? again.replacements : consolidationReplacements(pass, view, fresh);
   return replacements.length > 0 ? replacements : 'no replacement could be planned any more';
+}
+
+/**
+ * The world as it was when command `d` was searched for: `records` (its candidates) without it (`Initialized` again
+ * where it had moved them to `Deleting`) and their nodes without `karpenter.sh/disrupted`, and the proposals made after
+ * it not there yet — so neither the candidate checks nor the budget count the command against itself.
+ */
+function asIfUndisrupted(world: World, d: NodeClaimDisruption, records: readonly NodeClaim[]): { fresh: NodeClaim[]; view: World } {
+  const fresh = records.map(undisrupted);
+  const nodes = new Set(records.map((c) => nodeOf(c, world.nodes)?.name));
+  const view: World = {
+    ...world,
+    claims: world.claims.map((c) => fresh.find((f) => f.name === c.name) ?? (c.disruption?.phase === 'Proposed' && byProposal({ disruption: d }, c) < 0 ? withoutDisruption(c) : c)),
+    nodes: world.nodes.map((n) => (nodes.has(n.name) && isTainted(n) ? { ...n, taints: n.taints.filter((t) => t.key !== DISRUPTED_NO_SCHEDULE_TAINT.key) } : n)),
+  };
+  return { fresh, view };
+}
+
+/**
+ * Validates an Empty command as Karpenter's `EmptinessValidator` does (core v1.14 `pkg/controllers/disruption/
+ * validation.go`: `validateCandidates` keeps the candidates that are still candidates, not nominated and within the
+ * budget, and the command goes on with those; it fails only when none is left): the command goes on with the subset of
+ * its candidates that still carry it (a pass that died while proposing or starting it may have written only some of
+ * them) and that emptiness finds again — still empty, still candidates, each within its NodePool's `Empty` budget
+ * counted as if the command had not started. The others lose it (records written back, taint removed), and a command
+ * with no candidate left is dropped. Its candidates are independent deletions, so a partial command is still the same
+ * decision for each node; a crash can no longer make a whole Empty command fail validation, pass after pass (issue 21).
+ * @param candidates the live records that carry `command`
+ * @param started true when resuming a start a dead pass left incomplete (Events say `DisruptionBlocked`)
+ * @throws whatever the ports throw for failures other than conflicts
+ */
+async function validateEmpty(pass: Pass, world: World, command: string, candidates: readonly NodeClaim[], started: boolean): Promise<void> {
+  const d = (candidates.find((c) => c.disruption!.phase !== 'Proposed') ?? candidates[0]!).disruption!;
+  // In the proposal's order (its candidates by name), those still carrying it.
+  const carrying = [...candidates].sort((a, b) => a.name.localeCompare(b.name));
+  const { fresh, view } = asIfUndisrupted(world, d, carrying);
+  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));
+  const valid = again?.reason === 'Empty' ? new Set(again.candidates.map((c) => c.name)) : new Set<string>();
+  const keep = carrying.filter((c) => valid.has(c.name));
+  const drop = carrying.filter((c) => !valid.has(c.name));
+  const why = `${started ? 'its start was interrupted and ' : ''}re-validation after ${VALIDATION_DELAY_MS / 1000}s no longer finds`;
+  if (keep.length === 0) {
+    await reject(pass, world, command, carrying, `${why} it (${d.reason}, ${d.decision})`, started);
+    return;
+  }
+  if (drop.length > 0) await reject(pass, world, command, drop, `${why} ${drop.map((c) => c.name).join(', ')} empty within the budget; the command goes on without them`, started);
+  const names = keep.map((c) => c.name);
+  await startCommand(pass, world, { ...d, candidates: names, message: `${names.length === 1 ? 'node is' : `${names.length} nodes are`} empty` }, keep, []);
 }
 
 /** The replacement of a consolidation of exactly `candidates`, in their order, or none when it would not replace. */

@@ -10,6 +10,7 @@ import { offeringKey, withUnavailable, type InstanceType } from '../../core/inst
 import type { DaemonSetLike } from '../../core/provisioning/nodepool-template.js';
 import type { ClusterNode, ClusterPod, PodEventTimes } from '../../ports/cluster.js';
 import { instanceTypeQuery, nodeOf } from '../launch.js';
+import { THROTTLED_ATTEMPTS, retryThrottled } from '../retry.js';
 import type { DisruptionDeps, DisruptionNodeClass } from './deps.js';
 
 /** The state one pass reads once (and again after a write). */
@@ -35,31 +36,39 @@ export interface World {
 
 /**
  * Reads the cluster and the records; `previous` keeps the slow-changing parts (NodePools, types) of an earlier read.
- * @throws whatever the ports throw
+ * Each read refused by a throttled or briefly unavailable API is tried again (`retryThrottled`).
+ * @throws whatever the ports throw (a `ThrottledError` only after {@link THROTTLED_ATTEMPTS} refusals of one read)
  */
 export async function readWorld(deps: DisruptionDeps, previous?: World): Promise<World> {
   const now = deps.clock.now();
   // Within one pass the slow-changing parts (NodePools, classes, DaemonSets, PDBs, instance types and their
   // availability) are read once; pods, nodes and records again after each write.
+  // Every read is tried again when a throttled or briefly unavailable API refuses it (`retry.ts`): a pass reads the
+  // world after each of its writes, and one refused read used to end the pass (issue 21: under API-server errors and
+  // DynamoDB throttling most passes died reading, and empty nodes were never deleted).
   const [pods, nodes, claims, pdbList, types, podEvents] = await Promise.all([
-    deps.cluster.listPods(),
-    deps.cluster.listNodes(),
-    deps.store.list(),
-    previous ? previous.pdbs.map((a) => a.pdb) : deps.cluster.listPodDisruptionBudgets(),
-    previous ? previous.types : deps.unavailableOfferings.listUnavailable(now).then((u) => u),
-    previous ? previous.podEvents : deps.cluster.lastPodEventTimes?.(),
+    retryThrottled(() => deps.cluster.listPods()),
+    retryThrottled(() => deps.cluster.listNodes()),
+    retryThrottled(() => deps.store.list()),
+    previous ? previous.pdbs.map((a) => a.pdb) : retryThrottled(() => deps.cluster.listPodDisruptionBudgets()),
+    previous ? previous.types : retryThrottled(() => deps.unavailableOfferings.listUnavailable(now)),
+    previous ? previous.podEvents : deps.cluster.lastPodEventTimes ? retryThrottled(() => deps.cluster.lastPodEventTimes!()) : undefined,
   ]);
   let pools = previous?.pools;
   let classes = previous?.classes;
   let daemonSets = previous?.daemonSets;
   let baseTypes: Map<string, readonly InstanceType[]> | undefined;
   if (!pools || !classes || !daemonSets) {
-    const [poolList, classList, dsList] = await Promise.all([deps.cluster.listNodePools(), deps.cluster.listNodeClasses(), deps.cluster.listDaemonSets()]);
+    const [poolList, classList, dsList] = await Promise.all([
+      retryThrottled(() => deps.cluster.listNodePools()),
+      retryThrottled(() => deps.cluster.listNodeClasses()),
+      retryThrottled(() => deps.cluster.listDaemonSets()),
+    ]);
     pools = new Map(poolList.map((p) => [p.metadata.name, p]));
     classes = new Map(classList.map((c) => [c.metadata.name, c]));
     daemonSets = dsList;
     baseTypes = new Map();
-    for (const nc of classList) baseTypes.set(nc.metadata.name, await deps.cloud.getInstanceTypes(instanceTypeQuery(nc)));
+    for (const nc of classList) baseTypes.set(nc.metadata.name, await retryThrottled(() => deps.cloud.getInstanceTypes(instanceTypeQuery(nc))));
   }
   const unavailableKey = Array.isArray(types) ? types.map(offeringKey).sort().join(',') : previous!.unavailableKey;
   const available: ReadonlyMap<string, readonly InstanceType[]> = Array.isArray(types)

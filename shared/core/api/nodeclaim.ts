@@ -149,3 +149,20 @@ export interface NodeClaim {
 export function isLive(claim: NodeClaim): boolean {
   return claim.state !== 'Deleted' && claim.state !== 'Failed';
 }
+
+/**
+ * True when the NodeClaim is marked for deletion in Karpenter's sense (core v1.14 `pkg/controllers/state/statenode.go`
+ * `MarkedForDeletion`): a disruption started on it — its node tainted and the command recorded (`Replacing`, or
+ * `Draining`), which is Karpenter's orchestration queue marking the candidates — or it is being deleted (`Deleting`:
+ * a forceful disruption, a drain, Karpenter's deletion timestamp). A `Proposed` disruption does not mark it.
+ *
+ * Such a NodeClaim no longer counts toward its NodePool's `spec.limits`: Karpenter's NodePool usage adds a node's
+ * capacity only while it is not marked for deletion (`pkg/controllers/state/cluster.go` `updateNodePoolResources`,
+ * read by `Provisioner.Create` through `NodePoolResourcesFor` and by the nodepool counter), and its scheduler
+ * subtracts only the active nodes (`provisioner.go` `Schedule`: `nodes.Active()`; `scheduling/scheduler.go`
+ * `calculateExistingNodeClaims`). So a replacement may overlap the node it replaces (docs
+ * `karpenter-semantics.md#limits`).
+ */
+export function isMarkedForDeletion(claim: NodeClaim): boolean {
+  return claim.state === 'Deleting' || claim.disruption?.phase === 'Replacing' || claim.disruption?.phase === 'Draining';
+}

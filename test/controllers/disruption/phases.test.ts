@@ -14,6 +14,7 @@ import { awaitReplacements } from '../../../shared/controllers/disruption/orches
 import { newPass } from '../../../shared/controllers/disruption/pass.js';
 import { SINGLE_NODE_SEARCH_CANDIDATES } from '../../../shared/controllers/disruption/search-budget.js';
 import { validateProposal } from '../../../shared/controllers/disruption/validate.js';
+import { THROTTLED_ATTEMPTS } from '../../../shared/controllers/retry.js';
 import { readWorld } from '../../../shared/controllers/disruption/world.js';
 import type { DaemonSetLike } from '../../../shared/core/provisioning/nodepool-template.js';
 import type { Cluster, ClusterEvent, ClusterNode, ClusterPod, EvictionOutcome, NodePatch } from '../../../shared/ports/cluster.js';
@@ -222,12 +223,45 @@ describe('disruption controller phases', () => {
       expect((await store.get('a'))!.disruption!.phase).toBe('Draining');
     });
 
-    it('rolls the start back when the record write is throttled: the node loses the taint, the record the command, the error is thrown', async () => {
+    it('starts an Empty proposal with the candidates that still carry it when a dead pass wrote only some of them (Karpenter\'s EmptinessValidator keeps the valid ones)', async () => {
+      const pool = nodePool('general', { budgets: [{ nodes: '100%' }] });
+      const d = proposal({ reason: 'Empty', decision: 'delete', candidates: ['a', 'b', 'c'] });
+      const a = launched('a', pool, m5large, { claim: { disruption: d } });
+      const b = launched('b', pool, m5large, { claim: { disruption: d } });
+      const c = launched('c', pool, m5large);
+      const cluster = new MemoryCluster([pool], [a.node, b.node, c.node]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim, b.claim, c.claim] });
+      const deps = depsOf(cluster, store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await validateProposal(pass, world, 'cmd-1', world.claims.filter((x) => x.disruption?.command === 'cmd-1'));
+      expect(pass.report.rejected).toEqual([]);
+      expect([cluster.tainted('a'), cluster.tainted('b'), cluster.tainted('c')]).toEqual([true, true, false]);
+      for (const name of ['a', 'b']) expect((await store.get(name))!.disruption).toMatchObject({ phase: 'Draining', candidates: ['a', 'b'] });
+      expect((await store.get('c'))!.disruption).toBeUndefined();
+    });
+
+    it('tries a record write the store refused once again, and the command starts', async () => {
       const pool = nodePool('general');
       const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });
       const cluster = new MemoryCluster([pool], [a.node]);
       const store = new MemoryNodeClaimStore({ records: [a.claim] });
       store.inject({ operation: 'update', error: throttledError });
+      const deps = depsOf(cluster, store);
+      const pass = newPass(deps);
+      const world = await readWorld(deps);
+      await validateProposal(pass, world, 'cmd-1', world.claims);
+      expect(cluster.tainted('a')).toBe(true);
+      expect((await store.get('a'))!.disruption?.phase).toBe('Draining');
+      expect(pass.report.rejected).toEqual([]);
+    });
+
+    it('rolls the start back when the record write stays throttled: the node loses the taint, the record the command, the error is thrown', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['a'] }) } });
+      const cluster = new MemoryCluster([pool], [a.node]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      store.inject({ operation: 'update', times: THROTTLED_ATTEMPTS, error: throttledError });
       const deps = depsOf(cluster, store);
       const pass = newPass(deps);
       const world = await readWorld(deps);
