@@ -3,7 +3,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { simulateScenario } from '../../shared/cli/simulate.js';
@@ -119,17 +118,6 @@ describe('disruption', () => {
     // Commands start less than a minute apart: the follow-up validated a proposal 20 s old, not a minute old.
     expect(starts.slice(1).some((t, i) => t - starts[i]! < 60_000)).toBe(true);
     expect(result.disruptions.every((d) => d.completedAt !== null)).toBe(true);
-  });
-
-  it('single-node consolidation tries every candidate its NodePool\'s budget allows, taking nothing from it per candidate tried (core singlenodeconsolidation.go; regression)', async () => {
-    const file = fileURLToPath(new URL('../scenarios/consolidation-regressions/single-node-budget.yaml', import.meta.url));
-    const { result } = await simulateScenario(file, { seed: 1, overrides: { durationSeconds: 1800 } });
-    expectNoDisruptionViolations(result);
-    // The spot node cannot go (no SpotToSpotConsolidation, its pod fits nowhere else) and is tried first; the budget
-    // (10 % of 2 nodes: 1) still lets the on-demand m5.2xlarge be replaced by a cheaper node.
-    const replaced = result.disruptions.filter((d) => d.reason === 'Underutilized' && d.decision === 'replace');
-    expect(replaced.map((d) => result.nodeClaims.find((c) => c.name === d.nodeClaim)?.instanceType)).toEqual(['m5.2xlarge']);
-    expect(result.cost.finalHourlyUSD).toBeLessThan(0.384);
   });
 
   it('a changed EC2NodeClass replaces every node one budget at a time, each replacement initialized before its node drains', async () => {

@@ -118,7 +118,6 @@ export function consolidationInput(claims: readonly NodeClaim[], ctx: MethodCont
     candidates.push({ claim, candidate, cost: disruptionCost(world, claim) });
   }
   candidates.sort((a, b) => a.cost - b.cost || a.claim.name.localeCompare(b.claim.name));
-  const singleNode = candidates.filter((c) => ledger.remaining(c.claim.nodePool, 'Underutilized') >= 1);
   const withinBudget: BudgetedCandidate[] = [];
   for (const c of candidates) {
     if (ledger.remaining(c.claim.nodePool, 'Underutilized') < 1) {
@@ -128,7 +127,7 @@ export function consolidationInput(claims: readonly NodeClaim[], ctx: MethodCont
     ledger.take(c.claim.nodePool);
     withinBudget.push(c);
   }
-  ctx.consolidation = withinBudget.length === 0 ? { withinBudget, eligible: candidates, singleNode } : { withinBudget, eligible: candidates, singleNode, context: consolidationContext(world, ctx.spotToSpot, ctx.surviveBinding === true) };
+  ctx.consolidation = withinBudget.length === 0 ? { withinBudget, eligible: candidates } : { withinBudget, eligible: candidates, context: consolidationContext(world, ctx.spotToSpot, ctx.surviveBinding === true) };
   return ctx.consolidation;
 }
 

@@ -49,14 +49,6 @@ export interface ConsolidationInput {
    * its own way (repack) picks as many per NodePool as `withinBudget` holds, so the budget allows the same count.
    */
   readonly eligible?: readonly BudgetedCandidate[];
-  /**
-   * The candidates single-node consolidation tries, cheapest to disrupt first: every one whose NodePool's budget still
-   * allows a disruption. A single-node command has one candidate, so trying one takes nothing from the budget for the
-   * next (core `singlenodeconsolidation.go`: it skips a candidate only when its NodePool's budget is 0, and does not
-   * decrement it); multi-node consolidation takes one per candidate (`withinBudget`). Absent in inputs built before
-   * this field: `withinBudget` then.
-   */
-  readonly singleNode?: readonly BudgetedCandidate[];
 }
 
 /** What the methods of one search or one validation read. */

@@ -14,12 +14,8 @@ import type { ControllerMethod, MethodContext } from './context.js';
 import { consolidationCommand, consolidationInput, revalidateConsolidation } from './consolidation-candidates.js';
 
 function computeCommand(candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
-  const input = consolidationInput(candidates, ctx);
-  const { context } = input;
+  const { withinBudget, context } = consolidationInput(candidates, ctx);
   if (!context) return undefined;
-  // Every candidate whose NodePool's budget allows one more: trying one takes nothing from the next (core
-  // singlenodeconsolidation.go), where multi-node consolidation took one per candidate (`withinBudget`).
-  const withinBudget = input.singleNode ?? input.withinBudget;
   const window = singleNodeSearchWindow(withinBudget, ctx);
   const single = searchSingleNode(
     window.map((c) => c.candidate),
