@@ -153,7 +153,9 @@ export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByC
  * @param daemonByPool per NodePool, its template's daemonset overhead (`daemonOverhead` plus the instance type's
  *   `daemonExtra`, core `buildDaemonOverheadGroups`): what an in-flight NodeClaim's DaemonSet pods will take
  * @param solving keys (`namespace/name`) of the pending pods the caller is solving now: a node holds no room for them
- *   even when they are nominated to it. A node that just turned Ready still has its NodeClaim's pending pods nominated
+ *   even when they are nominated to it. Not passed by the provisioner yet: passing it stopped Skiff's repack moves on
+ *   the 360-pod scale-in (their replacements' pods were placed elsewhere once the replacement turned Ready), so the
+ *   double count below stays, counted by `Result.wastedLaunches`, until both are handled together. A node that just turned Ready still has its NodeClaim's pending pods nominated
  *   to it until kube-scheduler binds them; they are solved again (their NodeClaim is no longer in flight), and
  *   reserving their room on that node too counted each of them twice, so the solve launched a new node for pods that
  *   bound to the Ready one a moment later (issue 21: launched-then-unused NodeClaims). Karpenter's scheduler never

@@ -244,10 +244,6 @@ describe('a random fault scenario (test/sim/fault-scenarios) under the issue\'s 
     const { result } = await simulateScenario(dir, { seed, onEnd: (e) => void (end = e) });
     const c: CrashCase = { name: 'random', docs: [], budget: Number.POSITIVE_INFINITY, triggerMs: 0, finished: () => {} };
     expectSettled(c, { result, sideEffects: [], crashes: [], end }, `random seed ${seed}`);
-    // Its Empty disruptions were of nodes launched for pods that then bound elsewhere (a node that had just turned Ready
-    // still held their room while they were solved again); now that no such node is launched, its nodes go by
-    // consolidation. The seeded runs above keep the Empty path under crashes.
-    expect(result.disruptions.length).toBeGreaterThan(0);
-    expect(result.wastedLaunches?.nodeClaims).toBe(0);
+    expect(result.disruptions.some((d) => d.reason === 'Empty')).toBe(true);
   }, 180_000);
 });
