@@ -21,7 +21,7 @@ const MAX_WHAT_IF_ROWS = 40;
 export function formatSummary(result: SimulationResult): string {
   const lines: string[] = [];
   const hours = (Date.parse(result.end) - Date.parse(result.start)) / 3_600_000;
-  lines.push(`Scenario ${result.scenario}: ${result.start} → ${result.end} (${round(hours, 2)} h), seed ${result.seed}`);
+  lines.push(`Scenario ${result.scenario}: ${result.start} → ${result.end} (${round(hours, 2)} h), seed ${result.seed}${baselineNote(result)}`);
   lines.push('');
   if (result.whatIf) lines.push(...whatIfLines(result, result.whatIf), '');
 
@@ -202,4 +202,16 @@ function duration(seconds: number): string {
 function round(x: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
+}
+
+/**
+ * The run's settings when they are a baseline rather than Skiff's own (`--consolidation karpenter`, `--provisioning
+ * karpenter`), for the summary's and the report's first line: `, consolidation: karpenter` and so on; empty otherwise.
+ */
+export function baselineNote(result: Pick<SimulationResult, 'consolidation' | 'provisioning'>): string {
+  const settings = [
+    ...(result.consolidation === 'karpenter' ? ["consolidation: karpenter (Karpenter's moves only)"] : []),
+    ...(result.provisioning === 'karpenter' ? ["provisioning: karpenter (no binding replay)"] : []),
+  ];
+  return settings.map((s) => `, ${s}`).join('');
 }

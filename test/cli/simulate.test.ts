@@ -97,6 +97,15 @@ describe('skiff CLI', () => {
     expect(c.out()).toMatch(/default\/high-memory-report/);
   });
 
+  it('says on its first line when the run is a Karpenter-like baseline (--consolidation, --provisioning karpenter), and not otherwise', async () => {
+    const baseline = capture();
+    expect(await main(['simulate', 'examples/seed', '--consolidation', 'karpenter', '--provisioning', 'karpenter'], baseline.io)).toBe(0);
+    expect(baseline.out().split('\n')[0]).toMatch(/seed 1, consolidation: karpenter \(Karpenter's moves only\), provisioning: karpenter \(no binding replay\)$/);
+    const own = capture();
+    expect(await main(['simulate', 'examples/seed'], own.io)).toBe(0);
+    expect(own.out().split('\n')[0]).toMatch(/seed 1$/);
+  });
+
   it('exits 2 naming file, line and field path for a bad manifest, and simulates nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-bad-'));
     const good = readFileSync('examples/seed/ec2nodeclass-default.yaml', 'utf8');

@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { splitHints } from '../../core/provisioning/diagnosis.js';
 import type { Result, WhatIf } from '../../sim/result-schema.js';
 import { reportSeries, type NodePoolBudgets, type ReportSeries } from './series.js';
+import { baselineNote } from '../summary.js';
 
 /** What {@link renderReport} needs. */
 export interface ReportInput {
@@ -153,7 +154,7 @@ function summaryHtml(result: Result): string {
   const failed = result.nodeClaims.filter((c) => c.launchError !== null).length;
   const violations = Object.entries(result.violations).filter((e): e is [string, number] => typeof e[1] === 'number' && e[1] > 0);
   const items = [
-    `${escapeHtml(shortTime(result.start))} → ${escapeHtml(shortTime(result.end))} UTC (${Math.round(hours * 100) / 100} h), seed ${escapeHtml(String(result.seed))}`,
+    `${escapeHtml(shortTime(result.start))} → ${escapeHtml(shortTime(result.end))} UTC (${Math.round(hours * 100) / 100} h), seed ${escapeHtml(String(result.seed))}${escapeHtml(baselineNote(result))}`,
     `NodeClaims: ${launched} with an instance${failed > 0 ? `, ${failed} failed to launch` : ''}; disruptions: ${result.disruptions.length}`,
     `Cost: ${usd(result.cost.totalUSD)} in total, peak ${usd(result.cost.peakHourlyUSD)}/h, final ${usd(result.cost.finalHourlyUSD)}/h`,
     `Pods: ${result.pods.length} created, ${result.unschedulable.length} pending at the end`,
