@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METRIC_NAMES } from '../../infra/metric-names.js';
 import { eventually } from '../support/fake-kube-apiserver.js';
 import { startComposition, type Composition } from './support/composition.js';
+import { THROTTLED_ATTEMPTS } from '../../shared/controllers/retry.js';
 
 let c: Composition;
 
@@ -173,8 +174,16 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
   });
 
   it('loses no interruption message while the interruption function is down: the queue keeps it until the function is back', async () => {
-    const spot = nodes().find((n) => c.aws.ec2.instances.find((i) => `aws:///${i.zone}/${i.instanceId}` === (n.spec as { providerID: string }).providerID)?.capacityType === 'spot');
-    expect(spot, 'a spot node to interrupt').toBeDefined();
+    // A spot node whose instance still runs and that no disruption is taking (earlier scenarios interrupt and
+    // consolidate nodes; their Node objects linger a moment after the instance is gone).
+    const running = () =>
+      nodes().find((n) => {
+        const instance = c.aws.ec2.instances.find((i) => `aws:///${i.zone}/${i.instanceId}` === (n.spec as { providerID: string }).providerID);
+        const taints = ((n.spec as { taints?: { key: string }[] }).taints ?? []).map((t) => t.key);
+        return instance?.capacityType === 'spot' && instance.state === 'running' && !taints.includes('karpenter.sh/disrupted');
+      });
+    await eventually(() => expect(running(), 'a running spot node to interrupt').toBeDefined(), 60_000);
+    const spot = running();
     const nodeName = (spot!.metadata as { name: string }).name;
     const instanceId = String((spot!.spec as { providerID: string }).providerID).split('/').pop()!;
     const onNode = bound().filter((p) => (p.spec as { nodeName: string }).nodeName === nodeName).length;
@@ -195,8 +204,9 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
     expect(spot, 'a spot node to interrupt').toBeDefined();
     const nodeName = (spot!.metadata as { name: string }).name;
     const instanceId = String((spot!.spec as { providerID: string }).providerID).split('/').pop()!;
-    // the API server refuses the interruption's first taint of the node (a 500), once
-    c.api.failNext({ method: 'PATCH', path: `/api/v1/nodes/${nodeName}`, status: 500, reason: 'InternalError', match: (r) => JSON.stringify(r.body).includes('karpenter.sh/disrupted') });
+    // the API server refuses the interruption's taint of the node (a 500) as many times as a pass tries a call
+    // (`THROTTLED_ATTEMPTS`), so the message fails once and comes back
+    c.api.failNext({ method: 'PATCH', path: `/api/v1/nodes/${nodeName}`, status: 500, reason: 'InternalError', times: THROTTLED_ATTEMPTS, match: (r) => JSON.stringify(r.body).includes('karpenter.sh/disrupted') });
     const stranger = 'i-0123456789abcdef0';
     c.hold('Interruption'); // both messages wait in the queue, so they arrive in one batch
     // A receive already waiting when the hold began (1 s long poll) would take the first message alone: let it end.
