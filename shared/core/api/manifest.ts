@@ -506,6 +506,8 @@ function readSplit(text: string, file: string, regions: readonly ListItemRegion[
       own.push(regions[next]!);
     }
     if (own.length > 1) return undefined;
+    // Past the item limit nothing more is read (the issue says where it was reached).
+    if (stopped) continue;
     const read = toManifestDocument(doc, index, file, lines);
     if (Array.isArray(read)) {
       issues.push(...read);
@@ -517,7 +519,6 @@ function readSplit(text: string, file: string, regions: readonly ListItemRegion[
       documents.push(read);
       continue;
     }
-    if (stopped) continue;
     const items: ManifestDocument[] = [];
     const values: unknown[] = [];
     let failed = false;
