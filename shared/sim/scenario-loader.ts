@@ -190,6 +190,12 @@ export function snapshotSizeIssue(file: string, bytes: number, options: { readon
 /** The message for the first List item past {@link MAX_SCENARIO_ITEMS}. */
 export const TOO_MANY_ITEMS_MESSAGE = `more than ${MAX_SCENARIO_ITEMS} items of kind: List; a scenario may hold at most ${MAX_SCENARIO_ITEMS}, nothing from here on was read`;
 
+/**
+ * The message for one List item over {@link MAX_SCENARIO_BYTES}: each item is composed whole, so no composition is
+ * larger than YAML outside a List may be (the `yaml` library's time grows faster than the size on some hostile input).
+ */
+export const TOO_LARGE_ITEM_MESSAGE = `an item of kind: List may hold at most ${mebibytesText(MAX_SCENARIO_BYTES)} of YAML (${MAX_SCENARIO_BYTES} bytes); this one is larger`;
+
 /** The message for the first document past {@link MAX_SCENARIO_DOCUMENTS}. */
 export const TOO_MANY_DOCUMENTS_MESSAGE = `more than ${MAX_SCENARIO_DOCUMENTS} YAML documents (empty ones counted); a scenario may hold at most ${MAX_SCENARIO_DOCUMENTS}, nothing from here on was read`;
 
@@ -291,6 +297,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
       limit: { documents: documentsLeft, message: TOO_MANY_DOCUMENTS_MESSAGE },
       itemLimit: { items: itemsLeft, message: TOO_MANY_ITEMS_MESSAGE },
       wholeLimit: { chars: MAX_SCENARIO_BYTES, message: scenarioSizeIssue(file, Buffer.byteLength(text)).message },
+      entryLimit: { chars: MAX_SCENARIO_BYTES, message: TOO_LARGE_ITEM_MESSAGE },
     });
     documentsLeft -= read.count;
     itemsLeft -= read.items;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Parser, parse } from 'yaml';
 import { buildSnapshot } from '../../scripts/build-snapshot-example.js';
-import { MAX_SCENARIO_BYTES, MAX_SCENARIO_ITEMS, MAX_SNAPSHOT_BYTES, loadScenario } from '../../shared/sim/scenario-loader.js';
+import { MAX_SCENARIO_BYTES, MAX_SCENARIO_ITEMS, MAX_SNAPSHOT_BYTES, TOO_LARGE_ITEM_MESSAGE, loadScenario } from '../../shared/sim/scenario-loader.js';
 import { issuesOfAsync } from '../core/api/validation-expectations.js';
 
 const NOW = Date.UTC(2026, 2, 2, 8);
@@ -57,21 +57,21 @@ describe('a snapshot at size', () => {
   });
 
   it('takes a List over the bound for YAML composed whole, and reports an item issue at its file:line:col', async () => {
-    // A ConfigMap with a 17 MiB value (a dashboard's JSON, say) in `kubectl get all,configmaps -o yaml`: skipped.
-    const big = `${'        {"panel": "x"}\n'.repeat(Math.ceil((MAX_SCENARIO_BYTES + 2 ** 20) / 23))}`;
+    // ConfigMaps of 0.9 MiB each (dashboards' JSON, say) in `kubectl get all,configmaps -o yaml`: skipped.
+    const configMap = (i: number, bytes: number) =>
+      `  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: dashboards-${i}\n      namespace: monitoring\n    data:\n      big.json: |\n${'        {"panel": "x"}\n'.repeat(Math.ceil(bytes / 23))}`;
     const snapshot = buildSnapshot({ nodes: 4, seed: 2 });
-    const cluster = snapshot['cluster.yaml']!.replace(
-      /^items:\n/m,
-      `items:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: dashboards\n      namespace: monitoring\n    data:\n      big.json: |\n${big}`,
-    );
+    const withItems = (entries: string) => snapshot['cluster.yaml']!.replace(/^items:\n/m, `items:\n${entries}`);
+    const cluster = withItems(Array.from({ length: 20 }, (_, i) => configMap(i, 0.9 * 2 ** 20)).join(''));
     writeFileSync(join(dir, 'cluster.yaml'), cluster);
     writeFileSync(join(dir, 'karpenter.yaml'), snapshot['karpenter.yaml']!);
     expect(Buffer.byteLength(cluster)).toBeGreaterThan(MAX_SCENARIO_BYTES + 2 ** 20);
     const scenario = await loadScenario(dir, { now: NOW });
-    expect(scenario.skipped).toEqual([expect.objectContaining({ kind: 'ConfigMap', name: 'dashboards', file: join(dir, 'cluster.yaml'), line: 3 })]);
+    expect(scenario.skipped.map((s) => s.name)).toEqual(Array.from({ length: 20 }, (_, i) => `dashboards-${i}`));
+    expect(scenario.skipped[1]).toMatchObject({ file: join(dir, 'cluster.yaml'), line: cluster.split('\n').findIndex((l) => l.includes('dashboards-1')) - 2 });
     expect(scenario.spec.nodes).toHaveLength(4);
 
-    // An issue inside an item after the large one still names its own line and column.
+    // An issue inside an item after the large ones still names its own line and column.
     const lines = cluster.split('\n');
     const typeLine = lines.findIndex((l) => l.includes('node.kubernetes.io/instance-type: '));
     lines[typeLine] = lines[typeLine]!.replace(/instance-type: \S+/, 'instance-type: m9.huge');
@@ -84,6 +84,10 @@ describe('a snapshot at size', () => {
       path: 'metadata.labels["node.kubernetes.io/instance-type"]',
       message: expect.stringMatching(/unknown instance type "m9\.huge"/),
     });
+
+    // One item is composed whole: it may be no larger than YAML outside a List.
+    writeFileSync(join(dir, 'cluster.yaml'), withItems(configMap(0, MAX_SCENARIO_BYTES + 2 ** 20)));
+    expect(await issuesOfAsync(loadScenario(dir, { now: NOW }))).toEqual([{ file: join(dir, 'cluster.yaml'), line: 3, column: 3, message: TOO_LARGE_ITEM_MESSAGE }]);
   }, 120_000);
 
   it('refuses YAML over the bound for snapshots before reading it, naming both bounds', async () => {

@@ -317,6 +317,12 @@ export interface ReadManifestOptions {
    * with `message` at its first line instead. @default no limit
    */
   readonly wholeLimit?: { readonly chars: number; readonly message: string };
+  /**
+   * The most characters of one List item: a longer item gets an issue with `message` at its `-` and is not composed,
+   * so no single composition is larger than this, as no document composed whole is larger than `wholeLimit`.
+   * @default no limit
+   */
+  readonly entryLimit?: { readonly chars: number; readonly message: string };
 }
 
 /** What {@link readManifestDocuments} returns. */
@@ -530,6 +536,11 @@ function readSplit(text: string, file: string, regions: readonly ListItemRegion[
       }
       itemsLeft--;
       itemCount++;
+      if (options.entryLimit !== undefined && span.end - span.dash > options.entryLimit.chars) {
+        issues.push({ file, line: span.line, column: span.dash - span.lineStart + 1, message: options.entryLimit.message });
+        failed = true;
+        continue;
+      }
       const { doc: entry, lines: entryLines, extra } = composeEntry(text, span);
       if (extra) return undefined;
       const value = entry ? documentValue(entry, file, entryLines, span.line - 1) : { value: null };
