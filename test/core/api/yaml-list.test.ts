@@ -1,8 +1,9 @@
 // Reading a `kind: List` item by item (issue 22): every entry is composed as a document of its own, and what the
 // reader returns — values, field positions, syntax errors — is what composing the whole document gives. The oracle
 // is the `yaml` library composing the whole text (parseDocument / parseAllDocuments), not the code under test.
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LineCounter, Parser, isNode, parseAllDocuments, parseDocument } from 'yaml';
+import { LineCounter, Parser, isNode, parseAllDocuments, parseDocument, stringify } from 'yaml';
 import { readManifestDocuments } from '../../../shared/core/api/manifest.js';
 import { listItemRegions } from '../../../shared/core/api/yaml-list.js';
 
@@ -155,6 +156,24 @@ describe('reading a kind: List item by item', () => {
     expect(expected).toHaveLength(2);
     expect(expected[0]).toMatchObject({ line: lineOf('name: again'), column: 5, message: 'YAML syntax error: Map keys must be unique' });
     expect(read.issues).toEqual(expected);
+  });
+
+  it('gives the values composing the whole document gives, for any List the yaml library writes', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 8 }),
+        fc.record({ indentSeq: fc.boolean(), lineWidth: fc.constantFrom(0, 20, 80), defaultStringType: fc.constantFrom('PLAIN', 'QUOTE_DOUBLE', 'BLOCK_LITERAL') } as const),
+        (items, style) => {
+          const text = stringify({ apiVersion: 'v1', items, kind: 'List' }, { ...style, defaultKeyType: 'PLAIN', minContentWidth: 0 });
+          const read = readManifestDocuments(text, 'x.yaml');
+          const whole = parseAllDocuments(text).map((d) => d.toJS({ maxAliasCount: 1000 }));
+          expect(read.issues).toEqual([]);
+          expect(read.items).toBe(items.length);
+          expect(read.documents.map((d) => d.value)).toEqual(whole.filter((v) => v !== null && v !== undefined));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('stops at the item limit, naming the first item past it, and composes nothing after it', () => {
