@@ -21,6 +21,7 @@ import {
   type ManifestKind,
   type ManifestObjectOf,
   type ManifestSource,
+  type ReadManifestOptions,
 } from '../core/api/manifest.js';
 import type { NodePool } from '../core/api/nodepool.js';
 import { listItemRegions } from '../core/api/yaml-list.js';
@@ -293,12 +294,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
       continue;
     }
     texts[i] = undefined;
-    const read = readManifestDocuments(text, file, {
-      limit: { documents: documentsLeft, message: TOO_MANY_DOCUMENTS_MESSAGE },
-      itemLimit: { items: itemsLeft, message: TOO_MANY_ITEMS_MESSAGE },
-      wholeLimit: { chars: MAX_SCENARIO_BYTES, message: scenarioSizeIssue(file, Buffer.byteLength(text)).message },
-      entryLimit: { chars: MAX_SCENARIO_BYTES, message: TOO_LARGE_ITEM_MESSAGE },
-    });
+    const read = readManifestDocuments(text, file, readLimits(file, text, { documents: documentsLeft, items: itemsLeft }));
     documentsLeft -= read.count;
     itemsLeft -= read.items;
     issues.push(...read.issues);
@@ -411,6 +407,31 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
 }
 
 /**
+ * The bytes of YAML text outside the items of its Lists: what is composed a whole document at a time, bounded by
+ * {@link MAX_SCENARIO_BYTES} (`shared/core/api/yaml-list.ts` finds the items).
+ * @param text a file's content
+ */
+export function bytesOutsideLists(text: string): number {
+  return Buffer.byteLength(text) - listItemRegions(text).reduce((sum, r) => sum + Buffer.byteLength(text.slice(r.start, r.end)), 0);
+}
+
+/**
+ * The limits every file's YAML is read with, as {@link readManifestDocuments} options: documents and List items
+ * left, YAML composed whole, one List item.
+ * @param file the file (named by the size issue)
+ * @param text its content
+ * @param left documents and List items the scenario may still hold
+ */
+export function readLimits(file: string, text: string, left: { readonly documents: number; readonly items: number }): ReadManifestOptions {
+  return {
+    limit: { documents: left.documents, message: TOO_MANY_DOCUMENTS_MESSAGE },
+    itemLimit: { items: left.items, message: TOO_MANY_ITEMS_MESSAGE },
+    wholeLimit: { chars: MAX_SCENARIO_BYTES, message: scenarioSizeIssue(file, Buffer.byteLength(text)).message },
+    entryLimit: { chars: MAX_SCENARIO_BYTES, message: TOO_LARGE_ITEM_MESSAGE },
+  };
+}
+
+/**
  * Reads every file of a scenario before any is parsed, and refuses the scenario when the YAML outside the items of
  * its Lists (what is composed a whole document at a time) is over {@link MAX_SCENARIO_BYTES}, all files together.
  * @param path the scenario's file or folder (named by the size issue)
@@ -432,7 +453,7 @@ async function readTexts(path: string, files: readonly string[]): Promise<(strin
     }
     if ('issue' in contents) throw new ValidationError([contents.issue]);
     const text = contents.text;
-    whole += Buffer.byteLength(text) - listItemRegions(text).reduce((sum, r) => sum + Buffer.byteLength(text.slice(r.start, r.end)), 0);
+    whole += bytesOutsideLists(text);
     texts.push(text);
   }
   if (whole > MAX_SCENARIO_BYTES) throw new ValidationError([scenarioSizeIssue(path, whole)]);

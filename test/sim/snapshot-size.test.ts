@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Parser, parse } from 'yaml';
 import { buildSnapshot } from '../../scripts/build-snapshot-example.js';
+import { main } from '../../shared/cli/main.js';
 import { MAX_SCENARIO_BYTES, MAX_SCENARIO_ITEMS, MAX_SNAPSHOT_BYTES, TOO_LARGE_ITEM_MESSAGE, loadScenario } from '../../shared/sim/scenario-loader.js';
 import { issuesOfAsync } from '../core/api/validation-expectations.js';
 
@@ -70,6 +71,10 @@ describe('a snapshot at size', () => {
     expect(scenario.skipped.map((s) => s.name)).toEqual(Array.from({ length: 20 }, (_, i) => `dashboards-${i}`));
     expect(scenario.skipped[1]).toMatchObject({ file: join(dir, 'cluster.yaml'), line: cluster.split('\n').findIndex((l) => l.includes('dashboards-1')) - 2 });
     expect(scenario.spec.nodes).toHaveLength(4);
+    // `skiff validate` reads it as `simulate` does.
+    let out = '';
+    expect(await main(['validate', dir], { out: (t) => (out += t), err: () => undefined, isTTY: false })).toBe(0);
+    expect(out).toMatch(/skipped 20 objects of kinds Skiff does not read/);
 
     // An issue inside an item after the large ones still names its own line and column.
     const lines = cluster.split('\n');
