@@ -137,9 +137,9 @@ export const MAX_SCENARIO_BYTES = 16 * 2 ** 20;
  * The most bytes of YAML one scenario may hold, all its files together, the items of Lists included: 128 MiB.
  * `kubectl get nodes,pods,… -A -o yaml` of a 2,000-node, 20,000-pod cluster is one `kind: List` of 60 to 120 MB
  * (`scripts/build-snapshot-example.ts` writes 59 MB for 2,000 nodes); its items are composed one at a time and
- * dropped (`readManifestDocuments`), so memory grows with the plain values, about 10 bytes per byte of YAML
- * (docs/contracts.md#snapshots gives the measured figure). 128 MiB bounds that to a couple of GB however the file
- * is made (hostile input, issue 21), and still takes the largest real snapshot.
+ * dropped (`readManifestDocuments`), so memory grows with the plain values: about 18 bytes per byte of YAML at the
+ * peak (the 59 MB snapshot: 1.0 GiB, docs/contracts.md#snapshots). 128 MiB bounds that to about 2.3 GB however the
+ * file is made (hostile input, issue 21), and still takes the largest real snapshot.
  */
 export const MAX_SNAPSHOT_BYTES = 128 * 2 ** 20;
 
