@@ -20,8 +20,9 @@
  * whole manifests folder can be checked; `--strict` reports them as unknown kinds instead. A near miss of a Skiff kind
  * (`NodePol`) and anything under karpenter.sh, karpenter.k8s.aws or skiff.dev is never skipped.
  *
- * The limits `simulate` sets on a scenario's YAML apply to each file: at most `MAX_SCENARIO_BYTES` (a larger file is
- * not read) and `MAX_SCENARIO_DOCUMENTS` documents; so do the checks across objects, the replica caps included.
+ * The limits `simulate` sets on a scenario's YAML apply to each file: at most `MAX_SNAPSHOT_BYTES`, of which
+ * `MAX_SCENARIO_BYTES` outside the items of Lists (a larger file is not parsed), `MAX_SCENARIO_DOCUMENTS` documents and
+ * `MAX_SCENARIO_ITEMS` List items; so do the checks across objects, the replica caps included.
  *
  * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, unknown kind, schema, a
  * limit, or no object at all); 2 on a usage error (a path that does not exist or cannot be read, a folder without
@@ -33,7 +34,7 @@ import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
 import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues, type ManifestDocument } from '../core/api/manifest.js';
 import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, unpackList } from '../sim/snapshot.js';
-import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, TOO_MANY_DOCUMENTS_MESSAGE, crossCheck, invalidObjectKey, readScenarioFile, scenarioSizeIssue, type Located } from '../sim/scenario-loader.js';
+import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, MAX_SCENARIO_ITEMS, bytesOutsideLists, crossCheck, invalidObjectKey, readLimits, readScenarioFile, scenarioSizeIssue, type Located } from '../sim/scenario-loader.js';
 import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ParsedScenario } from '../sim/scenario.js';
 
 /** One valid object found in a file. */
@@ -130,8 +131,9 @@ interface ParsedFile {
 /** Parses and checks each object of one file's text (schemas only). */
 function parseText(text: string, file: string, now: number, options: ValidateOptions): ParsedFile {
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes > MAX_SCENARIO_BYTES) return unreadFile(scenarioSizeIssue(file, bytes));
-  const read = readManifestDocuments(text, file, { limit: { documents: MAX_SCENARIO_DOCUMENTS, message: TOO_MANY_DOCUMENTS_MESSAGE } });
+  // Outside the items of Lists (composed one at a time) a file holds what a scenario may: more is not parsed.
+  if (bytes > MAX_SCENARIO_BYTES && bytesOutsideLists(text) > MAX_SCENARIO_BYTES) return unreadFile(scenarioSizeIssue(file, MAX_SCENARIO_BYTES, { atLeast: true }));
+  const read = readManifestDocuments(text, file, readLimits(file, text, { documents: MAX_SCENARIO_DOCUMENTS, items: MAX_SCENARIO_ITEMS }));
   const issues: ValidationIssue[] = [...read.issues];
   const objects: ValidatedObject[] = [];
   const skipped: SkippedObject[] = [];
@@ -248,7 +250,7 @@ export async function validatePaths(paths: readonly string[], now: number, optio
     // A file over the size a scenario may have is not read past it, as `simulate` reads it.
     let contents;
     try {
-      contents = await readScenarioFile(file);
+      contents = await readScenarioFile(file, { snapshot: true });
     } catch (e) {
       return { usage: [{ path: file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }] };
     }

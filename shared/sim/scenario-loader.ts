@@ -21,8 +21,10 @@ import {
   type ManifestKind,
   type ManifestObjectOf,
   type ManifestSource,
+  type ReadManifestOptions,
 } from '../core/api/manifest.js';
 import type { NodePool } from '../core/api/nodepool.js';
+import { listItemRegions } from '../core/api/yaml-list.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
 import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod } from '../core/api/pod.js';
@@ -122,12 +124,24 @@ function identity(m: Manifest): string {
 }
 
 /**
- * The most bytes of YAML one scenario may hold, all its files together: 16 MiB. The largest example,
- * examples/alibaba-trace (3,460 `apply` events, one per Job of the trace), is 1.6 MB and parses in about 4 s and
- * 250 MB; ten times that still parses in under a minute and a few GB. Far beyond, parsing alone takes minutes and
- * tens of gigabytes (the YAML library keeps every node), which a simulation would then spend on a wrong file.
+ * The most bytes of YAML one scenario may hold outside the items of Lists, all its files together: 16 MiB. This YAML
+ * is composed a whole document at a time (the `yaml` library keeps every node, with its source range, until the
+ * document is converted). The largest example, examples/alibaba-trace (3,460 `apply` events, one per Job of the
+ * trace), is 1.6 MB and parses in about 4 s and 250 MB; ten times that still parses in under a minute and a few GB.
+ * Far beyond, parsing alone takes minutes and tens of gigabytes, which a simulation would then spend on a wrong file
+ * (hostile input, issue 21). A snapshot's `kind: List` items are read one at a time: {@link MAX_SNAPSHOT_BYTES}.
  */
 export const MAX_SCENARIO_BYTES = 16 * 2 ** 20;
+
+/**
+ * The most bytes of YAML one scenario may hold, all its files together, the items of Lists included: 128 MiB.
+ * `kubectl get nodes,pods,… -A -o yaml` of a 2,000-node, 20,000-pod cluster is one `kind: List` of 60 to 120 MB
+ * (`scripts/build-snapshot-example.ts` writes 59 MB for 2,000 nodes); its items are composed one at a time and
+ * dropped (`readManifestDocuments`), so memory grows with the plain values: about 18 bytes per byte of YAML at the
+ * peak (the 59 MB snapshot: 1.0 GiB, docs/contracts.md#snapshots). 128 MiB bounds that to about 2.3 GB however the
+ * file is made (hostile input, issue 21), and still takes the largest real snapshot.
+ */
+export const MAX_SNAPSHOT_BYTES = 128 * 2 ** 20;
 
 /**
  * The most YAML documents one scenario may hold, all its files together, empty ones (`---` alone) counted: 10,000.
@@ -136,6 +150,13 @@ export const MAX_SCENARIO_BYTES = 16 * 2 ** 20;
  * million documents) would otherwise take two minutes and 4 GB.
  */
 export const MAX_SCENARIO_DOCUMENTS = 10_000;
+
+/**
+ * The most items of Lists one scenario may hold, all its files together: 100,000. A 2,000-node, 20,000-pod snapshot
+ * holds about 25,000 (its Nodes, Pods, ReplicaSets, workloads); each item is composed as a document of its own, so
+ * without a bound 128 MiB of `- {}` (30 million items) would take as long as 30 million documents.
+ */
+export const MAX_SCENARIO_ITEMS = 100_000;
 
 /** `12.3 MiB`: a byte count for messages. */
 function mebibytesText(bytes: number): string {
@@ -153,28 +174,53 @@ export function scenarioSizeIssue(file: string, bytes: number, options: { readon
   return { file, message: `${size} of YAML; a scenario may hold at most ${mebibytesText(MAX_SCENARIO_BYTES)} (${MAX_SCENARIO_BYTES} bytes)` };
 }
 
+/**
+ * The issue for YAML over {@link MAX_SNAPSHOT_BYTES}.
+ * @param file the file or folder the issue names
+ * @param bytes how big it is
+ * @param options `atLeast`: reading stopped at `bytes`, there is more
+ */
+export function snapshotSizeIssue(file: string, bytes: number, options: { readonly atLeast?: boolean } = {}): ValidationIssue {
+  const size = `${options.atLeast ? 'more than ' : ''}${mebibytesText(bytes)}`;
+  return {
+    file,
+    message: `${size} of YAML; a scenario may hold at most ${mebibytesText(MAX_SNAPSHOT_BYTES)} (${MAX_SNAPSHOT_BYTES} bytes) with the items of kind: List (what kubectl get -o yaml writes), and ${mebibytesText(MAX_SCENARIO_BYTES)} outside them`,
+  };
+}
+
+/** The message for the first List item past {@link MAX_SCENARIO_ITEMS}. */
+export const TOO_MANY_ITEMS_MESSAGE = `more than ${MAX_SCENARIO_ITEMS} items of kind: List; a scenario may hold at most ${MAX_SCENARIO_ITEMS}, nothing from here on was read`;
+
+/**
+ * The message for one List item over {@link MAX_SCENARIO_BYTES}: each item is composed whole, so no composition is
+ * larger than YAML outside a List may be (the `yaml` library's time grows faster than the size on some hostile input).
+ */
+export const TOO_LARGE_ITEM_MESSAGE = `an item of kind: List may hold at most ${mebibytesText(MAX_SCENARIO_BYTES)} of YAML (${MAX_SCENARIO_BYTES} bytes); this one is larger`;
+
 /** The message for the first document past {@link MAX_SCENARIO_DOCUMENTS}. */
 export const TOO_MANY_DOCUMENTS_MESSAGE = `more than ${MAX_SCENARIO_DOCUMENTS} YAML documents (empty ones counted); a scenario may hold at most ${MAX_SCENARIO_DOCUMENTS}, nothing from here on was read`;
 
 /**
- * Reads a file as UTF-8, at most {@link MAX_SCENARIO_BYTES}: a pipe or a device (`/dev/stdin`, `/dev/zero`) has no
- * size to check beforehand, and a file may grow after it was listed.
+ * Reads a file as UTF-8, at most {@link MAX_SCENARIO_BYTES} (with `snapshot`, {@link MAX_SNAPSHOT_BYTES}): a pipe or
+ * a device (`/dev/stdin`, `/dev/zero`) has no size to check beforehand, and a file may grow after it was listed.
  * @param file the file to read
+ * @param options `snapshot`: the file may be a snapshot whose List items are read one at a time
  * @returns the text, or the size issue when there is more
  * @throws the file system's error when it cannot be read
  */
-export async function readScenarioFile(file: string): Promise<{ readonly text: string } | { readonly issue: ValidationIssue }> {
+export async function readScenarioFile(file: string, options: { readonly snapshot?: boolean } = {}): Promise<{ readonly text: string } | { readonly issue: ValidationIssue }> {
+  const max = options.snapshot ? MAX_SNAPSHOT_BYTES : MAX_SCENARIO_BYTES;
   const handle = await open(file, 'r');
   try {
     const chunks: Buffer[] = [];
     let total = 0;
     for (;;) {
-      const chunk = Buffer.alloc(Math.min(2 ** 20, MAX_SCENARIO_BYTES + 1 - total));
+      const chunk = Buffer.alloc(Math.min(2 ** 20, max + 1 - total));
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
-      if (total > MAX_SCENARIO_BYTES) return { issue: scenarioSizeIssue(file, total, { atLeast: true }) };
+      if (total > max) return { issue: (options.snapshot ? snapshotSizeIssue : scenarioSizeIssue)(file, total, { atLeast: true }) };
     }
     return { text: Buffer.concat(chunks).toString('utf8') };
   } finally {
@@ -216,8 +262,9 @@ async function scenarioFiles(path: string): Promise<{ readonly file: string; rea
  * @returns the scenario, every object carrying its `source` (file, line)
  * @throws {ValidationError} listing every problem (unreadable file, YAML syntax, schema, cross-object) with file,
  *   line and field path; nothing is returned when anything is wrong. Also when the scenario is over
- *   {@link MAX_SCENARIO_BYTES} (then nothing is parsed) or {@link MAX_SCENARIO_DOCUMENTS} (nothing past the limit is
- *   read), or holds no document of a kind Skiff reads (nothing to simulate)
+ *   {@link MAX_SNAPSHOT_BYTES}, or over {@link MAX_SCENARIO_BYTES} outside the items of its Lists (then nothing is
+ *   parsed), over {@link MAX_SCENARIO_DOCUMENTS} or {@link MAX_SCENARIO_ITEMS} (nothing past the limit is read), or
+ *   holds no document of a kind Skiff reads (nothing to simulate)
  * @example
  * const scenario = await loadScenario('examples/seed', { now: Date.now() });
  * scenario.nodePools.map((p) => p.metadata.name); // ['batch', 'general', 'gpu']
@@ -226,8 +273,10 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const listed = await scenarioFiles(path);
   const files = listed.map((f) => f.file);
   const bytes = listed.reduce((sum, f) => sum + f.bytes, 0);
-  if (bytes > MAX_SCENARIO_BYTES) throw new ValidationError([scenarioSizeIssue(path, bytes)]);
+  if (bytes > MAX_SNAPSHOT_BYTES) throw new ValidationError([snapshotSizeIssue(path, bytes)]);
+  const texts = await readTexts(path, files);
   let documentsLeft = MAX_SCENARIO_DOCUMENTS;
+  let itemsLeft = MAX_SCENARIO_ITEMS;
   /** Documents of Skiff's kinds (a Scenario, or any other that is not skipped), valid or not. */
   let ours = 0;
   const issues: ValidationIssue[] = [];
@@ -238,18 +287,16 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   let firstScenario: ManifestSource | undefined;
   const snapshotDocs: ManifestDocument[] = [];
 
-  for (const file of files) {
-    let contents;
-    try {
-      contents = await readScenarioFile(file);
-    } catch (e) {
-      issues.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
+  for (const [i, file] of files.entries()) {
+    const text = texts[i];
+    if (typeof text !== 'string') {
+      issues.push(text!);
       continue;
     }
-    if ('issue' in contents) throw new ValidationError([contents.issue]);
-    const text = contents.text;
-    const read = readManifestDocuments(text, file, { limit: { documents: documentsLeft, message: TOO_MANY_DOCUMENTS_MESSAGE } });
+    texts[i] = undefined;
+    const read = readManifestDocuments(text, file, readLimits(file, text, { documents: documentsLeft, items: itemsLeft }));
     documentsLeft -= read.count;
+    itemsLeft -= read.items;
     issues.push(...read.issues);
     for (const doc of read.documents.flatMap(unpackList)) {
       // A snapshot's Nodes and ReplicaSets are read by shared/sim/snapshot.ts, not as manifests of their own.
@@ -280,8 +327,8 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
       if (result.manifest) located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
       else if (invalidObjectKey(doc.value)) invalid.add(invalidObjectKey(doc.value)!);
     }
-    // Past the limit nothing more is read: the issue says where it was reached.
-    if (documentsLeft <= 0 && read.issues.some((i) => i.message === TOO_MANY_DOCUMENTS_MESSAGE)) break;
+    // Past a limit nothing more is read: the issue says where it was reached.
+    if (read.issues.some((i) => i.message === TOO_MANY_DOCUMENTS_MESSAGE || i.message === TOO_MANY_ITEMS_MESSAGE)) break;
   }
   if (ours === 0 && issues.length === 0) issues.push(emptyScenarioIssue(path, files, skipped));
 
@@ -357,6 +404,60 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     skipped,
     ...(nodeDocs.length > 0 ? { snapshot: { nodes: fromSnapshot.nodes.length, notes: [...reading.notes, ...fromSnapshot.notes] } } : {}),
   };
+}
+
+/**
+ * The bytes of YAML text outside the items of its Lists: what is composed a whole document at a time, bounded by
+ * {@link MAX_SCENARIO_BYTES} (`shared/core/api/yaml-list.ts` finds the items).
+ * @param text a file's content
+ */
+export function bytesOutsideLists(text: string): number {
+  return Buffer.byteLength(text) - listItemRegions(text).reduce((sum, r) => sum + Buffer.byteLength(text.slice(r.start, r.end)), 0);
+}
+
+/**
+ * The limits every file's YAML is read with, as {@link readManifestDocuments} options: documents and List items
+ * left, YAML composed whole, one List item.
+ * @param file the file (named by the size issue)
+ * @param text its content
+ * @param left documents and List items the scenario may still hold
+ */
+export function readLimits(file: string, text: string, left: { readonly documents: number; readonly items: number }): ReadManifestOptions {
+  return {
+    limit: { documents: left.documents, message: TOO_MANY_DOCUMENTS_MESSAGE },
+    itemLimit: { items: left.items, message: TOO_MANY_ITEMS_MESSAGE },
+    wholeLimit: { chars: MAX_SCENARIO_BYTES, message: scenarioSizeIssue(file, Buffer.byteLength(text)).message },
+    entryLimit: { chars: MAX_SCENARIO_BYTES, message: TOO_LARGE_ITEM_MESSAGE },
+  };
+}
+
+/**
+ * Reads every file of a scenario before any is parsed, and refuses the scenario when the YAML outside the items of
+ * its Lists (what is composed a whole document at a time) is over {@link MAX_SCENARIO_BYTES}, all files together.
+ * @param path the scenario's file or folder (named by the size issue)
+ * @param files its files, in reading order
+ * @returns each file's text, or the issue saying why it could not be read
+ * @throws {ValidationError} when a file is over {@link MAX_SNAPSHOT_BYTES} or the YAML outside List items is over
+ *   {@link MAX_SCENARIO_BYTES}
+ */
+async function readTexts(path: string, files: readonly string[]): Promise<(string | ValidationIssue | undefined)[]> {
+  const texts: (string | ValidationIssue | undefined)[] = [];
+  let whole = 0;
+  for (const file of files) {
+    let contents;
+    try {
+      contents = await readScenarioFile(file, { snapshot: true });
+    } catch (e) {
+      texts.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
+      continue;
+    }
+    if ('issue' in contents) throw new ValidationError([contents.issue]);
+    const text = contents.text;
+    whole += bytesOutsideLists(text);
+    texts.push(text);
+  }
+  if (whole > MAX_SCENARIO_BYTES) throw new ValidationError([scenarioSizeIssue(path, whole)]);
+  return texts;
 }
 
 /**

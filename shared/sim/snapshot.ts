@@ -41,7 +41,9 @@ const BETA_ZONE = 'failure-domain.beta.kubernetes.io/zone';
 /**
  * The documents of a YAML document: a `kind: List` (apiVersion `v1`, an `items` array, as `kubectl get -o yaml` writes
  * several objects) becomes one document per item, each locating its fields at `items[i]` of the List (so an issue
- * still names the file, line and column of the field); any other document is returned as it is.
+ * still names the file, line and column of the field); any other document is returned as it is. A List that
+ * `readManifestDocuments` read item by item (`ManifestDocument.items`) gives those item documents, each locating a
+ * field by composing its entry alone.
  * @param doc one document of a file
  * @returns the item documents, or `[doc]`
  */
@@ -49,6 +51,8 @@ export function unpackList(doc: ManifestDocument): ManifestDocument[] {
   const value = doc.value as { apiVersion?: unknown; kind?: unknown; items?: unknown } | null;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return [doc];
   if (value.apiVersion !== 'v1' || value.kind !== 'List' || !Array.isArray(value.items)) return [doc];
+  // Read item by item (readManifestDocuments): each entry already is a document of its own.
+  if (doc.items) return [...doc.items];
   return value.items.map((item, i): ManifestDocument => ({
     file: doc.file,
     index: doc.index,
