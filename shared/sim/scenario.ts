@@ -38,6 +38,21 @@ export const DEFAULT_DURATION_SECONDS = 3600;
 export const MAX_DURATION_SECONDS = 366 * 24 * 3600;
 /** Highest price a scenario may pin, USD per hour (the dearest EC2 instance costs under 500). */
 export const MAX_PRICE_USD_PER_HOUR = 10_000;
+/**
+ * Lowest price a scenario may give, USD per hour: a millionth of a dollar (the cheapest EC2 spot offering costs about
+ * a thousand times more). A price of 0 breaks the solver (it divides by prices) and one below DynamoDB's smallest
+ * Number (1e-130) cannot be stored, so prices must be positive normal numbers at least this large.
+ */
+export const MIN_PRICE_USD_PER_HOUR = 0.000_001;
+
+/**
+ * A price, USD per hour: a finite number from {@link MIN_PRICE_USD_PER_HOUR} to {@link MAX_PRICE_USD_PER_HOUR}
+ * (0, negative and denormal numbers such as 1e-320 are refused).
+ */
+export const priceSchema = z
+  .number()
+  .min(MIN_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, positive and at least ${MIN_PRICE_USD_PER_HOUR.toFixed(6)}` })
+  .max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` });
 /** Latest instant a simulation may reach, epoch ms (Date and the Result's four-digit years stay valid). */
 const LATEST_TIME_MS = Date.UTC(9000, 0, 1);
 /** Default region. */
@@ -335,7 +350,7 @@ const settingsSchema = z
 const spotPriceSchema = z.strictObject({
   instanceType: z.string().min(1),
   zone: z.string().min(1),
-  price: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }),
+  price: priceSchema,
 });
 
 /** A price entry (`spec.prices[]`, a price file's `prices[]`): at least one of `onDemand` and `spot`, USD per hour. */
@@ -343,8 +358,8 @@ export const priceEntrySchema = z
   .strictObject({
     instanceType: z.string().min(1),
     zone: z.string().min(1).optional(),
-    onDemand: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }).optional(),
-    spot: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }).optional(),
+    onDemand: priceSchema.optional(),
+    spot: priceSchema.optional(),
   })
   .refine((p) => p.onDemand !== undefined || p.spot !== undefined, { error: 'give onDemand, spot or both (USD per hour)' });
 
