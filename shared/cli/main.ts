@@ -19,7 +19,7 @@ import { formatSummary } from './summary.js';
 import { registerValidateCommand } from './validate.js';
 import { createRequire } from 'node:module';
 import { parseDuration } from '../core/api/duration.js';
-import { MAX_DURATION_SECONDS, REGION, isoTimestampSchema } from '../sim/scenario.js';
+import { EARLIEST_TIME_MS, LATEST_TIME_MS, MAX_DURATION_SECONDS, REGION, isoTimestampSchema } from '../sim/scenario.js';
 import type { ScenarioOverrides } from '../sim/scenario-loader.js';
 
 /** `--start`, `--duration`, `--region` and `--prices` as commander hands them over. */
@@ -50,10 +50,17 @@ function overridesOf(flags: ScenarioFlags): ScenarioOverrides | undefined {
   return Object.keys(o).length > 0 ? o : undefined;
 }
 
-/** `--start`: an ISO-8601 time with a zone, as `spec.start`. */
+/**
+ * `--start`: an ISO-8601 time with a zone, as `spec.start`, from 1970-01-01 to two years before the year 9000 (the
+ * run may last a year and its starting nodes date back up to a year; `spec.start`'s own check needs the duration,
+ * which a snapshot without a Scenario document does not give).
+ */
 function parseStart(value: string): number {
   const parsed = isoTimestampSchema.safeParse(value);
   if (!parsed.success) throw new InvalidArgumentError(`${JSON.stringify(value)} is not an ISO-8601 UTC time such as "2026-03-02T08:00:00Z"`);
+  if (parsed.data < EARLIEST_TIME_MS || parsed.data + 2 * MAX_DURATION_SECONDS * 1000 > LATEST_TIME_MS) {
+    throw new InvalidArgumentError(`the start must be from 1970-01-01 to ${new Date(LATEST_TIME_MS - 2 * MAX_DURATION_SECONDS * 1000).toISOString().slice(0, 10)} (a run may last a year, before the year 9000)`);
+  }
   return parsed.data;
 }
 
