@@ -179,6 +179,18 @@ describe('regions', () => {
   });
 });
 
+describe('terminal escapes in input', () => {
+  it('shows control characters of a skipped kind instead of sending them', async () => {
+    const foreign = 'apiVersion: example.com/v1\nkind: "Evil\\e[2J\\e]0;owned\\a"\nmetadata: {name: "x\\e[31m"}\n';
+    const r = await run('simulate', folder({ 'cluster.yaml': node('n1'), 'foreign.yaml': foreign }), '--duration', '1m');
+    expect(r.status).toBe(0);
+    expect(r.err).toMatch(/skipped Evil/);
+    // eslint-disable-next-line no-control-regex
+    expect(r.err + r.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(r.err).toContain('\\u001b[2J');
+  });
+});
+
 describe('pods being deleted', () => {
   it('provisions nothing for a pending pod that is being deleted', async () => {
     const pod = (name: string, meta = '') =>
