@@ -19,7 +19,7 @@ import { formatSummary } from './summary.js';
 import { registerValidateCommand } from './validate.js';
 import { createRequire } from 'node:module';
 import { parseDuration } from '../core/api/duration.js';
-import { MAX_DURATION_SECONDS, REGION, isoTimestampSchema } from '../sim/scenario.js';
+import { EARLIEST_TIME_MS, LATEST_TIME_MS, MAX_DURATION_SECONDS, REGION, isoTimestampSchema } from '../sim/scenario.js';
 import type { ScenarioOverrides } from '../sim/scenario-loader.js';
 
 /** `--start`, `--duration`, `--region` and `--prices` as commander hands them over. */
@@ -50,10 +50,17 @@ function overridesOf(flags: ScenarioFlags): ScenarioOverrides | undefined {
   return Object.keys(o).length > 0 ? o : undefined;
 }
 
-/** `--start`: an ISO-8601 time with a zone, as `spec.start`. */
+/**
+ * `--start`: an ISO-8601 time with a zone, as `spec.start`, from 1970-01-01 to two years before the year 9000 (the
+ * run may last a year and its starting nodes date back up to a year; `spec.start`'s own check needs the duration,
+ * which a snapshot without a Scenario document does not give).
+ */
 function parseStart(value: string): number {
   const parsed = isoTimestampSchema.safeParse(value);
   if (!parsed.success) throw new InvalidArgumentError(`${JSON.stringify(value)} is not an ISO-8601 UTC time such as "2026-03-02T08:00:00Z"`);
+  if (parsed.data < EARLIEST_TIME_MS || parsed.data + 2 * MAX_DURATION_SECONDS * 1000 > LATEST_TIME_MS) {
+    throw new InvalidArgumentError(`the start must be from 1970-01-01 to ${new Date(LATEST_TIME_MS - 2 * MAX_DURATION_SECONDS * 1000).toISOString().slice(0, 10)} (a run may last a year, before the year 9000)`);
+  }
   return parsed.data;
 }
 
@@ -98,7 +105,11 @@ const defaultIo: CliIo = {
  * @example process.exitCode = await main(['simulate', 'examples/seed', '--report', 'report.html']);
  * @example process.exitCode = await main(['explain', 'examples/seed', 'default/high-memory-report']);
  */
-export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
+export async function main(argv: readonly string[], terminal: CliIo = defaultIo): Promise<number> {
+  // The one place control characters are stopped: everything the commands print (summaries, notes, warnings, issues
+  // echoing names, labels, owner names, skipped kinds, price-file zones) passes through here; only the progress bar,
+  // which draws with them, writes to the terminal directly.
+  const io = withoutControlCharactersIo(terminal);
   let status = 0;
   const program = new Command('skiff')
     .description('Karpenter-compatible node autoscaling for EKS on AWS serverless parts')
@@ -126,11 +137,11 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       try {
         await writeReport(opts.report, run);
       } catch (e) {
-        io.err(`skiff simulate: cannot write the report to ${withoutControlCharacters(opts.report)}: ${e instanceof Error ? e.message : String(e)}\n`);
+        io.err(`skiff simulate: cannot write the report to ${opts.report}: ${e instanceof Error ? e.message : String(e)}\n`);
         status = 1;
         return;
       }
-      if (!opts.json) io.err(`Report written to ${withoutControlCharacters(opts.report)}\n`);
+      if (!opts.json) io.err(`Report written to ${opts.report}\n`);
     });
 
   scenarioFlags(program
@@ -148,8 +159,8 @@ export async function main(argv: readonly string[], io: CliIo = defaultIo): Prom
       }
       const outcome = explainResult(run.result, pod);
       if (!outcome.ok) {
-        // The message echoes the pod argument: control characters (terminal escapes) are shown, not sent.
-        io.err(`skiff explain: ${withoutControlCharacters(outcome.message)}\n`);
+        // The message echoes the pod argument: control characters (terminal escapes) are shown, not sent (see main).
+        io.err(`skiff explain: ${outcome.message}\n`);
         status = 1;
         return;
       }
@@ -198,14 +209,14 @@ async function runScenario(
   command: string,
   path: string,
   seed: number,
-  io: CliIo,
+  io: SafeIo,
   progress: boolean,
   consolidation: ConsolidationSetting = 'skiff',
   overrides?: ScenarioOverrides,
   provisioning: ProvisioningSetting = 'skiff',
 ): Promise<{ scenario: LoadedScenario; result: SimulationResult } | undefined> {
   const enabled = progress && io.isTTY;
-  const bar = createProgressReporter({ enabled, write: io.err, ...(io.columns ? { columns: io.columns } : {}) });
+  const bar = createProgressReporter({ enabled, write: io.terminal.err, ...(io.columns ? { columns: io.columns } : {}) });
   try {
     // The engine's progress hook is only wired when a bar may be drawn: piped and `--json` runs stay exactly as before.
     const run = await simulateScenario(path, { seed, consolidation, provisioning, ...(overrides ? { overrides } : {}), ...(enabled ? { onProgress: (fraction: number) => bar.update(fraction) } : {}) }).finally(() => bar.stop());
@@ -222,7 +233,22 @@ async function runScenario(
   }
 }
 
-/** `text` with control characters (C0, DEL, C1 — e.g. terminal escape sequences) written as `\u00XX`. */
+/** A {@link CliIo} whose `out` and `err` show control characters instead of sending them, and the terminal's own. */
+interface SafeIo extends CliIo {
+  /** The streams as given (for the progress bar, which draws with carriage returns). */
+  readonly terminal: CliIo;
+}
+
+/**
+ * `io` with every text written through {@link withoutControlCharacters}: input-derived text (names, labels, owner
+ * names, kinds, file contents echoed in issues) can never send a terminal escape sequence. JSON stays valid: inside
+ * strings the escapes are JSON's own `\u00XX`, and JSON has no other control characters than newlines.
+ */
+function withoutControlCharactersIo(io: CliIo): SafeIo {
+  return { ...io, out: (t) => io.out(withoutControlCharacters(t)), err: (t) => io.err(withoutControlCharacters(t)), terminal: io };
+}
+
+/** `text` with control characters (C0 but tab and newline, DEL, C1 — e.g. terminal escape sequences) written as `\u00XX`. */
 function withoutControlCharacters(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -124,7 +124,7 @@ interface ParsedFile {
   readonly scenarios: readonly { readonly doc: ManifestDocument; readonly parsed: ParsedScenario }[];
   /** `Kind/name` of the documents that did not parse (see `CrossCheckOptions.invalid`). */
   readonly invalid: readonly string[];
-  /** A snapshot's Node documents (checked across files, where the NodePools and the region are known). */
+  /** A snapshot's Node and ReplicaSet documents (checked across files, where the NodePools and the region are known). */
   readonly nodes: readonly ManifestDocument[];
 }
 
@@ -145,7 +145,7 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
     if (isSnapshotOnlyObject(doc.value)) {
       const o = doc.value as { kind: string; metadata?: { name?: unknown } };
       objects.push({ kind: o.kind, name: typeof o.metadata?.name === 'string' ? o.metadata.name : '', line: doc.line });
-      if (o.kind === 'Node') nodes.push(doc);
+      nodes.push(doc);
       continue;
     }
     const foreign = options.strict ? undefined : foreignKind(doc.value, [SCENARIO_KIND]);
@@ -202,6 +202,7 @@ function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[
   const nodeDocs = files.flatMap((f) => f.nodes);
   const spec = scenario?.parsed.spec ?? defaultScenarioSpec(now);
   const reading = readSnapshot({ docs: nodeDocs, manifests: located.filter((l) => l.at === -Infinity), declaredNodes: new Set(spec.nodes.map((n) => n.name)) });
+  extra.push(...reading.issues);
   const written = (scenario?.doc.value as { spec?: { region?: unknown } } | undefined)?.spec?.region;
   const region = written === undefined ? (reading.region ?? spec.region) : spec.region;
   const pools = new Set(located.filter((l) => l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));

@@ -700,11 +700,19 @@ export function pricingNote(spec: ScenarioSpec): PricingNote {
 /** Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes. */
 async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec2: SimulatedEc2, store: NodeClaimStore, ids: () => string): Promise<void> {
   const start = scenario.spec.startMs;
+  // NodeClaim names a snapshot's Nodes give (their owner references): a generated name must not take one of them.
+  const taken = new Set(scenario.spec.nodes.flatMap((n) => (n.nodeClaim !== undefined ? [n.nodeClaim] : [])));
+  const generatedName = (pool: string): string => {
+    let name = `${pool}-${ids()}`;
+    while (taken.has(name)) name = `${pool}-${ids()}`;
+    taken.add(name);
+    return name;
+  };
   for (const n of scenario.spec.nodes) {
     const createdAt = start + n.createdAtSeconds * 1000;
     const nodePool = n.nodePool ? cluster.nodePools.get(n.nodePool) : undefined;
     const nodeClass = nodePool?.spec.template.spec.nodeClassRef.name ?? scenario.nodeClasses[0]?.metadata.name ?? 'default';
-    const claimName = nodePool ? (n.nodeClaim ?? `${nodePool.metadata.name}-${ids()}`) : '';
+    const claimName = nodePool ? (n.nodeClaim ?? generatedName(nodePool.metadata.name)) : '';
     // A managed node that exists at the start is registered and initialized already.
     const managed: Record<string, string> = nodePool ? { [LABEL_NODEPOOL]: nodePool.metadata.name, [LABEL_REGISTERED]: 'true', [LABEL_INITIALIZED]: 'true' } : {};
     const labels = { ...(nodePool?.spec.template.metadata?.labels ?? {}), ...managed, ...n.labels };

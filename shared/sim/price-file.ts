@@ -22,11 +22,10 @@ import { instanceTypeByName } from '../core/instancetypes/catalog.js';
 import { priceEntrySchema, unavailableOfferingSchema, type PriceEntry, type UnavailableOffering } from './scenario.js';
 import { zonesOf } from './simulated-ec2.js';
 
-/** A price file's schema: `{prices, unavailable}` or a bare list of prices. */
-const priceFileSchema = z.union([
-  z.array(priceEntrySchema).transform((prices) => ({ prices, unavailable: [] as z.output<typeof unavailableOfferingSchema>[] })),
-  z.strictObject({ prices: z.array(priceEntrySchema).default(() => []), unavailable: z.array(unavailableOfferingSchema).default(() => []) }),
-]);
+/** A price file's schema as a bare list of prices. */
+const priceListSchema = z.array(priceEntrySchema).transform((prices) => ({ prices, unavailable: [] as z.output<typeof unavailableOfferingSchema>[] }));
+/** A price file's schema as `{prices, unavailable}`. */
+const priceObjectSchema = z.strictObject({ prices: z.array(priceEntrySchema).default(() => []), unavailable: z.array(unavailableOfferingSchema).default(() => []) });
 
 /** What a price file gives. */
 export interface PriceFile {
@@ -42,7 +41,8 @@ export interface PriceFile {
  * @param text the file's content
  * @param file the path given to `--prices` (for issues and the entries' `source`)
  * @param region the simulation's region (zones are checked against it)
- * @throws {ValidationError} when the text is not YAML/JSON of the shape above, names an instance type Skiff's
+ * @throws {ValidationError} when the text is not one YAML/JSON document of the shape above, gives a price that is not
+ *   a positive number from 0.000001 to 10,000 USD/h (`shared/sim/scenario.ts` `priceSchema`), names an instance type Skiff's
  *   catalogue does not hold, or a zone outside the region (each issue with file, line, column and path)
  */
 export function parsePriceFile(text: string, file: string, region: string): PriceFile {
@@ -50,7 +50,11 @@ export function parsePriceFile(text: string, file: string, region: string): Pric
   const issues: ValidationIssue[] = [...read.issues];
   const doc = read.documents[0];
   if (!doc) throw new ValidationError(issues.length > 0 ? issues : [{ file, line: 1, column: 1, message: 'an empty price file: give prices: [{instanceType, zone?, onDemand?, spot?}]' }]);
-  const parsed = priceFileSchema.safeParse(doc.value, { error: manifestErrorMap });
+  // One document only: a second one would be silently ignored otherwise.
+  const extra = read.documents[1];
+  if (extra) issues.push({ file, line: extra.line, column: 1, message: 'a price file holds one YAML document; put every entry in the first one\'s prices: and unavailable:' });
+  // The shape picks the schema (a union would report only "Invalid input" at 1:1), so issues name the entry's field.
+  const parsed = (Array.isArray(doc.value) ? priceListSchema : priceObjectSchema).safeParse(doc.value, { error: manifestErrorMap });
   if (!parsed.success) throw new ValidationError([...issues, ...locateIssues(doc, zodIssuesToPathIssues(parsed.error.issues))]);
   const zones = zonesOf(region);
   const base = Array.isArray(doc.value) ? [] : ['prices'];

@@ -38,8 +38,33 @@ export const DEFAULT_DURATION_SECONDS = 3600;
 export const MAX_DURATION_SECONDS = 366 * 24 * 3600;
 /** Highest price a scenario may pin, USD per hour (the dearest EC2 instance costs under 500). */
 export const MAX_PRICE_USD_PER_HOUR = 10_000;
+/**
+ * Lowest price a scenario may give, USD per hour: a millionth of a dollar (the cheapest EC2 spot offering costs about
+ * a thousand times more). A price of 0 breaks the solver (it divides by prices) and one below DynamoDB's smallest
+ * Number (1e-130) cannot be stored, so prices must be positive normal numbers at least this large.
+ */
+export const MIN_PRICE_USD_PER_HOUR = 0.000_001;
+
+/**
+ * A price, USD per hour: a finite number from {@link MIN_PRICE_USD_PER_HOUR} to {@link MAX_PRICE_USD_PER_HOUR}
+ * (0, negative and denormal numbers such as 1e-320 are refused).
+ */
+export const priceSchema = z
+  .number()
+  .min(MIN_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, positive and at least ${MIN_PRICE_USD_PER_HOUR.toFixed(6)}` })
+  .max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` });
 /** Latest instant a simulation may reach, epoch ms (Date and the Result's four-digit years stay valid). */
-const LATEST_TIME_MS = Date.UTC(9000, 0, 1);
+export const LATEST_TIME_MS = Date.UTC(9000, 0, 1);
+/**
+ * Earliest instant a simulation may reach, epoch ms: 1970-01-01T00:00:00Z (the start, and every starting node's
+ * creation time; earlier ones have no four-digit ISO-8601 form in the Result, or none at all before year 0).
+ */
+export const EARLIEST_TIME_MS = 0;
+/**
+ * Latest creation time a snapshot's Node or Pod may carry, epoch ms: the simulation starts the minute after the newest
+ * one and may last a year, plus a year of starting nodes' history, before {@link LATEST_TIME_MS}.
+ */
+export const LATEST_CREATION_MS = LATEST_TIME_MS - 2 * MAX_DURATION_SECONDS * 1000 - 60_000;
 /** Default region. */
 export const DEFAULT_REGION = 'us-west-2';
 /** Karpenter's `BATCH_IDLE_DURATION` default, seconds (core `options.go`). */
@@ -335,7 +360,7 @@ const settingsSchema = z
 const spotPriceSchema = z.strictObject({
   instanceType: z.string().min(1),
   zone: z.string().min(1),
-  price: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }),
+  price: priceSchema,
 });
 
 /** A price entry (`spec.prices[]`, a price file's `prices[]`): at least one of `onDemand` and `spot`, USD per hour. */
@@ -343,8 +368,8 @@ export const priceEntrySchema = z
   .strictObject({
     instanceType: z.string().min(1),
     zone: z.string().min(1).optional(),
-    onDemand: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }).optional(),
-    spot: z.number().min(0, { error: 'a price is USD per hour, not negative' }).max(MAX_PRICE_USD_PER_HOUR, { error: `a price is USD per hour, at most ${MAX_PRICE_USD_PER_HOUR}` }).optional(),
+    onDemand: priceSchema.optional(),
+    spot: priceSchema.optional(),
   })
   .refine((p) => p.onDemand !== undefined || p.spot !== undefined, { error: 'give onDemand, spot or both (USD per hour)' });
 
@@ -566,11 +591,17 @@ export const scenarioSpecSchema = z
     if (spec.start !== undefined && spec.start + (spec.duration + MAX_DURATION_SECONDS) * 1000 > LATEST_TIME_MS) {
       ctx.addIssue({ code: 'custom', path: ['start'], message: 'start must be before the year 9000' });
     }
+    if (spec.start !== undefined && spec.start < EARLIEST_TIME_MS) {
+      ctx.addIssue({ code: 'custom', path: ['start'], message: 'start must be at or after 1970-01-01T00:00:00Z' });
+    }
     spec.nodes.forEach((n, i) => {
       if (n.createdAtSeconds < -MAX_DURATION_SECONDS) {
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'createdAt'], message: `a starting node was created at most ${formatDuration(MAX_DURATION_SECONDS)} before the start` });
       }
       knownType(n.instanceType, ['nodes', i, 'instanceType']);
+      if (spec.start !== undefined && spec.start + n.createdAtSeconds * 1000 < EARLIEST_TIME_MS) {
+        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'createdAt'], message: 'a starting node is created at or after 1970-01-01T00:00:00Z' });
+      }
       if (n.createdAtSeconds > 0) {
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'createdAt'], message: 'a starting node is created at or before the start: use zero or a negative offset such as -2h' });
       }

@@ -11,21 +11,25 @@
  *   NodeClaim that owns it (Karpenter sets the Node's owner reference to its NodeClaim) kept. A node whose NodePool
  *   is not in the snapshot (a managed node group, Karpenter's leftovers) is unmanaged: kept and never disrupted.
  *   Fargate nodes (`eks.amazonaws.com/compute-type: fargate`) are no EC2 instances: left out, with their pods.
- * - Pods: `Succeeded`/`Failed` ones are ignored; a pod whose controller is a ReplicaSet owned by a Deployment of the
+ * - Every field read is checked for shape first (a map where a list belongs, a null taint, a creation time outside
+ *   1970..8997): an issue at the field, never a TypeError. Duplicate Nodes and ReplicaSets, and a NodeClaim owning two
+ *   Nodes or with a name that is no object name, are issues too.
+ * - Pods: `Succeeded`/`Failed` ones are ignored, and so are pending ones being deleted (`metadata.deletionTimestamp`); a pod whose controller is a ReplicaSet owned by a Deployment of the
  *   snapshot belongs to that Deployment (the ReplicaSets themselves are not simulated), likewise a StatefulSet's or a
  *   Job's; so the workload's replicas and its existing pods reconcile to one count. A DaemonSet's pods are left to
  *   the simulated DaemonSet controller, which places one on each node it admits, as the real one did.
  *
  * Pure: works on documents already read; never reads files.
  */
+import * as z from 'zod';
 import type { ValidationIssue } from '../core/errors.js';
 import type { Taint } from '../core/api/kubernetes.js';
 import { CAPACITY_TYPES, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
-import { formatPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
-import { TAINT_EFFECTS } from '../core/api/object-meta.js';
+import { formatPath, locateIssues, manifestErrorMap, zodIssuesToPathIssues, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
+import { objectNameSchema, TAINT_EFFECTS } from '../core/api/object-meta.js';
 import { instanceTypeByName } from '../core/instancetypes/catalog.js';
 import { parseResourceList, type ResourceList } from '../core/resources/resource-list.js';
-import type { ScenarioNode } from './scenario.js';
+import { EARLIEST_TIME_MS, LATEST_CREATION_MS, REGION, type ScenarioNode } from './scenario.js';
 import { zonesOf } from './simulated-ec2.js';
 
 /** EKS managed node groups' name label (EKS "Managed node groups" user guide). */
@@ -111,10 +115,59 @@ export interface SnapshotNodeOptions {
 }
 
 /** A raw Node as the API server returns it (only what is read). */
-interface RawNode {
-  metadata?: { name?: unknown; labels?: Record<string, unknown>; annotations?: Record<string, unknown>; creationTimestamp?: unknown; ownerReferences?: { kind?: unknown; name?: unknown }[] };
-  spec?: { taints?: { key?: unknown; value?: unknown; effect?: unknown }[] };
-  status?: { allocatable?: Record<string, unknown> };
+type RawNode = z.output<typeof rawNodeSchema>;
+
+/**
+ * A `creationTimestamp` as the API server writes it (RFC 3339, UTC), from 1970 to {@link LATEST_CREATION_MS}: the
+ * simulation starts the minute after the newest one, so a time at the calendar's edge would put it there.
+ */
+const creationTimestampSchema = z
+  .string()
+  .refine((t) => Number.isFinite(Date.parse(t)), { error: 'a creationTimestamp is an RFC 3339 time such as 2026-03-01T08:00:00Z' })
+  .refine((t) => Date.parse(t) >= EARLIEST_TIME_MS && Date.parse(t) <= LATEST_CREATION_MS, {
+    error: `a creationTimestamp must be from 1970-01-01 to ${new Date(LATEST_CREATION_MS).toISOString().slice(0, 10)} (Skiff simulates up to two years from it, before the year 9000)`,
+  });
+
+/** Owner references as the API server writes them (only what is read is checked; other fields are tolerated). */
+const ownerReferencesSchema = z.array(z.looseObject({ kind: z.string().optional(), name: z.string().optional(), controller: z.boolean().nullish() }));
+
+/** Labels and annotations: a map of strings. */
+const stringMapSchema = z.record(z.string(), z.string({ error: 'values must be strings' }));
+
+/**
+ * The fields of a snapshot's Node that {@link readSnapshot} and {@link snapshotNodes} read, checked for shape before
+ * anything reads them (every other field is tolerated, as `kubectl get -o yaml` writes many).
+ */
+const rawNodeSchema = z.looseObject({
+  metadata: z.looseObject({
+    name: objectNameSchema,
+    labels: stringMapSchema.nullish(),
+    annotations: stringMapSchema.nullish(),
+    creationTimestamp: creationTimestampSchema.nullish(),
+    ownerReferences: ownerReferencesSchema.nullish(),
+  }),
+  spec: z
+    .looseObject({
+      taints: z.array(z.looseObject({ key: z.string().min(1), value: z.string().nullish(), effect: z.enum(TAINT_EFFECTS) })).nullish(),
+    })
+    .nullish(),
+  status: z.looseObject({ allocatable: z.record(z.string(), z.unknown()).nullish() }).nullish(),
+});
+
+/** The fields of a snapshot's ReplicaSet that {@link readSnapshot} reads. */
+const rawReplicaSetSchema = z.looseObject({
+  metadata: z.looseObject({ name: objectNameSchema, namespace: z.string().nullish(), ownerReferences: ownerReferencesSchema.nullish() }),
+});
+
+/**
+ * The shape issues of a snapshot's Node or ReplicaSet document (located at their fields), empty when every field
+ * the snapshot reader reads has the shape it expects.
+ * @param doc a document {@link isSnapshotOnlyObject} accepted
+ */
+function shapeIssues(doc: ManifestDocument): ValidationIssue[] {
+  const schema = (doc.value as { kind?: unknown }).kind === 'ReplicaSet' ? rawReplicaSetSchema : rawNodeSchema;
+  const parsed = schema.safeParse(doc.value, { error: manifestErrorMap });
+  return parsed.success ? [] : locateIssues(doc, zodIssuesToPathIssues(parsed.error.issues));
 }
 
 /** Labels as strings (the API server's are). */
@@ -141,20 +194,43 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
   const fargate = new Set<string>();
   const nodeNames = new Set<string>();
   const replicaSets = new Map<string, string | undefined>();
+  /** Where each Node and ReplicaSet was first seen (`file:line`), for duplicates. */
+  const firstAt = new Map<string, string>();
+  const duplicate = (doc: ManifestDocument, key: string, what: string): boolean => {
+    const first = firstAt.get(key);
+    if (first === undefined) {
+      firstAt.set(key, `${doc.file}:${doc.line}`);
+      return false;
+    }
+    const { line, column } = doc.locate(['metadata', 'name']);
+    issues.push({ file: doc.file, line, column, path: 'metadata.name', message: `duplicate ${what} (also at ${first})` });
+    return true;
+  };
   for (const doc of context.docs) {
-    const value = doc.value as RawNode & { kind: string; metadata?: { namespace?: unknown; ownerReferences?: { kind?: unknown; name?: unknown; controller?: unknown }[] } };
-    if (value.kind === 'ReplicaSet') {
-      const owner = controllerOf(value.metadata?.ownerReferences);
-      replicaSets.set(`${String(value.metadata?.namespace ?? 'default')}/${String(value.metadata?.name)}`, owner?.kind === 'Deployment' ? owner.name : undefined);
+    const shape = shapeIssues(doc);
+    if (shape.length > 0) {
+      issues.push(...shape);
       continue;
     }
-    seen(value.metadata?.creationTimestamp);
-    const labels = stringRecord(value.metadata?.labels);
-    const name = typeof value.metadata?.name === 'string' ? value.metadata.name : undefined;
-    if (name !== undefined) nodeNames.add(name);
-    if (labels[LABEL_EKS_COMPUTE_TYPE] === 'fargate' && name !== undefined) fargate.add(name);
+    const value = doc.value as RawNode & { kind: string; metadata: { name: string; namespace?: string | null } };
+    if (value.kind === 'ReplicaSet') {
+      const key = `${value.metadata.namespace ?? 'default'}/${value.metadata.name}`;
+      if (duplicate(doc, `ReplicaSet ${key}`, `ReplicaSet ${key}`)) continue;
+      const owner = controllerOf(value.metadata.ownerReferences ?? undefined);
+      replicaSets.set(key, owner?.kind === 'Deployment' ? owner.name : undefined);
+      continue;
+    }
+    const name = value.metadata.name;
+    if (duplicate(doc, `Node ${name}`, `Node name ${name}`)) continue;
+    seen(value.metadata.creationTimestamp);
+    const labels = stringRecord(value.metadata.labels);
+    nodeNames.add(name);
+    if (labels[LABEL_EKS_COMPUTE_TYPE] === 'fargate') fargate.add(name);
     const region = labels[LABEL_REGION];
-    if (region) regions.set(region, (regions.get(region) ?? 0) + 1);
+    if (region !== undefined && !REGION.test(region)) {
+      const { line, column } = doc.locate(['metadata', 'labels', LABEL_REGION]);
+      issues.push({ file: doc.file, line, column, path: formatPath(['metadata', 'labels', LABEL_REGION]), message: `Node ${name}: region ${JSON.stringify(region)} is not an AWS region name such as us-west-2` });
+    } else if (region) regions.set(region, (regions.get(region) ?? 0) + 1);
   }
   if (fargate.size > 0) notes.push(`${fargate.size} Fargate node${fargate.size === 1 ? '' : 's'} left out (not EC2 instances; no NodePool manages them), with the pods bound to them`);
 
@@ -163,11 +239,17 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
   const owners = new Map<object, PodOwner>();
   let completed = 0;
   let daemon = 0;
+  let deleting = 0;
   const orphanSets = new Set<string>();
   const missingNode = new Map<string, number>();
-  for (const { manifest } of context.manifests) {
+  for (const { manifest, doc } of context.manifests) {
     if (manifest.kind !== 'Pod') continue;
     const pod = manifest.object;
+    const created = creationTimestampSchema.optional().safeParse(pod.metadata.creationTimestamp, { error: manifestErrorMap });
+    if (!created.success) {
+      issues.push(...locateIssues(doc, zodIssuesToPathIssues(created.error.issues).map((i) => ({ ...i, path: ['metadata', 'creationTimestamp', ...i.path] }))));
+      continue;
+    }
     seen(pod.metadata.creationTimestamp);
     const phase = (pod.status as { phase?: unknown } | undefined)?.phase;
     if (phase === 'Succeeded' || phase === 'Failed') {
@@ -176,6 +258,13 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
       continue;
     }
     const nodeName = pod.spec.nodeName;
+    // A pending pod being deleted is never scheduled (kube-scheduler pkg/scheduler/schedule_one.go skipPodSchedule
+    // skips pods with a deletionTimestamp), so no node is provisioned for it: it is left out.
+    if (nodeName === undefined && pod.metadata.deletionTimestamp !== undefined) {
+      deleting++;
+      dropped.add(pod);
+      continue;
+    }
     if (nodeName !== undefined && (fargate.has(nodeName) || (nodeNames.size > 0 && !nodeNames.has(nodeName) && !context.declaredNodes?.has(nodeName)))) {
       if (!fargate.has(nodeName)) missingNode.set(nodeName, (missingNode.get(nodeName) ?? 0) + 1);
       dropped.add(pod);
@@ -196,6 +285,7 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
     }
   }
   if (completed > 0) notes.push(`${completed} completed pod${completed === 1 ? '' : 's'} (Succeeded or Failed) ignored`);
+  if (deleting > 0) notes.push(`${deleting} pending pod${deleting === 1 ? '' : 's'} being deleted (metadata.deletionTimestamp) left out: nothing schedules or provisions for them`);
   if (daemon > 0) notes.push(`${daemon} DaemonSet pod${daemon === 1 ? '' : 's'} left to the simulated DaemonSet controller (it places one on each node it admits)`);
   if (orphanSets.size > 0) notes.push(`pods of ${orphanSets.size} ReplicaSet${orphanSets.size === 1 ? '' : 's'} with no Deployment in the snapshot (e.g. ${[...orphanSets][0]}) are simulated as bare pods`);
   for (const [node, count] of missingNode) notes.push(`${count} pod${count === 1 ? '' : 's'} bound to node ${node}, which is not in the snapshot, left out`);
@@ -204,7 +294,7 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
 }
 
 /** The controller owner reference (or the first one) of an object. */
-function controllerOf(refs: readonly { kind?: unknown; name?: unknown; controller?: unknown }[] | undefined): { kind: string; name: string } | undefined {
+function controllerOf(refs: readonly { kind?: unknown; name?: unknown; controller?: unknown }[] | null | undefined): { kind: string; name: string } | undefined {
   const ref = refs?.find((r) => r.controller === true) ?? refs?.[0];
   return typeof ref?.kind === 'string' && typeof ref.name === 'string' ? { kind: ref.kind, name: ref.name } : undefined;
 }
@@ -227,15 +317,18 @@ export function snapshotNodes(docs: readonly ManifestDocument[], options: Snapsh
     const { line, column } = doc.locate(path, { atKey });
     issues.push({ file: doc.file, line, column, path: formatPath(path), message });
   };
+  const names = new Set<string>();
+  /** NodeClaim names taken from owner references, and the node each names. */
+  const claims = new Map<string, string>();
   for (const doc of docs) {
-    const node = doc.value as RawNode & { kind?: unknown };
-    if (node.kind !== 'Node') continue;
-    const meta = node.metadata ?? {};
-    const name = typeof meta.name === 'string' ? meta.name : undefined;
-    if (name === undefined) {
-      issue(doc, ['metadata', 'name'], 'a Node needs metadata.name');
-      continue;
-    }
+    if ((doc.value as { kind?: unknown }).kind !== 'Node') continue;
+    // Shapes and duplicate names are readSnapshot's issues (it reads the same documents): such a Node is skipped here.
+    if (shapeIssues(doc).length > 0) continue;
+    const node = doc.value as RawNode;
+    const meta = node.metadata;
+    const name = meta.name;
+    if (names.has(name)) continue;
+    names.add(name);
     const labels = stringRecord(meta.labels);
     if (labels[LABEL_EKS_COMPUTE_TYPE] === 'fargate') continue;
     const typeKey = labels[LABEL_INSTANCE_TYPE] !== undefined ? LABEL_INSTANCE_TYPE : BETA_INSTANCE_TYPE;
@@ -270,14 +363,28 @@ export function snapshotNodes(docs: readonly ManifestDocument[], options: Snapsh
       unmanaged.set(kind, (unmanaged.get(kind) ?? 0) + 1);
     }
     const taints: Taint[] = [];
-    (node.spec?.taints ?? []).forEach((t, i) => {
-      if (typeof t.key !== 'string' || !TAINT_EFFECTS.includes(t.effect as Taint['effect'])) issue(doc, ['spec', 'taints', i], 'a taint needs a key and an effect (NoSchedule, PreferNoSchedule, NoExecute)');
-      else taints.push({ key: t.key, ...(typeof t.value === 'string' && t.value !== '' ? { value: t.value } : {}), effect: t.effect as Taint['effect'] });
-    });
+    for (const t of node.spec?.taints ?? []) taints.push({ key: t.key, ...(typeof t.value === 'string' && t.value !== '' ? { value: t.value } : {}), effect: t.effect });
     const created = typeof meta.creationTimestamp === 'string' ? Date.parse(meta.creationTimestamp) : Number.NaN;
     // Offsets from the start: never after it, at most a year before (an older node is as old as the simulation knows).
     const createdAtSeconds = Number.isFinite(created) ? Math.max(-366 * 24 * 3600, Math.min(0, Math.floor((created - options.startMs) / 1000))) : 0;
-    const claim = managed ? meta.ownerReferences?.find((r) => r.kind === 'NodeClaim' && typeof r.name === 'string')?.name : undefined;
+    const claimAt = managed ? (meta.ownerReferences ?? []).findIndex((r) => r.kind === 'NodeClaim' && typeof r.name === 'string') : -1;
+    const claim = claimAt >= 0 ? meta.ownerReferences![claimAt]!.name : undefined;
+    if (claim !== undefined) {
+      // A NodeClaim owns one Node (Karpenter core pkg/controllers/nodeclaim/lifecycle/registration.go sets the owner
+      // reference of the one Node it registers), and its name is an object name.
+      const path = ['metadata', 'ownerReferences', claimAt, 'name'];
+      const valid = objectNameSchema.safeParse(claim);
+      if (!valid.success) {
+        issue(doc, path, `Node ${name}: NodeClaim name ${JSON.stringify(claim)}: ${valid.error.issues[0]?.message ?? 'not an object name'}`);
+        continue;
+      }
+      const other = claims.get(claim);
+      if (other !== undefined) {
+        issue(doc, path, `Node ${name}: NodeClaim ${claim} already owns Node ${other}; a NodeClaim owns one Node`);
+        continue;
+      }
+      claims.set(claim, name);
+    }
     const allocatable = allocatableOf(node.status?.allocatable);
     nodes.push({
       name,
@@ -306,7 +413,7 @@ function capacityTypeOf(labels: Readonly<Record<string, string>>): CapacityType 
 }
 
 /** `status.allocatable` in canonical units (millicores, MiB, counts), or undefined when absent or unreadable. */
-function allocatableOf(raw: Record<string, unknown> | undefined): ResourceList | undefined {
+function allocatableOf(raw: Record<string, unknown> | null | undefined): ResourceList | undefined {
   if (!raw) return undefined;
   try {
     return parseResourceList(Object.fromEntries(Object.entries(raw).filter(([, v]) => typeof v === 'string' || typeof v === 'number')) as Record<string, string | number>);
