@@ -149,7 +149,6 @@ describe('repack consolidation through the simulation', () => {
   it('takes a scale-in to a cheaper fleet than Karpenter\'s moves reach, within every rule', async () => {
     const skiff = await run('skiff', ...burst());
     const karpenter = await run('karpenter', ...burst());
-    console.log("DBG", skiff.cost.finalHourlyUSD, karpenter.cost.finalHourlyUSD, skiff.disruptions.length, karpenter.disruptions.length);
     expect(repackings(karpenter)).toEqual([]);
     // Skiff's moves get there however they can: repacking candidates in their own order finds deletions Karpenter's
     // prefix search misses, and a repacking stands only when its plan survives kube-scheduler's binding. Both run with
