@@ -66,7 +66,6 @@ import { retryThrottled } from './retry.js';
 /** Solve rounds per invocation: the first, plus re-solves after capacity errors. */
 export const MAX_ROUNDS = 3;
 
-/** Everything the controller needs, as ports. */
 /**
  * How the provisioner plans (a setting of a simulation run, `skiff simulate --provisioning`): `skiff` (default) — plans
  * that survive kube-scheduler's binding; `karpenter` — Karpenter's own placement only, the baseline a simulation
@@ -74,6 +73,7 @@ export const MAX_ROUNDS = 3;
  */
 export type ProvisioningSetting = 'skiff' | 'karpenter';
 
+/** Everything the controller needs, as ports. */
 export interface ProvisionDeps {
   readonly cluster: Cluster<NodePoolLike, EC2NodeClassLike, DaemonSetLike>;
   readonly cloud: CloudProvider;
