@@ -435,18 +435,28 @@ function documentValue(doc: Document.Parsed, file: string, lines: LineCounter, l
 }
 
 /**
- * The text of a List's entry as a document of its own: its `-` becomes a space, so every character keeps its column
- * and the entry's line `n` is line `span.line + n - 1` of the file.
+ * The text of a List's entry as a document of its own: a block sequence holding only that entry, its `-` at the
+ * column it had, so every character keeps its column and the entry's line `n` is line `span.line + n - 1` of the
+ * file. Kept a sequence (not the entry's content alone) because a block scalar's indentation indicator (`- |2-`)
+ * counts from the sequence's indentation: composed without its sequence, the scalar would lose or gain spaces.
  */
 function entryText(text: string, span: ListItemSpan): string {
-  return ' '.repeat(span.dash - span.lineStart + 1) + text.slice(span.dash + 1, span.end);
+  return ' '.repeat(span.dash - span.lineStart) + text.slice(span.dash, span.end);
 }
 
-/** Composes one entry of a List, with a LineCounter over its text; `extra` when the text held more than one document. */
+/**
+ * Composes one entry of a List, with a LineCounter over its text; `extra` when the text held more than one document.
+ * The document's contents are a one-entry sequence: the entry is its item 0.
+ */
 function composeEntry(text: string, span: ListItemSpan): { readonly doc: Document.Parsed | undefined; readonly lines: LineCounter; readonly extra: boolean } {
   const lines = new LineCounter();
   const docs = [...new Composer(COMPOSE_OPTIONS).compose(new Parser(lines.addNewLine).parse(entryText(text, span)))];
   return { doc: docs[0], lines, extra: docs.length > 1 };
+}
+
+/** The node of the entry in a document {@link composeEntry} composed: item 0 of its one-entry sequence. */
+function entryNode(doc: Document.Parsed): unknown {
+  return isSeq(doc.contents) ? doc.contents.items[0] : undefined;
 }
 
 /** Locates a path inside a List's entry by composing the entry again (only when an issue needs a position). */
@@ -454,7 +464,7 @@ function entryLocator(text: string, span: ListItemSpan): ManifestDocument['locat
   return (path, options) => {
     const { doc, lines } = composeEntry(text, span);
     if (!doc) return { line: span.line, column: span.dash - span.lineStart + 1 };
-    const pos = locator(doc, lines)(path, options);
+    const pos = locator(doc, lines)([0, ...path], options);
     return { line: pos.line + span.line - 1, column: pos.column };
   };
 }
@@ -543,15 +553,16 @@ function readSplit(text: string, file: string, regions: readonly ListItemRegion[
       }
       const { doc: entry, lines: entryLines, extra } = composeEntry(text, span);
       if (extra) return undefined;
-      const value = entry ? documentValue(entry, file, entryLines, span.line - 1) : { value: null };
-      if ('issues' in value) {
-        issues.push(...value.issues);
+      const read = entry ? documentValue(entry, file, entryLines, span.line - 1) : { value: [null] };
+      if ('issues' in read) {
+        issues.push(...read.issues);
         failed = true;
         continue;
       }
-      const line = entry ? entryLines.linePos(startOf(entry.contents) ?? 0).line + span.line - 1 : span.line;
-      values.push(value.value);
-      items.push({ file, index, line, value: value.value, locate: entryLocator(text, span) });
+      const value = Array.isArray(read.value) ? (read.value[0] as unknown) : null;
+      const line = entry ? entryLines.linePos(startOf(entryNode(entry)) ?? 0).line + span.line - 1 : span.line;
+      values.push(value);
+      items.push({ file, index, line, value, locate: entryLocator(text, span) });
     }
     if (failed || stopped) continue;
     (read.value as Record<string, unknown>).items = values;

@@ -158,11 +158,22 @@ describe('reading a kind: List item by item', () => {
     expect(read.issues).toEqual(expected);
   });
 
+  it('keeps the leading spaces of a block scalar whose indentation indicator counts from the sequence', () => {
+    // `|2-` counts from the sequence's indentation (2 here), so the content " !" sits at column 4 after its own space.
+    const text = 'apiVersion: v1\nitems:\n  - |2-\n     !\n  - >3\n        folded\nkind: List\n';
+    const whole = parseDocument(text).toJS();
+    expect(whole.items).toEqual([' !', '   folded\n']);
+    const read = readManifestDocuments(text, 'list.yaml');
+    expect(read.items).toBe(2);
+    expect(read.documents[0]!.value).toEqual(whole);
+    expect(read.documents[0]!.items!.map((i) => i.line)).toEqual([3, 5]);
+  });
+
   it('gives the values composing the whole document gives, for any List the yaml library writes', () => {
     fc.assert(
       fc.property(
         fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 8 }),
-        fc.record({ indentSeq: fc.boolean(), lineWidth: fc.constantFrom(0, 20, 80), defaultStringType: fc.constantFrom('PLAIN', 'QUOTE_DOUBLE', 'BLOCK_LITERAL') } as const),
+        fc.record({ indentSeq: fc.boolean(), indent: fc.constantFrom(2, 4), lineWidth: fc.constantFrom(0, 20, 80), defaultStringType: fc.constantFrom('PLAIN', 'QUOTE_DOUBLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED') } as const),
         (items, style) => {
           const text = stringify({ apiVersion: 'v1', items, kind: 'List' }, { ...style, defaultKeyType: 'PLAIN', minContentWidth: 0 });
           const read = readManifestDocuments(text, 'x.yaml');
