@@ -78,6 +78,7 @@ import { LAUNCH_TIMEOUT_MS, REGISTRATION_TTL_MS, fail, instanceTypeQuery, launch
 import { recordEventBestEffort } from './events.js';
 import { retryThrottled } from './retry.js';
 import { deleteNodeReleasingFinalizer } from './node-termination.js';
+import { timestampMs } from '../core/api/timestamp.js';
 
 /**
  * An instance younger than this is never garbage-collected: 30 s (aws `nodeclaim/garbagecollection/controller.go`),
@@ -302,7 +303,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
       if (node) {
         const registered = await register(ctx, claim, node, templateLabels.get(claim.nodePool) ?? {});
         if (registered) await initialize(ctx, registered.claim, registered.node);
-      } else if (now - Date.parse(claim.launchedAt ?? claim.createdAt) > REGISTRATION_TTL_MS) {
+      } else if (now - timestampMs(claim.launchedAt ?? claim.createdAt) > REGISTRATION_TTL_MS) {
         await terminate(ctx, claim, 'RegistrationTimeout', report.registrationTimeouts, {
           type: 'Warning',
           reason: 'RegistrationTimeout',
@@ -368,8 +369,8 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     if (!node || node.deletionTimestamp !== undefined || !(node.finalizers ?? []).includes(TERMINATION_FINALIZER)) return false;
     return !(!!claim.instanceId && !running.has(claim.instanceId) && !node.ready);
   };
-  for (const claim of [...claims].sort(byUrgency)) {
-    if (!isLive(claim) || claim.state === 'Pending' || claim.state === 'Deleting' || settled(claim)) continue;
+  // The settled ones are left out before sorting: a quiet pass sorts nothing.
+  for (const claim of claims.filter((c) => isLive(c) && c.state !== 'Pending' && c.state !== 'Deleting' && !settled(c)).sort(byUrgency)) {
     await isolated(claim.name, () => reconcileClaim(claim));
   }
 
@@ -540,7 +541,7 @@ async function launchPendingClaims(
   report: { launched: string[]; launchTimeouts: string[] },
   isolated: (subject: string, step: () => Promise<void>) => Promise<void>,
 ): Promise<void> {
-  const pending = claims.filter((c) => isLive(c) && c.state === 'Pending' && !c.instanceId).sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt));
+  const pending = claims.filter((c) => isLive(c) && c.state === 'Pending' && !c.instanceId).sort((a, b) => timestampMs(a.createdAt) - timestampMs(b.createdAt));
   if (pending.length === 0) return;
   const launch = deps.launch;
   const launchDeps: LaunchDeps | undefined = launch ? { cluster: deps.cluster, cloud: deps.cloud, store: deps.store, clock: deps.clock, ...launch } : undefined;
@@ -556,7 +557,7 @@ async function launchPendingClaims(
     return typesByClass.get(nodeClass) ?? [];
   };
   for (const claim of pending) {
-    const age = now - Date.parse(claim.createdAt);
+    const age = now - timestampMs(claim.createdAt);
     if (age > LAUNCH_TIMEOUT_MS) {
       await isolated(claim.name, async () => {
         await fail(deps, claim, 'LaunchTimeout');
@@ -599,7 +600,7 @@ function urgencyRank(c: NodeClaim): number {
 
 /** When the NodeClaim launched (or was created), epoch ms. */
 function launchedSince(c: NodeClaim): number {
-  return Date.parse(c.launchedAt ?? c.createdAt);
+  return timestampMs(c.launchedAt ?? c.createdAt);
 }
 
 function messageOf(e: unknown): string {

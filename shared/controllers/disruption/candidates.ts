@@ -15,6 +15,7 @@ import { pdbBlocks } from '../../core/disruption/pdb.js';
 import type { ClusterNode } from '../../ports/cluster.js';
 import { nodeOf } from '../launch.js';
 import { lastPodEventMs, podsOn, type World } from './world.js';
+import { timestampMs } from '../../core/api/timestamp.js';
 
 /** Skiff's churn guard: no consolidation of a node expiring this soon, nor of a replacement this young. */
 export const CHURN_GUARD_MS = 10 * 60 * 1000;
@@ -64,13 +65,13 @@ export function consolidationProblem(world: World, claim: NodeClaim, pool: NodeP
   if (after === NEVER) return 'its NodePool has consolidateAfter: Never';
   const afterMs = parseDuration(after) * 1000;
   const last = lastPodEventMs(world, claim);
-  const since = last ?? Date.parse(claim.initializedAt ?? claim.createdAt);
+  const since = last ?? timestampMs(claim.initializedAt ?? claim.createdAt);
   if (world.now - since < afterMs) return `consolidateAfter (${after}) has not passed since the last pod event on it (${new Date(since).toISOString()}${last === undefined ? ', its initialization' : ''})`;
   const guard = Math.max(afterMs, CHURN_GUARD_MS);
-  if (claim.expireAfterSeconds != null && Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000 - world.now < guard) {
+  if (claim.expireAfterSeconds != null && timestampMs(claim.createdAt) + claim.expireAfterSeconds * 1000 - world.now < guard) {
     return `it expires within ${Math.round(guard / 60_000)} minutes (churn guard)`;
   }
-  if (claim.replacementFor && world.now - Date.parse(claim.initializedAt ?? claim.createdAt) < guard) {
+  if (claim.replacementFor && world.now - timestampMs(claim.initializedAt ?? claim.createdAt) < guard) {
     return `it replaced ${claim.replacementFor.join(', ')} less than ${Math.round(guard / 60_000)} minutes ago (churn guard)`;
   }
   return undefined;
@@ -87,5 +88,5 @@ export function underConsolidateAfter(world: World, claim: NodeClaim): boolean {
   if (after === undefined || after === NEVER) return false;
   const afterMs = parseDuration(after) * 1000;
   if (afterMs === 0) return false;
-  return world.now - (lastPodEventMs(world, claim) ?? Date.parse(claim.initializedAt)) < afterMs;
+  return world.now - (lastPodEventMs(world, claim) ?? timestampMs(claim.initializedAt)) < afterMs;
 }

@@ -59,6 +59,7 @@ import { notePodEvents, reportInvalidDoNotDisrupt } from './pod-events.js';
 import { propose } from './propose.js';
 import { VALIDATION_DELAY_MS, byProposal, resumeStart, startIncomplete, validateProposal } from './validate.js';
 import { readWorld, type World } from './world.js';
+import { timestampMs } from '../../core/api/timestamp.js';
 
 /**
  * Runs one disruption pass (see the module comment). Safe to repeat and to resume after a crash; not safe to overlap
@@ -106,7 +107,7 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
     if (startIncomplete(current, candidates)) {
       await resumeStart(pass, current, command, candidates);
     } else if (phase === 'Proposed') {
-      if (current.now - Date.parse(candidates[0]!.disruption!.proposedAt) < VALIDATION_DELAY_MS) proposalWaiting = true;
+      if (current.now - timestampMs(candidates[0]!.disruption!.proposedAt) < VALIDATION_DELAY_MS) proposalWaiting = true;
       else await validateProposal(pass, current, command, candidates);
     } else if (phase === 'Replacing') {
       await awaitReplacements(pass, current, command, candidates);

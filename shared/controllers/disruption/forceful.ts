@@ -10,6 +10,7 @@ import { recordEventBestEffort } from '../events.js';
 import { nodeOf } from '../launch.js';
 import { taint, writeIgnoringConflict, type Pass } from './pass.js';
 import type { World } from './world.js';
+import { timestampMs } from '../../core/api/timestamp.js';
 
 /**
  * Step 3: NodeClaims past their expireAfter start draining now (no budget, no replacement first).
@@ -19,7 +20,7 @@ export async function expire(pass: Pass, world: World): Promise<void> {
   for (const claim of world.claims) {
     if (!isLive(claim) || claim.expireAfterSeconds == null || claim.state === 'Pending' || claim.state === 'Deleting') continue;
     if (claim.disruption && claim.disruption.phase !== 'Proposed') continue;
-    if (world.now < Date.parse(claim.createdAt) + claim.expireAfterSeconds * 1000) continue;
+    if (world.now < timestampMs(claim.createdAt) + claim.expireAfterSeconds * 1000) continue;
     if (await startForceful(pass, world, claim, 'Expired', `expireAfter ${formatDuration(claim.expireAfterSeconds)} passed`)) pass.report.expired.push(claim.name);
   }
 }

@@ -4,6 +4,7 @@
  * A cold Lambda starts with an empty one and simply searches, reports and computes again.
  */
 import type { MultisetDigest } from './multiset-digest.js';
+import type { ClusterPod } from '../../ports/cluster.js';
 import type { BudgetWindow } from '../../core/disruption/budgets.js';
 import type { nodePoolRequirements } from '../../core/provisioning/nodepool-template.js';
 
@@ -62,6 +63,11 @@ export class DisruptionMemory {
   podDigests = new WeakMap<object, readonly [number, number]>();
   /** The last pod list the fingerprint digested, and its digest (`consolidated.ts`). */
   lastPods: { readonly pods: readonly object[]; readonly digest: MultisetDigest } | undefined;
+  /**
+   * The last pod list a pass grouped by node, and the grouping (`world.ts readWorld`): a list of the same read-only
+   * objects in the same order (a cluster where no pod changed) is grouped once.
+   */
+  lastPodsByNode: { readonly pods: readonly object[]; readonly byNode: ReadonlyMap<string, readonly ClusterPod[]> } | undefined;
   /** Active windows per budget schedule and duration (key `schedule\0duration`). */
   readonly budgetWindows = new Map<string, CachedBudgetWindows>();
   /** The drift inputs worked out in one pass, keyed by the pass's NodePool map (kept by every re-read of the pass). */
@@ -78,6 +84,7 @@ export class DisruptionMemory {
     this.specDigests = new WeakMap();
     this.podDigests = new WeakMap();
     this.lastPods = undefined;
+    this.lastPodsByNode = undefined;
     this.budgetWindows.clear();
     this.driftInputs = new WeakMap();
   }

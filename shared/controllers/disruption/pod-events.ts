@@ -10,6 +10,7 @@ import { recordEventBestEffort } from '../events.js';
 import { nodeOf } from '../launch.js';
 import { writeIgnoringConflict, type Pass } from './pass.js';
 import { lastPodEventMs, podsOfClaim, podsOn, type World } from './world.js';
+import { timestampMs } from '../../core/api/timestamp.js';
 
 /**
  * Stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`; see
@@ -37,7 +38,7 @@ export async function notePodEvents(pass: Pass, world: World): Promise<void> {
       ).toString(36);
       if (claim.podsFingerprint !== undefined && claim.podsFingerprint !== fingerprint) last = Math.max(last ?? 0, world.now);
     }
-    const stamped = last !== undefined && last !== (claim.lastPodEventAt ? Date.parse(claim.lastPodEventAt) : undefined);
+    const stamped = last !== undefined && last !== (claim.lastPodEventAt ? timestampMs(claim.lastPodEventAt) : undefined);
     if (!stamped && fingerprint === claim.podsFingerprint) continue;
     await writeIgnoringConflict(pass, { ...claim, ...(fingerprint !== undefined ? { podsFingerprint: fingerprint } : {}), ...(stamped ? { lastPodEventAt: new Date(last!).toISOString() } : {}) });
   }

@@ -22,6 +22,7 @@ import { reject, startCommand, undisrupted } from './orchestrate.js';
 import { VOLUNTARY_REASONS, isTainted, withoutDisruption, type Pass } from './pass.js';
 import { methodContext } from './propose.js';
 import type { World } from './world.js';
+import { timestampMs } from '../../core/api/timestamp.js';
 
 /** Karpenter's `commandValidationDelay`: a command is re-validated this long after it was computed. */
 export const VALIDATION_DELAY_MS = 15 * 1000;
@@ -75,7 +76,7 @@ export async function validateProposal(pass: Pass, world: World, command: string
  */
 export function byProposal(a: Pick<NodeClaim, 'disruption'>, b: Pick<NodeClaim, 'disruption'>): number {
   if (!a.disruption || !b.disruption) return (a.disruption ? 0 : 1) - (b.disruption ? 0 : 1);
-  return Date.parse(a.disruption.proposedAt) - Date.parse(b.disruption.proposedAt) || (a.disruption.order ?? 0) - (b.disruption.order ?? 0);
+  return timestampMs(a.disruption.proposedAt) - timestampMs(b.disruption.proposedAt) || (a.disruption.order ?? 0) - (b.disruption.order ?? 0);
 }
 
 /**

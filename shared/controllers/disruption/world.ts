@@ -12,6 +12,8 @@ import type { ClusterNode, ClusterPod, PodEventTimes } from '../../ports/cluster
 import { instanceTypeQuery, nodeOf } from '../launch.js';
 import { THROTTLED_ATTEMPTS, retryThrottled } from '../retry.js';
 import type { DisruptionDeps, DisruptionNodeClass } from './deps.js';
+import type { DisruptionMemory } from './memory.js';
+import { timestampMs } from '../../core/api/timestamp.js';
 
 /** The state one pass reads once (and again after a write). */
 export interface World {
@@ -74,13 +76,7 @@ export async function readWorld(deps: DisruptionDeps, previous?: World): Promise
   const available: ReadonlyMap<string, readonly InstanceType[]> = Array.isArray(types)
     ? new Map([...baseTypes!].map(([k, v]) => [k, withUnavailable(v, new Set(types.map(offeringKey)))] as const))
     : (types as ReadonlyMap<string, readonly InstanceType[]>);
-  const podsByNode = new Map<string, ClusterPod[]>();
-  for (const p of pods) {
-    if (!p.nodeName) continue;
-    const onNode = podsByNode.get(p.nodeName);
-    if (onNode) onNode.push(p);
-    else podsByNode.set(p.nodeName, [p]);
-  }
+  const podsByNode = groupByNode(pods, deps.memory);
   const readyNodes = new Set(nodes.filter((n) => n.ready).map((n) => n.name));
   // Without a PodDisruptionBudget there is nothing to work out per pod.
   const pdbs = pdbList.length === 0 ? [] : pdbAllowances(
@@ -102,6 +98,25 @@ export async function readWorld(deps: DisruptionDeps, previous?: World): Promise
     ...(podEvents ? { podEvents } : {}),
   };
   return world;
+}
+
+/**
+ * Pods by the name of their node. The pod objects a Cluster port lists are read-only, so a list of the same objects
+ * in the same order as the last one grouped (what the simulated cluster lists while no pod changes) reuses that
+ * grouping: an identity comparison per pod instead of a map insertion.
+ */
+function groupByNode(pods: readonly ClusterPod[], memory: DisruptionMemory): ReadonlyMap<string, readonly ClusterPod[]> {
+  const last = memory.lastPodsByNode;
+  if (last && last.pods.length === pods.length && last.pods.every((p, i) => p === pods[i])) return last.byNode;
+  const byNode = new Map<string, ClusterPod[]>();
+  for (const p of pods) {
+    if (!p.nodeName) continue;
+    const onNode = byNode.get(p.nodeName);
+    if (onNode) onNode.push(p);
+    else byNode.set(p.nodeName, [p]);
+  }
+  memory.lastPodsByNode = { pods, byNode };
+  return byNode;
 }
 
 /** The pods a drain moves: bound, not terminal, not DaemonSet pods (Karpenter leaves those to the node's end). */
@@ -140,7 +155,7 @@ export const POD_EVENT_DEDUPE_MS = 10 * 1000;
  * record, where it outlives the pods it came from.
  */
 export function lastPodEventMs(world: World, claim: NodeClaim): number | undefined {
-  const stored = claim.lastPodEventAt ? Date.parse(claim.lastPodEventAt) : undefined;
+  const stored = claim.lastPodEventAt ? timestampMs(claim.lastPodEventAt) : undefined;
   const node = nodeOf(claim, world.nodes);
   const seen = node ? world.podEvents?.byNode.get(node.name) : undefined;
   if (seen !== undefined && (stored === undefined || seen - stored >= POD_EVENT_DEDUPE_MS)) return seen;

@@ -69,6 +69,25 @@ export interface ParseDurationOptions {
  * @example parseDuration('-2h', { allowNegative: true }) // -7200
  */
 export function parseDuration(text: string, options: ParseDurationOptions = {}): number {
+  let seconds = parsed.get(text);
+  if (seconds === undefined) {
+    seconds = parseSigned(text);
+    if (parsed.size >= PARSED_LIMIT) parsed.clear();
+    parsed.set(text, seconds);
+  }
+  if (seconds < 0 && !options.allowNegative) throw new DurationError(text, 'must not be negative');
+  return seconds;
+}
+
+/**
+ * Durations read before, by text: the controllers read the same few (a NodePool's `consolidateAfter`) for every
+ * NodeClaim of every pass. Bounded; only well-formed texts are kept (a malformed one throws each time).
+ */
+const parsed = new Map<string, number>();
+const PARSED_LIMIT = 10_000;
+
+/** {@link parseDuration} without the sign check. @throws {DurationError} */
+function parseSigned(text: string): number {
   let rest = text.trim();
   let sign = 1;
   if (rest.startsWith('-') || rest.startsWith('+')) {
@@ -88,7 +107,6 @@ export function parseDuration(text: string, options: ParseDurationOptions = {}):
   // Go's time.Duration is an int64 of nanoseconds: about 2562047h47m16.854775807s at most (ParseDuration rejects more).
   if (!Number.isFinite(total) || total > MAX_DURATION_SECONDS) throw new DurationError(text, 'duration is out of range (Go durations stop at 2562047h)');
   const seconds = sign * Number.parseFloat(total.toFixed(9));
-  if (seconds < 0 && !options.allowNegative) throw new DurationError(text, 'must not be negative');
   return seconds === 0 ? 0 : seconds;
 }
 
