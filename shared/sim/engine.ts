@@ -25,6 +25,7 @@ import { isThrottledError } from '../core/errors.js';
 import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_REGISTERED, TAG_SKIFF_CLUSTER, TERMINATION_FINALIZER } from '../core/api/labels.js';
 import { deduplicationId, messageGroupId, type PodEvent } from '../core/api/pod-event.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
+import { ec2NodeClassSubnetZones } from '../core/api/ec2nodeclass.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { ConsolidationSetting, DisruptionDeps } from '../controllers/disruption/deps.js';
 import { DisruptionMemory } from '../controllers/disruption/memory.js';
@@ -208,6 +209,11 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     instanceTypeQuery: (nodeClass) => {
       const nc = cluster.nodeClasses.get(nodeClass);
       return nc ? instanceTypeQuery(nc) : { nodeClass };
+    },
+    // A snapshot's EC2NodeClass lists the subnets Karpenter resolved: its types are offered in those zones only.
+    nodeClassZones: (nodeClass) => {
+      const nc = cluster.nodeClasses.get(nodeClass);
+      return nc ? ec2NodeClassSubnetZones(nc) : undefined;
     },
     vmMemoryOverheadPercent: spec.settings.vmMemoryOverheadPercent,
     spotPrices: spec.spotPrices,

@@ -115,6 +115,12 @@ export interface SimulatedEc2Options {
   readonly prices?: readonly { readonly instanceType: string; readonly zone?: string; readonly onDemand?: number; readonly spot?: number }[];
   /** Offerings EC2 does not have (absent zone or capacity type: any): left out of the types listed and refused by CreateFleet. @default none */
   readonly unavailableOfferings?: readonly { readonly instanceType: string; readonly zone?: string; readonly capacityType?: CapacityType }[];
+  /**
+   * The zones an EC2NodeClass has subnets in (`ec2NodeClassSubnetZones`: its `status.subnets`, from a snapshot), by
+   * class name; undefined: every zone of the region ({@link zonesOf}). Types are offered only there, as Karpenter
+   * offers them only in the zones of the class's subnets. @default every zone for every class
+   */
+  readonly nodeClassZones?: (nodeClass: string) => readonly string[] | undefined;
   /** Cluster name for tags. */
   readonly clusterName: string;
   /** Instance launch → kubelet registers its Node, ms. @default 45000 */
@@ -185,7 +191,7 @@ export class SimulatedEc2 implements CloudProvider {
     const cacheKey = JSON.stringify(query);
     const cached = this.typeCache.get(cacheKey);
     if (cached) return cached;
-    const zones = zonesOf(this.options.region);
+    const zones = this.options.nodeClassZones?.(query.nodeClass) ?? zonesOf(this.options.region);
     const allocatableOptions = nodeClassAllocatableOptions(query, this.options.vmMemoryOverheadPercent);
     const types: InstanceType[] = [];
     for (const info of this.options.catalog) {

@@ -231,3 +231,27 @@ describe('no drift loops (issue 19 item 3)', () => {
     expect(formatSummary({ ...r, violations: { ...r.violations, churn: 14 } })).toContain('Violations: churn=14 (replace loops)');
   }, 120_000);
 });
+
+describe("an EC2NodeClass's subnets decide the zones (Karpenter: offering zones ∩ subnet zones)", () => {
+  // What `kubectl get ec2nodeclasses -o yaml` shows once Karpenter resolved subnetSelectorTerms: subnets in 2b only.
+  const subnetStatus = `
+status:
+  subnets:
+    - {id: subnet-0b, zone: us-west-2b, zoneID: usw2-az2}`;
+  const spread = `
+      topologySpreadConstraints:
+        - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway, labelSelector: {matchLabels: {app: web}}}`;
+
+  it('launches only in the zones of the subnets the status lists, and in every zone of the region without a status', async () => {
+    const zones = (r: SimulationResult) => new Set(launched(r).map((c) => c.zone));
+    const attempted = (r: SimulationResult) => new Set(r.launchAttempts.flatMap((a) => a.zones));
+    const restricted = await simulateDocs(3, nodeClassYaml(subnetStatus), pool([]), deployment('web', 12, spread), scenario());
+    expect(launched(restricted).length).toBeGreaterThan(0);
+    expect(zones(restricted)).toEqual(new Set(['us-west-2b']));
+    expect(attempted(restricted)).toEqual(new Set(['us-west-2b']));
+    expect(restricted.unschedulable).toEqual([]);
+    // The control: the same cluster with no status spreads over more than one zone.
+    const open = await run(pool([]), deployment('web', 12, spread), scenario());
+    expect(zones(open).size).toBeGreaterThan(1);
+  }, 120_000);
+});

@@ -44,7 +44,7 @@ import {
 import { ec2NodeClassAmiFamily, type EC2NodeClass } from '../../core/api/ec2nodeclass.js';
 import { LABEL_EC2NODECLASS, LABEL_NODEPOOL, type CapacityType } from '../../core/api/labels.js';
 import { CloudProviderError, InsufficientCapacityError } from '../../core/errors.js';
-import { offeringKey, type InstanceType } from '../../core/instancetypes/offering.js';
+import { inZones, offeringKey, type InstanceType } from '../../core/instancetypes/offering.js';
 import type { OfferingKey } from '../../core/instancetypes/offering-key.js';
 import type { CloudInstance, CloudProvider, InstanceTypeQuery, LaunchedInstance, LaunchRequest } from '../../ports/cloud-provider.js';
 import type { Clock } from '../../ports/clock.js';
@@ -197,9 +197,18 @@ export class Ec2CloudProvider implements CloudProvider {
     this.#props = props;
   }
 
-  /** Delegates to the {@link InstanceTypeSource}. */
-  getInstanceTypes(query: InstanceTypeQuery): Promise<InstanceType[]> {
-    return this.#props.instanceTypes.getInstanceTypes(query);
+  /**
+   * The {@link InstanceTypeSource}'s types, offered only in the zones where the query's EC2NodeClass has a subnet
+   * (all of them when the class is not found: `create` refuses it anyway).
+   * @throws whatever the source, the EC2NodeClass lookup or subnet discovery throws
+   */
+  async getInstanceTypes(query: InstanceTypeQuery): Promise<InstanceType[]> {
+    const [types, nodeClass] = await Promise.all([this.#props.instanceTypes.getInstanceTypes(query), this.#props.nodeClass(query.nodeClass)]);
+    if (!nodeClass) return types;
+    // Offered only where the EC2NodeClass has a subnet, as Karpenter's types are (aws
+    // `pkg/providers/instancetype/types.go computeRequirements`): a plan for another zone could never launch.
+    const zonal = await this.#props.subnets.zonalSubnets(nodeClass);
+    return inZones(types, new Set(zonal.keys()));
   }
 
   /**

@@ -325,11 +325,30 @@ export const ec2NodeClassSchema = z.strictObject({
   kind: z.literal('EC2NodeClass'),
   metadata: objectMetaSchema,
   spec: ec2NodeClassSpecSchema,
-  status: z.looseObject({}).optional(),
+  // What Karpenter's controller resolved (kept from a `kubectl get ec2nodeclasses -o yaml` snapshot): only the
+  // subnets' zones are read (`ec2NodeClassSubnetZones`); the rest is tolerated as written.
+  status: z
+    .looseObject({
+      subnets: z.array(z.looseObject({ id: z.string(), zone: z.string().min(1), zoneID: z.string().optional() })).optional(),
+    })
+    .optional(),
 });
 
 /** A parsed EC2NodeClass (see {@link ec2NodeClassSchema}). */
 export type EC2NodeClass = z.output<typeof ec2NodeClassSchema>;
+/**
+ * The zones of the subnets an EC2NodeClass's status lists (`status.subnets[].zone`, what Karpenter's subnet
+ * controller resolved from `subnetSelectorTerms`), sorted; undefined when the status lists none (a manifest written
+ * by hand: nothing was resolved). Karpenter offers an instance type only in these zones (aws
+ * `pkg/providers/instancetype/types.go computeRequirements`: offering zones ∩ subnet zones).
+ * @example ec2NodeClassSubnetZones({ status: { subnets: [{ id: 'subnet-1', zone: 'us-west-2b' }] } }) // ['us-west-2b']
+ */
+export function ec2NodeClassSubnetZones(nodeClass: { readonly status?: { readonly subnets?: readonly { readonly zone: string }[] } }): string[] | undefined {
+  const subnets = nodeClass.status?.subnets;
+  if (!subnets || subnets.length === 0) return undefined;
+  return [...new Set(subnets.map((s) => s.zone))].sort();
+}
+
 /** A parsed `spec` of an EC2NodeClass. */
 export type EC2NodeClassSpec = z.output<typeof ec2NodeClassSpecSchema>;
 /** A parsed AMI selector term. */

@@ -105,5 +105,39 @@ export function withUnavailable(types: readonly InstanceType[], unavailable: Rea
   return result;
 }
 
+/**
+ * The types with only their offerings in `zones`, their zone and capacity-type requirements narrowed to match; a
+ * type left with no offering is dropped. Karpenter offers a type only in the zones of its EC2NodeClass's subnets
+ * (aws `pkg/providers/instancetype/types.go computeRequirements`: offering zones ∩ subnet zones). Memoized per input
+ * list and zone set, as {@link withUnavailable} is; callers must not mutate the result.
+ * @param types instance types as listed
+ * @param zones the zones to keep (e.g. `us-west-2a`)
+ */
+export function inZones(types: readonly InstanceType[], zones: ReadonlySet<string>): InstanceType[] {
+  const key = [...zones].sort().join('|');
+  let byKey = ZONES_MEMO.get(types);
+  if (!byKey) ZONES_MEMO.set(types, (byKey = new Map()));
+  const hit = byKey.get(key);
+  if (hit) return hit;
+  const result = types.flatMap((t): InstanceType[] => {
+    if (t.offerings.every((o) => zones.has(o.zone))) return [t];
+    const offerings = t.offerings.filter((o) => zones.has(o.zone));
+    if (offerings.length === 0) return [];
+    const requirements = t.requirements.add(
+      Requirement.in(LABEL_ZONE, new Set(offerings.map((o) => o.zone))),
+      Requirement.in(LABEL_CAPACITY_TYPE, new Set(offerings.map((o) => o.capacityType))),
+    );
+    return [{ ...t, offerings, requirements }];
+  });
+  // Nothing left out: the list itself, so what callers memoize by its identity still hits.
+  const same = result.length === types.length && result.every((t, i) => t === types[i]) ? (types as InstanceType[]) : result;
+  if (byKey.size >= 64) byKey.clear();
+  byKey.set(key, same);
+  return same;
+}
+
+/** {@link inZones}' results by input list, then by the sorted zones. */
+const ZONES_MEMO = new WeakMap<readonly InstanceType[], Map<string, InstanceType[]>>();
+
 /** {@link withUnavailable}'s results by input list, then by the sorted unavailable keys. */
 const UNAVAILABLE_MEMO = new WeakMap<readonly InstanceType[], Map<string, InstanceType[]>>();

@@ -133,7 +133,7 @@ interface Harness {
   readonly templates: FakeLaunchTemplates;
 }
 
-function harness(opts: { ec2?: EC2Client; templates?: FakeLaunchTemplates; nodeClass?: EC2NodeClass | undefined } = {}): Harness {
+function harness(opts: { ec2?: EC2Client; templates?: FakeLaunchTemplates; nodeClass?: EC2NodeClass | undefined; types?: InstanceType[] } = {}): Harness {
   const ec2 = opts.ec2 ?? mockedEc2;
   const templates = opts.templates ?? new FakeLaunchTemplates();
   const nodeClass = 'nodeClass' in opts ? opts.nodeClass : NODE_CLASS;
@@ -144,7 +144,7 @@ function harness(opts: { ec2?: EC2Client; templates?: FakeLaunchTemplates; nodeC
     nodeClass: async (name) => (name === 'default' ? nodeClass : undefined),
     launchTemplates: templates,
     subnets: SUBNETS,
-    instanceTypes: { getInstanceTypes: async () => TYPES },
+    instanceTypes: { getInstanceTypes: async () => opts.types ?? TYPES },
     clock: { now: () => NOW },
   };
   return { provider: new Ec2CloudProvider(props), ec2, templates };
@@ -646,8 +646,23 @@ describe('Ec2CloudProvider', () => {
   });
 
   describe('getInstanceTypes', () => {
-    it('delegates to the instance type source', async () => {
+    it("gives the source's list itself when every offering is in a zone with a subnet", async () => {
       expect(await harness().provider.getInstanceTypes({ nodeClass: 'default' })).toBe(TYPES);
+    });
+
+    it('offers a type only in the zones where the EC2NodeClass has a subnet, as Karpenter does', async () => {
+      // us-west-2c has no subnet (SUBNETS): a plan there could never launch.
+      const wide = TYPES.map((t) => instanceType(t.name, { cpu: 1930, memory: 6903, price: 0.1, zones: ['us-west-2a', 'us-west-2b', 'us-west-2c'] }));
+      const { provider } = harness({ types: wide });
+      const types = await provider.getInstanceTypes({ nodeClass: 'default' });
+      expect(types.map((t) => t.name)).toEqual(TYPES.map((t) => t.name));
+      for (const t of types) {
+        expect(new Set(t.offerings.map((o) => o.zone))).toEqual(new Set(['us-west-2a', 'us-west-2b']));
+        expect(t.requirements.get('topology.kubernetes.io/zone').has('us-west-2c')).toBe(false);
+      }
+      // A type offered only where there is no subnet is not offered at all.
+      const only = await harness({ types: [instanceType('m5.large', { cpu: 1930, memory: 6903, price: 0.1, zones: ['us-west-2c'] })] }).provider.getInstanceTypes({ nodeClass: 'default' });
+      expect(only).toEqual([]);
     });
   });
 });
