@@ -66,6 +66,8 @@ export function formatSummary(result: SimulationResult): string {
     for (const [reason, r] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(`  ${reason}: ${r.count} (${r.replaced} replaced, ${r.count - r.replaced} deleted${r.done < r.count ? `; ${r.count - r.done} still draining at the end` : ''})`);
     }
+    const unsettled = stillDisrupting(result);
+    if (unsettled) lines.push(`  still disrupting at the end: ${unsettled}; the final $/h is not where the fleet settles (run longer with --duration)`);
     lines.push('');
   }
   const total = result.cost.totalUSD < 1 ? result.cost.totalUSD.toFixed(4) : result.cost.totalUSD.toFixed(2);
@@ -140,7 +142,9 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
   lines.push(`What Skiff would do to this cluster: ${n.total} nodes at the start, ${n.managed} managed by its NodePools${n.unmanaged ? `, ${n.unmanaged} not (kept, never disrupted)` : ''}`);
   const sign = w.savingHourlyUSD >= 0 ? '' : '-';
   lines.push(`  Fleet now:          $${w.hourlyUSDAtStart.toFixed(2)}/h`);
-  lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled ? `settled at ${w.settledAt}` : `at the end, ${w.settledAt}: disruptions still going`}; ${w.nodesAfter} nodes)`);
+  // Settled: every disruption over, and none started in the run's last SETTLED_QUIET_MS (else the next pass may go on).
+  const unsettled = w.settled ? stillDisrupting(result) : undefined;
+  lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled && !unsettled ? `settled at ${w.settledAt}` : w.settled ? `at ${w.settledAt}, but still disrupting near the end: run longer to see it settle` : `at the end, ${w.settledAt}: disruptions still going`}; ${w.nodesAfter} nodes)`);
   lines.push(`  Saving:             ${sign}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`);
   lines.push(`  Prices simulated:   on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
   if (w.actions.length > 0) {
@@ -214,4 +218,29 @@ export function baselineNote(result: Pick<SimulationResult, 'consolidation' | 'p
     ...(result.provisioning === 'karpenter' ? ["provisioning: karpenter (no binding replay)"] : []),
   ];
   return settings.map((s) => `, ${s}`).join('');
+}
+
+/**
+ * How long disruption must have been quiet before the end for the summary to call the fleet settled: 10 minutes, the
+ * churn guard's window (`CHURN_GUARD_MS`, `shared/controllers/disruption/candidates.ts`), after which every node the
+ * run launched or replaced is a consolidation candidate again.
+ */
+export const SETTLED_QUIET_MS = 10 * 60 * 1000;
+
+/**
+ * Why the run ended before its disruptions settled, or undefined when they did: disruptions still in flight at the end,
+ * or one started less than {@link SETTLED_QUIET_MS} before it (consolidation was still finding moves). A run cut
+ * short in the middle of a scale-in otherwise reports a final $/h the fleet was still moving away from.
+ * @param result a simulation Result
+ * @returns e.g. `3 nodes in flight, the last disruption started 2.0 min before the end (2026-03-02T09:58:00.000Z)`
+ */
+export function stillDisrupting(result: Pick<SimulationResult, 'disruptions' | 'end'>): string | undefined {
+  if (result.disruptions.length === 0) return undefined;
+  const endMs = Date.parse(result.end);
+  const inFlight = result.disruptions.filter((d) => d.completedAt === null).length;
+  const last = result.disruptions.reduce((a, d) => (Date.parse(d.at) > Date.parse(a.at) ? d : a));
+  const quietMs = endMs - Date.parse(last.at);
+  if (inFlight === 0 && quietMs >= SETTLED_QUIET_MS) return undefined;
+  const since = `the last disruption started ${(quietMs / 60_000).toFixed(1)} min before the end (${last.at})`;
+  return inFlight > 0 ? `${inFlight} node${inFlight === 1 ? '' : 's'} in flight, ${since}` : since;
 }
