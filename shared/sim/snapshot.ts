@@ -289,8 +289,35 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
   if (daemon > 0) notes.push(`${daemon} DaemonSet pod${daemon === 1 ? '' : 's'} left to the simulated DaemonSet controller (it places one on each node it admits)`);
   if (orphanSets.size > 0) notes.push(`pods of ${orphanSets.size} ReplicaSet${orphanSets.size === 1 ? '' : 's'} with no Deployment in the snapshot (e.g. ${[...orphanSets][0]}) are simulated as bare pods`);
   for (const [node, count] of missingNode) notes.push(`${count} pod${count === 1 ? '' : 's'} bound to node ${node}, which is not in the snapshot, left out`);
-  const region = [...regions].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
-  return { dropped, owners, notes, newestMs, region, issues };
+  return { dropped, owners, notes, newestMs, region: majorityRegion(regions), issues };
+}
+
+/** The region named most often (ties: the first in alphabetical order), if any. */
+function majorityRegion(counts: ReadonlyMap<string, number>): string | undefined {
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+}
+
+/**
+ * The region a snapshot's Nodes are in: the `topology.kubernetes.io/region` label most of them carry (ties: the first
+ * in alphabetical order), counting each Node name once and only Nodes whose fields have the shape
+ * {@link readSnapshot} expects and whose label is a region name. It is what {@link readSnapshot} reports as `region`,
+ * available before anything else is read: a Scenario document without `spec.region` is validated against it (its
+ * zones, prices and offerings name this region's zones), as the run uses it (docs/contracts.md#snapshots).
+ * @param docs the snapshot's Node documents (others are ignored)
+ * @returns the region, or undefined when no Node names a valid one
+ */
+export function snapshotRegion(docs: readonly ManifestDocument[]): string | undefined {
+  const counts = new Map<string, number>();
+  const names = new Set<string>();
+  for (const doc of docs) {
+    if ((doc.value as { kind?: unknown }).kind !== 'Node' || shapeIssues(doc).length > 0) continue;
+    const node = doc.value as RawNode;
+    if (names.has(node.metadata.name)) continue;
+    names.add(node.metadata.name);
+    const region = stringRecord(node.metadata.labels)[LABEL_REGION];
+    if (region !== undefined && REGION.test(region)) counts.set(region, (counts.get(region) ?? 0) + 1);
+  }
+  return majorityRegion(counts);
 }
 
 /** The controller owner reference (or the first one) of an object. */

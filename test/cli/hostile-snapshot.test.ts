@@ -177,6 +177,43 @@ describe('regions', () => {
     const cluster = node('n1').replace('topology.kubernetes.io/region: us-west-2', 'topology.kubernetes.io/region: "us west 2"');
     await expectRefused(folder({ 'cluster.yaml': cluster }), /cluster\.yaml:6:\d+: metadata\.labels\["topology\.kubernetes\.io\/region"\]: Node n1: region "us west 2" is not an AWS region name/);
   });
+
+  /** Node n1 of the snapshot moved to eu-west-1a (region eu-west-1), and a Scenario document without spec.region. */
+  const euNode = node('n1').replace('topology.kubernetes.io/zone: us-west-2a', 'topology.kubernetes.io/zone: eu-west-1a').replace('topology.kubernetes.io/region: us-west-2', 'topology.kubernetes.io/region: eu-west-1');
+  const scenarioIn = (zone: (letter: string) => string) => `apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: what-if}
+spec:
+  nodes:
+  - {name: spare, instanceType: m5.large, zone: ${zone('b')}, capacityType: on-demand}
+  spotPrices:
+  - {instanceType: m5.large, zone: ${zone('c')}, price: 0.03}
+  prices:
+  - {instanceType: m5.xlarge, zone: ${zone('a')}, onDemand: 0.1}
+  offerings:
+    unavailable:
+    - {instanceType: c5.large, zone: ${zone('a')}}
+`;
+
+  it("checks a Scenario document without spec.region against the snapshot's region, which the run uses", async () => {
+    const dir = folder({ 'cluster.yaml': euNode, 'scenario.yaml': scenarioIn((l) => `eu-west-1${l}`) });
+    const simulated = await run('simulate', dir, '--duration', '10m');
+    expect(simulated.err).not.toMatch(/not in region/);
+    expect(simulated.status).toBe(0);
+    const validated = await run('validate', dir);
+    expect(validated.out + validated.err).not.toMatch(/not in region/);
+    expect(validated.status).toBe(0);
+    const { result } = await simulateScenario(dir, { seed: 1, overrides: { durationSeconds: 600 } });
+    expect(result.pricing.onDemand).toContain('used for eu-west-1');
+    expect(result.nodes.find((n) => n.name === 'spare')?.zone).toBe('eu-west-1b');
+  });
+
+  it("refuses a Scenario document without spec.region that names zones of another region than the snapshot's", async () => {
+    const dir = folder({ 'cluster.yaml': euNode, 'scenario.yaml': scenarioIn((l) => `us-west-2${l}`) });
+    await expectRefused(dir, /scenario\.yaml:6:\d+: spec\.nodes\[0\]\.zone: zone us-west-2b is not in region eu-west-1/);
+    await expectRefused(dir, /scenario\.yaml:8:\d+: spec\.spotPrices\[0\]\.zone: zone us-west-2c is not in region eu-west-1/);
+    await expectRefused(dir, /scenario\.yaml:13:\d+: spec\.offerings\.unavailable\[0\]\.zone: zone us-west-2a is not in region eu-west-1/);
+  });
 });
 
 describe('terminal escapes in input', () => {
