@@ -238,3 +238,48 @@ describe('pods being deleted', () => {
     expect(result.nodes.map((n) => n.name)).toEqual(['n1']);
   });
 });
+
+describe('mirror (static) pods', () => {
+  /**
+   * A kubelet's mirror pod of node `n`, as the API server returns it: owned by its Node (`apiVersion: v1, kind: Node`),
+   * bound to it, running (Karpenter core pkg/utils/pod/scheduling.go IsOwnedByNode).
+   */
+  const mirror = (n: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-proxy-${n}\n  namespace: kube-system\n  creationTimestamp: "2026-03-01T00:00:10Z"\n` +
+    `  annotations: {kubernetes.io/config.mirror: 6f2e0c, kubernetes.io/config.source: file}\n` +
+    `  ownerReferences: [{apiVersion: v1, kind: Node, name: ${n}, uid: 0b5e7a4c-0000-4000-8000-00000000000${n.length}, controller: true}]\n` +
+    `spec:\n  nodeName: ${n}\n  containers: [{name: kube-proxy, image: kube-proxy, resources: {requests: {cpu: 100m, memory: 64Mi}}}]\nstatus: {phase: Running}\n`;
+  const bare = (name: string, n: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: default\n  creationTimestamp: "2026-03-01T00:00:20Z"\n` +
+    `spec:\n  nodeName: ${n}\n  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]\nstatus: {phase: Running}\n`;
+
+  it('deletes an otherwise empty Karpenter node as empty, and neither evicts nor reschedules its mirror pod', async () => {
+    // consolidateAfter 1m instead of 1h: n1 is empty (its only pod is a mirror pod) once a minute passes.
+    const karpenter = KARPENTER.replace('consolidateAfter: 1h', 'consolidateAfter: 1m');
+    const { result } = await simulateScenario(folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${mirror('n1')}` }), { seed: 1, overrides: { durationSeconds: 1800 } });
+    const n1 = result.nodes.find((n) => n.name === 'n1')!;
+    expect(n1.deletedAt).not.toBeNull();
+    expect(result.whatIf!.actions.filter((a) => a.node === 'n1').map((a) => [a.method, a.decision, a.evictions])).toEqual([['emptiness', 'delete', 0]]);
+    // The mirror pod stays bound to n1 until n1 goes, is never evicted, and no node is launched for it.
+    const copies = result.pods.filter((p) => p.name === 'kube-proxy-n1');
+    expect(copies.map((p) => [p.node, p.evictions])).toEqual([['n1', 0]]);
+    expect(result.launchAttempts).toEqual([]);
+    expect(result.nodes.map((n) => n.name)).toEqual(['n1']);
+    const r = await run('simulate', folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${mirror('n1')}` }), '--duration', '10m');
+    expect(r.err).toContain('note: snapshot: 1 mirror (static) pod (owned by a Node) kept on its node');
+  });
+
+  it('drains a node without evicting its mirror pod: only the other pods move', async () => {
+    // expireAfter 10m: n1 (created 2026-03-01) has expired when the run starts; its drain moves the bare pod only.
+    const karpenter = KARPENTER.replace('      spec:\n        nodeClassRef', '      spec:\n        expireAfter: 10m\n        nodeClassRef');
+    const { result } = await simulateScenario(folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${mirror('n1')}---\n${bare('app', 'n1')}` }), { seed: 1, overrides: { durationSeconds: 1800 } });
+    expect(result.nodes.find((n) => n.name === 'n1')!.deletedAt).not.toBeNull();
+    const action = result.whatIf!.actions.find((a) => a.node === 'n1')!;
+    expect([action.method, action.evictions]).toEqual(['expiration', 1]);
+    expect(result.pods.filter((p) => p.name === 'kube-proxy-n1').map((p) => [p.node, p.evictions])).toEqual([['n1', 0]]);
+    const app = result.pods.filter((p) => p.name === 'app');
+    expect(app[0]!.evictions).toBe(1);
+    expect(app.at(-1)!.node).not.toBe('n1');
+    expect(result.whatIf!.evictions.byOwner.map((o) => o.owner)).toEqual(['Pod/default/app']);
+  });
+});
