@@ -162,8 +162,8 @@ export function pendingFigures(pods: readonly ResultPod[], startMs: number, endM
 
 /**
  * Every disruption that started (proposals dropped at validation are not disruptions), in start order: one entry per
- * candidate NodeClaim, with its command, reason, decision, first replacement, and when its drain started and it was
- * deleted.
+ * candidate NodeClaim, with its command, reason, decision, first replacement, when its drain started and it was
+ * deleted, and the budget of its NodePool the controller's validation let it start under (null when forceful).
  */
 function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
   return claims
@@ -182,6 +182,7 @@ function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
         message: d.message,
         drainStartedAt: d.drainStartedAt ?? null,
         completedAt: c.state === 'Deleted' ? (c.deletedAt ?? null) : null,
+        budget: d.budgets?.[c.nodePool] ? { ...d.budgets[c.nodePool]! } : null,
       };
     })
     .sort((a, b) => a.at.localeCompare(b.at) || a.nodeClaim.localeCompare(b.nodeClaim));
