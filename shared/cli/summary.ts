@@ -170,7 +170,7 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
     lines.push(table(['#', 'AT (UTC)', 'NODE', 'NODEPOOL', 'TYPE', 'USD/H', 'METHOD', 'DECISION', 'BUDGET', 'EVICTED'], rows.slice(0, MAX_WHAT_IF_ROWS)));
     if (rows.length > MAX_WHAT_IF_ROWS) lines.push(`  … and ${rows.length - MAX_WHAT_IF_ROWS} more (all in --json whatIf.actions and the --report)`);
     for (const [i, text] of budgets.entries()) lines.push(`  b${i + 1}: ${text}`);
-    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes when it started, as the disruption controller counted them; "in flight": nodes already being disrupted then, which the allowance includes)');
+    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes when it started, as the disruption controller counted them; "N in flight": nodes already being disrupted then, counted against it)');
   } else lines.push('Disruptions: none (nothing Skiff would consolidate, replace or expire in this run)');
   const top = w.evictions.byOwner.slice(0, 5).map((o) => `${o.owner} ${o.count}`);
   lines.push(`Evictions: ${w.evictions.total}${top.length ? ` (most: ${top.join(', ')}${w.evictions.byOwner.length > 5 ? ', …' : ''})` : ''}`);
