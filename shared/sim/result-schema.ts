@@ -134,6 +134,12 @@ export const ResultNodeSchema = z.looseObject({
   annotations: z.record(z.string(), z.string()).optional(),
   createdAt: UtcTimeSchema,
   deletedAt: UtcTimeSchema.nullable(),
+  /**
+   * The price of the Node's instance, USD per hour (what `cost` counts for it); null when no simulated instance backs
+   * it. For a node Skiff does not own (`nodeClaim` null) this is the only price the Result gives. An addition: absent
+   * in Results written before it.
+   */
+  hourlyUSD: Usd.nullable().optional(),
 });
 
 /** One CreateFleet call: what it was allowed to choose from and how it ended (`ok` or the EC2 error code). */

@@ -53,6 +53,7 @@ const isoStringOrNull = (s: string | undefined): string | null => s ?? null;
 export function buildResult(input: ResultInputs): SimulationResult {
   const claimByInstance = new Map(input.nodeClaims.filter((c) => c.instanceId).map((c) => [c.instanceId!, c]));
   const nodeByName = new Map(input.nodes.map((n) => [n.name, n]));
+  const instanceById = new Map(input.instances.map((i) => [i.instanceId, i]));
   const nodeClaims = [...input.nodeClaims].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
   const result = {
     scenario: input.scenario,
@@ -97,6 +98,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
       annotations: { ...n.annotations },
       createdAt: iso(n.createdAt),
       deletedAt: isoOrNull(n.deletedAt),
+      hourlyUSD: instanceById.get(n.instanceId)?.price ?? null,
     })),
     launchAttempts: input.launchAttempts.map((a) => ({ ...a, at: iso(a.at), capacityTypes: [...a.capacityTypes], instanceTypeNames: [...a.instanceTypeNames], zones: [...a.zones] })),
     pods: input.pods.map((p) => {
