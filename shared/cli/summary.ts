@@ -156,7 +156,8 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
       const text = a.budgetRule ? `NodePool ${a.nodePool} ${a.budgetRule.rule}` : a.budget;
       let i = budgets.indexOf(text);
       if (i < 0) i = budgets.push(text) - 1;
-      return `b${i + 1}${a.budgetRule ? ` ${a.budgetRule.allowed}/${a.budgetRule.nodes}` : ''}`;
+      const inFlight = a.budgetRule?.disrupting ? ` (${a.budgetRule.disrupting} in flight)` : '';
+      return `b${i + 1}${a.budgetRule ? ` ${a.budgetRule.allowed}/${a.budgetRule.nodes}${inFlight}` : ''}`;
     };
     const rows = w.actions.map((a) => [
       String(a.order),
@@ -173,7 +174,7 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
     lines.push(table(['#', 'AT (UTC)', 'NODE', 'NODEPOOL', 'TYPE', 'USD/H', 'METHOD', 'DECISION', 'BUDGET', 'EVICTED'], rows.slice(0, MAX_WHAT_IF_ROWS)));
     if (rows.length > MAX_WHAT_IF_ROWS) lines.push(`  … and ${rows.length - MAX_WHAT_IF_ROWS} more (all in --json whatIf.actions and the --report)`);
     for (const [i, text] of budgets.entries()) lines.push(`  b${i + 1}: ${text}`);
-    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes then)');
+    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes when it started, as the disruption controller counted them; "N in flight": nodes already being disrupted then, counted against it)');
   } else lines.push('Disruptions: none (nothing Skiff would consolidate, replace or expire in this run)');
   const top = w.evictions.byOwner.slice(0, 5).map((o) => `${o.owner} ${o.count}`);
   lines.push(`Evictions: ${w.evictions.total}${top.length ? ` (most: ${top.join(', ')}${w.evictions.byOwner.length > 5 ? ', …' : ''})` : ''}`);
