@@ -66,6 +66,8 @@ export function formatSummary(result: SimulationResult): string {
     for (const [reason, r] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
       lines.push(`  ${reason}: ${r.count} (${r.replaced} replaced, ${r.count - r.replaced} deleted${r.done < r.count ? `; ${r.count - r.done} still draining at the end` : ''})`);
     }
+    const unsettled = stillDisrupting(result);
+    if (unsettled) lines.push(`  still disrupting at the end: ${unsettled}; the final $/h is not where the fleet settles (run longer with --duration)`);
     lines.push('');
   }
   const total = result.cost.totalUSD < 1 ? result.cost.totalUSD.toFixed(4) : result.cost.totalUSD.toFixed(2);
@@ -140,7 +142,9 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
   lines.push(`What Skiff would do to this cluster: ${n.total} nodes at the start, ${n.managed} managed by its NodePools${n.unmanaged ? `, ${n.unmanaged} not (kept, never disrupted)` : ''}`);
   const sign = w.savingHourlyUSD >= 0 ? '' : '-';
   lines.push(`  Fleet now:          $${w.hourlyUSDAtStart.toFixed(2)}/h`);
-  lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled ? `settled at ${w.settledAt}` : `at the end, ${w.settledAt}: disruptions still going`}; ${w.nodesAfter} nodes)`);
+  // Settled: every disruption over, and none started in the run's last SETTLED_QUIET_MS (else the next pass may go on).
+  const unsettled = w.settled ? stillDisrupting(result) : undefined;
+  lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled && !unsettled ? `settled at ${w.settledAt}` : w.settled ? `at ${w.settledAt}, but still disrupting near the end: run longer to see it settle` : `at the end, ${w.settledAt}: disruptions still going`}; ${w.nodesAfter} nodes)`);
   lines.push(`  Saving:             ${sign}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`);
   lines.push(`  Prices simulated:   on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
   if (w.actions.length > 0) {
@@ -152,7 +156,8 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
       const text = a.budgetRule ? `NodePool ${a.nodePool} ${a.budgetRule.rule}` : a.budget;
       let i = budgets.indexOf(text);
       if (i < 0) i = budgets.push(text) - 1;
-      return `b${i + 1}${a.budgetRule ? ` ${a.budgetRule.allowed}/${a.budgetRule.nodes}` : ''}`;
+      const inFlight = a.budgetRule?.disrupting ? ` (${a.budgetRule.disrupting} in flight)` : '';
+      return `b${i + 1}${a.budgetRule ? ` ${a.budgetRule.allowed}/${a.budgetRule.nodes}${inFlight}` : ''}`;
     };
     const rows = w.actions.map((a) => [
       String(a.order),
@@ -169,7 +174,7 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
     lines.push(table(['#', 'AT (UTC)', 'NODE', 'NODEPOOL', 'TYPE', 'USD/H', 'METHOD', 'DECISION', 'BUDGET', 'EVICTED'], rows.slice(0, MAX_WHAT_IF_ROWS)));
     if (rows.length > MAX_WHAT_IF_ROWS) lines.push(`  … and ${rows.length - MAX_WHAT_IF_ROWS} more (all in --json whatIf.actions and the --report)`);
     for (const [i, text] of budgets.entries()) lines.push(`  b${i + 1}: ${text}`);
-    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes then)');
+    if (budgets.length > 0) lines.push('  (BUDGET: the budget that allowed it, and how many nodes it allowed at once / the NodePool\'s nodes when it started, as the disruption controller counted them; "N in flight": nodes already being disrupted then, counted against it)');
   } else lines.push('Disruptions: none (nothing Skiff would consolidate, replace or expire in this run)');
   const top = w.evictions.byOwner.slice(0, 5).map((o) => `${o.owner} ${o.count}`);
   lines.push(`Evictions: ${w.evictions.total}${top.length ? ` (most: ${top.join(', ')}${w.evictions.byOwner.length > 5 ? ', …' : ''})` : ''}`);
@@ -214,4 +219,29 @@ export function baselineNote(result: Pick<SimulationResult, 'consolidation' | 'p
     ...(result.provisioning === 'karpenter' ? ["provisioning: karpenter (no binding replay)"] : []),
   ];
   return settings.map((s) => `, ${s}`).join('');
+}
+
+/**
+ * How long disruption must have been quiet before the end for the summary to call the fleet settled: 10 minutes, the
+ * churn guard's window (`CHURN_GUARD_MS`, `shared/controllers/disruption/candidates.ts`), after which every node the
+ * run launched or replaced is a consolidation candidate again.
+ */
+export const SETTLED_QUIET_MS = 10 * 60 * 1000;
+
+/**
+ * Why the run ended before its disruptions settled, or undefined when they did: disruptions still in flight at the end,
+ * or one started less than {@link SETTLED_QUIET_MS} before it (consolidation was still finding moves). A run cut
+ * short in the middle of a scale-in otherwise reports a final $/h the fleet was still moving away from.
+ * @param result a simulation Result
+ * @returns e.g. `3 nodes in flight, the last disruption started 2.0 min before the end (2026-03-02T09:58:00.000Z)`
+ */
+export function stillDisrupting(result: Pick<SimulationResult, 'disruptions' | 'end'>): string | undefined {
+  if (result.disruptions.length === 0) return undefined;
+  const endMs = Date.parse(result.end);
+  const inFlight = result.disruptions.filter((d) => d.completedAt === null).length;
+  const last = result.disruptions.reduce((a, d) => (Date.parse(d.at) > Date.parse(a.at) ? d : a));
+  const quietMs = endMs - Date.parse(last.at);
+  if (inFlight === 0 && quietMs >= SETTLED_QUIET_MS) return undefined;
+  const since = `the last disruption started ${(quietMs / 60_000).toFixed(1)} min before the end (${last.at})`;
+  return inFlight > 0 ? `${inFlight} node${inFlight === 1 ? '' : 's'} in flight, ${since}` : since;
 }

@@ -33,9 +33,9 @@ import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
 import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues, type ManifestDocument } from '../core/api/manifest.js';
-import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, unpackList } from '../sim/snapshot.js';
-import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, MAX_SCENARIO_ITEMS, bytesOutsideLists, crossCheck, invalidObjectKey, readLimits, readScenarioFile, scenarioSizeIssue, type Located } from '../sim/scenario-loader.js';
-import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ParsedScenario } from '../sim/scenario.js';
+import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, snapshotRegion, unpackList } from '../sim/snapshot.js';
+import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, MAX_SCENARIO_ITEMS, bytesOutsideLists, crossCheck, invalidObjectKey, parseScenarioForRun, readLimits, readScenarioFile, scenarioSizeIssue, type Located } from '../sim/scenario-loader.js';
+import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, type ParsedScenario } from '../sim/scenario.js';
 
 /** One valid object found in a file. */
 export interface ValidatedObject {
@@ -121,7 +121,11 @@ export async function yamlFilesOf(path: string): Promise<{ readonly files: reado
 interface ParsedFile {
   readonly validation: FileValidation;
   readonly located: readonly Located[];
-  readonly scenarios: readonly { readonly doc: ManifestDocument; readonly parsed: ParsedScenario }[];
+  /**
+   * The file's Scenario documents, not yet parsed: {@link checkAcross} parses them once the set's Nodes, and so the
+   * region the run uses, are known.
+   */
+  readonly scenarios: readonly ManifestDocument[];
   /** `Kind/name` of the documents that did not parse (see `CrossCheckOptions.invalid`). */
   readonly invalid: readonly string[];
   /** A snapshot's Node and ReplicaSet documents (checked across files, where the NodePools and the region are known). */
@@ -129,7 +133,7 @@ interface ParsedFile {
 }
 
 /** Parses and checks each object of one file's text (schemas only). */
-function parseText(text: string, file: string, now: number, options: ValidateOptions): ParsedFile {
+function parseText(text: string, file: string, options: ValidateOptions): ParsedFile {
   const bytes = Buffer.byteLength(text, 'utf8');
   // Outside the items of Lists (composed one at a time) a file holds what a scenario may: more is not parsed.
   if (bytes > MAX_SCENARIO_BYTES && bytesOutsideLists(text) > MAX_SCENARIO_BYTES) return unreadFile(scenarioSizeIssue(file, MAX_SCENARIO_BYTES, { atLeast: true }));
@@ -139,7 +143,7 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
   const skipped: SkippedObject[] = [];
   const located: Located[] = [];
   const invalid: string[] = [];
-  const scenarios: { doc: ManifestDocument; parsed: ParsedScenario }[] = [];
+  const scenarios: ManifestDocument[] = [];
   const nodes: ManifestDocument[] = [];
   for (const doc of read.documents.flatMap(unpackList)) {
     if (isSnapshotOnlyObject(doc.value)) {
@@ -154,12 +158,7 @@ function parseText(text: string, file: string, now: number, options: ValidateOpt
       continue;
     }
     if (isScenarioObject(doc.value)) {
-      const result = parseScenarioDocument(doc, { now });
-      issues.push(...result.issues);
-      if (result.scenario) {
-        objects.push({ kind: SCENARIO_KIND, name: result.scenario.name, line: doc.line });
-        scenarios.push({ doc, parsed: result.scenario });
-      }
+      scenarios.push(doc);
       continue;
     }
     const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
@@ -184,14 +183,26 @@ function unreadFile(issue: ValidationIssue): ParsedFile {
  */
 function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[] {
   const located = files.flatMap((f) => f.located);
-  const scenarios = files.flatMap((f) => f.scenarios);
+  const nodeDocs = files.flatMap((f) => f.nodes);
+  // Each Scenario document is checked against the region the run uses: without spec.region, its Nodes' region.
+  const nodesRegion = nodeDocs.length > 0 ? snapshotRegion(nodeDocs) : undefined;
+  const extra: ValidationIssue[] = [];
+  const scenarioObjects: { file: string; object: ValidatedObject }[] = [];
+  const scenarios: { doc: ManifestDocument; parsed: ParsedScenario }[] = [];
+  for (const doc of files.flatMap((f) => f.scenarios)) {
+    const result = parseScenarioForRun(doc, { now, nodesRegion });
+    extra.push(...result.issues);
+    if (!result.scenario) continue;
+    scenarioObjects.push({ file: doc.file, object: { kind: SCENARIO_KIND, name: result.scenario.name, line: doc.line } });
+    scenarios.push({ doc, parsed: result.scenario });
+  }
   const scenario = scenarios[0];
-  const extra: ValidationIssue[] = scenarios.slice(1).map(({ doc }) => ({
+  extra.push(...scenarios.slice(1).map(({ doc }) => ({
     file: doc.file,
     line: doc.line,
     path: 'kind',
     message: `at most one Scenario document per scenario (the first is at ${scenario!.doc.file}:${scenario!.doc.line})`,
-  }));
+  })));
   if (scenario) {
     for (const e of scenario.parsed.spec.events) {
       if (e.type === 'apply') located.push({ manifest: e.apply, doc: scenario.doc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
@@ -199,12 +210,11 @@ function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[
   }
   const references = scenario !== undefined || located.some((l) => l.manifest.kind === 'EC2NodeClass');
   // A snapshot's Nodes: checked as simulate makes them starting nodes; completed pods and those left out are not checked.
-  const nodeDocs = files.flatMap((f) => f.nodes);
   const spec = scenario?.parsed.spec ?? defaultScenarioSpec(now);
   const reading = readSnapshot({ docs: nodeDocs, manifests: located.filter((l) => l.at === -Infinity), declaredNodes: new Set(spec.nodes.map((n) => n.name)) });
   extra.push(...reading.issues);
-  const written = (scenario?.doc.value as { spec?: { region?: unknown } } | undefined)?.spec?.region;
-  const region = written === undefined ? (reading.region ?? spec.region) : spec.region;
+  // Without a Scenario document the run is in the Nodes' region (a Scenario document already has it, see above).
+  const region = scenario ? spec.region : (nodesRegion ?? spec.region);
   const pools = new Set(located.filter((l) => l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));
   const fromSnapshot = snapshotNodes(nodeDocs, { startMs: spec.startMs, region, nodePools: pools });
   extra.push(...fromSnapshot.issues);
@@ -212,7 +222,9 @@ function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[
   extra.push(...crossCheck(kept, spec, scenario?.doc, { references, invalid: new Set(files.flatMap((f) => f.invalid)), nodeNames: new Set(fromSnapshot.nodes.map((n) => n.name)) }));
   return files.map(({ validation: v }) => {
     const mine = extra.filter((i) => i.file === v.file);
-    return mine.length === 0 ? v : { ...v, valid: false, issues: sortIssues([...v.issues, ...mine]) };
+    const added = scenarioObjects.filter((o) => o.file === v.file).map((o) => o.object);
+    const objects = added.length === 0 ? v.objects : [...v.objects, ...added].sort((a, b) => a.line - b.line);
+    return mine.length === 0 ? { ...v, objects } : { ...v, valid: false, objects, issues: sortIssues([...v.issues, ...mine]) };
   });
 }
 
@@ -226,7 +238,7 @@ function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[
  * @example validateText('apiVersion: karpenter.sh/v1\nkind: NodePool\n…', 'pool.yaml', Date.now()).valid
  */
 export function validateText(text: string, file: string, now: number, options: ValidateOptions = {}): FileValidation {
-  return checkAcross([parseText(text, file, now, options)], now)[0]!;
+  return checkAcross([parseText(text, file, options)], now)[0]!;
 }
 
 /**
@@ -260,7 +272,7 @@ export async function validatePaths(paths: readonly string[], now: number, optio
       continue;
     }
     const text = contents.text;
-    parsed.push(parseText(text, file, now, options));
+    parsed.push(parseText(text, file, options));
   }
   // The checks across objects run per scenario as `simulate` reads one: a folder's files together, except that a file
   // holding a Scenario document and other objects is a scenario of its own (`simulate file.yaml`). A tree of scenario

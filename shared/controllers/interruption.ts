@@ -53,6 +53,7 @@ import { UNAVAILABLE_OFFERING_TTL_MS, createNodeClaimRecord, existingCapacity, i
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import type { ProvisionReport } from './provision.js';
 import { recordEventBestEffort } from './events.js';
+import { isOwnedByNode } from '../core/api/pod-owner.js';
 
 /** Why an unavailable-offering mark was set by a spot interruption (shown where the marks are listed). */
 export const SPOT_INTERRUPTION_REASON = 'SpotInterruption';
@@ -291,9 +292,12 @@ function replacementName(plan: NodeClaimPlan, interrupted: string, index: number
   return `${plan.nodePool}-i${fnv1a(`interrupted|${interrupted}|${index}`).toString(36).slice(0, 5)}`;
 }
 
-/** A pod that must move when its node goes: running or pending, not a DaemonSet's (those die with the node). */
+/**
+ * A pod that must move when its node goes: running or pending, neither a DaemonSet's nor a mirror (static) pod
+ * (those die with the node; Karpenter core `pkg/utils/pod/scheduling.go` `IsReschedulable`).
+ */
 function isDisplaced(pod: ClusterPod): boolean {
-  return (pod.phase === 'Running' || pod.phase === 'Pending') && !pod.owner?.startsWith('DaemonSet/');
+  return (pod.phase === 'Running' || pod.phase === 'Pending') && !pod.owner?.startsWith('DaemonSet/') && !isOwnedByNode(pod.owner);
 }
 
 /** Records the replacements on the interrupted NodeClaim's disruption (conditional update, retried on conflict). */

@@ -62,6 +62,7 @@ import {
 import { nodeClaimExtras } from './nodeclaim-extras.js';
 import { recordEventBestEffort } from './events.js';
 import { retryThrottled } from './retry.js';
+import { isOwnedByNode } from '../core/api/pod-owner.js';
 
 /** Solve rounds per invocation: the first, plus re-solves after capacity errors. */
 export const MAX_ROUNDS = 3;
@@ -287,11 +288,11 @@ function withMissingNodeClasses(
 }
 
 /**
- * A pod Skiff provisions for: kube-scheduler marked it Unschedulable, it is not bound, and it is not a DaemonSet
- * pod (Karpenter `IsProvisionable`).
+ * A pod Skiff provisions for: kube-scheduler marked it Unschedulable, it is not bound, and it is neither a DaemonSet
+ * pod nor a mirror (static) pod (Karpenter core `pkg/utils/pod/scheduling.go` `IsProvisionable`).
  */
 export function isProvisionable(pod: ClusterPod): boolean {
-  return pod.phase === 'Pending' && pod.unschedulable && !pod.nodeName && !pod.owner?.startsWith('DaemonSet/');
+  return pod.phase === 'Pending' && pod.unschedulable && !pod.nodeName && !pod.owner?.startsWith('DaemonSet/') && !isOwnedByNode(pod.owner);
 }
 
 /**

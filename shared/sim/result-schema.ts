@@ -134,6 +134,12 @@ export const ResultNodeSchema = z.looseObject({
   annotations: z.record(z.string(), z.string()).optional(),
   createdAt: UtcTimeSchema,
   deletedAt: UtcTimeSchema.nullable(),
+  /**
+   * The price of the Node's instance, USD per hour (what `cost` counts for it); null when no simulated instance backs
+   * it. For a node Skiff does not own (`nodeClaim` null) this is the only price the Result gives. An addition: absent
+   * in Results written before it.
+   */
+  hourlyUSD: Usd.nullable().optional(),
 });
 
 /** One CreateFleet call: what it was allowed to choose from and how it ended (`ok` or the EC2 error code). */
@@ -198,6 +204,17 @@ export const ResultDisruptionSchema = z.looseObject({
   replacements: z.array(z.string().min(1)).optional(),
   drainStartedAt: UtcTimeSchema.nullable(),
   completedAt: UtcTimeSchema.nullable(),
+  /**
+   * The NodePool's disruption budget the controller's validation let it start under (`NodeClaimDisruption.budgets`):
+   * its managed, initialized nodes, how many were already being disrupted or NotReady, what the most restrictive
+   * active budget allowed in total (null: none active, unlimited), what was left (`allowed − disrupting`, floored at 0)
+   * and that budget's index in `spec.disruption.budgets`. Null for a forceful disruption (budgets do not limit it).
+   * An addition: absent in Results written before it.
+   */
+  budget: z
+    .looseObject({ nodes: Count, disrupting: Count, allowed: Count.nullable(), remaining: Count.nullable(), budget: z.number().int().nonnegative().nullable() })
+    .nullable()
+    .optional(),
 });
 
 /**
@@ -318,7 +335,18 @@ export const WhatIfSchema = z.looseObject({
       /** The budget that allowed it, in words (or that budgets do not apply). */
       budget: z.string(),
       /** That budget: its index in the NodePool's `spec.disruption.budgets`, the rule in words, how many nodes it allowed at once of the NodePool's initialized nodes then; null when none applied. */
-      budgetRule: z.looseObject({ index: z.number().int().nonnegative(), rule: z.string(), allowed: Count, nodes: Count }).nullable(),
+      budgetRule: z
+        .looseObject({
+          index: z.number().int().nonnegative(),
+          rule: z.string(),
+          allowed: Count,
+          nodes: Count,
+          /** Of `nodes`, those already being disrupted or NotReady when it started (an addition). */
+          disrupting: Count.optional(),
+          /** `allowed − disrupting`, floored at 0: how many more the budget let start then (an addition). */
+          remaining: Count.optional(),
+        })
+        .nullable(),
       /** Pods evicted from it. */
       evictions: Count,
       completedAt: UtcTimeSchema.nullable(),

@@ -53,6 +53,7 @@ const isoStringOrNull = (s: string | undefined): string | null => s ?? null;
 export function buildResult(input: ResultInputs): SimulationResult {
   const claimByInstance = new Map(input.nodeClaims.filter((c) => c.instanceId).map((c) => [c.instanceId!, c]));
   const nodeByName = new Map(input.nodes.map((n) => [n.name, n]));
+  const instanceById = new Map(input.instances.map((i) => [i.instanceId, i]));
   const nodeClaims = [...input.nodeClaims].sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.name.localeCompare(b.name));
   const result = {
     scenario: input.scenario,
@@ -97,6 +98,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
       annotations: { ...n.annotations },
       createdAt: iso(n.createdAt),
       deletedAt: isoOrNull(n.deletedAt),
+      hourlyUSD: instanceById.get(n.instanceId)?.price ?? null,
     })),
     launchAttempts: input.launchAttempts.map((a) => ({ ...a, at: iso(a.at), capacityTypes: [...a.capacityTypes], instanceTypeNames: [...a.instanceTypeNames], zones: [...a.zones] })),
     pods: input.pods.map((p) => {
@@ -162,8 +164,8 @@ export function pendingFigures(pods: readonly ResultPod[], startMs: number, endM
 
 /**
  * Every disruption that started (proposals dropped at validation are not disruptions), in start order: one entry per
- * candidate NodeClaim, with its command, reason, decision, first replacement, and when its drain started and it was
- * deleted.
+ * candidate NodeClaim, with its command, reason, decision, first replacement, when its drain started and it was
+ * deleted, and the budget of its NodePool the controller's validation let it start under (null when forceful).
  */
 function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
   return claims
@@ -182,6 +184,7 @@ function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
         message: d.message,
         drainStartedAt: d.drainStartedAt ?? null,
         completedAt: c.state === 'Deleted' ? (c.deletedAt ?? null) : null,
+        budget: d.budgets?.[c.nodePool] ? { ...d.budgets[c.nodePool]! } : null,
       };
     })
     .sort((a, b) => a.at.localeCompare(b.at) || a.nodeClaim.localeCompare(b.nodeClaim));

@@ -31,7 +31,7 @@ import type { Pod } from '../core/api/pod.js';
 import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
 import { MAX_SCALE_REPLICAS, SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
 import { parsePriceFile } from './price-file.js';
-import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, unpackList, type PodOwner } from './snapshot.js';
+import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, snapshotRegion, unpackList, type PodOwner } from './snapshot.js';
 
 /** A parsed object with where it came from. */
 export type Sourced<T> = T & { readonly source: ManifestSource };
@@ -285,6 +285,8 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const skipped: { kind: string; apiVersion: string; name?: string; file: string; line: number }[] = [];
   let scenario: { doc: ManifestDocument; parsed: NonNullable<ReturnType<typeof parseScenarioDocument>['scenario']> } | undefined;
   let firstScenario: ManifestSource | undefined;
+  /** The Scenario document: parsed once every file is read, when the region the run uses is known. */
+  let scenarioDoc: ManifestDocument | undefined;
   const snapshotDocs: ManifestDocument[] = [];
 
   for (const [i, file] of files.entries()) {
@@ -312,9 +314,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
           continue;
         }
         firstScenario = { file: doc.file, line: doc.line };
-        const result = parseScenarioDocument(withFlags(doc, options.overrides), options);
-        issues.push(...result.issues);
-        if (result.scenario) scenario = { doc, parsed: result.scenario };
+        scenarioDoc = doc;
         continue;
       }
       const foreign = foreignKind(doc.value, [SCENARIO_KIND]);
@@ -331,6 +331,15 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     if (read.issues.some((i) => i.message === TOO_MANY_DOCUMENTS_MESSAGE || i.message === TOO_MANY_ITEMS_MESSAGE)) break;
   }
   if (ours === 0 && issues.length === 0) issues.push(emptyScenarioIssue(path, files, skipped));
+  const nodeDocs = snapshotDocs.filter((d) => (d.value as { kind: string }).kind === 'Node');
+  // A snapshot without spec.region runs in its Nodes' region: the Scenario document is validated against that region
+  // (its nodes', spot prices', prices' and offerings' zones), not the default one.
+  const nodesRegion = nodeDocs.length > 0 ? snapshotRegion(nodeDocs) : undefined;
+  if (scenarioDoc) {
+    const result = parseScenarioForRun(scenarioDoc, { now: options.now, overrides: options.overrides, nodesRegion });
+    issues.push(...result.issues);
+    if (result.scenario) scenario = { doc: scenarioDoc, parsed: result.scenario };
+  }
 
   // A snapshot: which pods belong to which workload, which are left out, when it was taken and in which region.
   const reading = readSnapshot({
@@ -339,12 +348,11 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     declaredNodes: new Set(scenario?.parsed.spec.nodes.map((n) => n.name) ?? []),
   });
   issues.push(...reading.issues);
-  const nodeDocs = snapshotDocs.filter((d) => (d.value as { kind: string }).kind === 'Node');
   const written = (scenario?.doc.value as { spec?: { start?: unknown; region?: unknown } } | undefined)?.spec;
   let spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
   // Without a start or region written, a snapshot starts the minute after its newest object and in its nodes' region.
   if (nodeDocs.length > 0 && written?.start === undefined && reading.newestMs !== undefined) spec = { ...spec, startMs: Math.ceil((reading.newestMs + 1) / 60_000) * 60_000 };
-  if (nodeDocs.length > 0 && written?.region === undefined && reading.region !== undefined) spec = { ...spec, region: reading.region };
+  if (written?.region === undefined && nodesRegion !== undefined) spec = { ...spec, region: nodesRegion };
   spec = withOverrides(spec, options.overrides);
   if (options.overrides?.pricesFile !== undefined) {
     const file = options.overrides.pricesFile;
@@ -461,20 +469,43 @@ async function readTexts(path: string, files: readonly string[]): Promise<(strin
 }
 
 /**
- * The Scenario document read as if it had the flags' values (`--start`, `--duration`, `--region` replace its fields):
- * its zones, events and nodes are then checked against the region and duration the run will have. Field positions
- * stay the document's own.
+ * Validates and resolves a Scenario document as the run will use it (`parseScenarioDocument` over {@link withFlags}):
+ * with the flags' `--start`, `--duration` and `--region`, and without `spec.region` or `--region` in the snapshot's
+ * region, so its zones, prices, offerings and events are checked against the region and duration the run has.
+ * `simulate` and `skiff validate` both parse a Scenario document this way.
+ * @param doc the Scenario document
+ * @param options `now` (epoch ms) for the default start; the flags; the region of the scenario's Nodes
+ *   ({@link snapshotRegion}), when it holds any
+ * @returns as `parseScenarioDocument`: the scenario, or the issues (file, line, path)
  */
-function withFlags(doc: ManifestDocument, overrides: ScenarioOverrides | undefined): ManifestDocument {
-  if (!overrides || (overrides.startMs === undefined && overrides.durationSeconds === undefined && overrides.region === undefined)) return doc;
+export function parseScenarioForRun(
+  doc: ManifestDocument,
+  options: { readonly now: number; readonly overrides?: ScenarioOverrides | undefined; readonly nodesRegion?: string | undefined },
+): ReturnType<typeof parseScenarioDocument> {
+  return parseScenarioDocument(withFlags(doc, options.overrides, options.nodesRegion), { now: options.now });
+}
+
+/**
+ * The Scenario document read as if it had the flags' values (`--start`, `--duration`, `--region` replace its fields)
+ * and, without `spec.region` or `--region`, the snapshot's region: its zones, events and nodes are then checked
+ * against the region and duration the run will have. Field positions stay the document's own. A `spec` that is not a
+ * map is left as it is (its own issue says so).
+ * @param doc the Scenario document
+ * @param overrides the command line's flags
+ * @param nodesRegion the region of the snapshot's Nodes ({@link snapshotRegion}), when the scenario holds Nodes
+ */
+function withFlags(doc: ManifestDocument, overrides: ScenarioOverrides | undefined, nodesRegion: string | undefined): ManifestDocument {
   const value = doc.value as { spec?: unknown } | null;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return doc;
-  const spec = value.spec !== null && typeof value.spec === 'object' && !Array.isArray(value.spec) ? (value.spec as Record<string, unknown>) : {};
+  if (value.spec !== undefined && (value.spec === null || typeof value.spec !== 'object' || Array.isArray(value.spec))) return doc;
+  const spec = (value.spec ?? {}) as Record<string, unknown>;
+  const region = overrides?.region ?? (spec['region'] === undefined ? nodesRegion : undefined);
+  if (overrides?.startMs === undefined && overrides?.durationSeconds === undefined && region === undefined) return doc;
   const flagged = {
     ...spec,
-    ...(overrides.startMs !== undefined ? { start: new Date(overrides.startMs).toISOString() } : {}),
-    ...(overrides.durationSeconds !== undefined ? { duration: `${overrides.durationSeconds}s` } : {}),
-    ...(overrides.region !== undefined ? { region: overrides.region } : {}),
+    ...(overrides?.startMs !== undefined ? { start: new Date(overrides.startMs).toISOString() } : {}),
+    ...(overrides?.durationSeconds !== undefined ? { duration: `${overrides.durationSeconds}s` } : {}),
+    ...(region !== undefined ? { region } : {}),
   };
   return { ...doc, value: { ...value, spec: flagged }, locate: doc.locate };
 }

@@ -36,6 +36,7 @@ import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
 import type { NodePool } from '../core/api/nodepool.js';
 import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod, PodTemplateSpec } from '../core/api/pod.js';
+import { mirrorPodOwner } from '../core/api/pod-owner.js';
 import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
 import type { PodSpecLike } from '../core/provisioning/pod.js';
 import { add, subtract, type ResourceList } from '../core/resources/resource-list.js';
@@ -457,8 +458,11 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
         this.limitRanges.set(key, manifest.object as LimitRange);
         break;
       case 'Pod': {
+        // A bare pod has no owner (recreated after an eviction, as its maker would); a mirror (static) pod keeps its
+        // Node as owner: Karpenter never evicts nor moves it, and it goes with its node (core pkg/utils/pod/scheduling.go
+        // IsOwnedByNode).
         const pod = manifest.object as Pod;
-        if (!this.pods.has(key)) this.createPod(pod.metadata.namespace ?? 'default', pod.metadata.name, pod as unknown as PodTemplateSpec, null, null, pod.spec.nodeName);
+        if (!this.pods.has(key)) this.createPod(pod.metadata.namespace ?? 'default', pod.metadata.name, pod as unknown as PodTemplateSpec, mirrorPodOwner(pod.metadata.ownerReferences) ?? null, null, pod.spec.nodeName);
         break;
       }
       default:

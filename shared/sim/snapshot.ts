@@ -17,7 +17,10 @@
  * - Pods: `Succeeded`/`Failed` ones are ignored, and so are pending ones being deleted (`metadata.deletionTimestamp`); a pod whose controller is a ReplicaSet owned by a Deployment of the
  *   snapshot belongs to that Deployment (the ReplicaSets themselves are not simulated), likewise a StatefulSet's or a
  *   Job's; so the workload's replicas and its existing pods reconcile to one count. A DaemonSet's pods are left to
- *   the simulated DaemonSet controller, which places one on each node it admits, as the real one did.
+ *   the simulated DaemonSet controller, which places one on each node it admits, as the real one did. A mirror
+ *   (static) pod, owned by its Node (`apiVersion: v1, kind: Node`), stays a pod of the scenario with that owner: it is
+ *   never evicted, moved or provisioned for and does not keep its node from being empty (Karpenter core
+ *   `pkg/utils/pod/scheduling.go` `IsOwnedByNode`, `shared/core/api/pod-owner.ts`).
  *
  * Pure: works on documents already read; never reads files.
  */
@@ -27,6 +30,7 @@ import type { Taint } from '../core/api/kubernetes.js';
 import { CAPACITY_TYPES, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
 import { formatPath, locateIssues, manifestErrorMap, zodIssuesToPathIssues, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
 import { objectNameSchema, TAINT_EFFECTS } from '../core/api/object-meta.js';
+import { mirrorPodOwner } from '../core/api/pod-owner.js';
 import { instanceTypeByName } from '../core/instancetypes/catalog.js';
 import { parseResourceList, type ResourceList } from '../core/resources/resource-list.js';
 import { EARLIEST_TIME_MS, LATEST_CREATION_MS, REGION, type ScenarioNode } from './scenario.js';
@@ -240,6 +244,7 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
   let completed = 0;
   let daemon = 0;
   let deleting = 0;
+  let mirror = 0;
   const orphanSets = new Set<string>();
   const missingNode = new Map<string, number>();
   for (const { manifest, doc } of context.manifests) {
@@ -270,6 +275,13 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
       dropped.add(pod);
       continue;
     }
+    // A mirror (static) pod stays a pod of the scenario: the simulated cluster keeps its Node as its owner, so it stays
+    // bound there, is never evicted nor moved, and goes with its node (Karpenter core pkg/utils/pod/scheduling.go
+    // IsOwnedByNode).
+    if (mirrorPodOwner(pod.metadata.ownerReferences) !== undefined) {
+      mirror++;
+      continue;
+    }
     const namespace = pod.metadata.namespace;
     const controller = controllerOf(pod.metadata.ownerReferences);
     if (!controller) continue;
@@ -286,11 +298,39 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
   }
   if (completed > 0) notes.push(`${completed} completed pod${completed === 1 ? '' : 's'} (Succeeded or Failed) ignored`);
   if (deleting > 0) notes.push(`${deleting} pending pod${deleting === 1 ? '' : 's'} being deleted (metadata.deletionTimestamp) left out: nothing schedules or provisions for them`);
+  if (mirror > 0) notes.push(`${mirror} mirror (static) pod${mirror === 1 ? '' : 's'} (owned by a Node) kept on ${mirror === 1 ? 'its node' : 'their nodes'}: never evicted nor moved, gone with the node`);
   if (daemon > 0) notes.push(`${daemon} DaemonSet pod${daemon === 1 ? '' : 's'} left to the simulated DaemonSet controller (it places one on each node it admits)`);
   if (orphanSets.size > 0) notes.push(`pods of ${orphanSets.size} ReplicaSet${orphanSets.size === 1 ? '' : 's'} with no Deployment in the snapshot (e.g. ${[...orphanSets][0]}) are simulated as bare pods`);
   for (const [node, count] of missingNode) notes.push(`${count} pod${count === 1 ? '' : 's'} bound to node ${node}, which is not in the snapshot, left out`);
-  const region = [...regions].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
-  return { dropped, owners, notes, newestMs, region, issues };
+  return { dropped, owners, notes, newestMs, region: majorityRegion(regions), issues };
+}
+
+/** The region named most often (ties: the first in alphabetical order), if any. */
+function majorityRegion(counts: ReadonlyMap<string, number>): string | undefined {
+  return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+}
+
+/**
+ * The region a snapshot's Nodes are in: the `topology.kubernetes.io/region` label most of them carry (ties: the first
+ * in alphabetical order), counting each Node name once and only Nodes whose fields have the shape
+ * {@link readSnapshot} expects and whose label is a region name. It is what {@link readSnapshot} reports as `region`,
+ * available before anything else is read: a Scenario document without `spec.region` is validated against it (its
+ * zones, prices and offerings name this region's zones), as the run uses it (docs/contracts.md#snapshots).
+ * @param docs the snapshot's Node documents (others are ignored)
+ * @returns the region, or undefined when no Node names a valid one
+ */
+export function snapshotRegion(docs: readonly ManifestDocument[]): string | undefined {
+  const counts = new Map<string, number>();
+  const names = new Set<string>();
+  for (const doc of docs) {
+    if ((doc.value as { kind?: unknown }).kind !== 'Node' || shapeIssues(doc).length > 0) continue;
+    const node = doc.value as RawNode;
+    if (names.has(node.metadata.name)) continue;
+    names.add(node.metadata.name);
+    const region = stringRecord(node.metadata.labels)[LABEL_REGION];
+    if (region !== undefined && REGION.test(region)) counts.set(region, (counts.get(region) ?? 0) + 1);
+  }
+  return majorityRegion(counts);
 }
 
 /** The controller owner reference (or the first one) of an object. */

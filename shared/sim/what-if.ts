@@ -5,7 +5,6 @@
  * start with what became of them. Built from the Result and the simulated instances; adds nothing the run did not do.
  */
 import type { BudgetReason, NodePool } from '../core/api/nodepool.js';
-import { budgetAllowance } from '../core/disruption/budgets.js';
 import type { Result, WhatIf } from './result-schema.js';
 import type { SimInstance } from './simulated-ec2.js';
 
@@ -110,7 +109,7 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
       method: disruptionMethod(d, perCommand.get(d.command) ?? 1),
       decision: d.decision,
       replacements,
-      ...budgetOf(pools.get(d.nodePool), d.reason, Date.parse(d.at), result),
+      ...budgetOf(pools.get(d.nodePool), d),
       evictions: evictedFrom.get(d.nodeClaim) ?? 0,
       completedAt: d.completedAt,
     };
@@ -161,27 +160,42 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
 /** The budget that allowed a disruption: in words, and which one with its count then (null when none applies). */
 interface BudgetUsed {
   readonly budget: string;
-  readonly budgetRule: { readonly index: number; readonly rule: string; readonly allowed: number; readonly nodes: number } | null;
+  readonly budgetRule: {
+    readonly index: number;
+    readonly rule: string;
+    readonly allowed: number;
+    readonly nodes: number;
+    readonly disrupting: number;
+    readonly remaining: number;
+  } | null;
 }
 
 /**
- * Which budget allowed a disruption: for a graceful reason, the NodePool's most restrictive budget active for that
- * reason at that instant (Karpenter's `GetAllowedDisruptionsByReason`, `shared/core/disruption/budgets.ts`) with how
- * many of the NodePool's initialized nodes then it allowed at once; for expiration and interruption, that budgets do
- * not apply.
+ * Which budget allowed a disruption, as the disruption controller's validation recorded it when the disruption started
+ * (`Result.disruptions[].budget`, Karpenter core `pkg/controllers/disruption/helpers.go BuildDisruptionBudgetMapping`
+ * with `GetAllowedDisruptionsByReason`): the NodePool's most restrictive budget active for the reason, how many nodes it
+ * allowed in total of the NodePool's managed, initialized nodes then, and of those how many were already being
+ * disrupted. Read, not worked out again: a recount from the Result at the start instant missed, for instance, the node
+ * an Empty deletion removes at that very instant, which the validation counted. For expiration, interruption and
+ * deletions, that budgets do not apply.
  */
-function budgetOf(pool: NodePool | undefined, reason: string, atMs: number, result: Result): BudgetUsed {
-  if (!BUDGETED.has(reason)) return { budget: `${reason === 'Expired' ? 'expiration' : 'interruption'} is forceful: disruption budgets do not limit it`, budgetRule: null };
+function budgetOf(pool: NodePool | undefined, d: Result['disruptions'][number]): BudgetUsed {
+  if (!BUDGETED.has(d.reason)) return { budget: `${FORCEFUL[d.reason] ?? d.reason} is forceful: disruption budgets do not limit it`, budgetRule: null };
   if (!pool) return { budget: 'the NodePool is not among the starting NodePools', budgetRule: null };
-  const budgets = pool.spec.disruption.budgets;
-  const total = result.nodeClaims.filter(
-    (c) => c.nodePool === pool.metadata.name && c.initializedAt !== null && Date.parse(c.initializedAt) <= atMs && (c.deletedAt === null || Date.parse(c.deletedAt) > atMs),
-  ).length;
-  const allowance = budgetAllowance(budgets, reason as BudgetReason, new Date(atMs), total, 0);
-  if (allowance.limitingBudget === null) return { budget: `no budget of NodePool ${pool.metadata.name} is active for ${reason}: unlimited`, budgetRule: null };
-  const b = budgets[allowance.limitingBudget]!;
-  const window = b.schedule !== undefined ? `schedule "${b.schedule}" for ${b.duration ?? '0s'} (UTC), active then` : 'no schedule: always active';
-  const reasons = b.reasons && b.reasons.length > 0 ? `, reasons ${b.reasons.join(', ')}` : '';
-  const rule = `spec.disruption.budgets[${allowance.limitingBudget}] nodes ${JSON.stringify(b.nodes)}${reasons} (${window})`;
-  return { budget: `${rule}: ${allowance.allowed} of ${total} nodes at once`, budgetRule: { index: allowance.limitingBudget, rule, allowed: allowance.allowed, nodes: total } };
+  const used = d.budget;
+  if (!used) return { budget: 'not recorded by the disruption controller', budgetRule: null };
+  if (used.budget === null || used.allowed === null) return { budget: `no budget of NodePool ${pool.metadata.name} is active for ${d.reason}: unlimited`, budgetRule: null };
+  const b = pool.spec.disruption.budgets[used.budget];
+  const window = b?.schedule !== undefined ? `schedule "${b.schedule}" for ${b.duration ?? '0s'} (UTC), active then` : 'no schedule: always active';
+  const reasons = b?.reasons && b.reasons.length > 0 ? `, reasons ${b.reasons.join(', ')}` : '';
+  const rule = `spec.disruption.budgets[${used.budget}] nodes ${JSON.stringify(b?.nodes ?? '?')}${reasons} (${window})`;
+  const remaining = used.remaining ?? used.allowed;
+  const inFlight = used.disrupting > 0 ? `, ${used.disrupting} already being disrupted: ${remaining} more` : '';
+  return {
+    budget: `${rule}: ${used.allowed} of ${used.nodes} nodes at once${inFlight}`,
+    budgetRule: { index: used.budget, rule, allowed: used.allowed, nodes: used.nodes, disrupting: used.disrupting, remaining },
+  };
 }
+
+/** The forceful reasons in words. */
+const FORCEFUL: Readonly<Record<string, string>> = { Expired: 'expiration', Interrupted: 'interruption', NodeDeleted: 'deleting the Node', NodeClaimDeleted: 'deleting the NodeClaim' };

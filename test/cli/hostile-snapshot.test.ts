@@ -177,6 +177,43 @@ describe('regions', () => {
     const cluster = node('n1').replace('topology.kubernetes.io/region: us-west-2', 'topology.kubernetes.io/region: "us west 2"');
     await expectRefused(folder({ 'cluster.yaml': cluster }), /cluster\.yaml:6:\d+: metadata\.labels\["topology\.kubernetes\.io\/region"\]: Node n1: region "us west 2" is not an AWS region name/);
   });
+
+  /** Node n1 of the snapshot moved to eu-west-1a (region eu-west-1), and a Scenario document without spec.region. */
+  const euNode = node('n1').replace('topology.kubernetes.io/zone: us-west-2a', 'topology.kubernetes.io/zone: eu-west-1a').replace('topology.kubernetes.io/region: us-west-2', 'topology.kubernetes.io/region: eu-west-1');
+  const scenarioIn = (zone: (letter: string) => string) => `apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: what-if}
+spec:
+  nodes:
+  - {name: spare, instanceType: m5.large, zone: ${zone('b')}, capacityType: on-demand}
+  spotPrices:
+  - {instanceType: m5.large, zone: ${zone('c')}, price: 0.03}
+  prices:
+  - {instanceType: m5.xlarge, zone: ${zone('a')}, onDemand: 0.1}
+  offerings:
+    unavailable:
+    - {instanceType: c5.large, zone: ${zone('a')}}
+`;
+
+  it("checks a Scenario document without spec.region against the snapshot's region, which the run uses", async () => {
+    const dir = folder({ 'cluster.yaml': euNode, 'scenario.yaml': scenarioIn((l) => `eu-west-1${l}`) });
+    const simulated = await run('simulate', dir, '--duration', '10m');
+    expect(simulated.err).not.toMatch(/not in region/);
+    expect(simulated.status).toBe(0);
+    const validated = await run('validate', dir);
+    expect(validated.out + validated.err).not.toMatch(/not in region/);
+    expect(validated.status).toBe(0);
+    const { result } = await simulateScenario(dir, { seed: 1, overrides: { durationSeconds: 600 } });
+    expect(result.pricing.onDemand).toContain('used for eu-west-1');
+    expect(result.nodes.find((n) => n.name === 'spare')?.zone).toBe('eu-west-1b');
+  });
+
+  it("refuses a Scenario document without spec.region that names zones of another region than the snapshot's", async () => {
+    const dir = folder({ 'cluster.yaml': euNode, 'scenario.yaml': scenarioIn((l) => `us-west-2${l}`) });
+    await expectRefused(dir, /scenario\.yaml:6:\d+: spec\.nodes\[0\]\.zone: zone us-west-2b is not in region eu-west-1/);
+    await expectRefused(dir, /scenario\.yaml:8:\d+: spec\.spotPrices\[0\]\.zone: zone us-west-2c is not in region eu-west-1/);
+    await expectRefused(dir, /scenario\.yaml:13:\d+: spec\.offerings\.unavailable\[0\]\.zone: zone us-west-2a is not in region eu-west-1/);
+  });
 });
 
 describe('terminal escapes in input', () => {
@@ -199,5 +236,50 @@ describe('pods being deleted', () => {
     const cluster = `${node('n1')}---\n${pod('runs').replace('spec:\n', 'spec:\n  nodeName: n1\n')}---\n${pod('going', '  deletionTimestamp: "2026-03-01T00:00:30Z"\n')}`;
     const { result } = await simulateScenario(folder({ 'cluster.yaml': cluster }), { seed: 1, overrides: { durationSeconds: 600 } });
     expect(result.nodes.map((n) => n.name)).toEqual(['n1']);
+  });
+});
+
+describe('mirror (static) pods', () => {
+  /**
+   * A kubelet's mirror pod of node `n`, as the API server returns it: owned by its Node (`apiVersion: v1, kind: Node`),
+   * bound to it, running (Karpenter core pkg/utils/pod/scheduling.go IsOwnedByNode).
+   */
+  const mirror = (n: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-proxy-${n}\n  namespace: kube-system\n  creationTimestamp: "2026-03-01T00:00:10Z"\n` +
+    `  annotations: {kubernetes.io/config.mirror: 6f2e0c, kubernetes.io/config.source: file}\n` +
+    `  ownerReferences: [{apiVersion: v1, kind: Node, name: ${n}, uid: 0b5e7a4c-0000-4000-8000-00000000000${n.length}, controller: true}]\n` +
+    `spec:\n  nodeName: ${n}\n  containers: [{name: kube-proxy, image: kube-proxy, resources: {requests: {cpu: 100m, memory: 64Mi}}}]\nstatus: {phase: Running}\n`;
+  const bare = (name: string, n: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: default\n  creationTimestamp: "2026-03-01T00:00:20Z"\n` +
+    `spec:\n  nodeName: ${n}\n  containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]\nstatus: {phase: Running}\n`;
+
+  it('deletes an otherwise empty Karpenter node as empty, and neither evicts nor reschedules its mirror pod', async () => {
+    // consolidateAfter 1m instead of 1h: n1 is empty (its only pod is a mirror pod) once a minute passes.
+    const karpenter = KARPENTER.replace('consolidateAfter: 1h', 'consolidateAfter: 1m');
+    const { result } = await simulateScenario(folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${mirror('n1')}` }), { seed: 1, overrides: { durationSeconds: 1800 } });
+    const n1 = result.nodes.find((n) => n.name === 'n1')!;
+    expect(n1.deletedAt).not.toBeNull();
+    expect(result.whatIf!.actions.filter((a) => a.node === 'n1').map((a) => [a.method, a.decision, a.evictions])).toEqual([['emptiness', 'delete', 0]]);
+    // The mirror pod stays bound to n1 until n1 goes, is never evicted, and no node is launched for it.
+    const copies = result.pods.filter((p) => p.name === 'kube-proxy-n1');
+    expect(copies.map((p) => [p.node, p.evictions])).toEqual([['n1', 0]]);
+    expect(result.launchAttempts).toEqual([]);
+    expect(result.nodes.map((n) => n.name)).toEqual(['n1']);
+    const r = await run('simulate', folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${mirror('n1')}` }), '--duration', '10m');
+    expect(r.err).toContain('note: snapshot: 1 mirror (static) pod (owned by a Node) kept on its node');
+  });
+
+  it('drains a node without evicting its mirror pod: only the other pods move', async () => {
+    // expireAfter 10m: n1 (created 2026-03-01) has expired when the run starts; its drain moves the bare pod only.
+    const karpenter = KARPENTER.replace('      spec:\n        nodeClassRef', '      spec:\n        expireAfter: 10m\n        nodeClassRef');
+    const { result } = await simulateScenario(folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${mirror('n1')}---\n${bare('app', 'n1')}` }), { seed: 1, overrides: { durationSeconds: 1800 } });
+    expect(result.nodes.find((n) => n.name === 'n1')!.deletedAt).not.toBeNull();
+    const action = result.whatIf!.actions.find((a) => a.node === 'n1')!;
+    expect([action.method, action.evictions]).toEqual(['expiration', 1]);
+    expect(result.pods.filter((p) => p.name === 'kube-proxy-n1').map((p) => [p.node, p.evictions])).toEqual([['n1', 0]]);
+    const app = result.pods.filter((p) => p.name === 'app');
+    expect(app[0]!.evictions).toBe(1);
+    expect(app.at(-1)!.node).not.toBe('n1');
+    expect(result.whatIf!.evictions.byOwner.map((o) => o.owner)).toEqual(['Pod/default/app']);
   });
 });

@@ -116,7 +116,7 @@ describe('a kubectl get -o yaml snapshot', () => {
     expect(w.actions.length).toBe(result.disruptions.length);
     expect(w.actions.length).toBeGreaterThan(0);
     expect(w.actions.map((a) => a.at)).toEqual([...w.actions.map((a) => a.at)].sort());
-    for (const a of w.actions) expect(a.budget).toMatch(/^spec\.disruption\.budgets\[\d\] nodes "[^"]+".*: \d+ of \d+ nodes at once$/);
+    for (const a of w.actions) expect(a.budget).toMatch(/^spec\.disruption\.budgets\[\d\] nodes "[^"]+".*: \d+ of \d+ nodes at once(, \d+ already being disrupted: \d+ more)?$/);
     expect(w.evictions.total).toBe(result.pods.reduce((s, p) => s + p.evictions, 0));
     // The snapshot's Pending pods (and only those: every Deployment had its pods) were pending at the start.
     const pending = items.filter((o) => o.kind === 'Pod' && o.status?.phase === 'Pending').map((o) => `${o.metadata.namespace}/${o.metadata.name}`);

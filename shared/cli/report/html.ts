@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { splitHints } from '../../core/provisioning/diagnosis.js';
 import type { Result, WhatIf } from '../../sim/result-schema.js';
-import { reportSeries, type NodePoolBudgets, type ReportSeries } from './series.js';
+import { reportSeries, UNMANAGED_NODEPOOL, type NodePoolBudgets, type ReportSeries } from './series.js';
 import { baselineNote } from '../summary.js';
 
 /** What {@link renderReport} needs. */
@@ -99,7 +99,7 @@ ${result.whatIf ? whatIfSections(result.whatIf) : ''}<section>
 <section>
 <h2>Fleet price by NodePool (USD per hour)</h2>
 <div class="chart"><canvas id="chart-cost" role="img" aria-label="Fleet price in USD per hour over time by NodePool"></canvas></div>
-<p class="note">Each launched NodeClaim's price from launch until deletion. Total ${usd(result.cost.totalUSD)}, peak ${usd(result.cost.peakHourlyUSD)}/h, final ${usd(result.cost.finalHourlyUSD)}/h.</p>
+<p class="note" id="cost-note">Each launched NodeClaim's price from launch until deletion${result.nodes.some((n) => n.nodeClaim === null) ? `, and each node no NodeClaim owns (a managed node group's, Fargate's, a scenario's unmanaged nodes: the series ${UNMANAGED_NODEPOOL}; never disrupted) at its instance's price while it exists` : ''}: the whole fleet. Total ${usd(result.cost.totalUSD)}, peak ${usd(result.cost.peakHourlyUSD)}/h, final ${usd(result.cost.finalHourlyUSD)}/h.</p>
 </section>
 <section>
 <h2>Pending pods</h2>

@@ -95,24 +95,38 @@ export function stepSeries(intervals: readonly WeightedInterval[], startMs: numb
 export function nodesSeries(result: Result): StepSeries {
   const poolOfClaim = new Map(result.nodeClaims.map((c) => [c.name, c.nodePool]));
   const intervals = result.nodes.map((n) => {
-    const pool = (n.nodeClaim !== null ? poolOfClaim.get(n.nodeClaim) : undefined) ?? n.labels[LABEL_NODEPOOL] ?? UNMANAGED_NODEPOOL;
+    const pool = (n.nodeClaim !== null ? poolOfClaim.get(n.nodeClaim) : undefined) ?? unownedNodePool(n);
     return { group: `${pool}/${n.capacityType}`, from: Date.parse(n.createdAt), to: n.deletedAt === null ? null : Date.parse(n.deletedAt), weight: 1 };
   });
   return stepSeries(intervals, Date.parse(result.start), Date.parse(result.end));
 }
 
+/** The group of a Node no NodeClaim owns: its `karpenter.sh/nodepool` label, else {@link UNMANAGED_NODEPOOL}. */
+function unownedNodePool(node: Result['nodes'][number]): string {
+  return node.labels[LABEL_NODEPOOL] ?? UNMANAGED_NODEPOOL;
+}
+
 /**
- * Fleet price over time by NodePool, USD per hour: each launched NodeClaim's `price` from its `launchedAt` until its
- * `deletedAt`. NodeClaims that never launched (no price) add nothing; nodes Skiff does not own carry no price in the
- * Result and are not counted, so the sum matches `cost.finalHourlyUSD` when every node is a NodeClaim's.
+ * Fleet price over time by NodePool, USD per hour, every node of the fleet counted: each launched NodeClaim's `price`
+ * from its `launchedAt` until its `deletedAt`, and each Node no NodeClaim owns (a managed node group's, Fargate's, a
+ * scenario's unmanaged `spec.nodes`) at its instance's price (`Result.nodes[].hourlyUSD`) from its `createdAt` until
+ * its `deletedAt`, grouped as {@link nodesSeries} groups it ({@link UNMANAGED_NODEPOOL} without a NodePool label). So
+ * the sum is the fleet price `cost` and `whatIf` count: at the start it is `whatIf.hourlyUSDAtStart`, at the end
+ * `cost.finalHourlyUSD`. NodeClaims that never launched (no price) add nothing, nor does an unowned Node of a Result
+ * written before Nodes carried a price.
  */
 export function costSeries(result: Result): StepSeries {
-  const intervals = result.nodeClaims.flatMap((c) =>
+  const claims = result.nodeClaims.flatMap((c) =>
     c.price === null || c.launchedAt === null
       ? []
       : [{ group: c.nodePool, from: Date.parse(c.launchedAt), to: c.deletedAt === null ? null : Date.parse(c.deletedAt), weight: c.price }],
   );
-  return stepSeries(intervals, Date.parse(result.start), Date.parse(result.end));
+  const unowned = result.nodes.flatMap((n) =>
+    n.nodeClaim !== null || n.hourlyUSD === null || n.hourlyUSD === undefined
+      ? []
+      : [{ group: unownedNodePool(n), from: Date.parse(n.createdAt), to: n.deletedAt === null ? null : Date.parse(n.deletedAt), weight: n.hourlyUSD }],
+  );
+  return stepSeries([...claims, ...unowned], Date.parse(result.start), Date.parse(result.end));
 }
 
 /**
@@ -258,7 +272,7 @@ export interface ReportSeries {
   readonly nodePools: readonly string[];
   /** Nodes by `<nodePool>/<capacityType>` (counts). */
   readonly nodes: StepSeries;
-  /** Fleet price by NodePool, USD per hour. */
+  /** Fleet price by NodePool, USD per hour, nodes no NodePool owns included ({@link costSeries}). */
   readonly cost: StepSeries;
   /** Pods pending (a count). */
   readonly pending: StepSeries;

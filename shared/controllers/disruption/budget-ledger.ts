@@ -5,7 +5,7 @@
  * beside them ({@link BudgetLedger.take}).
  */
 import { LABEL_INITIALIZED, LABEL_NODEPOOL } from '../../core/api/labels.js';
-import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
+import { isLive, type DisruptionBudgetUsed, type NodeClaim } from '../../core/api/nodeclaim.js';
 import type { Budget } from '../../core/api/nodepool.js';
 import { BudgetScheduleError, budgetAllowance, budgetWindows, type BudgetWindow } from '../../core/disruption/budgets.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT } from '../../core/disruption/drainable.js';
@@ -26,13 +26,15 @@ const BUDGET_HORIZON_MS = 6 * 60 * 60 * 1000;
  * read from the budget's windows (core `budgetWindows`: active at T exactly when the schedule fired in
  * `(T − duration, T]`, `isBudgetActive`), cached in `memory` for {@link BUDGET_HORIZON_MS}.
  */
-function budgetsAt(budgets: readonly Budget[], atMs: number, memory: DisruptionMemory): readonly Budget[] {
-  if (budgets.every((b) => b.schedule === undefined)) return budgets;
+function budgetsAt(budgets: readonly Budget[], atMs: number, memory: DisruptionMemory): ActiveBudgets {
+  if (budgets.every((b) => b.schedule === undefined)) return { budgets, index: budgets.map((_, i) => i) };
   const cache = memory.budgetWindows;
   const out: Budget[] = [];
-  for (const budget of budgets) {
+  const index: number[] = [];
+  for (const [i, budget] of budgets.entries()) {
     if (budget.schedule === undefined) {
       out.push(budget);
+      index.push(i);
       continue;
     }
     const key = `${budget.schedule}\u0000${budget.duration ?? ''}`;
@@ -44,6 +46,7 @@ function budgetsAt(budgets: readonly Budget[], atMs: number, memory: DisruptionM
       } catch (e) {
         if (!(e instanceof BudgetScheduleError)) throw e;
         out.push(budget);
+        index.push(i);
         continue;
       }
       if (cache.size > 1000) cache.clear();
@@ -53,9 +56,17 @@ function budgetsAt(budgets: readonly Budget[], atMs: number, memory: DisruptionM
     if (cached.windows.some((w) => w.start.getTime() <= atMs && atMs < w.end.getTime())) {
       const { schedule: _schedule, duration: _duration, ...always } = budget;
       out.push(always as Budget);
+      index.push(i);
     }
   }
-  return out;
+  return { budgets: out, index };
+}
+
+/** The budgets of {@link budgetsAt}, each with its index in the NodePool's `spec.disruption.budgets`. */
+interface ActiveBudgets {
+  readonly budgets: readonly Budget[];
+  /** `index[i]` is the place of `budgets[i]` in the NodePool's `spec.disruption.budgets`. */
+  readonly index: readonly number[];
 }
 
 /** A NodePool's managed, initialized nodes, and how many of them are being disrupted or NotReady. */
@@ -76,7 +87,7 @@ export class BudgetLedger {
   /** Per NodePool name, its {@link PoolNodeCounts}; worked out on the first question. */
   private counts: Map<string, PoolNodeCounts> | undefined;
   /** Per `pool\0reason`, the allowance before this pass's own choices. */
-  private readonly allowances = new Map<string, number>();
+  private readonly allowances = new Map<string, DisruptionBudgetUsed>();
 
   /**
    * @param world what the pass read (not modified while the ledger is used)
@@ -120,16 +131,32 @@ export class BudgetLedger {
    * @param afterTaken false for the allowance before this pass's own choices ({@link take})
    */
   remaining(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted', afterTaken = true): number {
+    const used = this.budgetUsed(pool, reason);
+    if (!used) return 0;
+    return Math.max(0, (used.remaining ?? Number.POSITIVE_INFINITY) - (afterTaken ? (this.taken.get(pool) ?? 0) : 0));
+  }
+
+  /**
+   * What the pool's budgets allow for `reason` now, before this pass's own choices: the node count and the nodes in
+   * flight it was worked out from, the most restrictive active budget's node count and index, and what is left (core
+   * `helpers.go BuildDisruptionBudgetMapping`: `allowed − disrupting`, floored at 0). A validation records it on the
+   * command it starts (`NodeClaimDisruption.budgets`), so a report states what the controller used.
+   * @returns undefined for an unknown NodePool; `allowed`/`remaining`/`budget` null when no budget is active (unlimited)
+   */
+  budgetUsed(pool: string, reason: 'Empty' | 'Underutilized' | 'Drifted'): DisruptionBudgetUsed | undefined {
     const np = this.world.pools.get(pool);
-    if (!np) return 0;
+    if (!np) return undefined;
     const key = `${pool}\u0000${reason}`;
-    let allowed = this.allowances.get(key);
-    if (allowed === undefined) {
+    let used = this.allowances.get(key);
+    if (used === undefined) {
       const { nodes, busy } = this.poolCounts(pool);
-      allowed = budgetAllowance(budgetsAt(np.spec.disruption.budgets, this.world.now, this.memory), reason, new Date(this.world.now), nodes, busy).remaining;
-      this.allowances.set(key, allowed);
+      const active = budgetsAt(np.spec.disruption.budgets, this.world.now, this.memory);
+      const a = budgetAllowance(active.budgets, reason, new Date(this.world.now), nodes, busy);
+      const unlimited = a.limitingBudget === null;
+      used = { nodes, disrupting: busy, allowed: unlimited ? null : a.allowed, remaining: unlimited ? null : a.remaining, budget: unlimited ? null : active.index[a.limitingBudget!]! };
+      this.allowances.set(key, used);
     }
-    return Math.max(0, allowed - (afterTaken ? (this.taken.get(pool) ?? 0) : 0));
+    return used;
   }
 
   /** Counts `n` nodes of `pool` this pass chose to disrupt against what {@link remaining} allows. */

@@ -9,7 +9,7 @@
  * it goes on, budget included ({@link resumeStart}). An Empty command goes on with those of its candidates that still
  * carry it and are still empty within the budget, as Karpenter's `EmptinessValidator` does ({@link validateEmpty}).
  */
-import { isLive, type NodeClaim, type NodeClaimDisruption } from '../../core/api/nodeclaim.js';
+import { isLive, type DisruptionBudgetUsed, type NodeClaim, type NodeClaimDisruption } from '../../core/api/nodeclaim.js';
 import { simulateConsolidation } from '../../core/disruption/consolidation.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT } from '../../core/disruption/drainable.js';
 import { decisionOf, type MethodCommand } from '../../core/disruption/types.js';
@@ -64,9 +64,9 @@ export async function validateProposal(pass: Pass, world: World, command: string
   await startCommand(
     pass,
     world,
-    d,
+    { ...d, budgets: checked.budgets },
     all.map((c) => c!),
-    checked,
+    checked.replacements,
   );
 }
 
@@ -128,16 +128,16 @@ export async function resumeStart(pass: Pass, world: World, command: string, can
     await reject(pass, world, command, candidates, `its start was interrupted and ${checked}`, true);
     return;
   }
-  if (d.replacements.length > 0 && checked.length !== d.replacements.length) {
+  if (d.replacements.length > 0 && checked.replacements.length !== d.replacements.length) {
     await reject(pass, world, command, candidates, `its start was interrupted and its ${d.replacements.length} replacement(s) cannot be planned the same way again`, true);
     return;
   }
   await startCommand(
     pass,
     world,
-    d,
+    { ...d, budgets: checked.budgets },
     all.map((c) => c!),
-    checked,
+    checked.replacements,
   );
 }
 
@@ -145,11 +145,13 @@ export async function resumeStart(pass: Pass, world: World, command: string, can
  * Runs the methods again on exactly `records` (the command `d`'s candidates), as if the command had never been
  * proposed: records without it (`Initialized` again where it had moved them to `Deleting`) and their nodes without
  * `karpenter.sh/disrupted`, so neither the candidate checks nor the budget count the command against itself.
- * @returns the replacements to launch (none for a delete), or why the command no longer stands
+ * @returns the replacements to launch (none for a delete) and the budgets the validation counted, or why the command no
+ *   longer stands
  */
-function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: readonly NodeClaim[]): readonly NodeClaimPlan[] | string {
+function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: readonly NodeClaim[]): Revalidated | string {
   const { fresh, view } = asIfUndisrupted(world, d, records);
-  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));
+  const ctx = methodContext(pass, view, DISCARD);
+  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, ctx);
   if (!again || again.reason !== d.reason || decisionOf(again) !== d.decision || again.candidates.length !== fresh.length) {
     return `re-validation after ${VALIDATION_DELAY_MS / 1000}s no longer finds it (${d.reason}, ${d.decision})`;
   }
@@ -158,12 +160,36 @@ function revalidate(pass: Pass, world: World, d: NodeClaimDisruption, records: r
   if (d.savings !== undefined && again.savings < d.savings - 1e-9) {
     return `re-validation after ${VALIDATION_DELAY_MS / 1000}s finds a saving of $${again.savings.toFixed(4)}/h, less than the $${d.savings.toFixed(4)}/h proposed`;
   }
-  if (d.decision !== 'replace') return [];
+  const budgets = budgetsUsed(ctx, d.reason, fresh);
+  if (d.decision !== 'replace') return { replacements: [], budgets };
   // Drift planned its replacements from exactly these candidates in this world, and so did a repacking (two or more
   // replacements); Karpenter's consolidation's one replacement is simulated once more from the candidates in the
   // record's order (by name).
   const replacements = d.reason === 'Drifted' || again.replacements.length > 1 ? again.replacements : consolidationReplacements(pass, view, fresh);
-  return replacements.length > 0 ? replacements : 'no replacement could be planned any more';
+  return replacements.length > 0 ? { replacements, budgets } : 'no replacement could be planned any more';
+}
+
+/** What a validation that stands found: the replacements to launch (none for a delete) and the budgets it counted. */
+interface Revalidated {
+  readonly replacements: readonly NodeClaimPlan[];
+  /** Per NodePool of the candidates, the budget the validation let the command start under. */
+  readonly budgets: Readonly<Record<string, DisruptionBudgetUsed>>;
+}
+
+/**
+ * Per NodePool of `candidates`, the budget for `reason` the validation's ledger worked out (before the command's own
+ * candidates were taken from it): what the command is recorded to have started under (`NodeClaimDisruption.budgets`).
+ * Empty for a forceful reason, which budgets do not limit.
+ */
+function budgetsUsed(ctx: MethodContext, reason: string, candidates: readonly NodeClaim[]): Record<string, DisruptionBudgetUsed> {
+  const out: Record<string, DisruptionBudgetUsed> = {};
+  if (reason !== 'Empty' && reason !== 'Underutilized' && reason !== 'Drifted') return out;
+  for (const c of candidates) {
+    if (c.nodePool in out) continue;
+    const used = ctx.ledger.budgetUsed(c.nodePool, reason);
+    if (used) out[c.nodePool] = used;
+  }
+  return out;
 }
 
 /**
@@ -200,7 +226,8 @@ async function validateEmpty(pass: Pass, world: World, command: string, candidat
   // In the proposal's order (its candidates by name), those still carrying it.
   const carrying = [...candidates].sort((a, b) => a.name.localeCompare(b.name));
   const { fresh, view } = asIfUndisrupted(world, d, carrying);
-  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, methodContext(pass, view, DISCARD));
+  const ctx = methodContext(pass, view, DISCARD);
+  const again = validateCommand(methodsFor(pass.deps.consolidation), fresh, ctx);
   const valid = again?.reason === 'Empty' ? new Set(again.candidates.map((c) => c.name)) : new Set<string>();
   const keep = carrying.filter((c) => valid.has(c.name));
   const drop = carrying.filter((c) => !valid.has(c.name));
@@ -211,7 +238,7 @@ async function validateEmpty(pass: Pass, world: World, command: string, candidat
   }
   if (drop.length > 0) await reject(pass, world, command, drop, `${why} ${drop.map((c) => c.name).join(', ')} empty within the budget; the command goes on without them`, started);
   const names = keep.map((c) => c.name);
-  await startCommand(pass, world, { ...d, candidates: names, message: `${names.length === 1 ? 'node is' : `${names.length} nodes are`} empty` }, keep, []);
+  await startCommand(pass, world, { ...d, candidates: names, message: `${names.length === 1 ? 'node is' : `${names.length} nodes are`} empty`, budgets: budgetsUsed(ctx, 'Empty', keep) }, keep, []);
 }
 
 /** The replacement of a consolidation of exactly `candidates`, in their order, or none when it would not replace. */

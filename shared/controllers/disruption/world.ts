@@ -14,6 +14,7 @@ import { THROTTLED_ATTEMPTS, retryThrottled } from '../retry.js';
 import type { DisruptionDeps, DisruptionNodeClass } from './deps.js';
 import type { DisruptionMemory } from './memory.js';
 import { timestampMs } from '../../core/api/timestamp.js';
+import { isOwnedByNode } from '../../core/api/pod-owner.js';
 
 /** The state one pass reads once (and again after a write). */
 export interface World {
@@ -119,9 +120,12 @@ function groupByNode(pods: readonly ClusterPod[], memory: DisruptionMemory): Rea
   return byNode;
 }
 
-/** The pods a drain moves: bound, not terminal, not DaemonSet pods (Karpenter leaves those to the node's end). */
+/**
+ * The pods a drain moves: bound, not terminal, neither DaemonSet pods nor mirror (static) pods (Karpenter core
+ * `pkg/utils/pod/scheduling.go` `IsReschedulable`: those go with the node). A node with none of them is empty.
+ */
 function reschedulable(pods: readonly ClusterPod[]): ClusterPod[] {
-  return pods.filter((p) => (p.phase === 'Running' || p.phase === 'Pending') && !p.owner?.startsWith('DaemonSet/'));
+  return pods.filter((p) => (p.phase === 'Running' || p.phase === 'Pending') && !p.owner?.startsWith('DaemonSet/') && !isOwnedByNode(p.owner));
 }
 
 /** The pods a disruption of `node` moves ({@link reschedulable}); none without a node. */

@@ -72,10 +72,35 @@ export interface NodeClaimDisruption {
    * ones before it already counted as going away, and is validated the same way (`controllers/disruption/validate.ts`).
    */
   readonly order?: number;
+  /**
+   * Per NodePool of its candidates, the disruption budget its validation let it start under (Empty, Underutilized and
+   * Drifted only; absent on forceful disruptions and on records written before Skiff kept it). Reports read it
+   * instead of working the budget out again (`Result.whatIf.actions[].budgetRule`).
+   */
+  readonly budgets?: Readonly<Record<string, DisruptionBudgetUsed>>;
   /** When it was validated and started: the node tainted (ISO). */
   readonly startedAt?: string;
   /** When eviction started (ISO). */
   readonly drainStartedAt?: string;
+}
+
+/**
+ * A NodePool's disruption budget for one reason as the disruption controller worked it out at one instant (core
+ * `pkg/controllers/disruption/helpers.go BuildDisruptionBudgetMapping`, `nodepool.go GetAllowedDisruptionsByReason`):
+ * the most restrictive active budget's node count over the NodePool's managed, initialized nodes (a percentage rounded
+ * up), minus the nodes already being disrupted or NotReady, floored at 0.
+ */
+export interface DisruptionBudgetUsed {
+  /** The NodePool's managed, initialized nodes: the base of percentages. */
+  readonly nodes: number;
+  /** Of those, the nodes already being disrupted (tainted, or their record's disruption started) or NotReady. */
+  readonly disrupting: number;
+  /** Nodes the most restrictive active budget allows in total; null when no budget is active (unlimited). */
+  readonly allowed: number | null;
+  /** `allowed − disrupting`, floored at 0: how many more may start; null when unlimited. */
+  readonly remaining: number | null;
+  /** That budget's index in the NodePool's `spec.disruption.budgets`; null when unlimited. */
+  readonly budget: number | null;
 }
 
 /** One instance-type choice a NodeClaim may launch as; the list on a NodeClaim is cheapest first. */

@@ -10,6 +10,7 @@
  */
 import type { Taint, Toleration } from '../api/kubernetes.js';
 import { DISRUPTED_TAINT_KEY } from '../api/labels.js';
+import { isOwnedByNode } from '../api/pod-owner.js';
 import { tolerates } from '../scheduling/taints.js';
 
 /** The taint a node carries while it is disrupted or terminated (Karpenter `v1.DisruptedNoScheduleTaint`). */
@@ -37,5 +38,5 @@ export interface DrainablePod {
  * the drain waits for it without evicting it.)
  */
 export function isDrainable(pod: DrainablePod): boolean {
-  return !toleratesDisruptedTaint(pod.spec.tolerations) && !(pod.owner?.startsWith('Node/') ?? false);
+  return !toleratesDisruptedTaint(pod.spec.tolerations) && !isOwnedByNode(pod.owner);
 }

@@ -1,0 +1,62 @@
+// A run cut short in the middle of a scale-in must say so: its final $/h is one the fleet was still moving away from
+// (an observer that cannot see that the fleet had not settled reads as "done").
+import { describe, expect, it } from 'vitest';
+import { SETTLED_QUIET_MS, formatSummary, stillDisrupting } from '../../shared/cli/summary.js';
+import { nodeClassYaml } from '../support/provisioner-harness.js';
+import { simulateDocs } from '../support/simulate-docs.js';
+
+const POOL = `
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [c5]}
+        - {key: karpenter.k8s.aws/instance-size, operator: In, values: [large]}
+  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m}
+`;
+const DEPLOYMENT = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 12
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: 800m, memory: 1Gi}}}]
+`;
+/** 12 pods on 12 c5.large, scaled to 2 at 20 min; the run ends `duration` after the start. */
+const scenario = (duration: string) => `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: settling}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: ${duration}
+  region: us-west-2
+  events:
+    - {at: 20m, scale: {kind: Deployment, name: web, replicas: 2}}
+`;
+
+describe('the summary says when disruptions had not settled by the end', () => {
+  it('names the last disruption when the run ends during a scale-in, and says nothing once the fleet was quiet', async () => {
+    const cut = await simulateDocs(1, nodeClassYaml(), POOL, DEPLOYMENT, scenario('23m'));
+    expect(cut.disruptions.length).toBeGreaterThan(0);
+    const last = cut.disruptions.map((d) => Date.parse(d.at)).reduce((a, b) => Math.max(a, b));
+    expect(Date.parse(cut.end) - last).toBeLessThan(SETTLED_QUIET_MS);
+    expect(formatSummary(cut)).toMatch(/still disrupting at the end: .*the last disruption started \d+\.\d min before the end/);
+
+    const long = await simulateDocs(1, nodeClassYaml(), POOL, DEPLOYMENT, scenario('90m'));
+    // The same scale-in, ended well before the end: every disruption over and the fleet quiet after.
+    expect(long.disruptions.length).toBeGreaterThan(0);
+    expect(long.disruptions.every((d) => d.completedAt !== null)).toBe(true);
+    expect(stillDisrupting(long)).toBeUndefined();
+    expect(formatSummary(long)).not.toContain('still disrupting');
+  }, 120_000);
+});
