@@ -222,15 +222,15 @@ export function baselineNote(result: Pick<SimulationResult, 'consolidation' | 'p
 }
 
 /**
- * How long disruption must have been quiet before the end for the summary to call the fleet settled: 10 minutes, the
- * churn guard's window (`CHURN_GUARD_MS`, `shared/controllers/disruption/candidates.ts`), after which every node the
- * run launched or replaced is a consolidation candidate again.
+ * How long disruption must have been quiet before the end for the summary to call the fleet settled: 5 minutes after
+ * the last disruption ended, five scheduled passes that started nothing new. A heuristic: a NodePool whose
+ * `consolidateAfter` is longer can still find moves later.
  */
-export const SETTLED_QUIET_MS = 10 * 60 * 1000;
+export const SETTLED_QUIET_MS = 5 * 60 * 1000;
 
 /**
  * Why the run ended before its disruptions settled, or undefined when they did: disruptions still in flight at the end,
- * or one started less than {@link SETTLED_QUIET_MS} before it (consolidation was still finding moves). A run cut
+ * or the last one ended less than {@link SETTLED_QUIET_MS} before it (consolidation was still finding moves). A run cut
  * short in the middle of a scale-in otherwise reports a final $/h the fleet was still moving away from.
  * @param result a simulation Result
  * @returns e.g. `3 nodes in flight, the last disruption started 2.0 min before the end (2026-03-02T09:58:00.000Z)`
@@ -239,9 +239,9 @@ export function stillDisrupting(result: Pick<SimulationResult, 'disruptions' | '
   if (result.disruptions.length === 0) return undefined;
   const endMs = Date.parse(result.end);
   const inFlight = result.disruptions.filter((d) => d.completedAt === null).length;
-  const last = result.disruptions.reduce((a, d) => (Date.parse(d.at) > Date.parse(a.at) ? d : a));
-  const quietMs = endMs - Date.parse(last.at);
-  if (inFlight === 0 && quietMs >= SETTLED_QUIET_MS) return undefined;
-  const since = `the last disruption started ${(quietMs / 60_000).toFixed(1)} min before the end (${last.at})`;
-  return inFlight > 0 ? `${inFlight} node${inFlight === 1 ? '' : 's'} in flight, ${since}` : since;
+  const lastStart = result.disruptions.reduce((a, d) => (Date.parse(d.at) > Date.parse(a.at) ? d : a));
+  if (inFlight > 0) return `${inFlight} node${inFlight === 1 ? '' : 's'} in flight, the last disruption started ${((endMs - Date.parse(lastStart.at)) / 60_000).toFixed(1)} min before the end (${lastStart.at})`;
+  const lastEnd = Math.max(...result.disruptions.map((d) => Date.parse(d.completedAt!)));
+  if (endMs - lastEnd >= SETTLED_QUIET_MS) return undefined;
+  return `the last disruption ended ${((endMs - lastEnd) / 60_000).toFixed(1)} min before the end (${new Date(lastEnd).toISOString()})`;
 }

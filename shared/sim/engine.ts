@@ -26,6 +26,7 @@ import { LABEL_HOSTNAME, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_
 import { deduplicationId, messageGroupId, type PodEvent } from '../core/api/pod-event.js';
 import type { NodeClaim } from '../core/api/nodeclaim.js';
 import { ec2NodeClassSubnetZones } from '../core/api/ec2nodeclass.js';
+import { isOwnedByNode } from '../core/api/pod-owner.js';
 import type { InstanceTypeInfo } from '../core/instancetypes/instance-type.js';
 import type { ConsolidationSetting, DisruptionDeps } from '../controllers/disruption/deps.js';
 import { DisruptionMemory } from '../controllers/disruption/memory.js';
@@ -377,16 +378,23 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     });
   };
   scheduleResync(spec.startMs + RELAY_RESYNC_MS);
+  const checkBind = (pod: SimPod, node: SimNode): void =>
+    observer.onBind(
+      pod,
+      node,
+      () => cluster.pods.values(),
+      () => cluster.nodes.values(),
+      () => ({ podsOnNode: cluster.podsOn(node.name), boundRequiredAntiAffinity: cluster.hasBoundRequiredAntiAffinity() }),
+    );
+  /**
+   * Binds made while the objects that exist at the start are loaded (a snapshot's bound pods, a manifest's
+   * `spec.nodeName`), checked once all of them are: the real cluster placed them in an order the file does not keep,
+   * and checking each as it is read sees states that never existed (a zone spread of a, a, a, b, b, b half loaded).
+   */
+  let loadingBinds: { pod: SimPod; node: SimNode }[] | undefined = [];
   cluster.hooks = {
     onUnschedulable: reportPod,
-    onBind: (pod, node) =>
-      observer.onBind(
-        pod,
-        node,
-        () => cluster.pods.values(),
-        () => cluster.nodes.values(),
-        () => ({ podsOnNode: cluster.podsOn(node.name), boundRequiredAntiAffinity: cluster.hasBoundRequiredAntiAffinity() }),
-      ),
+    onBind: (pod, node) => (loadingBinds ? loadingBinds.push({ pod, node }) : checkBind(pod, node)),
     onNodeEvent: relayNodeEvent,
   };
 
@@ -418,6 +426,9 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   for (const o of scenario.statefulSets) cluster.apply({ kind: 'StatefulSet', object: o });
   for (const o of scenario.jobs) cluster.apply({ kind: 'Job', object: o });
   for (const o of scenario.pods) cluster.apply({ kind: 'Pod', object: o });
+  const loaded = loadingBinds;
+  loadingBinds = undefined;
+  for (const { pod, node } of loaded) if (pod.nodeName === node.name && pod.deletedAt === undefined) checkBind(pod, node);
 
   // Pods live and unbound when the run starts (a snapshot's Pending pods, replicas its workloads still miss).
   const pendingAtStart = spec.nodes.length > 0 ? [...cluster.pods.values()].filter((p) => !p.nodeName && p.phase === 'Pending').map((p) => `${p.namespace}/${p.name}`) : [];
@@ -615,7 +626,9 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     const claim = node ? await claimOfNode(node) : undefined;
     if (node && claim?.disruption && ec2.instances.some((i) => i.instanceId === instanceId && i.state !== 'terminated')) {
       untaintedDisruption(node, claim);
-      const pods = cluster.podsOn(node.name).filter((p) => !p.owner?.startsWith('DaemonSet/')).map(observedPod);
+      // DaemonSet and mirror (static) pods go with their node: Karpenter neither evicts them nor lets a PDB of theirs
+      // hold a node (core `pkg/utils/pod/scheduling.go` IsEvictable leaves out IsOwnedByNode).
+      const pods = cluster.podsOn(node.name).filter((p) => !p.owner?.startsWith('DaemonSet/') && !isOwnedByNode(p.owner)).map(observedPod);
       const drainStarted = Date.parse(claim.disruption.drainStartedAt ?? claim.disruption.startedAt ?? claim.disruption.proposedAt);
       const graceExpired = claim.terminationGracePeriodSeconds !== undefined && clock.now() >= drainStarted + claim.terminationGracePeriodSeconds * 1000;
       observer.onDisruptionTermination(claim.name, claim.disruption.reason, pods, world(), graceExpired);

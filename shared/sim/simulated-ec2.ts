@@ -188,10 +188,11 @@ export class SimulatedEc2 implements CloudProvider {
   }
 
   async getInstanceTypes(query: InstanceTypeQuery): Promise<InstanceType[]> {
-    const cacheKey = JSON.stringify(query);
+    // The class's subnet zones are part of the key: an EC2NodeClass applied again with other subnets offers elsewhere.
+    const zones = this.options.nodeClassZones?.(query.nodeClass) ?? zonesOf(this.options.region);
+    const cacheKey = JSON.stringify([query, zones]);
     const cached = this.typeCache.get(cacheKey);
     if (cached) return cached;
-    const zones = this.options.nodeClassZones?.(query.nodeClass) ?? zonesOf(this.options.region);
     const allocatableOptions = nodeClassAllocatableOptions(query, this.options.vmMemoryOverheadPercent);
     const types: InstanceType[] = [];
     for (const info of this.options.catalog) {

@@ -269,6 +269,15 @@ describe('mirror (static) pods', () => {
     expect(r.err).toContain('note: snapshot: 1 mirror (static) pod (owned by a Node) kept on its node');
   });
 
+  it("counts no PDB violation when a node goes with a mirror pod a PDB covers (Karpenter's IsEvictable leaves it out)", async () => {
+    const karpenter = KARPENTER.replace('consolidateAfter: 1h', 'consolidateAfter: 1m');
+    const pdb = `apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: static, namespace: kube-system}\nspec:\n  minAvailable: 1\n  selector: {matchLabels: {app: static}}\n`;
+    const labelled = mirror('n1').replace('  annotations:', '  labels: {app: static}\n  annotations:');
+    const { result } = await simulateScenario(folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${labelled}---\n${pdb}` }), { seed: 1, overrides: { durationSeconds: 1800 } });
+    expect(result.nodes.find((n) => n.name === 'n1')!.deletedAt).not.toBeNull();
+    expect(result.violations.pdb).toBe(0);
+  });
+
   it('drains a node without evicting its mirror pod: only the other pods move', async () => {
     // expireAfter 10m: n1 (created 2026-03-01) has expired when the run starts; its drain moves the bare pod only.
     const karpenter = KARPENTER.replace('      spec:\n        nodeClassRef', '      spec:\n        expireAfter: 10m\n        nodeClassRef');

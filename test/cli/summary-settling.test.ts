@@ -50,7 +50,7 @@ describe('the summary says when disruptions had not settled by the end', () => {
     expect(cut.disruptions.length).toBeGreaterThan(0);
     const last = cut.disruptions.map((d) => Date.parse(d.at)).reduce((a, b) => Math.max(a, b));
     expect(Date.parse(cut.end) - last).toBeLessThan(SETTLED_QUIET_MS);
-    expect(formatSummary(cut)).toMatch(/still disrupting at the end: .*the last disruption started \d+\.\d min before the end/);
+    expect(formatSummary(cut)).toMatch(/still disrupting at the end: .*the last disruption (started|ended) \d+\.\d min before the end/);
 
     const long = await simulateDocs(1, nodeClassYaml(), POOL, DEPLOYMENT, scenario('90m'));
     // The same scale-in, ended well before the end: every disruption over and the fleet quiet after.

@@ -254,4 +254,27 @@ status:
     const open = await run(pool([]), deployment('web', 12, spread), scenario());
     expect(zones(open).size).toBeGreaterThan(1);
   }, 120_000);
+
+  it('offers in the new zones once the EC2NodeClass is applied again with other subnets', async () => {
+    const events = `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: subnets-change}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: 40m
+  region: us-west-2
+  events:
+    - {at: 10m, apply: {apiVersion: karpenter.k8s.aws/v1, kind: EC2NodeClass, metadata: {name: default}, spec: {amiSelectorTerms: [{alias: al2023@latest}], subnetSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}], securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: my-cluster}}], role: KarpenterNodeRole-my-cluster}, status: {subnets: [{id: subnet-0c, zone: us-west-2c}]}}}
+    - {at: 15m, scale: {kind: Deployment, name: web, replicas: 12}}
+`;
+    const r = await simulateDocs(3, nodeClassYaml(subnetStatus), pool([]), deployment('web', 2), events);
+    const at = (c: SimulationResult['nodeClaims'][number]) => Date.parse(c.createdAt) - Date.parse('2026-03-02T08:00:00Z');
+    const before = launched(r).filter((c) => at(c) < 10 * 60_000);
+    const after = launched(r).filter((c) => at(c) >= 15 * 60_000);
+    expect(before.length).toBeGreaterThan(0);
+    expect(after.length).toBeGreaterThan(0);
+    expect(new Set(before.map((c) => c.zone))).toEqual(new Set(['us-west-2b']));
+    expect(new Set(after.map((c) => c.zone))).toEqual(new Set(['us-west-2c']));
+  }, 120_000);
 });

@@ -241,3 +241,36 @@ spec:
     expect((error as ValidationError).issues).toContainEqual(expect.objectContaining({ file: prices, line: 3, path: 'prices[1].zone', message: expect.stringContaining('zone us-west-2z is not in region us-west-2') }));
   });
 });
+
+describe("the snapshot's bound pods are where the real cluster put them", () => {
+  it('counts no placement violation for a zone spread whose pods the file lists zone by zone', async () => {
+    // kubectl sorts pods by name, so a Deployment's pods can come zone by zone: a, a, a, b, b, b. The cluster is
+    // balanced (3 and 3), but binding them one by one in file order passes through a: 2, b: 0, which a maxSkew of 1
+    // forbids. kube-scheduler placed them, in an order the file does not keep.
+    const node = (name: string, zone: string) => `
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: ${name}
+    creationTimestamp: "2026-03-02T07:00:00Z"
+    labels: {node.kubernetes.io/instance-type: m5.xlarge, topology.kubernetes.io/zone: ${zone}, topology.kubernetes.io/region: us-west-2, kubernetes.io/hostname: ${name}}
+  status:
+    allocatable: {cpu: 3920m, memory: 14Gi, pods: "58"}`;
+    const pod = (i: number, nodeName: string) => `
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web-${i}, namespace: default, labels: {app: web}, creationTimestamp: "2026-03-02T07:10:00Z"}
+  spec:
+    nodeName: ${nodeName}
+    topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}
+    containers: [{name: app, image: nginx, resources: {requests: {cpu: 500m, memory: 512Mi}}}]
+  status: {phase: Running}`;
+    const folder = mkdtempSync(join(tmpdir(), 'skiff-snapshot-spread-'));
+    const list = [node('node-a', 'us-west-2a'), node('node-b', 'us-west-2b'), ...[0, 1, 2].map((i) => pod(i, 'node-a')), ...[3, 4, 5].map((i) => pod(i, 'node-b'))];
+    writeFileSync(join(folder, 'cluster.yaml'), `apiVersion: v1\nkind: List\nitems:${list.join('')}\n`);
+    const r = (await simulateScenario(folder, { seed: 1, overrides: { durationSeconds: 600 } })).result;
+    expect(r.pods.filter((p) => p.node !== null)).toHaveLength(6);
+    expect(r.violations.placement).toBe(0);
+  }, 60_000);
+});

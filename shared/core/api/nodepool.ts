@@ -52,6 +52,9 @@ export type BudgetReason = (typeof BUDGET_REASONS)[number];
 const KARPENTER_DURATION = /^([0-9]+(s|m|h))+$/;
 /** Budget `duration`: hours and/or minutes only, optionally with Go's trailing `0s` (CRD pattern). */
 const BUDGET_DURATION = /^(([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?$/;
+/** The largest budget `nodes` count: 2^31 − 1, the int32 a Kubernetes IntOrString holds (Karpenter parses it with `intstr.Parse`). */
+export const MAX_BUDGET_NODES = 2 ** 31 - 1;
+
 /** Budget `nodes`: a percentage 0–100% or a non-negative integer (CRD pattern). */
 const BUDGET_NODES = /^((100|[0-9]{1,2})%|[0-9]+)$/;
 /** Cron macros Karpenter's schedule pattern accepts. */
@@ -173,6 +176,8 @@ export const budgetSchema = z
       .union([z.string(), z.int().nonnegative()])
       .transform((v) => String(v))
       .refine((v) => BUDGET_NODES.test(v), { error: 'nodes must be a percentage between 0% and 100% (e.g. "10%") or a non-negative integer' })
+      // Karpenter reads `nodes` as an IntOrString (`intstr.Parse`), whose integer is an int32.
+      .refine((v) => v.endsWith('%') || Number(v) <= MAX_BUDGET_NODES, { error: `nodes must be at most ${MAX_BUDGET_NODES} (an int32, as Kubernetes' IntOrString holds it)` })
       .default(DEFAULT_BUDGET_NODES),
     reasons: z.array(z.enum(BUDGET_REASONS)).optional(),
     schedule: z

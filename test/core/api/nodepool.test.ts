@@ -281,6 +281,15 @@ describe('NodePool', () => {
       expect(budgetSchema.parse({ nodes: '100%' }).nodes).toBe('100%');
     });
 
+    it('refuses a node count past an int32, as an IntOrString cannot hold it (it used to crash the run)', () => {
+      expect(budgetSchema.parse({ nodes: '2147483647' }).nodes).toBe('2147483647');
+      for (const nodes of ['2147483648', '9007199254740993', 2 ** 40]) {
+        const r = budgetSchema.safeParse({ nodes });
+        expect(r.success).toBe(false);
+        expect(r.error!.issues[0]!.message).toContain('at most 2147483647');
+      }
+    });
+
     it('accepts a percentage iff it is between 0% and 100%', () => {
       fc.assert(
         fc.property(fc.integer({ min: 0, max: 1000 }), (p) => {
