@@ -30,6 +30,7 @@ import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod } from '../core/api/pod.js';
 import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
 import { MAX_SCALE_REPLICAS, SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
+import { zonesOf } from './simulated-ec2.js';
 import { parsePriceFile } from './price-file.js';
 import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, snapshotRegion, unpackList, type PodOwner } from './snapshot.js';
 
@@ -604,6 +605,18 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     for (const [field, value] of replicaCounts(l.manifest)) {
       if (value > MAX_SCALE_REPLICAS) {
         issues.push(issueAt(l, ['spec', field], `${field} ${value} is more than the simulation runs: at most ${MAX_SCALE_REPLICAS} pods per workload (every pod goes through the real handlers)`));
+      }
+    }
+  }
+
+  // An EC2NodeClass's subnets decide where its types are offered (`ec2NodeClassSubnetZones`): each zone must be one
+  // of the run's region, as a Node's zone must (`snapshot.ts`), or nodes would launch in another region's zones.
+  const regionZones = zonesOf(spec.region);
+  for (const l of located) {
+    if (l.manifest.kind !== 'EC2NodeClass') continue;
+    for (const [i, subnet] of (l.manifest.object.status?.subnets ?? []).entries()) {
+      if (!regionZones.includes(subnet.zone)) {
+        issues.push(issueAt(l, ['status', 'subnets', i, 'zone'], `zone ${JSON.stringify(subnet.zone)} is not in region ${spec.region} (its zones: ${regionZones.join(', ')}); set the region with --region or spec.region`));
       }
     }
   }

@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatSummary } from '../../shared/cli/summary.js';
+import { ValidationError } from '../../shared/core/errors.js';
 import { instanceTypeByName } from '../../shared/core/instancetypes/catalog.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
@@ -277,4 +278,16 @@ spec:
     expect(new Set(before.map((c) => c.zone))).toEqual(new Set(['us-west-2b']));
     expect(new Set(after.map((c) => c.zone))).toEqual(new Set(['us-west-2c']));
   }, 120_000);
+
+  it("refuses a subnet zone of another region, naming the EC2NodeClass's field", async () => {
+    const other = `
+status:
+  subnets:
+    - {id: subnet-0b, zone: eu-west-1a}`;
+    const error = await simulateDocs(3, nodeClassYaml(other), pool([]), deployment('web', 1), scenario()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toContainEqual(
+      expect.objectContaining({ path: 'status.subnets[0].zone', message: expect.stringContaining('zone "eu-west-1a" is not in region us-west-2') }),
+    );
+  });
 });
