@@ -146,6 +146,10 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
   const unsettled = w.settled ? stillDisrupting(result) : undefined;
   lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled && !unsettled ? `settled at ${w.settledAt}` : w.settled ? `at ${w.settledAt}, but still disrupting near the end: run longer to see it settle` : `at the end, ${w.settledAt}: disruptions still going`}; ${w.nodesAfter} nodes)`);
   lines.push(`  Saving:             ${sign}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`);
+  const grown = w.newCapacity;
+  if (grown && grown.nodeClaims > 0) {
+    lines.push(`  New capacity:       $${grown.hourlyUSD.toFixed(2)}/h of the fleet after is ${grown.nodeClaims} NodeClaim${grown.nodeClaims === 1 ? '' : 's'} the provisioner launched (for pods pending at the start, created since, or evicted with no room elsewhere)`);
+  }
   lines.push(`  Prices simulated:   on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
   if (w.actions.length > 0) {
     const replaced = w.actions.filter((a) => a.decision === 'replace').length;

@@ -311,6 +311,12 @@ export const WhatIfSchema = z.looseObject({
   savingPercent: z.number(),
   /** The saving over a month of 730 hours, USD. */
   savingMonthlyUSD: z.number(),
+  /**
+   * Of `hourlyUSDAfter`, the NodeClaims the provisioner launched in the run (for pods pending at the start, created
+   * since, or evicted with no room elsewhere) still up at `settledAt`: USD per hour, and how many. A saving that comes
+   * out small or negative is often this growth. An addition.
+   */
+  newCapacity: z.looseObject({ hourlyUSD: z.number().nonnegative(), nodeClaims: Count }).optional(),
   /** Nodes at the start: all, those a NodePool of the scenario manages, the others (never disrupted). */
   nodesAtStart: z.looseObject({ total: Count, managed: Count, unmanaged: Count }),
   /** Nodes live at `settledAt`. */

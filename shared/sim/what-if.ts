@@ -73,6 +73,13 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
   const atStart = fleetHourlyUSD(inputs.instances, startMs);
   const after = fleetHourlyUSD(inputs.instances, settledMs);
   const saving = round4(atStart - after);
+  // Of `after`, the NodeClaims the provisioner launched in the run (for pods pending at the start, created since, or
+  // evicted with no room elsewhere), still up at `settledAt`; replacements (consolidation, drift, interruption) aside.
+  const replacementNames = new Set(disruptions.flatMap((d) => d.replacements ?? (d.replacement ? [d.replacement] : [])));
+  const forPods = result.nodeClaims.filter(
+    (c) => Date.parse(c.createdAt) >= startMs && Date.parse(c.createdAt) <= settledMs && !replacementNames.has(c.name) && c.instanceType !== null && c.launchError === null && (c.deletedAt === null || Date.parse(c.deletedAt) > settledMs),
+  );
+  const newCapacity = round4(forPods.reduce((sum, c) => sum + (c.price ?? 0), 0));
 
   const claims = new Map(result.nodeClaims.map((c) => [c.name, c]));
   const nodeOfClaim = new Map(result.nodes.filter((n) => n.nodeClaim !== null).map((n) => [n.nodeClaim!, n.name]));
@@ -149,6 +156,7 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
     savingHourlyUSD: saving,
     savingPercent: atStart > 0 ? Math.round((saving / atStart) * 1000) / 10 : 0,
     savingMonthlyUSD: Math.round(saving * HOURS_PER_MONTH * 100) / 100,
+    newCapacity: { hourlyUSD: newCapacity, nodeClaims: forPods.length },
     nodesAtStart: { total: startNodes.length, managed, unmanaged: startNodes.length - managed },
     nodesAfter: settledNodes,
     actions,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../shared/cli/main.js';
+import { instanceTypeByName } from '../../shared/core/instancetypes/catalog.js';
 import { simulateScenario } from '../../shared/cli/simulate.js';
 
 /** A NodePool `general` (m5/c5 on-demand) and its EC2NodeClass, as `kubectl get nodepools,ec2nodeclasses -o yaml` writes them. */
@@ -236,6 +237,27 @@ describe('pods being deleted', () => {
     const cluster = `${node('n1')}---\n${pod('runs').replace('spec:\n', 'spec:\n  nodeName: n1\n')}---\n${pod('going', '  deletionTimestamp: "2026-03-01T00:00:30Z"\n')}`;
     const { result } = await simulateScenario(folder({ 'cluster.yaml': cluster }), { seed: 1, overrides: { durationSeconds: 600 } });
     expect(result.nodes.map((n) => n.name)).toEqual(['n1']);
+  });
+});
+
+describe('the what-if names the new capacity in the fleet after', () => {
+  it('names the NodeClaim launched for a pending pod, which makes the saving negative though an empty node was deleted', async () => {
+    // n1 is empty (deleted by emptiness); a pending 8-cpu pod fits nowhere and gets a NodeClaim of its own.
+    const karpenter = KARPENTER.replace('consolidateAfter: 1h', 'consolidateAfter: 1m');
+    const pending = `apiVersion: v1\nkind: Pod\nmetadata: {name: big, namespace: default, creationTimestamp: "2026-03-01T00:00:30Z"}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: "8", memory: 8Gi}}}]\nstatus: {phase: Pending}\n`;
+    const { result } = await simulateScenario(folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${pending}` }), { seed: 1, overrides: { durationSeconds: 1800 } });
+    const w = result.whatIf!;
+    // The NodeClaim that runs the pod at the end (a second launch for the same pod, if any, was deleted as empty).
+    const launched = result.nodeClaims.filter((c) => c.name !== result.nodes.find((n) => n.name === 'n1')!.nodeClaim && c.launchError === null && c.deletedAt === null);
+    expect(launched).toHaveLength(1);
+    expect(result.pods.find((p) => p.name === 'big')!.nodeClaim).toBe(launched[0]!.name);
+    expect(result.nodes.find((n) => n.name === 'n1')!.deletedAt).not.toBeNull();
+    // The fleet grew (an 8-cpu node for the pod, the 4-cpu n1 gone), but deleting n1 saved n1's list price.
+    const m5xlarge = instanceTypeByName('m5.xlarge')!.onDemandPrice!;
+    expect(w.newCapacity).toEqual({ hourlyUSD: launched[0]!.price, nodeClaims: 1 });
+    expect(w.savingHourlyUSD).toBeCloseTo(m5xlarge - launched[0]!.price!, 4);
+    const r = await run('simulate', folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${pending}` }), '--duration', '30m');
+    expect(r.out).toContain(`New capacity:       $${launched[0]!.price!.toFixed(2)}/h of the fleet after is 1 NodeClaim the provisioner launched`);
   });
 });
 
