@@ -317,7 +317,10 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
         : `its ${t.instanceTypes.length} instance types have ${key} in [${shortList(values, 8)}]${without > 0 ? ` (${without} of them have no ${key} label at all)` : ''}`;
     const near = hints.find((h) => h.kind === 'labelValue' && r.values.has(h.typed) && h.nodePools.includes(t.name));
     const unoffered = key === LABEL_INSTANCE_TYPE ? unofferedTypes(t, r) : '';
-    return `no instance type the NodePool allows has ${r} (${have})${unoffered}; change the pod's requirement or widen the NodePool's${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
+    // A zone is offered only where the EC2NodeClass has a subnet (aws computeRequirements): say so, the NodePool may
+    // not restrict zones at all.
+    const remedy = key === LABEL_ZONE ? `change the pod's requirement, widen the NodePool's, or give EC2NodeClass ${t.nodeClass} a subnet in that zone (types are offered only in its subnets' zones)` : `change the pod's requirement or widen the NodePool's`;
+    return `no instance type the NodePool allows has ${r} (${have})${unoffered}; ${remedy}${near ? ` — or did you mean ${key}=${near.suggestion}?` : ''}`;
   }
   return `no instance type the NodePool allows satisfies its requirements and the pod's together (${requirements}); relax the pod's requirements or widen the NodePool's`;
 }

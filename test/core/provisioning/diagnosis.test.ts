@@ -154,6 +154,13 @@ const cases: readonly Case[] = [
     says: ['no instance type the NodePool allows has karpenter.k8s.aws/instance-generation In [9]', 'have karpenter.k8s.aws/instance-generation in [5]'],
   },
   {
+    name: "names the EC2NodeClass's subnets when no type is offered in the zone the pod requires (the NodePool may set no zone)",
+    kind: 'requirements',
+    pod: pod('a', { nodeSelector: { 'topology.kubernetes.io/zone': 'us-west-2c' } }),
+    template: general(),
+    says: ['no instance type the NodePool allows has topology.kubernetes.io/zone In [us-west-2c]', 'have topology.kubernetes.io/zone in [us-west-2a, us-west-2b]', 'give EC2NodeClass default a subnet in that zone'],
+  },
+  {
     name: 'counts the instance types that lack a well-known label a pod requires (they have it DoesNotExist)',
     kind: 'requirements',
     pod: pod('a', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.k8s.aws/instance-local-nvme', operator: 'Gt', values: ['300'] }] }] } } } }),
