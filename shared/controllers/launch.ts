@@ -299,6 +299,12 @@ export async function createNodeClaimRecord(deps: LaunchDeps, plan: NodeClaimPla
   }
 }
 
+/**
+ * What one attempt to launch a Pending NodeClaim came to ({@link launchPending}): `launched` as an instance type;
+ * `capacity` (no offering had capacity: ICE); `failed` (another EC2 error); `throttled` (EC2 throttled: left Pending,
+ * a later pass retries it); `superseded` (another in-flight NodeClaim holds one of its pods, so it gave way); `gone`
+ * (the record ended, vanished or was changed by another writer meanwhile). `error` names the EC2 error: its code, or the throttling message.
+ */
 export type LaunchOutcome =
   | { kind: 'launched'; instanceType: string }
   | { kind: 'capacity'; error: string }

@@ -98,7 +98,6 @@ export interface NodeClaimLaunch {
   readonly daemonSets: readonly PlacementPod[];
 }
 
-/** Counts violations as the simulation runs. */
 /**
  * How long an instance may run without a live NodeClaim before it counts as leaked. Garbage collection terminates an
  * orphan older than 30 s (aws `pkg/controllers/nodeclaim/garbagecollection/controller.go`) at its next pass, once a
@@ -108,6 +107,7 @@ export interface NodeClaimLaunch {
  */
 export const LEAK_GRACE_MS = 30 * 1000 + 4 * 60 * 1000;
 
+/** Counts violations as the simulation runs. */
 export class Observer {
   readonly counts: ViolationCounts = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
   /** Node name → when it was last tainted `karpenter.sh/disrupted` (epoch ms): the start of its drain. */
