@@ -301,8 +301,7 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     }
     if (claim.state === 'Launched') {
       if (node) {
-        const registered = await register(ctx, claim, node, templateLabels.get(claim.nodePool) ?? {});
-        if (registered) await initialize(ctx, registered.claim, registered.node);
+        await register(ctx, claim, node, templateLabels.get(claim.nodePool) ?? {});
       } else if (now - timestampMs(claim.launchedAt ?? claim.createdAt) > REGISTRATION_TTL_MS) {
         await terminate(ctx, claim, 'RegistrationTimeout', report.registrationTimeouts, {
           type: 'Warning',
@@ -630,10 +629,19 @@ function registrationLabels(claim: NodeClaim, templateLabels: Readonly<Record<st
   return { ...templateLabels, [LABEL_NODEPOOL]: claim.nodePool, ...claim.labels, [LABEL_REGISTERED]: 'true' };
 }
 
-/** Step 1. Returns the updated NodeClaim and the Node as patched, or undefined when another pass won. */
-async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, templateLabels: Readonly<Record<string, string>>): Promise<{ claim: NodeClaim; node: ClusterNode } | undefined> {
-  const labels = registrationLabels(claim, templateLabels);
+/**
+ * Step 1, and step 2 with it when the Node is already ready for pods (Karpenter's lifecycle controller runs its
+ * registration and initialization sub-reconcilers one after the other in one `Reconcile`, core
+ * `nodeclaim/lifecycle/controller.go`): one Node patch carries the registration labels, taint removal and finalizer,
+ * plus `karpenter.sh/initialized=true` when {@link initializationBlocker} finds nothing once the `unregistered` taint
+ * is gone; one NodeClaim write then records `Registered`, or `Initialized` with both timestamps. Two side effects
+ * instead of four: under crashes a pass registers twice as many nodes. A write that loses to another pass leaves at
+ * most the labels on the Node, which the winner puts there too.
+ */
+async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, templateLabels: Readonly<Record<string, string>>): Promise<void> {
   const taints = node.taints.filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
+  const ready = initializationBlocker(claim, { ...node, taints }) === undefined;
+  const labels = { ...registrationLabels(claim, templateLabels), ...(ready ? { [LABEL_INITIALIZED]: 'true' } : {}) };
   const changedLabels = Object.fromEntries(Object.entries(labels).filter(([k, v]) => node.labels[k] !== v));
   // The NodeClaim's annotations (its NodePool template's) go onto the Node (`registration.go` `syncNode`).
   const changedAnnotations = Object.fromEntries(Object.entries(claim.annotations ?? {}).filter(([k, v]) => node.annotations[k] !== v));
@@ -643,13 +651,15 @@ async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, template
   const finalizers = (node.finalizers ?? []).includes(TERMINATION_FINALIZER) ? undefined : [...(node.finalizers ?? []), TERMINATION_FINALIZER];
   if (Object.keys(changedLabels).length > 0 || taintsChanged || annotationsChanged || finalizers) {
     const change = { labels: changedLabels, ...(annotationsChanged ? { annotations: changedAnnotations } : {}), ...(taintsChanged ? { taints } : {}), ...(finalizers ? { finalizers } : {}) };
-    if (!(await patch(ctx, node.name, change))) return undefined;
+    if (!(await patch(ctx, node.name, change))) return;
   }
-  const updated = await write(ctx, { ...claim, state: 'Registered', nodeName: node.name, registeredAt: new Date(ctx.now).toISOString() });
-  if (!updated) return undefined;
+  const at = new Date(ctx.now).toISOString();
+  const updated = await write(ctx, { ...claim, state: ready ? 'Initialized' : 'Registered', nodeName: node.name, registeredAt: at, ...(ready ? { initializedAt: at } : {}) });
+  if (!updated) return;
   ctx.report.registered.push(claim.name);
+  if (ready) ctx.report.initialized.push(claim.name);
   await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Registered', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Registered, Status: Unknown -> True, Reason: Registered (Node ${node.name})` });
-  return { claim: updated, node: { ...node, labels: { ...node.labels, ...labels }, annotations: { ...node.annotations, ...changedAnnotations }, taints, finalizers: finalizers ?? node.finalizers ?? [] } };
+  if (ready) await recordInitialized(ctx, claim.name, node.name);
 }
 
 /** Step 2, when the Node is ready for pods. */
@@ -659,7 +669,12 @@ async function initialize(ctx: Pass, claim: NodeClaim, node: ClusterNode): Promi
   const updated = await write(ctx, { ...claim, state: 'Initialized', initializedAt: new Date(ctx.now).toISOString() });
   if (!updated) return;
   ctx.report.initialized.push(claim.name);
-  await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Initialized', object: `NodeClaim/${claim.name}`, message: `Status condition transitioned, Type: Initialized, Status: Unknown -> True, Reason: Initialized (Node ${node.name})` });
+  await recordInitialized(ctx, claim.name, node.name);
+}
+
+/** The `Initialized` Event of a NodeClaim (best effort). */
+async function recordInitialized(ctx: Pass, claim: string, node: string): Promise<void> {
+  await recordEventBestEffort(ctx.deps.cluster, { type: 'Normal', reason: 'Initialized', object: `NodeClaim/${claim}`, message: `Status condition transitioned, Type: Initialized, Status: Unknown -> True, Reason: Initialized (Node ${node})` });
 }
 
 /**

@@ -363,9 +363,9 @@ describe('reconcileLifecycle', () => {
       await h.advance(JOIN_MS + READY_MS);
       const registered = await h.reconcile();
       expect(registered.mirrored).toEqual(['general-a']);
-      // Registered then Initialized in the same pass: the mirror shows the last write.
+      // Registered and Initialized in one write (the Node was Ready when it registered): the mirror shows it.
       expect(h.cluster.nodeClaimMirrors.get('general-a')).toEqual(await h.claim('general-a'));
-      expect(h.cluster.nodeClaimMirrors.get('general-a')).toMatchObject({ state: 'Initialized', version: 3 });
+      expect(h.cluster.nodeClaimMirrors.get('general-a')).toMatchObject({ state: 'Initialized', version: 2 });
     });
 
     it('mirrors Pending NodeClaims too, and deletes the mirror once the NodeClaim is Deleted', async () => {
@@ -449,7 +449,7 @@ describe('reconcileLifecycle', () => {
       const node = h.nodeOf(instance)!;
       const rivalAt = '2026-03-02T08:00:59.000Z';
       h.store.inject({
-        when: writing('general-a', 'Registered'),
+        when: writing('general-a', 'Initialized'),
         interpose: async (store) => {
           const current = (await store.get('general-a'))!;
           await store.update({ ...current, state: 'Registered', nodeName: node.name, registeredAt: rivalAt });
@@ -470,7 +470,7 @@ describe('reconcileLifecycle', () => {
     it('reports a throttled registration write as that NodeClaim\'s failure, leaving the record Launched; the next pass registers it once', async () => {
       await h.launch('general-a');
       await h.advance(JOIN_MS + READY_MS);
-      h.store.inject({ when: writing('general-a', 'Registered'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
+      h.store.inject({ when: writing('general-a', 'Initialized'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
 
       expect((await h.reconcile()).failures).toEqual([{ nodeClaim: 'general-a', error: expect.stringContaining('throttled') }]);
       expect(h.store.peek('general-a')).toMatchObject({ state: 'Launched', version: 1 });
@@ -492,7 +492,7 @@ describe('reconcileLifecycle', () => {
       await h.launch('general-a');
       await h.launch('general-b');
       await h.advance(JOIN_MS + READY_MS);
-      h.store.inject({ when: writing('general-a', 'Registered'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
+      h.store.inject({ when: writing('general-a', 'Initialized'), error: (r) => new ThrottledError(`DynamoDB PutItem ${r.subject} throttled (simulated)`) });
 
       const report = await h.reconcile();
 
@@ -542,7 +542,7 @@ describe('reconcileLifecycle', () => {
 
       expect(h.store.calls.map((c) => [c.operation, c.subject, c.claim?.state, c.outcome])).toEqual([
         ['list', undefined, undefined, 'ok'],
-        ['update', 'general-a', 'Registered', 'ok'],
+        // The Node was Ready when it registered: registration and initialization are one write.
         ['update', 'general-a', 'Initialized', 'ok'],
       ]);
     });
