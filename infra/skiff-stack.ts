@@ -5,8 +5,9 @@
  * relay → webhook (Function URL, reserved concurrency as a cap) → FIFO pod-event queue → provisioner; five EventBridge
  * rules → interruption queue → interruption (both with reserved concurrency as a guarantee, `reservedConcurrency` of
  * the configuration); schedules → disruption (reserved concurrency 1; its passes with work in flight ask for a follow-up
- * pass 20 s later through a FIFO follow-up queue) and lifecycle, plus a 12-hourly price refresh on the
- * lifecycle function; one DynamoDB table; an EventBridge bus for the decisions of the provisioner, disruption and
+ * pass 20 s later through a FIFO follow-up queue) and lifecycle (a pass that finds a Node to register asks for another
+ * 20 s later through its own follow-up queue, which the provisioner's node-event passes use too), plus a 12-hourly
+ * price refresh on the lifecycle function; one DynamoDB table; an EventBridge bus for the decisions of the provisioner, disruption and
  * interruption functions; the controllers' shared role with its EKS access entry; alarms and a dashboard.
  */
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
@@ -34,6 +35,8 @@ export const PROVISIONER_TIMEOUT = Duration.minutes(2);
 export const INTERRUPTION_TIMEOUT = Duration.seconds(60);
 /** Timeout of the disruption function (the follow-up queue's visibility timeout is this). */
 export const DISRUPTION_TIMEOUT = Duration.minutes(2);
+/** Timeout of the lifecycle function (the lifecycle follow-up queue's visibility timeout is this). */
+export const LIFECYCLE_TIMEOUT = Duration.minutes(2);
 
 /** Props of {@link SkiffStack}. */
 export interface SkiffStackProps extends StackProps {
@@ -52,6 +55,7 @@ export class SkiffStack extends Stack {
   readonly disruption: PeriodicController;
   readonly followUps: FollowUpQueue;
   readonly lifecycle: PeriodicController;
+  readonly lifecycleFollowUps: FollowUpQueue;
   readonly decisions: DecisionBus;
   readonly priceRefresh: PriceRefresh;
   readonly observability: Observability;
@@ -126,9 +130,11 @@ export class SkiffStack extends Stack {
     this.lifecycle = new PeriodicController(this, 'Lifecycle', {
       ...controller('functions/lifecycle/index.ts', 'lifecycle controller'),
       everyMinutes: config.schedules.lifecycleMinutes,
-      timeout: Duration.minutes(2),
+      timeout: LIFECYCLE_TIMEOUT,
       memorySize: 1024,
     });
+    // A pass that finds a Node to register asks for another 20 s later, before it writes (a pass cut short is resumed).
+    this.lifecycleFollowUps = new FollowUpQueue(this, 'LifecycleFollowUps', { controller: 'lifecycle', consumer: this.lifecycle.handler, consumerTimeout: LIFECYCLE_TIMEOUT, senders: [this.provisioner.handler] });
     const controllers: Record<string, SkiffFunction> = {
       Provisioner: this.provisioner.handler,
       Interruption: this.interruption.handler,

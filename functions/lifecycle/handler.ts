@@ -3,7 +3,9 @@
  * initialization, the registration timeout and garbage collection. A relay node event (a Node registered, turned
  * Ready or NotReady, or was deleted) also runs one, so a new node is registered at once instead of at the next
  * minute; in the stack those events reach the provisioner's queue, and the provisioner runs that pass itself
- * (`functions/provisioner/handler.ts`).
+ * (`functions/provisioner/handler.ts`). A batch from the lifecycle follow-up queue runs one too: a pass that found
+ * a Node to register asked for it 20 s later before writing anything (`LifecycleDeps.followUps`), so a pass cut
+ * short is resumed without waiting for the schedule.
  *
  * A second schedule (every 12 h) invokes it with `{"task": "refresh-prices"}`: it refreshes the on-demand and spot
  * price snapshot (`shared/lambda/price-refresh.ts`). After a scheduled pass it also refreshes when the snapshot is
@@ -22,7 +24,7 @@
  * refreshes take the `prices` lease instead, so they never hold up a pass.
  */
 import middy from '@middy/core';
-import type { ScheduledEvent } from 'aws-lambda';
+import type { ScheduledEvent, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { PodEventSchema, type PodEvent } from '../../shared/core/api/pod-event.js';
 import { metricPoint } from '../../shared/core/metrics.js';
@@ -63,7 +65,7 @@ export interface PriceRefreshEvent {
 }
 
 /** What the lifecycle Lambda may be invoked with. */
-export type LifecycleEvent = ScheduledEvent | NodeEvent | PriceRefreshEvent;
+export type LifecycleEvent = ScheduledEvent | NodeEvent | PriceRefreshEvent | SQSEvent;
 
 /**
  * What one invocation did: which trigger it recognised and either the pass's report, or `backedOff: true` when
@@ -71,7 +73,7 @@ export type LifecycleEvent = ScheduledEvent | NodeEvent | PriceRefreshEvent;
  * (the task, or the catch-up after a scheduled pass).
  */
 export interface LifecycleHandlerResult {
-  readonly trigger: 'schedule' | 'node' | 'refresh-prices' | 'ignored';
+  readonly trigger: 'schedule' | 'node' | 'follow-up' | 'refresh-prices' | 'ignored';
   readonly report?: LifecycleReport;
   /** True when another invocation's pass held the `lifecycle` lease, so this one did nothing. */
   readonly backedOff?: true;
@@ -80,6 +82,9 @@ export interface LifecycleHandlerResult {
 
 /** The EventBridge scheduled event fields the handler checks. */
 const ScheduledEventSchema = z.looseObject({ source: z.literal('aws.events'), 'detail-type': z.literal('Scheduled Event') });
+
+/** A batch from the lifecycle follow-up queue (its messages carry nothing the pass needs: each asks for one pass). */
+const FollowUpEventSchema = z.looseObject({ Records: z.array(z.looseObject({ eventSource: z.literal('aws:sqs') })).min(1) });
 
 /** The price refresh task's event. */
 const PriceRefreshEventSchema = z.looseObject({ task: z.literal('refresh-prices') });
@@ -96,7 +101,7 @@ export function createHandler(deps: LifecycleHandlerDeps): (event: LifecycleEven
   const run = async (event: unknown, context: InvocationContext): Promise<LifecycleHandlerResult> => {
     const trigger = triggerOf(event);
     if (trigger === 'ignored' || (trigger === 'refresh-prices' && !deps.prices)) {
-      deps.log.error('dropping lifecycle invocation: neither an EventBridge scheduled event, a relay node event nor a price refresh task (with a refresher)', {
+      deps.log.error('dropping lifecycle invocation: neither an EventBridge scheduled event, a relay node event, a follow-up batch nor a price refresh task (with a refresher)', {
         keys: event && typeof event === 'object' ? Object.keys(event) : typeof event,
       });
       return { trigger: 'ignored' };
@@ -118,6 +123,7 @@ export function createHandler(deps: LifecycleHandlerDeps): (event: LifecycleEven
     const report = outcome.report;
     const { usage: _usage, ...logged } = report;
     if (report.mirrorFailures.length > 0) deps.log.warn('NodeClaim mirror failed (the pass went on; the next pass retries)', { trigger, mirrorFailures: report.mirrorFailures });
+    if (report.followUpFailure !== undefined) deps.log.warn('follow-up lifecycle pass not requested; the next scheduled pass goes on', { trigger, error: report.followUpFailure });
     if ((report.failures ?? []).length > 0) deps.log.warn('NodeClaim steps throttled (the pass went on with the others; the next pass retries them)', { trigger, failures: report.failures });
     const acted = Object.entries(logged).some(([k, v]) => k !== 'mirrorFailures' && k !== 'failures' && Array.isArray(v) && v.length > 0);
     if (acted) deps.log.info('lifecycle pass', { trigger, ...logged });
@@ -153,6 +159,7 @@ function logPrices(outcome: PriceRefreshOutcome, log: Log): void {
 function triggerOf(event: unknown): LifecycleHandlerResult['trigger'] {
   if (ScheduledEventSchema.safeParse(event).success) return 'schedule';
   if (PriceRefreshEventSchema.safeParse(event).success) return 'refresh-prices';
+  if (FollowUpEventSchema.safeParse(event).success) return 'follow-up';
   const relay = PodEventSchema.safeParse(event);
   if (relay.success && relay.data.kind === 'node') return 'node';
   return 'ignored';

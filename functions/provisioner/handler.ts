@@ -146,6 +146,7 @@ async function lifecyclePass(deps: ProvisionerHandlerDeps, run: NonNullable<Prov
     if ('backedOff' in outcome) return;
     const { usage: _usage, ...report } = outcome.report;
     if (report.registered.length + report.initialized.length > 0) deps.log.info('lifecycle pass (node event)', { registered: report.registered, initialized: report.initialized });
+    if (report.followUpFailure !== undefined) deps.log.warn('follow-up lifecycle pass not requested; the next scheduled pass goes on', { error: report.followUpFailure });
     publishMetrics(deps.metrics, lifecycleMetrics(outcome.report), deps.log);
   } catch (e) {
     deps.log.warn('lifecycle pass after a node event failed (the scheduled pass retries)', { error: e instanceof Error ? e.message : String(e) });

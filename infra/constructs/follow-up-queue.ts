@@ -1,6 +1,13 @@
 /**
- * `FollowUpQueue`: the SQS FIFO queue of follow-up disruption passes (`shared/ports/follow-up-passes.ts`,
- * `shared/adapters/aws/sqs-follow-up-passes.ts`). A disruption pass with work in flight sends one message, its
+ * `FollowUpQueue`: an SQS FIFO queue of follow-up passes of one periodic controller (`shared/ports/follow-up-passes.ts`,
+ * `shared/adapters/aws/sqs-follow-up-passes.ts`). The stack has two:
+ * - **Lifecycle** (`LifecycleFollowUps`): a lifecycle pass that finds a Node to register or initialize asks for a pass
+ *   20 s later before it writes anything (`LifecycleDeps.followUps`), so a pass cut short is resumed without waiting
+ *   for the next minute. The provisioner, which runs lifecycle passes for relay node events, sends to it too. The
+ *   lifecycle function reserves no concurrency; its `lifecycle` lease serialises the passes.
+ * - **Disruption** (`FollowUps`), described below.
+ *
+ * A disruption pass with work in flight sends one message, its
  * deduplication id the 20 s slot it wants; the queue holds it for {@link FOLLOW_UP_DELIVERY_DELAY} (FIFO queues take
  * no per-message delay, so the delay is the queue's `DelaySeconds`); an event source mapping (batch size 1) then
  * invokes the disruption function with it, which runs one pass under the `disruption` lease. So a proposal is
@@ -41,13 +48,20 @@ export const FOLLOW_UP_RETENTION = Duration.minutes(5);
 
 /** Props of {@link FollowUpQueue}. */
 export interface FollowUpQueueProps {
-  /** The disruption function: it sends follow-ups and consumes them. */
+  /** Whose passes the queue carries: names the environment variable its URL goes in. @default 'disruption' */
+  readonly controller?: 'disruption' | 'lifecycle';
+  /** The controller's function: it sends follow-ups and consumes them. */
   readonly consumer: SkiffFunction;
   /** Its timeout: the queue's visibility timeout. */
   readonly consumerTimeout: Duration;
+  /** Other functions that run the controller's passes and so send follow-ups too (the provisioner, for lifecycle). */
+  readonly senders?: readonly SkiffFunction[];
 }
 
-/** The follow-up queue, its event source mapping, the send grant and `SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL`. */
+/**
+ * The follow-up queue, its event source mapping, the send grants and the URL's variable
+ * (`SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL` or `SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL`) on the consumer and the senders.
+ */
 export class FollowUpQueue extends Construct {
   readonly queue: sqs.Queue;
 
@@ -62,7 +76,8 @@ export class FollowUpQueue extends Construct {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
-    const noDlq = 'A follow-up disruption pass that is lost, expires or keeps failing only leaves its work to the next scheduled pass, which reads all state afresh; a dead-lettered trigger would carry nothing to replay.';
+    const controller = props.controller ?? 'disruption';
+    const noDlq = `A follow-up ${controller} pass that is lost, expires or keeps failing only leaves its work to the next scheduled pass, which reads all state afresh; a dead-lettered trigger would carry nothing to replay.`;
     Validations.of(this.queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: noDlq }, { id: 'Serverless-SQSRedrivePolicy', reason: noDlq });
 
     const fn = props.consumer;
@@ -72,7 +87,10 @@ export class FollowUpQueue extends Construct {
       id: 'Serverless-LambdaEventSourceMappingDestination',
       reason: 'SQS event source mappings support no on-failure destination; a failed follow-up pass is left to the next scheduled pass (the queue keeps it 5 minutes at most).',
     });
-    this.queue.grantSendMessages(fn);
-    fn.addEnvironment(CONTROLLER_ENV.disruptionFollowUpQueueUrl, this.queue.queueUrl);
+    const variable = controller === 'lifecycle' ? CONTROLLER_ENV.lifecycleFollowUpQueueUrl : CONTROLLER_ENV.disruptionFollowUpQueueUrl;
+    for (const sender of [fn, ...(props.senders ?? [])]) {
+      this.queue.grantSendMessages(sender);
+      sender.addEnvironment(variable, this.queue.queueUrl);
+    }
   }
 }

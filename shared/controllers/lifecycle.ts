@@ -71,6 +71,7 @@ import { EPHEMERAL_TAINT_KEYS, READINESS_TAINT_PREFIX } from '../core/scheduling
 import type { CloudInstance, CloudProvider } from '../ports/cloud-provider.js';
 import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterNode, ClusterPod, NodeClaimMirrorRef } from '../ports/cluster.js';
+import { FOLLOW_UP_AFTER_MS, type FollowUpPasses } from '../ports/follow-up-passes.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
@@ -129,6 +130,17 @@ export interface LifecycleDeps {
    * @default none: the pass launches nothing (it still gives up on a launch older than `LAUNCH_TIMEOUT_MS`)
    */
   readonly launch?: LifecycleLaunch;
+  /**
+   * Where a pass asks for another pass sooner than the schedule's next minute: when it reads a NodeClaim that pods
+   * wait on and that a pass can move on now (a `Launched` one whose Node is there, a `Registered` one whose Node is
+   * ready for pods, a `Pending` one to launch again), it asks for a pass {@link FOLLOW_UP_AFTER_MS} later **before it
+   * writes anything**. So a pass that dies part-way (a crash, a timeout) is followed 20 s later by one that resumes it,
+   * not a minute later; Karpenter's lifecycle controller requeues each NodeClaim the same way (controller-runtime
+   * retries a failed reconcile with a per-object backoff). A pass with nothing to move on asks for nothing, so the
+   * chain ends with the work. A failed request is reported ({@link LifecycleReport.followUpFailure}), never the pass's
+   * failure. @default none: passes run on the schedule and on node events only
+   */
+  readonly followUps?: FollowUpPasses;
 }
 
 /** One managed node's resources, as the pass read them (canonical units: cpu millicores, memory MiB, counts). */
@@ -226,6 +238,10 @@ export interface LifecycleReport {
   readonly failures?: readonly { readonly nodeClaim: string; readonly error: string }[];
   /** What the pass saw, when run with `observeUsage`. */
   readonly usage?: LifecycleUsage;
+  /** The follow-up pass this pass asked for (ISO 8601 UTC), when it found work pods wait on ({@link LifecycleDeps.followUps}). */
+  readonly followUpAt?: string;
+  /** Why asking for that follow-up failed (the pass went on; the schedule's next pass comes anyway). */
+  readonly followUpFailure?: string;
 }
 
 /**
@@ -254,6 +270,8 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
     failures: [] as { nodeClaim: string; error: string }[],
     launched: [] as string[],
     launchTimeouts: [] as string[],
+    followUpAt: undefined as string | undefined,
+    followUpFailure: undefined as string | undefined,
   };
   // Order matters: NodeClaims first (see the module comment).
   // Reads refused by a throttled API are tried again (`retryThrottled`): a pass that dies on its reads does nothing at all.
@@ -355,6 +373,16 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
       report.failures.push({ nodeClaim: subject, error: messageOf(e) });
     }
   };
+  // Before the first write: a pass cut short below is followed by another 20 s later (LifecycleDeps.followUps).
+  if (deps.followUps && claims.some((c) => awaitsPass(c, deps.launch !== undefined, nodeByProvider, nodeByName))) {
+    const at = now + FOLLOW_UP_AFTER_MS;
+    try {
+      await deps.followUps.request(at);
+      report.followUpAt = new Date(at).toISOString();
+    } catch (e) {
+      report.followUpFailure = messageOf(e);
+    }
+  }
   await launchPendingClaims(deps, claims, nodes, now, report, isolated);
   /**
    * True when {@link reconcileClaim} would do nothing: an Initialized NodeClaim nobody asked to delete, whose Node is
@@ -411,8 +439,24 @@ export async function reconcileLifecycle(deps: LifecycleDeps): Promise<Lifecycle
   }
 
   await mirrorNodeClaims(ctx, report, listedMirrors, new Map(nodePools.flatMap((np) => (np.metadata.uid ? [[np.metadata.name, np.metadata.uid] as const] : []))));
-  if (!pods) return report;
-  return { ...report, usage: usageOf(now, [...ctx.latest.values()], nodes.filter((n) => !deletedNodes.has(n.name)), pods) };
+  const { followUpAt, followUpFailure, ...done } = report;
+  const result: LifecycleReport = { ...done, ...(followUpAt !== undefined ? { followUpAt } : {}), ...(followUpFailure !== undefined ? { followUpFailure } : {}) };
+  if (!pods) return result;
+  return { ...result, usage: usageOf(now, [...ctx.latest.values()], nodes.filter((n) => !deletedNodes.has(n.name)), pods) };
+}
+
+/**
+ * True when pods wait on `claim` and a pass can move it on now (the work a follow-up pass is asked for,
+ * {@link LifecycleDeps.followUps}): `Pending` without an instance, when the pass launches (`canLaunch`); `Launched`
+ * with its Node there (to register); `Registered` with its Node ready for pods ({@link initializationBlocker}).
+ */
+function awaitsPass(claim: NodeClaim, canLaunch: boolean, nodeByProvider: ReadonlyMap<string, ClusterNode>, nodeByName: ReadonlyMap<string, ClusterNode>): boolean {
+  if (!isLive(claim)) return false;
+  if (claim.state === 'Pending') return canLaunch && !claim.instanceId;
+  if (claim.state !== 'Launched' && claim.state !== 'Registered') return false;
+  const node = (claim.providerId ? nodeByProvider.get(claim.providerId) : undefined) ?? (claim.nodeName ? nodeByName.get(claim.nodeName) : undefined);
+  if (!node) return false;
+  return claim.state === 'Launched' || initializationBlocker(claim, node) === undefined;
 }
 
 /** The pass's {@link LifecycleUsage}: requests of the pods bound to each managed Node, and every pod's phase. */

@@ -46,6 +46,14 @@ export const CONTROLLER_ENV = {
    * later (`shared/adapters/aws/sqs-follow-up-passes.ts`). Unset: passes run on the schedule only.
    */
   disruptionFollowUpQueueUrl: 'SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL',
+  /**
+   * Optional, lifecycle and provisioner: URL of the SQS FIFO queue of follow-up lifecycle passes (`…LifecycleFollowUps….fifo`,
+   * set by `FollowUpQueue` on the lifecycle function, which consumes it, and on the provisioner, which runs lifecycle
+   * passes for node events). A pass that finds a Node to register or initialize, or a NodeClaim to launch again, asks
+   * there for another pass 20 s later, before it writes anything (`LifecycleDeps.followUps`). Unset: passes run on
+   * the schedule and on node events only.
+   */
+  lifecycleFollowUpQueueUrl: 'SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL',
 } as const;
 
 /** Controller variables without which no controller Lambda can start. */

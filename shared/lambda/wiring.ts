@@ -80,6 +80,8 @@ export interface ControllerSettings {
   readonly decisionBusName?: string;
   /** The FIFO queue of follow-up disruption passes, when configured (`SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL`). */
   readonly disruptionFollowUpQueueUrl?: string;
+  /** The FIFO queue of follow-up lifecycle passes, when configured (`SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL`). */
+  readonly lifecycleFollowUpQueueUrl?: string;
 }
 
 /**
@@ -104,10 +106,8 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
   }
   const serviceCidr = env[CONTROLLER_ENV.serviceCidr]?.trim();
   const decisionBusName = env[CONTROLLER_ENV.decisionBusName]?.trim();
-  const followUpQueueUrl = env[CONTROLLER_ENV.disruptionFollowUpQueueUrl]?.trim();
-  if (followUpQueueUrl && !/^https?:\/\/[^/\s]+\/.+\.fifo$/.test(followUpQueueUrl)) {
-    throw new ConfigurationError(CONTROLLER_ENV.disruptionFollowUpQueueUrl, `environment variable ${CONTROLLER_ENV.disruptionFollowUpQueueUrl} must be the URL of an SQS FIFO queue (…/<name>.fifo), not ${JSON.stringify(followUpQueueUrl)}`);
-  }
+  const followUpQueueUrl = fifoQueueUrl(env, CONTROLLER_ENV.disruptionFollowUpQueueUrl);
+  const lifecycleFollowUpQueueUrl = fifoQueueUrl(env, CONTROLLER_ENV.lifecycleFollowUpQueueUrl);
   return {
     cluster: values[CONTROLLER_ENV.cluster],
     region: values[CONTROLLER_ENV.region],
@@ -119,7 +119,20 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
     spotToSpotConsolidation: flag === 'true',
     ...(decisionBusName ? { decisionBusName } : {}),
     ...(followUpQueueUrl ? { disruptionFollowUpQueueUrl: followUpQueueUrl } : {}),
+    ...(lifecycleFollowUpQueueUrl ? { lifecycleFollowUpQueueUrl } : {}),
   };
+}
+
+/**
+ * An optional variable holding an SQS FIFO queue's URL: its trimmed value, or undefined when unset or blank.
+ * @throws {ConfigurationError} naming the variable when the value is not a `…/<name>.fifo` URL
+ */
+function fifoQueueUrl(env: Env, name: string): string | undefined {
+  const url = env[name]?.trim();
+  if (url && !/^https?:\/\/[^/\s]+\/.+\.fifo$/.test(url)) {
+    throw new ConfigurationError(name, `environment variable ${name} must be the URL of an SQS FIFO queue (…/<name>.fifo), not ${JSON.stringify(url)}`);
+  }
+  return url || undefined;
 }
 
 /** The adapters every controller shares, bound to one cluster. Built once per Lambda container. */
@@ -240,7 +253,9 @@ function disruptionDeps(a: ControllerAdapters) {
 function lifecycleDeps(a: ControllerAdapters, observeUsage: boolean) {
   // `launch`: the pass launches Pending NodeClaims again (a launch a throttled API refused, a provisioner pass that died).
   const launch = { unavailableOfferings: a.unavailableOfferings, ids: a.ids, clusterName: a.settings.cluster, region: a.settings.region, listNodeClasses: () => a.cluster.listNodeClasses() };
-  return { cluster: a.cluster, cloud: a.cloud, store: a.store, clock: a.clock, observeUsage, launch };
+  const queueUrl = a.settings.lifecycleFollowUpQueueUrl;
+  const followUps = queueUrl !== undefined ? { followUps: new SqsFollowUpPasses({ client: new SQSClient({ region: a.settings.region }), queueUrl, clock: a.clock, controller: 'lifecycle' }) } : {};
+  return { cluster: a.cluster, cloud: a.cloud, store: a.store, clock: a.clock, observeUsage, launch, ...followUps };
 }
 
 /** Structurally `ProvisionerHandlerDeps` (`functions/provisioner/handler.ts`). */

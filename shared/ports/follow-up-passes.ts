@@ -1,5 +1,8 @@
 /**
- * Follow-up passes port: asks for another pass of the disruption controller sooner than its schedule.
+ * Follow-up passes port: asks for another pass of a periodic controller (disruption, lifecycle) sooner than its
+ * schedule. The lifecycle controller asks before it writes anything when it finds a Node to register
+ * (`LifecycleDeps.followUps`, `shared/controllers/lifecycle.ts`), so a pass that dies part-way is resumed 20 s later;
+ * the rest of this comment is about the disruption controller.
  *
  * EventBridge runs the disruption Lambda once a minute, while Karpenter's disruption loop runs again as soon as a
  * command has started (core `disruption/controller.go Reconcile` requeues at once) and each command waits only its
@@ -29,7 +32,7 @@ export function followUpSlot(atMs: number): number {
 /** Where follow-up passes are requested. */
 export interface FollowUpPasses {
   /**
-   * Asks for a disruption pass at about `atMs` (epoch ms, UTC), in the slot {@link followUpSlot} gives; requests for
+   * Asks for a pass (of the controller this port belongs to) at about `atMs` (epoch ms, UTC), in the slot {@link followUpSlot} gives; requests for
    * a slot already asked for are no-ops.
    * @throws when the request cannot be sent (the caller logs it: the scheduled pass still comes)
    */

@@ -77,8 +77,11 @@ export const DISRUPTION_SCHEDULE_OFFSET_MS = 30 * 1000;
  */
 export const NODE_MONITOR_GRACE_MS = 40 * 1000;
 
-/** What the lifecycle Lambda is invoked with in the simulation: the schedule's event or a relay node event. */
-export type SimLifecycleEvent = ScheduledEvent | Extract<PodEvent, { kind: 'node' }>;
+/**
+ * What the lifecycle Lambda is invoked with in the simulation: the schedule's event, a relay node event, or a batch from
+ * its follow-up queue.
+ */
+export type SimLifecycleEvent = ScheduledEvent | Extract<PodEvent, { kind: 'node' }> | SQSEvent;
 
 /** What the composition root provides. */
 export interface SimulationDeps {
@@ -275,6 +278,8 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     deps.probe?.provisionerInvocation?.({ atMs: clock.now(), wallMs: performance.now() - started, messages: event.Records.length });
     return response;
   });
+  // The lifecycle follow-up queue: one pass per 20 s slot (as SQS FIFO deduplication makes it on AWS).
+  const lifecycleFollowUps = followUpPassesOnClock(clock, endMs, 'lifecycle', (slot) => lifecycle(followUpEvent(slot, spec.region, 'lifecycle')));
   const lifecycleHandler = deps.createLifecycleHandler({
     cluster: handlerCluster,
     cloud: handlerCloud,
@@ -282,6 +287,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     clock,
     // Pending NodeClaims are launched again by the lifecycle pass (Karpenter's launch controller), as on AWS.
     launch: { unavailableOfferings: provisionDeps.unavailableOfferings, ids, clusterName: SIMULATED_CLUSTER_NAME, region: spec.region, listNodeClasses: () => handlerCluster.listNodeClasses() },
+    followUps: lifecycleFollowUps,
   });
   // A failed lifecycle run is over: the schedule (or the next node event) runs it again. Crashes and throttling are
   // the injected faults; anything else is a bug and stops the run.
@@ -294,18 +300,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   // EventBridge schedule: the disruption Lambda every minute (a failed pass is over; the next one resumes it), and the
   // follow-up passes a pass with work in flight asks for (the follow-up queue, one message per 20 s slot).
   if (deps.createDisruptionHandler) {
-    const followUpSlots = new Set<number>();
-    const followUps: FollowUpPasses = {
-      request: async (atMs) => {
-        const slot = followUpSlot(atMs);
-        if (slot > endMs || followUpSlots.has(slot)) return;
-        followUpSlots.add(slot);
-        clock.at(slot, 'disruption follow-up', async () => {
-          followUpSlots.delete(slot);
-          await disruptionPass(slot, followUpEvent(slot, spec.region));
-        });
-      },
-    };
+    const followUps = followUpPassesOnClock(clock, endMs, 'disruption', (slot) => disruptionPass(slot, followUpEvent(slot, spec.region, 'disruption')));
     const disruptionHandler = deps.createDisruptionHandler({
       ...provisionDeps,
       cluster: handlerCluster,
@@ -801,20 +796,39 @@ function scheduledEvent(atMs: number, region: string, rule = 'lifecycle'): Sched
   };
 }
 
-/** The SQS batch a follow-up pass requested for `slotMs` arrives as (one message from the follow-up queue). */
-function followUpEvent(slotMs: number, region: string): SQSEvent {
-  const id = `disruption-follow-up-${slotMs}`;
+/**
+ * A controller's follow-up queue on the virtual clock: a request runs `pass` at its slot (`followUpSlot`), once per
+ * slot however many passes asked for it, as the FIFO queue's deduplication id makes it on AWS; none after `endMs`.
+ */
+function followUpPassesOnClock(clock: VirtualClock, endMs: number, controller: 'disruption' | 'lifecycle', pass: (slotMs: number) => Promise<void>): FollowUpPasses {
+  const slots = new Set<number>();
+  return {
+    request: async (atMs) => {
+      const slot = followUpSlot(atMs);
+      if (slot > endMs || slots.has(slot)) return;
+      slots.add(slot);
+      clock.at(slot, `${controller} follow-up`, async () => {
+        slots.delete(slot);
+        await pass(slot);
+      });
+    },
+  };
+}
+
+/** The SQS batch a follow-up pass requested for `slotMs` arrives as (one message from the controller's follow-up queue). */
+function followUpEvent(slotMs: number, region: string, controller: 'disruption' | 'lifecycle'): SQSEvent {
+  const id = `${controller}-follow-up-${slotMs}`;
   return {
     Records: [
       {
         messageId: id,
         receiptHandle: id,
         body: JSON.stringify({ slot: new Date(slotMs).toISOString() }),
-        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(slotMs), SenderId: 'skiff-disruption', ApproximateFirstReceiveTimestamp: String(slotMs), MessageGroupId: 'disruption', MessageDeduplicationId: String(slotMs) },
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(slotMs), SenderId: `skiff-${controller}`, ApproximateFirstReceiveTimestamp: String(slotMs), MessageGroupId: controller, MessageDeduplicationId: String(slotMs) },
         messageAttributes: {},
         md5OfBody: '',
         eventSource: 'aws:sqs',
-        eventSourceARN: `arn:aws:sqs:${region}:000000000000:skiff-disruption-follow-up.fifo`,
+        eventSourceARN: `arn:aws:sqs:${region}:000000000000:skiff-${controller}-follow-up.fifo`,
         awsRegion: region,
       },
     ],

@@ -351,6 +351,68 @@ describe('reconcileLifecycle', () => {
     });
   });
 
+  describe('follow-up passes (LifecycleDeps.followUps)', () => {
+    /** A follow-up port that records each request with what the pass had written by then. */
+    const recording = (fail?: Error) => {
+      const requests: { atMs: number; updatesBefore: number }[] = [];
+      const followUps = {
+        request: async (atMs: number) => {
+          requests.push({ atMs, updatesBefore: h.store.calls.filter((c) => c.operation === 'update').length });
+          if (fail) throw fail;
+        },
+      };
+      return { requests, reconcile: () => reconcileLifecycle({ ...h.deps, followUps }) };
+    };
+
+    it('asks for a pass 20 s later before its first write when a Node waits to register, so a pass cut short is resumed', async () => {
+      const { instance } = await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      h.store.resetCalls();
+      const { requests, reconcile } = recording();
+
+      const report = await reconcile();
+
+      expect(requests).toEqual([{ atMs: h.clock.now() + 20_000, updatesBefore: 0 }]);
+      expect(report).toMatchObject({ registered: ['general-a'], followUpAt: new Date(h.clock.now() + 20_000).toISOString() });
+      expect(h.nodeOf(instance)!.labels['karpenter.sh/initialized']).toBe('true');
+    });
+
+    it('asks for none while the instance has no Node, nor once every NodeClaim is settled: the chain ends with the work', async () => {
+      await h.launch('general-a');
+      const { requests, reconcile } = recording();
+      expect((await reconcile()).followUpAt).toBeUndefined();
+      await h.advance(JOIN_MS + READY_MS);
+      await reconcile();
+      expect(requests).toHaveLength(1);
+      expect((await reconcile()).followUpAt).toBeUndefined();
+      expect(requests).toHaveLength(1);
+    });
+
+    it('asks for none for a registered Node that is not ready for pods (initialization waits on the kubelet, not on a pass)', async () => {
+      h = new Harness({ registrationDelayMs: 24 * 3600_000 });
+      const { instance } = await h.launch('general-a');
+      h.cluster.registerNode(instance, { ready: false });
+      const { requests, reconcile } = recording();
+      expect((await reconcile()).registered).toEqual(['general-a']);
+      expect(requests).toHaveLength(1);
+      expect(await h.claim('general-a')).toMatchObject({ state: 'Registered' });
+
+      expect((await reconcile()).followUpAt).toBeUndefined();
+      expect(requests).toHaveLength(1);
+    });
+
+    it('reports a request that failed and registers the Node anyway', async () => {
+      await h.launch('general-a');
+      await h.advance(JOIN_MS + READY_MS);
+      const { reconcile } = recording(new Error('AWS.SimpleQueueService.NonExistentQueue'));
+
+      const report = await reconcile();
+
+      expect(report).toMatchObject({ registered: ['general-a'], followUpFailure: 'AWS.SimpleQueueService.NonExistentQueue' });
+      expect(report.followUpAt).toBeUndefined();
+    });
+  });
+
   describe('NodeClaim mirrors', () => {
     it('mirrors each live NodeClaim as this pass left it, and rewrites a mirror only when its record changed', async () => {
       await h.launch('general-a');

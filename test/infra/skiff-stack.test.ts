@@ -73,7 +73,7 @@ describe('SkiffStack', () => {
 
     it('denies non-TLS access to every queue', () => {
       const policies = ofType('AWS::SQS::QueuePolicy');
-      expect(policies).toHaveLength(5); // pod events and interruptions with their dead-letter queues, follow-ups
+      expect(policies).toHaveLength(6); // pod events and interruptions with their dead-letter queues, the two follow-up queues
       for (const [, policy] of policies) {
         const document = policy.Properties.PolicyDocument as { Statement: Statement[] };
         expect(document.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
@@ -97,6 +97,7 @@ describe('SkiffStack', () => {
         ['Queues/PodEvents/Queue', 'Provisioner'],
         ['Queues/Interruptions/Queue', 'Interruption'],
         ['FollowUps/Queue', 'Disruption'],
+        ['LifecycleFollowUps/Queue', 'Lifecycle'],
       ] as const) {
         expect(fnProps(logicalId(stack, queue)).VisibilityTimeout as number).toBeGreaterThanOrEqual(fnProps(functionId(stack, fn)).Timeout as number);
       }
@@ -138,6 +139,29 @@ describe('SkiffStack', () => {
       const variables = (name: string) => (fnProps(functionId(stack, name)).Environment as { Variables: Record<string, unknown> }).Variables;
       expect(variables('Disruption')[CONTROLLER_ENV.disruptionFollowUpQueueUrl]).toEqual({ Ref: queueId() });
       for (const name of ['Provisioner', 'Interruption', 'Lifecycle', 'Webhook']) expect(variables(name)).not.toHaveProperty(CONTROLLER_ENV.disruptionFollowUpQueueUrl);
+    });
+  });
+
+  describe('lifecycle follow-up queue', () => {
+    const queueId = () => logicalId(stack, 'LifecycleFollowUps/Queue');
+    const variables = (name: string) => (fnProps(functionId(stack, name)).Environment as { Variables: Record<string, unknown> }).Variables;
+
+    it('is FIFO, delayed by the port’s follow-up delay, kept 5 minutes, hidden as long as a lifecycle pass may run, with no dead-letter queue', () => {
+      const queue = fnProps(queueId());
+      expect(queue).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true, MessageRetentionPeriod: 300, DelaySeconds: FOLLOW_UP_AFTER_MS / 1000 });
+      expect(queue).not.toHaveProperty('RedrivePolicy');
+      expect(queue.VisibilityTimeout).toBe(fnProps(functionId(stack, 'Lifecycle')).Timeout);
+    });
+
+    it('invokes the lifecycle function with one message at a time', () => {
+      const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(ref(queueId())));
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]![1].Properties).toMatchObject({ FunctionName: { Ref: functionId(stack, 'Lifecycle') }, BatchSize: 1 });
+    });
+
+    it('names its URL to the lifecycle function and the provisioner (its node-event passes ask for follow-ups too), and to no other', () => {
+      for (const name of ['Lifecycle', 'Provisioner']) expect(variables(name)[CONTROLLER_ENV.lifecycleFollowUpQueueUrl]).toEqual({ Ref: queueId() });
+      for (const name of ['Disruption', 'Interruption', 'Webhook']) expect(variables(name)).not.toHaveProperty(CONTROLLER_ENV.lifecycleFollowUpQueueUrl);
     });
   });
 

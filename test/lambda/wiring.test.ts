@@ -213,4 +213,12 @@ describe('follow-up passes', () => {
     const error = configurationError(() => disruptionDepsFromEnv({ ...ENV, [CONTROLLER_ENV.disruptionFollowUpQueueUrl]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/standard' }));
     expect(error.variable).toBe(CONTROLLER_ENV.disruptionFollowUpQueueUrl);
   });
+
+  it('reads the lifecycle follow-up queue apart from the disruption one, and refuses one that is not FIFO, naming its variable', () => {
+    const LIFECYCLE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/skiff-prod-LifecycleFollowUps.fifo';
+    expect(controllerSettingsFromEnv({ ...ENV, [CONTROLLER_ENV.lifecycleFollowUpQueueUrl]: LIFECYCLE })).toMatchObject({ lifecycleFollowUpQueueUrl: LIFECYCLE });
+    expect(controllerSettingsFromEnv({ ...ENV, [CONTROLLER_ENV.lifecycleFollowUpQueueUrl]: LIFECYCLE })).not.toHaveProperty('disruptionFollowUpQueueUrl');
+    const error = configurationError(() => lifecycleDepsFromEnv({ ...ENV, [CONTROLLER_ENV.lifecycleFollowUpQueueUrl]: 'https://sqs.eu-west-1.amazonaws.com/123456789012/standard' }));
+    expect(error.variable).toBe(CONTROLLER_ENV.lifecycleFollowUpQueueUrl);
+  });
 });

@@ -1,9 +1,10 @@
 /**
- * Follow-up disruption passes on an SQS FIFO queue (the `FollowUpPasses` port, `shared/ports/follow-up-passes.ts`):
- * a pass with work in flight sends one message; the queue's event source mapping invokes the disruption Lambda with
- * it, which runs one pass (`functions/disruption/handler.ts`).
+ * Follow-up passes on an SQS FIFO queue (the `FollowUpPasses` port, `shared/ports/follow-up-passes.ts`), one queue per
+ * controller: a disruption pass with work in flight, or a lifecycle pass with a Node to register, sends one message;
+ * the queue's event source mapping invokes that controller's Lambda with it, which runs one pass
+ * (`functions/disruption/handler.ts`, `functions/lifecycle/handler.ts`).
  *
- * - **Coalescing.** Every message has the same `MessageGroupId` ({@link FOLLOW_UP_GROUP_ID}) and the slot
+ * - **Coalescing.** Every message of a queue has the same `MessageGroupId` (the controller's name) and the slot
  *   (`followUpSlot(atMs)`, epoch ms) as its `MessageDeduplicationId`, so SQS FIFO accepts and drops a second request
  *   for a slot within its 5-minute deduplication interval: one pass per slot, however many passes asked for it
  *   (Amazon SQS Developer Guide, "Exactly-once processing in Amazon SQS"). One group also means the mapping hands
@@ -25,12 +26,15 @@ import type { Clock } from '../../ports/clock.js';
 import { FOLLOW_UP_AFTER_MS, FOLLOW_UP_SLOT_MS, followUpSlot, type FollowUpPasses } from '../../ports/follow-up-passes.js';
 import { SqsQueue } from './sqs-queue.js';
 
-/** The `MessageGroupId` of every follow-up (one group: the mapping delivers one at a time, in order). */
+/** The `MessageGroupId` of every disruption follow-up (one group: the mapping delivers one at a time, in order). */
 export const FOLLOW_UP_GROUP_ID = 'disruption';
+
+/** The controllers that ask for follow-up passes; each has its own queue, and its name is the message group. */
+export type FollowUpController = 'disruption' | 'lifecycle';
 
 /** The body of a follow-up message (the handler needs nothing from it; it tells an operator what the message is). */
 export interface FollowUpMessage {
-  readonly kind: 'disruption-follow-up';
+  readonly kind: `${FollowUpController}-follow-up`;
   /** The slot the pass was asked for, ISO 8601 UTC. */
   readonly slot: string;
   /** When it was asked for, ISO 8601 UTC. */
@@ -48,6 +52,8 @@ export interface SqsFollowUpPassesOptions {
   readonly deliveryDelayMs?: number;
   /** Attempts per message, the first included ({@link SqsQueue}). @default 3 */
   readonly maxAttempts?: number;
+  /** Whose passes the queue asks for: the message group and the body's `kind`. @default 'disruption' */
+  readonly controller?: FollowUpController;
 }
 
 /**
@@ -60,6 +66,7 @@ export class SqsFollowUpPasses implements FollowUpPasses {
   readonly #queue: SqsQueue;
   readonly #clock: Clock;
   readonly #deliveryDelayMs: number;
+  readonly #controller: FollowUpController;
 
   /** @throws {RangeError} when `deliveryDelayMs` is not in [0, 900 000] (SQS's `DelaySeconds` range) */
   constructor(options: SqsFollowUpPassesOptions) {
@@ -68,6 +75,7 @@ export class SqsFollowUpPasses implements FollowUpPasses {
     this.#queue = new SqsQueue({ client: options.client, queueUrl: options.queueUrl, maxAttempts: options.maxAttempts ?? 3 });
     this.#clock = options.clock;
     this.#deliveryDelayMs = delay;
+    this.#controller = options.controller ?? 'disruption';
   }
 
   /**
@@ -84,7 +92,7 @@ export class SqsFollowUpPasses implements FollowUpPasses {
     if (slot - FOLLOW_UP_SLOT_MS > arrives) {
       throw new RangeError(`a follow-up for ${new Date(slot).toISOString()} would arrive at ${new Date(arrives).toISOString()}, over a slot early: the queue delays every message by ${this.#deliveryDelayMs} ms`);
     }
-    const body: FollowUpMessage = { kind: 'disruption-follow-up', slot: new Date(slot).toISOString(), requestedAt: new Date(now).toISOString() };
-    await this.#queue.send(JSON.stringify(body), { groupId: FOLLOW_UP_GROUP_ID, deduplicationId: String(slot) });
+    const body: FollowUpMessage = { kind: `${this.#controller}-follow-up`, slot: new Date(slot).toISOString(), requestedAt: new Date(now).toISOString() };
+    await this.#queue.send(JSON.stringify(body), { groupId: this.#controller, deduplicationId: String(slot) });
   }
 }

@@ -65,6 +65,14 @@ describe('SqsFollowUpPasses', () => {
     expect(JSON.parse(message!.Body!)).toEqual({ kind: 'disruption-follow-up', slot: '2026-03-02T08:00:40.000Z', requestedAt: '2026-03-02T08:00:05.000Z' });
   });
 
+  it('names the lifecycle controller in the group and the body when it is the lifecycle controller’s queue', async () => {
+    await new SqsFollowUpPasses({ client: sqs, queueUrl, clock: { now: () => NOW }, controller: 'lifecycle' }).request(NOW + 20_000);
+    const [message, ...rest] = await drain();
+    expect(rest).toEqual([]);
+    expect(message!.Attributes).toMatchObject({ MessageGroupId: 'lifecycle', MessageDeduplicationId: String(at(40)) });
+    expect(JSON.parse(message!.Body!)).toMatchObject({ kind: 'lifecycle-follow-up', slot: '2026-03-02T08:00:40.000Z' });
+  });
+
   it('coalesces requests for one slot, from one pass or from two, and keeps the next slot apart', async () => {
     await passes().request(at(25));
     await passes(at(9)).request(at(29)); // another pass, 4 s later: same slot

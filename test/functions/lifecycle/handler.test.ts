@@ -75,6 +75,24 @@ describe('lifecycle handler', () => {
     });
   });
 
+  describe('a batch from the lifecycle follow-up queue', () => {
+    const followUp = {
+      Records: [{ messageId: 'm-1', receiptHandle: 'r', body: '{"kind":"lifecycle-follow-up"}', attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-west-2:123456789012:skiff-LifecycleFollowUps.fifo', awsRegion: 'us-west-2' }],
+    } as unknown as LifecycleEvent;
+
+    it('runs one lifecycle pass', async () => {
+      const { handler, passes } = setup({ ...EMPTY, registered: ['general-a'] });
+      expect(await handler(followUp)).toEqual({ trigger: 'follow-up', report: { ...EMPTY, registered: ['general-a'] } });
+      expect(passes()).toBe(1);
+    });
+
+    it('logs at warn a follow-up the pass could not ask for, and still returns the report', async () => {
+      const { handler, log } = setup({ ...EMPTY, registered: ['general-a'], followUpFailure: 'AWS.SimpleQueueService.NonExistentQueue' });
+      expect(await handler(scheduled)).toMatchObject({ trigger: 'schedule', report: { registered: ['general-a'] } });
+      expect(log.lines.filter((l) => l.level === 'warn')).toEqual([{ level: 'warn', message: expect.stringContaining('follow-up lifecycle pass not requested'), attributes: { trigger: 'schedule', error: 'AWS.SimpleQueueService.NonExistentQueue' } }]);
+    });
+  });
+
   describe('anything else', () => {
     it.each([
       ['a relay pod event', { kind: 'pod', cluster: 'prod', namespace: 'default', name: 'web', uid: 'u', resourceVersion: '1' }],
