@@ -9,7 +9,8 @@
  *    `Registered`;
  * 2. initialization (`lifecycle/initialization.go`): a `Registered` NodeClaim whose Node is Ready, carries none of
  *    the NodeClaim's startup taints nor a known ephemeral taint, and shows non-zero allocatable for every extended
- *    resource the NodeClaim's pods requested → label `karpenter.sh/initialized=true`, state `Initialized`;
+ *    resource the NodeClaim's pods requested → label `karpenter.sh/initialized=true`, state `Initialized`. A Node
+ *    already ready for pods when it registers gets both in one patch and one write (`register`);
  * 3. liveness (`lifecycle/liveness.go`): a `Launched` NodeClaim not registered {@link REGISTRATION_TTL_MS} after
  *    launch → the instance is terminated, the NodeClaim `Deleted` with reason `RegistrationTimeout`;
  * 4. garbage collection: (a) an instance tagged for a NodePool, older than {@link INSTANCE_GC_MIN_AGE_MS}, that no
@@ -41,6 +42,9 @@
  * next pass retries it), and the NodeClaims pods wait on come first (`byUrgency`), so a pass cut short by a crash does
  * not starve the same NodeClaims every minute. Skiff differs in having an order at all: Karpenter reconciles NodeClaims
  * in parallel workers with a per-object backoff.
+ *
+ * Follow-ups: with {@link LifecycleDeps.followUps}, a pass that reads a NodeClaim pods wait on asks for another pass
+ * 20 s later before its first write, so a pass cut short is resumed without waiting for the schedule.
  *
  * Concurrency: NodeClaims are read before Nodes and instances, so a NodeClaim registered by an overlapping pass
  * always finds its Node in this pass's list, and an instance launched after the read is younger than the GC age.

@@ -209,7 +209,7 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
     c.api.failNext({ method: 'PATCH', path: `/api/v1/nodes/${nodeName}`, status: 500, reason: 'InternalError', times: THROTTLED_ATTEMPTS, match: (r) => JSON.stringify(r.body).includes('karpenter.sh/disrupted') });
     const stranger = 'i-0123456789abcdef0';
     c.hold('Interruption'); // both messages wait in the queue, so they arrive in one batch
-    // A receive already waiting when the hold began (1 s long poll) would take the first message alone: let it end.
+    // A receive already waiting when the hold began (1 s long poll) returns what it takes to the queue; let it end.
     await new Promise((r) => setTimeout(r, 1500));
     await c.aws.emit('aws.ec2', 'EC2 Instance State-change Notification', { 'instance-id': stranger, state: 'stopping' }, [`arn:aws:ec2:us-west-2:111122223333:instance/${stranger}`]);
     await c.aws.interruptSpot(instanceId, 60_000);

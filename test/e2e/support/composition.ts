@@ -105,7 +105,10 @@ export interface Composition {
   restart(component: FunctionName | 'relay'): Promise<void>;
   /** Stops a component until {@link Composition.resume} (`relay`: the process is killed; a function: its invocations fail). */
   stop(component: FunctionName | 'relay'): Promise<void>;
-  /** Stops polling `f`'s queue (messages accumulate, as while an event source mapping is disabled) until released. */
+  /**
+   * Stops polling `f`'s queue (messages accumulate, as while an event source mapping is disabled) until released; what
+   * a receive already in flight brings back is returned to the queue, not invoked.
+   */
   hold(f: FunctionName): void;
   release(f: FunctionName): void;
   /** Starts a stopped component again (`relay`: a new process, resolved once it runs; a function: a cold start). */
@@ -457,6 +460,11 @@ export async function startComposition(options: CompositionOptions = {}): Promis
         continue;
       }
       if (messages.length === 0 || !polling) continue;
+      if (held.has(es.function)) {
+        // Held while this receive was in flight (a loaded machine can stretch it past any wait): put them back.
+        await sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: es.queueUrl, Entries: messages.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: 0 })) })).catch(() => undefined);
+        continue;
+      }
       const event: SQSEvent = { Records: messages.map((m) => record(m, es.queueArn)) };
       let failed: Set<string>;
       try {
