@@ -262,6 +262,7 @@ async function launchReplacements(deps: InterruptionDeps, name: string, displace
     podsByKey,
     typesByClass,
     daemonByPool,
+    { now },
   );
   const results = solve(
     displaced.map((p) => toSchedulingPod(p, p.createdAt)),

@@ -6,6 +6,7 @@
  * NodeClaims with their free room) that both controllers solve against. See `provision.ts` for why each step is safe
  * under duplicates, overlaps and crashes.
  */
+import { timestampMs } from '../core/api/timestamp.js';
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
 import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
 import { ec2NodeClassAmiFamily } from '../core/api/ec2nodeclass.js';
@@ -90,6 +91,16 @@ export function instanceTypeQuery(nodeClass: EC2NodeClassLike): InstanceTypeQuer
 export const REGISTRATION_TTL_MS = 15 * 60 * 1000;
 
 /**
+ * How long a registered, not yet initialized Node may stay NotReady while the solver still counts it as capacity about
+ * to be ready: 5 minutes after its NodeClaim registered, ms. Karpenter sets an uninitialized node's ephemeral taints
+ * aside with no limit (core `StateNode.Taints`), so pods nominated to a Node that went NotReady before it was ever
+ * initialized wait for it indefinitely (its node repair, off by default, acts after 30 minutes). Skiff stops counting
+ * such a Node after this grace, so the pods get new capacity within issue 21's 15-minute bound; a kubelet normally
+ * turns Ready within a minute of registering.
+ */
+export const INITIALIZATION_GRACE_MS = 5 * 60 * 1000;
+
+/**
  * Karpenter's launch timeout (core `pkg/controllers/nodeclaim/lifecycle/liveness.go` `LaunchTimeout`): a NodeClaim not
  * launched 5 minutes after it was created is given up (`Failed`, `LaunchTimeout`), and its pods are solved again.
  */
@@ -152,7 +163,9 @@ export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByC
  * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
  * @param daemonByPool per NodePool, its template's daemonset overhead (`daemonOverhead` plus the instance type's
  *   `daemonExtra`, core `buildDaemonOverheadGroups`): what an in-flight NodeClaim's DaemonSet pods will take
- * @param solving keys (`namespace/name`) of the pending pods the caller is solving now: a node holds no room for them
+ * @param options.now the caller's time, epoch ms: with it, a Node not initialized and NotReady more than
+ *   {@link INITIALIZATION_GRACE_MS} after its NodeClaim registered keeps its taints (kube-scheduler will not bind there)
+ * @param options.solving keys (`namespace/name`) of the pending pods the caller is solving now: a node holds no room for them
  *   even when they are nominated to it. Not passed by the provisioner yet: passing it stopped Skiff's repack moves on
  *   the 360-pod scale-in (their replacements' pods were placed elsewhere once the replacement turned Ready), so the
  *   double count below stays, counted by `Result.wastedLaunches`, until both are handled together. A node that just turned Ready still has its NodeClaim's pending pods nominated
@@ -170,8 +183,9 @@ export function existingCapacity(
   podsByKey: ReadonlyMap<string, ClusterPod>,
   typesByClass: ReadonlyMap<string, InstanceType[]>,
   daemonByPool: ReadonlyMap<string, Pick<NodePoolTemplate, 'daemonOverhead' | 'daemonExtra'>>,
-  solving: ReadonlySet<string> = new Set(),
+  options: { readonly solving?: ReadonlySet<string>; readonly now?: number } = {},
 ): ExistingCapacity[] {
+  const solving = options.solving ?? new Set<string>();
   const out: ExistingCapacity[] = [];
   const claimByProvider = new Map(claims.filter((c) => c.providerId).map((c) => [c.providerId!, c]));
   const bound = new Map<string, ClusterPod[]>();
@@ -186,14 +200,18 @@ export function existingCapacity(
     // Karpenter `StateNode.Taints` (core `pkg/controllers/state/statenode.go`): a managed node's ephemeral and startup
     // taints are set aside only until it is initialized. An initialized node that turned NotReady carries
     // `node.kubernetes.io/not-ready` (or `unreachable`) for a reason: kube-scheduler will not bind there, so neither may
-    // the solver count its room (issue 21: a pod was nominated to a NotReady node for 37 minutes).
-    const initialized = claim ? claim.initializedAt !== undefined || claim.state === 'Initialized' : node.labels[LABEL_NODEPOOL] === undefined || node.labels[LABEL_INITIALIZED] === 'true';
+    // the solver count its room (issue 21: a pod was nominated to a NotReady node for 37 minutes). Initialized is what
+    // `StateNode.Initialized` reads, the Node's `karpenter.sh/initialized` label, or the NodeClaim's record of it: a pass
+    // that patched the label and crashed before its NodeClaim write has still initialized the Node.
+    const initialized = node.labels[LABEL_INITIALIZED] === 'true' || (claim ? claim.initializedAt !== undefined || claim.state === 'Initialized' : node.labels[LABEL_NODEPOOL] === undefined);
+    // Not initialized, NotReady, and registered longer than the grace: no longer a node about to be ready (see above).
+    const stalled = !initialized && !node.ready && options.now !== undefined && claim?.registeredAt !== undefined && options.now - timestampMs(claim.registeredAt) > INITIALIZATION_GRACE_MS;
     out.push({
       name: node.name,
       kind: 'node',
       ...(claim ? { nodePool: claim.nodePool } : node.labels[LABEL_NODEPOOL] ? { nodePool: node.labels[LABEL_NODEPOOL] } : {}),
       labels: node.labels,
-      taints: initialized ? node.taints : node.taints.filter((t) => !EPHEMERAL_TAINT_KEYS.has(t.key) && !startup.has(t.key)),
+      taints: initialized || stalled ? node.taints : node.taints.filter((t) => !EPHEMERAL_TAINT_KEYS.has(t.key) && !startup.has(t.key)),
       available: subtract(node.allocatable, used),
       allocatable: node.allocatable,
       hostPorts: onNode.flatMap((p) => podHostPorts(p.spec)),

@@ -688,7 +688,9 @@ function registrationLabels(claim: NodeClaim, templateLabels: Readonly<Record<st
  */
 async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, templateLabels: Readonly<Record<string, string>>): Promise<void> {
   const taints = node.taints.filter((t) => t.key !== UNREGISTERED_TAINT_KEY);
-  const ready = initializationBlocker(claim, { ...node, taints }) === undefined;
+  // A Node a previous pass already labelled initialized (it crashed before its NodeClaim write) stays initialized,
+  // Ready or not: the label is what Karpenter's cluster state reads (`StateNode.Initialized`).
+  const ready = node.labels[LABEL_INITIALIZED] === 'true' || initializationBlocker(claim, { ...node, taints }) === undefined;
   const labels = { ...registrationLabels(claim, templateLabels), ...(ready ? { [LABEL_INITIALIZED]: 'true' } : {}) };
   const changedLabels = Object.fromEntries(Object.entries(labels).filter(([k, v]) => node.labels[k] !== v));
   // The NodeClaim's annotations (its NodePool template's) go onto the Node (`registration.go` `syncNode`).
@@ -710,9 +712,14 @@ async function register(ctx: Pass, claim: NodeClaim, node: ClusterNode, template
   if (ready) await recordInitialized(ctx, claim.name, node.name);
 }
 
-/** Step 2, when the Node is ready for pods. */
+/**
+ * Step 2, when the Node is ready for pods — or already carries `karpenter.sh/initialized=true`: a pass that patched the
+ * label and crashed before its NodeClaim write initialized the Node (Karpenter's cluster state reads the label,
+ * `StateNode.Initialized`), so the record follows even if the Node has turned NotReady since; otherwise the NodeClaim
+ * would stay `Registered` and the solver would keep waiting for a Node that kube-scheduler refuses.
+ */
 async function initialize(ctx: Pass, claim: NodeClaim, node: ClusterNode): Promise<void> {
-  if (initializationBlocker(claim, node) !== undefined) return;
+  if (node.labels[LABEL_INITIALIZED] !== 'true' && initializationBlocker(claim, node) !== undefined) return;
   if (node.labels[LABEL_INITIALIZED] !== 'true' && !(await patch(ctx, node.name, { labels: { [LABEL_INITIALIZED]: 'true' } }))) return;
   const updated = await write(ctx, { ...claim, state: 'Initialized', initializedAt: new Date(ctx.now).toISOString() });
   if (!updated) return;

@@ -196,7 +196,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       .map((np) => buildNodePoolTemplate(np, available.get(np.spec.template.spec.nodeClassRef.name) ?? [], daemonSets, usageOf(np.metadata.name, liveClaims, typesByClass)));
     const schedulingPods: SchedulingPod[] = pending.map((p) => toSchedulingPod(p, p.createdAt));
     const daemonByPool = new Map(templates.map((t) => [t.name, t] as const));
-    const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool);
+    const existing = existingCapacity(nodes, pods, liveClaims, inFlight, podsByKey, typesByClass, daemonByPool, { now });
 
     // The solver's deadline (10 s by default) runs on the wall clock: a huge batch returns its best complete plan.
     const results = solve(schedulingPods, templates, existing, { now: () => performance.now(), surviveBinding: deps.bindingReplay !== false });

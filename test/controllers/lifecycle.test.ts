@@ -351,6 +351,21 @@ describe('reconcileLifecycle', () => {
     });
   });
 
+  describe('a Node a crashed pass labelled initialized', () => {
+    it('is recorded Initialized even though it has turned NotReady since: the label is what cluster state reads', async () => {
+      h = new Harness({ registrationDelayMs: 24 * 3600_000 });
+      const { instance } = await h.launch('general-a');
+      const node = h.cluster.registerNode(instance, { ready: false });
+      // The pass that registered it (Ready then) patched the Node and crashed before writing the NodeClaim.
+      await h.cluster.patchNode(node.name, { labels: { 'karpenter.sh/registered': 'true', 'karpenter.sh/initialized': 'true' } });
+
+      const report = await h.reconcile();
+
+      expect(report).toMatchObject({ registered: ['general-a'], initialized: ['general-a'] });
+      expect(await h.claim('general-a')).toMatchObject({ state: 'Initialized' });
+    });
+  });
+
   describe('follow-up passes (LifecycleDeps.followUps)', () => {
     /** A follow-up port that records each request with what the pass had written by then. */
     const recording = (fail?: Error) => {

@@ -35,6 +35,7 @@ describe('disruptionProblems (the cross-checks themselves)', () => {
     ],
     terminationGraceSeconds: { 'pool-1': 600 },
     involuntaryEvictionWindows: [[START + 300 * 60_000, START + 300 * 60_000]],
+    scaleEvents: [{ deployment: 'app-0', atMs: START + 400 * 60_000 }],
     summary: '',
   };
   const zero = { budget: 0, pdb: 0, doNotDisrupt: 0, limits: 0, duplicateLaunches: 0, leakedInstances: 0, placement: 0, churn: 0, evictionLoops: 0 };
@@ -93,6 +94,14 @@ describe('disruptionProblems (the cross-checks themselves)', () => {
     expect(problems.map((p) => p.split(' ')[1])).toEqual(['default/app-0-x-1', 'default/app-0-x-2', 'default/app-0-x-5']);
     const involuntary = disruptionProblems(scenario, result({ disruptions: [disruption('pool-0-a', 'Underutilized', 290, 310)], pods: [pod('app-0-x-7', 'ReplicaSet/app-0-x', 'pool-0-a', 300, 1)] }));
     expect(involuntary).toEqual([]);
+  });
+
+  it('does not flag a do-not-disrupt pod its Deployment scaled away at the instant the drain waiting for it completed (seed 50670)', () => {
+    const scaled = disruptionProblems(scenario, result({ disruptions: [disruption('pool-0-a', 'Drifted', 390, 400)], pods: [pod('app-0-x-8', 'ReplicaSet/app-0-x', 'pool-0-a', 400, 0)] }));
+    expect(scaled).toEqual([]);
+    // The same instant without a scale event is a pod terminated with its node.
+    const terminated = disruptionProblems(scenario, result({ disruptions: [disruption('pool-0-a', 'Drifted', 380, 390)], pods: [pod('app-0-x-9', 'ReplicaSet/app-0-x', 'pool-0-a', 390, 0)] }));
+    expect(terminated.map((p) => p.split(' ')[1])).toEqual(['default/app-0-x-9']);
   });
 
   it('flags a do-not-disrupt pod deleted directly by a drain before the deadline minus its 30 s grace, not after', () => {

@@ -52,6 +52,8 @@ export interface RandomDisruptionScenario {
    * (a NoExecute taint event; taint-based eviction 5 minutes after a node turned NotReady).
    */
   readonly involuntaryEvictionWindows: readonly (readonly [number, number])[];
+  /** Every `scale` event: the Deployment and when (epoch ms). */
+  readonly scaleEvents: readonly { readonly deployment: string; readonly atMs: number }[];
   /** Short description for logs: pools, deployments, PDBs, events. */
   readonly summary: string;
 }
@@ -188,6 +190,7 @@ ${budgets.map((b) => `      - ${b}`).join('\n')}`);
 
   // Deployments, PDBs, pod-level do-not-disrupt.
   const events: { minute: number; text: string }[] = [];
+  const scaleEvents: { deployment: string; atMs: number }[] = [];
   const doNotDisruptDeployments: string[] = [];
   const deployments = int(1, 4);
   for (let d = 0; d < deployments; d++) {
@@ -241,7 +244,9 @@ spec:
     summary.push(`${name}: ${replicas}×${cpu}/${memory} on p${pool}${annotations.length ? ` [${annotations.join(', ')}]` : ''}${spread ? ' [spread]' : ''}${toleratesAll ? ' [tolerates all]' : ''}${pdb ? ` PDB ${pdb}` : ''}`);
     // Scale up and down through the day(s).
     for (let k = int(1, 4) * days; k > 0; k--) {
-      events.push({ minute: int(10, totalMinutes - 10), text: `scale: {kind: Deployment, namespace: default, name: ${name}, replicas: ${chance(0.15) ? 0 : int(1, 20)}}` });
+      const minute = int(10, totalMinutes - 10);
+      events.push({ minute, text: `scale: {kind: Deployment, namespace: default, name: ${name}, replicas: ${chance(0.15) ? 0 : int(1, 20)}}` });
+      scaleEvents.push({ deployment: name, atMs: startMs + minute * MINUTE });
     }
   }
 
@@ -326,6 +331,7 @@ spec:
     nodeAnnotations,
     terminationGraceSeconds,
     involuntaryEvictionWindows,
+    scaleEvents,
     summary: summary.join('\n'),
   };
 }

@@ -337,6 +337,9 @@ export function disruptionProblems(scenario: RandomDisruptionScenario, result: S
     // EC2 reclaimed the node (a spot interruption of the hostile runs): its pods went with the instance, whatever the
     // disruption already draining it was waiting for.
     if (gone === completed && (spotInterruptedAt.get(pod.nodeClaim) ?? Number.POSITIVE_INFINITY) <= gone) continue;
+    // Its Deployment scaled down at that instant: the scale deleted the pod, and the drain that waited for it finished
+    // in the same instant (seed 50670: a scale to 3 replicas at 19:43 emptied a drifted node).
+    if (gone === completed && scenario.scaleEvents.some((e) => e.deployment === deployment && e.atMs === gone)) continue;
     const how = pod.evictions > 0 ? 'was evicted' : direct ? 'was deleted directly' : gone === completed ? 'was terminated with its node' : undefined;
     if (!how) continue; // scaled down while the disruption ran
     problems.push(`pod ${pod.namespace}/${pod.name} (Deployment ${deployment}, karpenter.sh/do-not-disrupt: "true") ${how} at ${pod.deletedAt} by ${d.reason} disruption ${d.command} of ${pod.nodeClaim} (started ${d.at})`);

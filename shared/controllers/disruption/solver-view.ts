@@ -27,7 +27,7 @@ export function solverView(world: World, leaving: readonly NodeClaim[]): { templ
   const daemonByPool = new Map(templates.map((t) => [t.name, t] as const));
   const leavingNodes = new Set(leaving.map((c) => c.providerId));
   const nodes = world.nodes.filter((n) => !leavingNodes.has(n.providerId));
-  return { templates, existing: existingCapacity(nodes, world.pods, live, inFlight, podsByKey, typesByClass, daemonByPool) };
+  return { templates, existing: existingCapacity(nodes, world.pods, live, inFlight, podsByKey, typesByClass, daemonByPool, { now: world.now }) };
 }
 
 /** The NodeClaim's node's reschedulable pods as the scheduler sees them. */
