@@ -631,7 +631,13 @@ function observeDisruption(cluster: SimulatedCluster, ec2: SimulatedEc2, observe
     if (node && claim?.disruption?.reason === 'Drifted') {
       const pool = cluster.nodePools.get(claim.nodePool);
       const replacements = new Map(
-        [...cluster.nodes.values()].filter((n) => n.nodeClaim !== null && claim.disruption!.replacements.includes(n.nodeClaim)).map((n) => [n.nodeClaim!, { name: n.name, labels: n.labels }] as const),
+        [...cluster.nodes.values()]
+          .filter((n) => n.nodeClaim !== null && claim.disruption!.replacements.includes(n.nodeClaim))
+          .map((n) => {
+            // A replacement in another NodePool answers to that NodePool's requirements.
+            const own = n.labels[LABEL_NODEPOOL] !== undefined && n.labels[LABEL_NODEPOOL] !== claim.nodePool ? cluster.nodePools.get(n.labels[LABEL_NODEPOOL]) : undefined;
+            return [n.nodeClaim!, { name: n.name, labels: n.labels, ...(own ? { requirements: own.spec.template.spec.requirements } : {}) }] as const;
+          }),
       );
       if (pool) observer.onDriftedTermination(claim.name, appliedSpec(cluster, claim.nodePool, claim.nodeClass), pool.spec.template.spec.requirements, replacements);
     }

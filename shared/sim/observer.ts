@@ -445,13 +445,20 @@ export class Observer {
    * Karpenter core `nodeclaim/disruption/drift.go` `areRequirementsDrifted`). Counted once per replacement.
    * @param nodeClaim the disrupted NodeClaim
    * @param spec the NodePool template and EC2NodeClass as applied now (same form as {@link ObservedReplaceStart.spec})
-   * @param replacementNodes the replacements' nodes (name and labels) that exist, by NodeClaim name
+   * @param replacementNodes the replacements' nodes (name and labels) that exist, by NodeClaim name; `requirements`:
+   *   those of the replacement's own NodePool when it is another one (a replacement may be launched in any NodePool
+   *   the pods fit: it is checked against the NodePool it belongs to, not the disrupted node's)
    */
-  onDriftedTermination(nodeClaim: string, spec: string, requirements: readonly ObservedRequirement[], replacementNodes: ReadonlyMap<string, { readonly name: string; readonly labels: Readonly<Record<string, string>> }>): void {
+  onDriftedTermination(
+    nodeClaim: string,
+    spec: string,
+    requirements: readonly ObservedRequirement[],
+    replacementNodes: ReadonlyMap<string, { readonly name: string; readonly labels: Readonly<Record<string, string>>; readonly requirements?: readonly ObservedRequirement[] }>,
+  ): void {
     const start = this.started.get(nodeClaim);
     if (!start || start.reason !== 'Drifted' || start.spec !== spec) return;
     for (const [claim, node] of replacementNodes) {
-      const unmet = unmetRequirement(requirements, node);
+      const unmet = unmetRequirement(node.requirements ?? requirements, node);
       if (unmet) this.churn(claim, `NodeClaim ${nodeClaim} was replaced as Drifted by ${claim}, whose node ${node.name} is drifted too: its labels do not satisfy ${unmet}`);
     }
   }

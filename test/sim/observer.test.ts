@@ -379,6 +379,14 @@ describe('Observer churn (replace loops)', () => {
     expect(o.counts.churn).toBe(0);
   });
 
+  it('checks a replacement launched in another NodePool against that NodePool’s requirements, not the drifted node’s', () => {
+    const o = observer();
+    o.onReplaceStart(start('a', 'Drifted', ['b']));
+    const spotPool = [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }];
+    o.onDriftedTermination('a', 'spec-1', [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }], new Map([['b', { name: 'node-b', labels: { 'karpenter.sh/capacity-type': 'spot' }, requirements: spotPool }]]));
+    expect(o.counts.churn).toBe(0);
+  });
+
   it('counts a replacement replaced again for the same reason with no spec change in between (Drifted)', () => {
     const o = observer();
     o.onReplaceStart(start('a', 'Drifted', ['b']));

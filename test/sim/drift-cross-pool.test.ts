@@ -1,0 +1,120 @@
+// A drifted node replaced by nodes of another NodePool (a new-user trial, session 32): the observer checked the
+// replacements against the drifted node's NodePool requirements, so spot replacements of an on-demand node counted as
+// "drifted too" — Violations: churn=2 on a run with no replace loop. Each replacement answers to its own NodePool.
+import { describe, expect, it } from 'vitest';
+import { simulateDocs } from '../support/simulate-docs.js';
+
+/** The trial's folder: a spot NodePool (weight 100, limited) and an on-demand one, an AMI change at 20 m. */
+const DOCS = `
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: drift}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: 2h
+  events:
+    - at: 20m
+      apply:
+        apiVersion: karpenter.k8s.aws/v1
+        kind: EC2NodeClass
+        metadata: {name: default}
+        spec:
+          role: KarpenterNodeRole-mycluster
+          amiSelectorTerms: [{alias: al2023@v20260301}]
+          subnetSelectorTerms: [{tags: {karpenter.sh/discovery: mycluster}}]
+          securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: mycluster}}]
+    - {at: 70m, scale: {kind: StatefulSet, namespace: prod, name: db, replicas: 3}}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: spot
+spec:
+  weight: 100
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: ["spot"]}
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: ["m6i", "m6a", "m7i"]}
+        - {key: karpenter.k8s.aws/instance-size, operator: In, values: ["large", "xlarge", "2xlarge"]}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      terminationGracePeriod: 10m
+  limits:
+    cpu: "24"
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 5m
+    budgets:
+      - nodes: "2"
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: on-demand
+spec:
+  weight: 10
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: ["on-demand"]}
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: ["m6i", "m6a", "m7i"]}
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+  disruption:
+    consolidationPolicy: WhenEmptyOrUnderutilized
+    consolidateAfter: 5m
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole-mycluster
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: mycluster}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: mycluster}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: prod}
+spec:
+  replicas: 30
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      topologySpreadConstraints:
+        - maxSkew: 1
+          topologyKey: topology.kubernetes.io/zone
+          whenUnsatisfiable: DoNotSchedule
+          labelSelector: {matchLabels: {app: api}}
+      containers: [{name: c, image: x, resources: {requests: {cpu: "1", memory: 2Gi}}}]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: api, namespace: prod}
+spec:
+  minAvailable: 28
+  selector: {matchLabels: {app: api}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: prod}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata:
+      labels: {app: db}
+      annotations: {karpenter.sh/do-not-disrupt: "true"}
+    spec:
+      containers: [{name: c, image: x, resources: {requests: {cpu: "2", memory: 8Gi}}}]
+`;
+
+describe('drift replacements in another NodePool', () => {
+  it('are checked against their own NodePool: a cross-pool replacement is no replace loop', async () => {
+    const r = await simulateDocs(1, DOCS);
+    const crossPool = r.disruptions.filter((d) => d.reason === 'Drifted' && (d.replacements ?? []).some((x) => !x.startsWith(`${d.nodePool}-`)));
+    expect(crossPool.length).toBeGreaterThan(0);
+    expect(r.violations.churn).toBe(0);
+  }, 120_000);
+});
