@@ -116,6 +116,7 @@ export function formatSummary(result: SimulationResult): string {
   const v = Object.entries(result.violations).filter((entry): entry is [string, number] => typeof entry[1] === 'number' && entry[1] > 0);
   // churn: replace loops (nodes replaced again and again for the same reason with nothing changed in between).
   lines.push(`Violations: ${v.length === 0 ? 'none' : v.map(([k, n]) => `${k}=${n}${k === 'churn' ? ' (replace loops)' : ''}`).join(', ')}`);
+  if (result.faults) lines.push(faultsLine(result.faults));
   // Warnings that still hold at the end: the latest per object (a drain that waited and then went on is not listed).
   const stillDraining = new Set(result.disruptions.filter((d) => d.completedAt === null).map((d) => d.nodeClaim));
   const drainingNodes = new Set(result.nodes.filter((n) => n.nodeClaim !== null && stillDraining.has(n.nodeClaim) && n.deletedAt === null).map((n) => `Node/${n.name}`));
@@ -248,4 +249,27 @@ export function stillDisrupting(result: Pick<SimulationResult, 'disruptions' | '
   const lastEnd = Math.max(...result.disruptions.map((d) => Date.parse(d.completedAt!)));
   if (endMs - lastEnd >= SETTLED_QUIET_MS) return undefined;
   return `the last disruption ended ${((endMs - lastEnd) / 60_000).toFixed(1)} min before the end (${new Date(lastEnd).toISOString()})`;
+}
+
+/** Words for each fault kind, as configured and as counted. */
+const FAULT_WORDS: Readonly<Record<string, readonly [string, string]>> = {
+  crashAfterSideEffect: ['crashes', 'crashes'],
+  ec2Throttle: ['EC2 throttling', 'EC2 calls throttled'],
+  dynamodbThrottle: ['DynamoDB throttling', 'DynamoDB calls throttled'],
+  apiServerErrors: ['API-server errors', 'API-server 503s'],
+  duplicateDelivery: ['duplicate delivery', 'messages redelivered'],
+  concurrentInvocations: ['overlapping invocations', 'invocations overlapped'],
+};
+
+/**
+ * The summary's faults line: what was configured and what was injected, e.g. `Faults (spec.faults): crashes 0.2,
+ * EC2 throttling 0.3, overlapping invocations 4; injected 41 crashes, 230 EC2 calls throttled, 812 invocations
+ * overlapped`. Only kinds that are on are named.
+ */
+function faultsLine(faults: NonNullable<SimulationResult['faults']>): string {
+  const configuredOf = (k: string): number => Number(faults.configured[k] ?? 0);
+  const on = Object.entries(FAULT_WORDS).filter(([k]) => configuredOf(k) > (k === 'concurrentInvocations' ? 1 : 0));
+  const configured = on.map(([k, [word]]) => `${word} ${configuredOf(k)}`).join(', ');
+  const injected = on.map(([k, [, counted]]) => `${Number(faults.injected[k] ?? 0)} ${counted}`).join(', ');
+  return `Faults (spec.faults): ${configured}; injected ${injected}`;
 }

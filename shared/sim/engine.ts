@@ -472,9 +472,10 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     violations: observer.counts,
     pricing: pricingNote(spec),
   });
+  const withFaults = faults.active ? { ...result, faults: { configured: { ...spec.faults }, injected: { ...faults.counts } } } : result;
   // A run that starts with nodes (a snapshot) opens with the answer in money.
-  if (spec.nodes.length === 0) return result;
-  return { ...result, whatIf: whatIf(result, { instances: ec2.instances, nodePools: scenario.nodePools, pendingAtStart }) };
+  if (spec.nodes.length === 0) return withFaults;
+  return { ...withFaults, whatIf: whatIf(result, { instances: ec2.instances, nodePools: scenario.nodePools, pendingAtStart }) };
 }
 
 /**

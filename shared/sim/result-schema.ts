@@ -364,6 +364,24 @@ export const WhatIfSchema = z.looseObject({
   pendingAtStart: z.array(z.looseObject({ pod: z.string(), owner: z.string().nullable(), reason: z.string(), outcome: z.string(), nodePools: z.record(z.string(), z.string()) })),
 });
 
+/** The six fault kinds of `spec.faults`, as numbers (probabilities, or invocations for `concurrentInvocations`). */
+const faultFields = {
+  duplicateDelivery: z.number(),
+  concurrentInvocations: z.number(),
+  crashAfterSideEffect: z.number(),
+  ec2Throttle: z.number(),
+  dynamodbThrottle: z.number(),
+  apiServerErrors: z.number(),
+};
+
+/**
+ * The faults a run injected (`spec.faults`, `shared/sim/faults.ts`), present only when any was configured: `configured`
+ * is `spec.faults` as applied; `injected` counts what was drawn over the run — redelivered messages, invocations run
+ * overlapped, crashes, throttled EC2 calls, throttled DynamoDB calls, API-server 503s. A run whose figures look fine
+ * says so under faults, and a run whose figures look bad shows what it withstood.
+ */
+export const ResultFaultsSchema = z.looseObject({ configured: z.looseObject(faultFields), injected: z.looseObject(faultFields) });
+
 /**
  * Launched-then-unused capacity (`result-waste.ts`): NodeClaims launched during the run whose node never had a pod
  * (DaemonSet pods aside) and that ended, what they ran for and cost, and why they ended.
@@ -417,6 +435,8 @@ export const ResultSchema = z.looseObject({
   whatIf: WhatIfSchema.optional(),
   /** Launched-then-unused capacity (see {@link WastedLaunchesSchema}); optional: Results written before it lack it. */
   wastedLaunches: WastedLaunchesSchema.optional(),
+  /** The faults configured and injected (see {@link ResultFaultsSchema}); absent when the run had none. */
+  faults: ResultFaultsSchema.optional(),
 });
 
 /** A parsed Result (see {@link ResultSchema}). */

@@ -329,6 +329,15 @@ export const isoTimestampSchema = z.string().transform((text, ctx): number => {
 /** A probability 0–1. */
 const probability = z.number().min(0, { error: 'a probability must be between 0 and 1' }).max(1, { error: 'a probability must be between 0 and 1' });
 
+/**
+ * A fault probability that must stay below 1: at 1 every invocation fails at the same point (every side effect crashes,
+ * every call is throttled or refused), so nothing can ever progress and the run only shows that.
+ */
+const faultProbability = z
+  .number()
+  .min(0, { error: 'a probability must be between 0 and 1' })
+  .lt(1, { error: 'must be below 1: at 1 every invocation fails at the same point, so nothing could ever progress (use e.g. 0.3 for a hostile run)' });
+
 /** A label map used to pick nodes (every pair must match). */
 const selectorMap = labelsSchema;
 
@@ -560,10 +569,10 @@ export const scenarioSpecSchema = z
           .min(1)
           .max(MAX_CONCURRENT_INVOCATIONS, { error: `at most ${MAX_CONCURRENT_INVOCATIONS} overlapping invocations (Lambda overlaps a few; more only slows the run)` })
           .default(1),
-        crashAfterSideEffect: probability.default(0),
-        ec2Throttle: probability.default(0),
-        dynamodbThrottle: probability.default(0),
-        apiServerErrors: probability.default(0),
+        crashAfterSideEffect: faultProbability.default(0),
+        ec2Throttle: faultProbability.default(0),
+        dynamodbThrottle: faultProbability.default(0),
+        apiServerErrors: faultProbability.default(0),
       })
       .prefault({}),
   })

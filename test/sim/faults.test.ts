@@ -8,6 +8,7 @@ import { DynamoDbNodeClaimStore } from '../../shared/adapters/aws/dynamodb-nodec
 import { DynamoDbProvisioningPassStore } from '../../shared/adapters/aws/provisioning-pass-store.js';
 import { DynamoDbUnavailableOfferingsStore } from '../../shared/adapters/aws/unavailable-offerings-store.js';
 import { startDynalite } from '../../shared/cli/local-dynamodb.js';
+import { formatSummary } from '../../shared/cli/summary.js';
 import { reconcileLifecycle } from '../../shared/controllers/lifecycle.js';
 import { provision } from '../../shared/controllers/provision.js';
 import { ApiServerUnavailableError, isApiServerUnavailableError, isThrottledError } from '../../shared/core/errors.js';
@@ -217,6 +218,19 @@ describe('fault injection (spec.faults)', () => {
       const { result, faults } = await run('{}');
       expect(faults).toEqual([]);
       expectSurvived(result);
+    });
+
+    it('states the faults in the Result and the summary, with what was injected; a run without faults has neither', async () => {
+      const { result, faults } = await run('{crashAfterSideEffect: 0.1, ec2Throttle: 0.2}');
+      expect(result.faults).toEqual({
+        configured: { duplicateDelivery: 0, concurrentInvocations: 1, crashAfterSideEffect: 0.1, ec2Throttle: 0.2, dynamodbThrottle: 0, apiServerErrors: 0 },
+        injected: expect.objectContaining({ crashAfterSideEffect: kinds(faults, 'crashAfterSideEffect').length, ec2Throttle: kinds(faults, 'ec2Throttle').length }),
+      });
+      expect(kinds(faults, 'crashAfterSideEffect').length).toBeGreaterThan(0);
+      expect(formatSummary(result)).toContain(`Faults (spec.faults): crashes 0.1, EC2 throttling 0.2; injected ${kinds(faults, 'crashAfterSideEffect').length} crashes, ${kinds(faults, 'ec2Throttle').length} EC2 calls throttled`);
+      const clean = (await run('{}')).result;
+      expect(clean.faults).toBeUndefined();
+      expect(formatSummary(clean)).not.toContain('Faults');
     });
 
     it('duplicateDelivery: every message comes twice and no pod gets a second launch', async () => {

@@ -265,6 +265,8 @@ describe('scenario', () => {
       ['concurrentInvocations: 2', 'concurrentInvocations: 1000', 'spec.faults.concurrentInvocations', 53],
       ['name: web, replicas: 40', 'name: web, replicas: 1000000000000', 'spec.events[0].scale.replicas', 20],
       ['ec2Throttle: 0.2', 'ec2Throttle: -0.1', 'spec.faults.ec2Throttle', 55],
+      ['ec2Throttle: 0.2', 'ec2Throttle: 1', 'spec.faults.ec2Throttle', 55],
+      ['crashAfterSideEffect: 0.1', 'crashAfterSideEffect: 1', 'spec.faults.crashAfterSideEffect', 54],
       ['start: "2026-03-02T08:00:00Z"', 'start: "2026-02-30T08:00:00Z"', 'spec.start', 5],
       ['start: "2026-03-02T08:00:00Z"', 'start: "next monday"', 'spec.start', 5],
       ['duration: 6h', 'duration: 0s', 'spec.duration', 6],
