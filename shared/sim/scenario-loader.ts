@@ -64,6 +64,11 @@ export interface LoadedScenario {
    */
   readonly skipped: readonly { readonly kind: string; readonly apiVersion: string; readonly name?: string; readonly file: string; readonly line: number }[];
   /**
+   * Subfolders of the scenario folder that hold YAML files, which a scenario does not read (a folder is read as it is,
+   * not recursively; `skiff validate` does read them): named so the CLI can say so rather than simulate without them.
+   */
+  readonly unreadFolders?: readonly string[];
+  /**
    * Pods of a snapshot that belong to a workload of the scenario (a Deployment through its ReplicaSet, a StatefulSet,
    * a Job): the workload's controller counts them as its own, so its replicas and these pods reconcile to one count.
    * Not in {@link pods}, which holds the bare pods. Empty for a scenario without such pods.
@@ -257,6 +262,23 @@ async function scenarioFiles(path: string): Promise<{ readonly file: string; rea
 }
 
 /**
+ * The subfolders of `path` (a folder) that hold a `*.yaml`/`*.yml` file at any depth, sorted; hidden folders and
+ * node_modules left out, as `skiff validate` leaves them out. Unreadable folders count as holding none.
+ */
+async function foldersWithYaml(path: string): Promise<string[]> {
+  const holdsYaml = async (dir: string): Promise<boolean> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    if (entries.some((e) => !e.isDirectory() && /\.ya?ml$/i.test(e.name))) return true;
+    for (const e of entries) if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules' && (await holdsYaml(join(dir, e.name)))) return true;
+    return false;
+  };
+  const entries = (await readdir(path, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules');
+  const out: string[] = [];
+  for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) if (await holdsYaml(join(path, e.name))) out.push(join(path, e.name));
+  return out;
+}
+
+/**
  * Loads and validates a scenario.
  * @param path a folder (all `*.yaml`/`*.yml` files in it, sorted by name, not recursive) or one YAML file
  * @param options `now`, epoch ms, for the default start
@@ -407,10 +429,12 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     pdbs: of('PodDisruptionBudget'),
     limitRanges: of('LimitRange'),
   };
+  const unreadFolders = files.length > 1 || files[0] !== path ? await foldersWithYaml(path) : [];
   return {
     ...loaded,
     warnings: pdbWarnings(kept.filter((l) => l.at === -Infinity)),
     skipped,
+    ...(unreadFolders.length > 0 ? { unreadFolders } : {}),
     ...(nodeDocs.length > 0 ? { snapshot: { nodes: fromSnapshot.nodes.length, notes: [...reading.notes, ...fromSnapshot.notes] } } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -131,6 +131,19 @@ describe('skiff CLI', () => {
     expect(await main(['simulate', dir, '--json'], json.io)).toBe(0);
     expect(json.err()).toBe('');
     expect(ResultSchema.safeParse(JSON.parse(json.out())).success).toBe(true);
+  });
+
+  it('says a subfolder holding YAML is not read (validate reads it, a scenario folder is not recursive)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-sub-'));
+    mkdirSync(join(dir, 'karpenter', 'pools'), { recursive: true });
+    mkdirSync(join(dir, 'empty'));
+    mkdirSync(join(dir, '.github'));
+    writeFileSync(join(dir, '.github', 'ci.yaml'), 'on: push\n');
+    for (const f of ['ec2nodeclass-default.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+    writeFileSync(join(dir, 'karpenter', 'pools', 'nodepool-general.yaml'), readFileSync('examples/seed/nodepool-general.yaml', 'utf8'));
+    const c = capture();
+    expect(await main(['simulate', dir], c.io)).toBe(0);
+    expect(c.err().split('\n').filter((l) => l.includes('not read'))).toEqual([`note: ${join(dir, 'karpenter')}/: not read — a scenario folder is read as it is, not recursively (skiff validate reads subfolders); move its files up or simulate it on its own`]);
   });
 
   it('exits 2 for a bad --seed', async () => {
