@@ -147,7 +147,8 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
 
   const startNodes = result.nodes.filter((n) => Date.parse(n.createdAt) <= startMs && (n.deletedAt === null || Date.parse(n.deletedAt) > startMs));
   const managed = startNodes.filter((n) => n.nodeClaim !== null).length;
-  const settledNodes = result.nodes.filter((n) => Date.parse(n.createdAt) <= settledMs && (n.deletedAt === null || Date.parse(n.deletedAt) > settledMs)).length;
+  // The instances `hourlyUSDAfter` prices: one launched just before `settledAt` counts though its Node registers after.
+  const settledNodes = inputs.instances.filter((i) => i.launchedAt <= settledMs && (i.terminatedAt === undefined || i.terminatedAt > settledMs)).length;
   return {
     hourlyUSDAtStart: atStart,
     hourlyUSDAfter: after,
