@@ -125,7 +125,7 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
     .option('--report <file>', 'also write a self-contained HTML report (charts of nodes, cost, pending pods and disruptions; tables of NodeClaims and pending pods) to <file>')
     .option('--consolidation <setting>', "consolidation moves: 'skiff' (Karpenter's, then Skiff's repack and split moves) or 'karpenter' (Karpenter's moves only, a baseline)", parseConsolidation, 'skiff')
-    .option('--provisioning <setting>', "how the provisioner plans: 'skiff' (plans that survive kube-scheduler's binding) or 'karpenter' (Karpenter's own placement only, a baseline)", parseProvisioning, 'skiff')
+    .option('--provisioning <setting>', "how the provisioner plans: 'skiff' (plans that survive kube-scheduler's binding) or 'karpenter' (no binding replay, as Karpenter; Skiff's packing kept)", parseProvisioning, 'skiff')
     .action(async (path: string, opts: { json?: boolean; seed: number; report?: string; consolidation: ConsolidationSetting; provisioning: ProvisioningSetting } & ScenarioFlags) => {
       const run = await runScenario('simulate', path, opts.seed, io, !opts.json, opts.consolidation, overridesOf(opts), opts.provisioning);
       if (!run) {
