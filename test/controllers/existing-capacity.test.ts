@@ -56,7 +56,7 @@ describe('existingCapacity: a node being deleted', () => {
   const nodes = [a1.node, draining, b2.node, c1.node];
   const claims = [a1.claim, b1.claim, b2.claim, c1.claim];
   // a1, b1 and c1 hold 3 web pods each and have no room for a fourth; b2 holds 2 and has plenty of room.
-  const web = (name: string, node: string) => runningPod(name, node, { cpu: '600m', labels: { app: 'web' } });
+  const web = (name: string, node: string) => runningPod(name, node, { cpu: '600m', labels: { app: 'web', pin: node } });
   const bound = [
     ...['a1', 'b1', 'c1'].flatMap((n) => [0, 1, 2].map((i) => web(`${n}-${i}`, n))),
     web('b2-0', 'b2'),
@@ -82,5 +82,18 @@ describe('existingCapacity: a node being deleted', () => {
     expect(results.existing).toEqual([]);
     const planned = results.newNodeClaims.flatMap((plan) => plan.pods.map(() => plan.requirements.get(LABEL_ZONE).values));
     expect(planned.map((z) => [...z]).sort()).toEqual([['us-west-2a'], ['us-west-2c']]);
+  });
+
+  it('counts its pods for pod anti-affinity too: a pod that must not share a zone with them stays out of its zone', () => {
+    const existing = existingCapacity(nodes, bound, claims, [], byKey, types, new Map());
+    const apart = pendingPods('apart', 1, {
+      cpu: '600m',
+      affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: LABEL_ZONE, labelSelector: { matchLabels: { pin: 'b1' } } }] } },
+    });
+    // Only the draining b1 holds pin=b1 pods: zone b is closed to the pod (before, b2's room in zone b took it).
+    const results = solve(apart, [template('general', [large, big], { requirements: [{ key: LABEL_ZONE, operator: 'In', values: zones }] })], existing);
+    expect(results.unschedulable).toEqual([]);
+    expect(results.existing).toEqual([]);
+    expect(results.newNodeClaims.map((plan) => [...plan.requirements.get(LABEL_ZONE).values].every((z) => z !== 'us-west-2b'))).toEqual([true]);
   });
 });
