@@ -8,7 +8,7 @@
  */
 import { timestampMs } from '../core/api/timestamp.js';
 import type { NodeSelectorRequirement } from '../core/api/kubernetes.js';
-import { LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
+import { DISRUPTED_TAINT_KEY, LABEL_CAPACITY_TYPE, LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, TAG_SKIFF_CLUSTER } from '../core/api/labels.js';
 import { ec2NodeClassAmiFamily } from '../core/api/ec2nodeclass.js';
 import { isLive, isMarkedForDeletion, type NodeClaim } from '../core/api/nodeclaim.js';
 import { isCloudProviderError, isConflictError, isInsufficientCapacityError, isThrottledError, type InsufficientCapacityError } from '../core/errors.js';
@@ -160,7 +160,11 @@ export function usageOf(nodePool: string, claims: readonly NodeClaim[], typesByC
 }
 
 /**
- * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them.
+ * Nodes and in-flight NodeClaims with the room left after the pods bound or nominated to them. A node tainted
+ * `karpenter.sh/disrupted` (being deleted) comes back `markedForDeletion`: no solve places a pod on it, but the pods on
+ * it count for topology spread and pod (anti-)affinity, as Karpenter's topology and kube-scheduler count them (core
+ * `pkg/controllers/provisioning/scheduling/topology.go countDomains`). A disruption simulation leaves out the nodes
+ * whose pods it moves before calling this (`solverView`'s `leaving`), so those pods are never counted twice.
  * @param daemonByPool per NodePool, its template's daemonset overhead (`daemonOverhead` plus the instance type's
  *   `daemonExtra`, core `buildDaemonOverheadGroups`): what an in-flight NodeClaim's DaemonSet pods will take
  * @param options.now the caller's time, epoch ms: with it, a Node not initialized and NotReady more than
@@ -191,7 +195,10 @@ export function existingCapacity(
   const bound = new Map<string, ClusterPod[]>();
   for (const p of pods) if (p.nodeName && (p.phase === 'Pending' || p.phase === 'Running')) bound.set(p.nodeName, [...(bound.get(p.nodeName) ?? []), p]);
   for (const node of nodes) {
-    if (node.taints.some((t) => t.key === 'karpenter.sh/disrupted')) continue;
+    // A node being deleted is no capacity, but the pods still on it count for topology until they are gone
+    // (`markedForDeletion`, see docs/karpenter-semantics.md "Nodes being deleted"); leaving it out entirely hid them
+    // from zone spread, so the solve nominated pods to a zone kube-scheduler counts as full.
+    const markedForDeletion = node.taints.some((t) => t.key === DISRUPTED_TAINT_KEY);
     const claim = claimByProvider.get(node.providerId);
     const onNode = bound.get(node.name) ?? [];
     const nominatedPending = (claim?.nominatedPods ?? []).filter((k) => !solving.has(k)).map((k) => podsByKey.get(k)).filter((p): p is ClusterPod => !!p && reservedFor(claim!, p, node.name));
@@ -216,6 +223,7 @@ export function existingCapacity(
       allocatable: node.allocatable,
       hostPorts: onNode.flatMap((p) => podHostPorts(p.spec)),
       pods: [...onNode, ...nominatedPending].map(placedPod),
+      ...(markedForDeletion ? { markedForDeletion } : {}),
     });
   }
   for (const claim of inFlight) {

@@ -12,8 +12,11 @@ import { existingCapacity, isInFlight, usageOf } from '../launch.js';
 import { podsOfClaim, type World } from './world.js';
 
 /**
- * The solver's view: NodePools with their instance types and limits, and the capacity that is not going away.
- * @param leaving the NodeClaims whose nodes are left out and whose usage no longer counts against limits
+ * The solver's view: NodePools with their instance types and limits, and the capacity that is not going away. Other
+ * nodes already being deleted (tainted `karpenter.sh/disrupted`) come back `markedForDeletion` (`existingCapacity`):
+ * they take no pod, and the pods still on them count for topology where they are.
+ * @param leaving the NodeClaims whose nodes are left out entirely (their pods are the ones the caller moves, so they
+ *   must not count in their old domains too) and whose usage no longer counts against limits
  */
 export function solverView(world: World, leaving: readonly NodeClaim[]): { templates: NodePoolTemplate[]; existing: ReturnType<typeof existingCapacity> } {
   const live = world.claims.filter(isLive);

@@ -327,7 +327,7 @@ function binder(
   }
   const existingBins: BindingBin[] = [];
   for (const e of existing) {
-    if (e.closed) continue;
+    if (e.closed || e.markedForDeletion) continue;
     const bin = existingBin(e);
     const fixed = fixedOn.get(e.name);
     existingBins.push(fixed ? { ...bin, requested: add(bin.requested, ...fixed) } : bin);

@@ -27,10 +27,11 @@ export class ExistingTarget {
   }
 
   /**
-   * Whether `pod` can join without mutating anything: not closed, taints tolerated, labels satisfy one requirement
+   * Whether `pod` can join without mutating anything: not being deleted, not closed, taints tolerated, labels satisfy one requirement
    * alternative, requests fit the free room, host ports free, topology allows the node's domains.
    */
   canAdd(pod: SchedulingPod): Acceptance<object> | Rejection {
+    if (this.capacity.markedForDeletion) return { ok: false, reason: 'it is being deleted (karpenter.sh/disrupted): it takes no new pod' };
     if (this.capacity.closed) return { ok: false, reason: 'it is inside its consolidateAfter window (it takes no pods moved by consolidation)' };
     const taint = firstUntolerated(this.capacity.taints, pod.tolerations, pod.avoidPreferNoSchedule);
     if (taint) return { ok: false, reason: `taint ${formatTaint(taint)} is not tolerated` };
@@ -54,7 +55,7 @@ export class ExistingTarget {
    * 2,000 mostly full nodes most targets refuse for room, where `canAdd` spells out which resources are short.
    */
   accepts(pod: SchedulingPod): boolean {
-    if (this.capacity.closed || !fits(pod.requests, this.available)) return false;
+    if (this.capacity.closed || this.capacity.markedForDeletion || !fits(pod.requests, this.available)) return false;
     if (firstUntolerated(this.capacity.taints, pod.tolerations, pod.avoidPreferNoSchedule)) return false;
     if (!pod.requirementAlternatives.some((r) => r.isSatisfiedBy(this.requirementsOfNode))) return false;
     if (pod.hostPorts.find((p) => this.hostPorts.has(p))) return false;

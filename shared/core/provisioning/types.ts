@@ -95,6 +95,16 @@ export interface ExistingCapacity {
    * where every pod solved is a non-pending pod of a node not being deleted, the pods that rule applies to.
    */
   readonly closed?: boolean;
+  /**
+   * Being deleted (a node tainted `karpenter.sh/disrupted`: drained by a disruption, an expiry, an interruption or a
+   * deletion): takes no pod in any solve, yet the pods still on it count for pod affinity, anti-affinity and topology
+   * spread, and its labels are a domain, until they are gone. Karpenter schedules against `nodes.Active()` only (core
+   * `pkg/controllers/provisioning/provisioner.go Schedule`: a node marked for deletion is not capacity) while its
+   * topology counts every scheduled, non-terminal, non-terminating pod matching a selector, wherever it runs (core
+   * `pkg/controllers/provisioning/scheduling/topology.go countDomains`, `IgnoredForTopology`), as kube-scheduler's
+   * PodTopologySpread and InterPodAffinity do. Unlike {@link closed}, no solve reopens it.
+   */
+  readonly markedForDeletion?: boolean;
 }
 
 /** A NodeClaim the solve decided to launch. */

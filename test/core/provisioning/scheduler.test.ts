@@ -27,6 +27,13 @@ describe('solve', () => {
       expect(r.existing).toEqual([{ pod: 'default/a', target: 'n1' }]);
     });
 
+    it('places no pod on a node marked for deletion, not even one that tolerates every taint (core provisioner.go: only nodes.Active() are capacity)', () => {
+      const tolerant = pod('a', { cpu: '500m', tolerations: [{ operator: 'Exists' }] });
+      const r = solve([tolerant], [general()], [{ ...existingNode('leaving', { cpu: 4000, memory: 8192 }), markedForDeletion: true }]);
+      expect(r.existing).toEqual([]);
+      expect(r.newNodeClaims.flatMap((c) => c.pods)).toEqual(['default/a']);
+    });
+
     it('launches when the existing node lacks room', () => {
       const r = solve([pod('a', { cpu: '1500m' })], [general()], [existingNode('n1', { cpu: 1000, memory: 2048 })]);
       expect(r.existing).toEqual([]);
