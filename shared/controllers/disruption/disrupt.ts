@@ -10,7 +10,7 @@
  * spend itself on the same first items again (`urgency.ts`):
  * 0. when it reads work in flight (a disruption in flight, an expired or drifted NodeClaim), asks for a follow-up pass
  *    20 s later before its first side effect (`DisruptionDeps.followUps`; without it, or with nothing in flight at the
- *    start, the request is left to the caller, `DisruptionReport.followUpAfterMs`, step 7): a pass that dies is
+ *    start, the request is left to the caller, `DisruptionReport.followUpAfterMs`, step 8): a pass that dies is
  *    resumed 20 s later, nearer Karpenter's loop, which runs again as soon as a command has started;
  * 1. finishes the drains whose terminationGracePeriod is running out (pods to delete, or the node to terminate),
  *    earliest deadline first, before it spends a side effect on anything else (Karpenter enforces the deadline in
@@ -19,9 +19,7 @@
  *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
  *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
  *    the NodeClaim);
- * 3. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
- *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`), and takes
- *    `karpenter.sh/disrupted` off nodes whose record carries no disruption (a start or a rollback died midway,
+ * 3. takes `karpenter.sh/disrupted` off nodes whose record carries no disruption (a start or a rollback died midway,
  *    `orchestrate.ts releaseStaleTaints`);
  * 4. drains every `Draining` NodeClaim, whoever started it — earliest deadline first, then those without one from a
  *    position that moves every pass (`drain.ts rotate`, also the order of a drain's pods). A deletion the previous
@@ -40,7 +38,11 @@
  *    (`propose.ts`, at most `COMMANDS_PER_PASS`). A pass runs once a minute where Karpenter's loop runs every few
  *    seconds, so a pass proposes for the next one: the deletions it started count as gone from the budgets
  *    (`propose.ts startedDeletions`) and the next pass finishes them before it validates;
- * 7. unless it asked already (step 0), while any disruption is in flight, asks for a follow-up pass 20 s later
+ * 7. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
+ *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`). Every phase
+ *    above read them already, in memory (`pod-events.ts withPodEvents`); written last, they cost a pass cut short
+ *    nothing (after a burst every node has one to write);
+ * 8. unless it asked already (step 0), while any disruption is in flight, asks for a follow-up pass 20 s later
  *    (`DisruptionReport.followUpAfterMs`, `shared/ports/follow-up-passes.ts`): proposals are validated after 20 s
  *    rather than a minute.
  *
@@ -64,7 +66,7 @@ import { drain } from './drain.js';
 import { expire, startForceful } from './forceful.js';
 import { awaitReplacements, releaseStaleTaints } from './orchestrate.js';
 import { newPass } from './pass.js';
-import { notePodEvents, reportInvalidDoNotDisrupt } from './pod-events.js';
+import { notePodEvents, reportInvalidDoNotDisrupt, withPodEvents } from './pod-events.js';
 import { propose } from './propose.js';
 import { VALIDATION_DELAY_MS, byProposal, resumeStart, startIncomplete, validateProposal } from './validate.js';
 import { drainOrder, dueDrains, requestFollowUpEarly } from './urgency.js';
@@ -78,13 +80,17 @@ import { timestampMs } from '../../core/api/timestamp.js';
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   const pass = newPass(deps);
-  let world = await readWorld(deps);
+  // `read` as the store and the cluster have it; `world` with each node's last pod event stamped in memory
+  // (`pod-events.ts withPodEvents`), what every phase reads. The stamps are written at the end of the pass.
+  let read = await readWorld(deps);
+  let world = withPodEvents(read);
   let seen = 0;
   /** The world again if anything was written since it was read. */
   const refresh = async (): Promise<World> => {
     if (pass.writes === seen) return world;
     seen = pass.writes;
-    world = await readWorld(deps, world);
+    read = await readWorld(deps, read);
+    world = withPodEvents(read);
     return world;
   };
   // Before the first side effect: a pass that finds work in flight asks for its follow-up now, so one cut short below
@@ -106,7 +112,6 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   // behind the evictions below (each drain goes on next pass; an expiration not started would wait for ever).
   await expire(pass, await refresh());
   await refresh();
-  await notePodEvents(pass, world);
   await reportInvalidDoNotDisrupt(pass, world);
   await releaseStaleTaints(pass, await refresh());
   await refresh();
@@ -140,11 +145,12 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   // Drains a command above moved to Draining begin now.
   for (const claim of drainOrder(world)) await drainOnce(claim);
 
+  let fingerprint: string | undefined;
   if (!proposalWaiting) {
     const latest = await refresh();
     // Karpenter's "consolidated" state: when nothing changed since a pass found nothing to do, skip the search (it
     // only repeats itself) — at most for CONSOLIDATED_TTL_MS, after which prices or budget windows may differ.
-    const fingerprint = worldFingerprint(latest, deps.memory);
+    fingerprint = worldFingerprint(latest, deps.memory);
     const last = deps.memory.consolidated;
     if (!last || last.fingerprint !== fingerprint || latest.now - last.at >= CONSOLIDATED_TTL_MS) {
       const before = pass.report.proposed.length;
@@ -152,10 +158,30 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
       deps.memory.consolidated = pass.report.proposed.length === before && searchedEverything(pass.report.searchStopped, fingerprint, deps.memory) ? { fingerprint, at: latest.now } : undefined;
     }
   }
+  // Last, the pod events every phase above read in memory: a pass cut short has spent no side effect on them first.
+  await refresh();
+  const stampsFrom = pass.writes;
+  await notePodEvents(pass, read);
+  // The stamps move the records' versions on, not what the search saw (it read them in memory): the verdicts this
+  // pass remembered hold for the world as it is now written.
+  if (fingerprint !== undefined && pass.writes !== stampsFrom) await rebaseVerdicts(deps.memory, fingerprint, () => refresh().then((w) => worldFingerprint(w, deps.memory)));
   // Work in flight: a follow-up pass validates the proposals 20 s from now, not a minute (`follow-up-passes.ts`).
   // (Unless this pass asked already, before its first side effect: one request per pass.)
   if (pass.report.followUpAt === undefined && (await refresh()).claims.some((c) => isLive(c) && c.disruption)) pass.report.followUpAfterMs = FOLLOW_UP_AFTER_MS;
   return pass.report;
+}
+
+/**
+ * Moves the "consolidated" verdict and the stopped searches remembered for the world digested as `before` onto the
+ * same world after the pass wrote its pod-event stamps (`after`, read only when one of them needs it).
+ */
+async function rebaseVerdicts(memory: DisruptionMemory, before: string, after: () => Promise<string>): Promise<void> {
+  const consolidated = memory.consolidated;
+  const stopped = memory.stoppedSearches;
+  if (consolidated?.fingerprint !== before && stopped?.fingerprint !== before) return;
+  const fingerprint = await after();
+  if (consolidated?.fingerprint === before) memory.consolidated = { ...consolidated, fingerprint };
+  if (stopped?.fingerprint === before) memory.stoppedSearches = { ...stopped, fingerprint };
 }
 
 /**

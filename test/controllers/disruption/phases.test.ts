@@ -611,6 +611,22 @@ describe('disruption controller phases', () => {
       }
     });
 
+    it('writes the pod-event stamps last: after a burst, a pass that dies early has started the proposal waiting, not stamped node after node', async () => {
+      const pool = nodePool('general');
+      // Four nodes whose pods changed since their records were stamped (a burst), and an empty node proposed 20 s ago.
+      const busy = ['b1', 'b2', 'b3', 'b4'].map((n) => launched(n, pool, m5large, { claim: { podsFingerprint: 'before-the-burst' } }));
+      const empty = launched('e', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['e'] }) } });
+      const pods = busy.map((b) => runningPod(`web-${b.claim.name}`, b.claim.name));
+      const cluster = new MemoryCluster([pool], [...busy.map((b) => b.node), empty.node], pods);
+      const store = new MemoryNodeClaimStore({ records: [...busy.map((b) => b.claim), empty.claim] });
+      const { deps, done } = crashingAfter(depsOf(cluster, store), 1);
+      await expect(disrupt(deps)).rejects.toThrow(/crash after/);
+      expect(done).toEqual(['patch e']);
+      // A pass that runs to the end writes them (what consolidateAfter counts from outlives the pods it came from).
+      await disrupt(depsOf(cluster, store));
+      for (const b of busy) expect((await store.get(b.claim.name))!.podsFingerprint).not.toBe('before-the-burst');
+    });
+
     it('starts an expiration before the evictions of drains not yet due, and each pass starts those evictions at another pod', async () => {
       const pool = nodePool('general');
       const a = launched('a', pool, m5large, { claim: { state: 'Deleting', disruption: draining('Expired', 60_000) } });
