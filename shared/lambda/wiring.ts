@@ -342,15 +342,18 @@ export interface DisruptionDeps {
  */
 export function disruptionDepsFromEnv(env: Env, launchTemplates: LaunchTemplatesFor): DisruptionDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-disruption', launchTemplates);
-  const deps = disruptionDeps(a);
   const queueUrl = a.settings.disruptionFollowUpQueueUrl;
+  const passes = queueUrl !== undefined ? new SqsFollowUpPasses({ client: new SQSClient({ region: a.settings.region }), queueUrl, clock: a.clock }) : undefined;
+  // The pass asks for its follow-up itself before its first side effect when it reads work in flight; else the handler
+  // asks after the pass (`DisruptionReport.followUpAfterMs`).
+  const deps = { ...disruptionDeps(a), ...(passes ? { followUps: passes } : {}) };
   return {
     disrupt: () => disrupt(deps),
     log: a.log,
     lease: { leases: a.leases, clock: a.clock },
     metrics: a.metrics,
     ...(a.decisions ? { decisions: a.decisions } : {}),
-    ...(queueUrl !== undefined ? { followUps: { passes: new SqsFollowUpPasses({ client: new SQSClient({ region: a.settings.region }), queueUrl, clock: a.clock }), clock: a.clock } } : {}),
+    ...(passes ? { followUps: { passes, clock: a.clock } } : {}),
   };
 }
 

@@ -307,6 +307,8 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
       spotToSpotConsolidation: spec.settings.featureGates.SpotToSpotConsolidation,
       ...(deps.consolidation ? { consolidation: deps.consolidation } : {}),
       memory: disruptionMemory,
+      // A pass that reads work in flight asks for its follow-up before its first side effect (`urgency.ts`).
+      followUps,
     }, followUps);
     const disruptionPass = async (at: number, event: ScheduledEvent | SQSEvent): Promise<void> => {
       const started = performance.now();

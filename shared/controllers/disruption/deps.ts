@@ -8,6 +8,7 @@ import type { DisruptionReason } from '../../core/api/nodeclaim.js';
 import type { NodePool } from '../../core/api/nodepool.js';
 import type { DaemonSetLike } from '../../core/provisioning/nodepool-template.js';
 import type { Cluster } from '../../ports/cluster.js';
+import type { FollowUpPasses } from '../../ports/follow-up-passes.js';
 import type { LaunchDeps } from '../launch.js';
 import type { EC2NodeClassLike } from '../launch.js';
 import type { DisruptionMemory } from './memory.js';
@@ -36,6 +37,16 @@ export interface DisruptionDeps extends LaunchDeps {
    * once per run (its disruption and interruption handlers share it, as they share the store).
    */
   readonly memory: DisruptionMemory;
+  /**
+   * Where a pass asks for its follow-up itself: when it reads work in flight — a disruption in flight (commands to
+   * validate, replacements to wait for, drains and their terminationGracePeriod deadlines), an expired NodeClaim, a
+   * drifted one — it asks for a pass `FOLLOW_UP_AFTER_MS` later **before its first side effect**
+   * (`urgency.ts requestFollowUpEarly`), so a pass that dies part-way is resumed 20 s later, not at the schedule's next
+   * minute, and reports it in `DisruptionReport.followUpAt`. Without it (or when the pass read no such work), the pass
+   * leaves the request to its caller through `DisruptionReport.followUpAfterMs`, acted on after the pass.
+   * @default none
+   */
+  readonly followUps?: FollowUpPasses;
 }
 
 /** What one pass did. */
@@ -80,4 +91,11 @@ export interface DisruptionReport {
    * nothing is in flight, and the schedule's next pass is soon enough.
    */
   readonly followUpAfterMs?: number;
+  /**
+   * The follow-up pass this pass asked for itself (ISO 8601 UTC), before its first side effect, because it read work in
+   * flight ({@link DisruptionDeps.followUps}); `followUpAfterMs` is then absent (one request per pass).
+   */
+  readonly followUpAt?: string;
+  /** Why asking for that follow-up failed (the pass went on; the schedule's next pass comes anyway). */
+  readonly followUpFailure?: string;
 }

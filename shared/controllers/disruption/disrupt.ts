@@ -6,34 +6,45 @@
  *   (none) ─propose→ Proposed ─≥15 s later, re-validated→ Replacing ─replacements Initialized→ Draining ─drained→ Deleted
  *                        └─ no longer valid → (none)        └─ replacement failed → (none), node untainted
  *
- * Each pass:
- * 1. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
- *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`);
- * 2. takes `karpenter.sh/disrupted` off nodes whose record carries no disruption (a start or a rollback died midway,
- *    `orchestrate.ts releaseStaleTaints`); drains every `Draining` NodeClaim first, whoever started it — a deletion the
- *    previous pass started is usually over now, its pods had a minute to go, and the budget it frees is what the
- *    proposals below were searched with;
- * 3. validates again a voluntary command whose start was left incomplete — a record started but its node untainted,
+ * Each pass, most urgent first — a pass may die after any side effect (a crash, a timeout), and the next one must not
+ * spend itself on the same first items again (`urgency.ts`):
+ * 0. when it reads work in flight (a disruption in flight, an expired or drifted NodeClaim), asks for a follow-up pass
+ *    20 s later before its first side effect (`DisruptionDeps.followUps`; without it, or with nothing in flight at the
+ *    start, the request is left to the caller, `DisruptionReport.followUpAfterMs`, step 8): a pass that dies is
+ *    resumed 20 s later, nearer Karpenter's loop, which runs again as soon as a command has started;
+ * 1. finishes the drains whose terminationGracePeriod is running out (pods to delete, or the node to terminate),
+ *    earliest deadline first, before it spends a side effect on anything else (Karpenter enforces the deadline in
+ *    each node's own termination reconcile, which nothing else delays);
+ * 2. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
+ *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
+ *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
+ *    the NodeClaim);
+ * 3. takes `karpenter.sh/disrupted` off nodes whose record carries no disruption (a start or a rollback died midway,
+ *    `orchestrate.ts releaseStaleTaints`);
+ * 4. drains every `Draining` NodeClaim, whoever started it — earliest deadline first, then those without one from a
+ *    position that moves every pass (`drain.ts rotate`, also the order of a drain's pods). A deletion the previous
+ *    pass started is usually over now, and the budget it frees is what the proposals below were searched with;
+ * 5. validates again a voluntary command whose start was left incomplete — a record started but its node untainted,
  *    or some records started and others not — before it goes on, or drops it (`validate.ts resumeStart`); then
  *    advances every disruption in flight, one command after the other in the order they were proposed: validates
  *    proposals at least `VALIDATION_DELAY_MS` old (`validate.ts`; Karpenter's `commandValidationDelay`), taints the
  *    candidates before recording the start (`orchestrate.ts startCommand`), launches replacements through the
  *    provisioner's launch protocol, waits for them to initialize and drains through the Eviction API (PDBs answer
  *    429: try again next pass), then deletes the record, terminates the instance and deletes the Node;
- * 4. expires NodeClaims older than their `expireAfter` at once — forceful: no budget, no replacement first
- *    (Karpenter `nodeclaim/expiration`); the drain still honours PDBs until `terminationGracePeriod` runs out. The
- *    lifecycle controller starts forceful drains too (`NodeDeleted`, `NodeClaimDeleted`: a user deleted the Node or
- *    the NodeClaim); the drains started in this pass begin here;
- * 5. unless a proposal is waiting, proposes new commands from the first method that finds one, in Karpenter's
+ * 6. unless a proposal is waiting, proposes new commands from the first method that finds one, in Karpenter's
  *    order: Emptiness → Drift → multi-node consolidation → single-node consolidation (core
  *    `disruption/controller.go`), within each NodePool's budget for that reason (`core/disruption/budgets.ts`), and
  *    searches again with each command counted, as Karpenter searches again as soon as it has started one
  *    (`propose.ts`, at most `COMMANDS_PER_PASS`). A pass runs once a minute where Karpenter's loop runs every few
  *    seconds, so a pass proposes for the next one: the deletions it started count as gone from the budgets
  *    (`propose.ts startedDeletions`) and the next pass finishes them before it validates;
- * 6. while any disruption is in flight, asks for a follow-up pass 20 s later (`DisruptionReport.followUpAfterMs`,
- *    `shared/ports/follow-up-passes.ts`): proposals are validated after 20 s rather than a minute, nearer Karpenter's
- *    loop, which runs again as soon as a command has started.
+ * 7. stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`;
+ *    consolidateAfter counts from it), from the times the cluster reports (`Cluster.lastPodEventTimes`). Every phase
+ *    above read them already, in memory (`pod-events.ts withPodEvents`); written last, they cost a pass cut short
+ *    nothing (after a burst every node has one to write);
+ * 8. unless it asked already (step 0), while any disruption is in flight, asks for a follow-up pass 20 s later
+ *    (`DisruptionReport.followUpAfterMs`, `shared/ports/follow-up-passes.ts`): proposals are validated after 20 s
+ *    rather than a minute.
  *
  * Candidates (Karpenter `disruption/types.go NewCandidate`): initialized, managed, not already disrupted, no node
  * annotation `karpenter.sh/do-not-disrupt: "true"`, no pod with an active do-not-disrupt, no pod a PDB keeps from
@@ -55,9 +66,10 @@ import { drain } from './drain.js';
 import { expire, startForceful } from './forceful.js';
 import { awaitReplacements, releaseStaleTaints } from './orchestrate.js';
 import { newPass } from './pass.js';
-import { notePodEvents, reportInvalidDoNotDisrupt } from './pod-events.js';
+import { notePodEvents, reportInvalidDoNotDisrupt, withPodEvents } from './pod-events.js';
 import { propose } from './propose.js';
 import { VALIDATION_DELAY_MS, byProposal, resumeStart, startIncomplete, validateProposal } from './validate.js';
+import { drainOrder, dueDrains, requestFollowUpEarly } from './urgency.js';
 import { readWorld, type World } from './world.js';
 import { timestampMs } from '../../core/api/timestamp.js';
 
@@ -68,29 +80,45 @@ import { timestampMs } from '../../core/api/timestamp.js';
  */
 export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   const pass = newPass(deps);
-  let world = await readWorld(deps);
+  // `read` as the store and the cluster have it; `world` with each node's last pod event stamped in memory
+  // (`pod-events.ts withPodEvents`), what every phase reads. The stamps are written at the end of the pass.
+  let read = await readWorld(deps);
+  let world = withPodEvents(read);
   let seen = 0;
   /** The world again if anything was written since it was read. */
   const refresh = async (): Promise<World> => {
     if (pass.writes === seen) return world;
     seen = pass.writes;
-    world = await readWorld(deps, world);
+    read = await readWorld(deps, read);
+    world = withPodEvents(read);
     return world;
   };
-  await notePodEvents(pass, world);
+  // Before the first side effect: a pass that finds work in flight asks for its follow-up now, so one cut short below
+  // (a crash, a timeout) is resumed 20 s later rather than at the schedule's next minute (`follow-up-passes.ts`).
+  await requestFollowUpEarly(pass, world);
+  const drained = new Set<string>();
+  /** Drains `claim` unless its command's start is incomplete (validated again first, `resumeStart` below). */
+  const drainOnce = async (claim: NodeClaim): Promise<void> => {
+    if (drained.has(claim.name) || !isLive(claim) || claim.disruption?.phase !== 'Draining') return;
+    if (startIncomplete(world, world.claims.filter((c) => isLive(c) && c.disruption?.command === claim.disruption!.command))) return;
+    drained.add(claim.name);
+    await drain(pass, world, claim);
+  };
+  // Deadlines first: a drain whose terminationGracePeriod is running out (pods to delete now, or the node to terminate)
+  // is finished before the pass spends a side effect on anything else, earliest deadline first — Karpenter's
+  // termination controller enforces the deadline on each node in its own reconcile, which no other work delays.
+  for (const claim of dueDrains(world)) await drainOnce(claim);
+  // Then forceful starts: expiration needs no budget and starts the terminationGracePeriod's clock, so it is not left
+  // behind the evictions below (each drain goes on next pass; an expiration not started would wait for ever).
+  await expire(pass, await refresh());
+  await refresh();
   await reportInvalidDoNotDisrupt(pass, world);
   await releaseStaleTaints(pass, await refresh());
   await refresh();
-  // Drains first: a deletion the previous pass started is usually over by now (its pods had a minute to go), and the
-  // budget it frees is what the proposals waiting below were searched with (`propose.ts startedDeletions`).
-  const drained = new Set<string>();
-  for (const claim of world.claims) {
-    // A drain whose command's start is incomplete waits for that start to be validated again (`resumeStart` below).
-    if (isLive(claim) && claim.disruption?.phase === 'Draining' && !startIncomplete(world, world.claims.filter((c) => isLive(c) && c.disruption?.command === claim.disruption!.command))) {
-      drained.add(claim.name);
-      await drain(pass, world, claim);
-    }
-  }
+  // Drains next: a deletion the previous pass started is usually over by now (its pods had a minute to go), and the
+  // budget it frees is what the proposals waiting below were searched with (`propose.ts startedDeletions`). Earliest
+  // deadline first, then the others starting at a position that moves every pass (`drain.ts rotate`).
+  for (const claim of drainOrder(world)) await drainOnce(claim);
   await refresh();
 
   // Disruptions in flight, one command at a time (a command's candidates move together).
@@ -113,15 +141,16 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
       await awaitReplacements(pass, current, command, candidates);
     }
   }
-  await expire(pass, await refresh());
   await refresh();
-  for (const claim of world.claims) if (isLive(claim) && claim.disruption?.phase === 'Draining' && !drained.has(claim.name)) await drain(pass, world, claim);
+  // Drains a command above moved to Draining begin now.
+  for (const claim of drainOrder(world)) await drainOnce(claim);
 
+  let fingerprint: string | undefined;
   if (!proposalWaiting) {
     const latest = await refresh();
     // Karpenter's "consolidated" state: when nothing changed since a pass found nothing to do, skip the search (it
     // only repeats itself) — at most for CONSOLIDATED_TTL_MS, after which prices or budget windows may differ.
-    const fingerprint = worldFingerprint(latest, deps.memory);
+    fingerprint = worldFingerprint(latest, deps.memory);
     const last = deps.memory.consolidated;
     if (!last || last.fingerprint !== fingerprint || latest.now - last.at >= CONSOLIDATED_TTL_MS) {
       const before = pass.report.proposed.length;
@@ -129,9 +158,30 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
       deps.memory.consolidated = pass.report.proposed.length === before && searchedEverything(pass.report.searchStopped, fingerprint, deps.memory) ? { fingerprint, at: latest.now } : undefined;
     }
   }
+  // Last, the pod events every phase above read in memory: a pass cut short has spent no side effect on them first.
+  await refresh();
+  const stampsFrom = pass.writes;
+  await notePodEvents(pass, read);
+  // The stamps move the records' versions on, not what the search saw (it read them in memory): the verdicts this
+  // pass remembered hold for the world as it is now written.
+  if (fingerprint !== undefined && pass.writes !== stampsFrom) await rebaseVerdicts(deps.memory, fingerprint, () => refresh().then((w) => worldFingerprint(w, deps.memory)));
   // Work in flight: a follow-up pass validates the proposals 20 s from now, not a minute (`follow-up-passes.ts`).
-  if ((await refresh()).claims.some((c) => isLive(c) && c.disruption)) pass.report.followUpAfterMs = FOLLOW_UP_AFTER_MS;
+  // (Unless this pass asked already, before its first side effect: one request per pass.)
+  if (pass.report.followUpAt === undefined && (await refresh()).claims.some((c) => isLive(c) && c.disruption)) pass.report.followUpAfterMs = FOLLOW_UP_AFTER_MS;
   return pass.report;
+}
+
+/**
+ * Moves the "consolidated" verdict and the stopped searches remembered for the world digested as `before` onto the
+ * same world after the pass wrote its pod-event stamps (`after`, read only when one of them needs it).
+ */
+async function rebaseVerdicts(memory: DisruptionMemory, before: string, after: () => Promise<string>): Promise<void> {
+  const consolidated = memory.consolidated;
+  const stopped = memory.stoppedSearches;
+  if (consolidated?.fingerprint !== before && stopped?.fingerprint !== before) return;
+  const fingerprint = await after();
+  if (consolidated?.fingerprint === before) memory.consolidated = { ...consolidated, fingerprint };
+  if (stopped?.fingerprint === before) memory.stoppedSearches = { ...stopped, fingerprint };
 }
 
 /**

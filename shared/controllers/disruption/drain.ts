@@ -9,9 +9,11 @@ import { podDoNotDisrupt } from '../../core/disruption/do-not-disrupt.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT, isDrainable } from '../../core/disruption/drainable.js';
 import { pdbBlocks, pdbSelects, type PdbAllowance } from '../../core/disruption/pdb.js';
 import type { ClusterNode, ClusterPod } from '../../ports/cluster.js';
+import { FOLLOW_UP_SLOT_MS } from '../../ports/follow-up-passes.js';
 import { recordEventBestEffort } from '../events.js';
 import { nodeOf } from '../launch.js';
 import { deleteNodeReleasingFinalizer } from '../node-termination.js';
+import { retryThrottled } from '../retry.js';
 import { VOLUNTARY_REASONS, isTainted, recordBlocked, taint, writeIgnoringConflict, type Pass } from './pass.js';
 import { podsOn, type World } from './world.js';
 
@@ -47,16 +49,16 @@ export async function drain(pass: Pass, world: World, claim: NodeClaim): Promise
   const onNode = podsOn(world, node);
   const stranded = strandedByPdb(onNode.filter((p) => !isDrainable(p)), world.pdbs);
   const pods = onNode.filter((p) => isDrainable(p) || stranded.has(p) || podDoNotDisrupt(p.annotations, p.createdAt, world.now).active);
-  const deadline = claim.terminationGracePeriodSeconds !== undefined ? Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000 : Number.POSITIVE_INFINITY;
+  const deadline = drainDeadline(claim);
   // A forceful disruption of a node that stopped answering (its instance reclaimed or stopped) has nothing left to
   // drain gracefully: Karpenter removes the finalizer of a NotReady node whose instance is gone.
   const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired' || d.reason === 'NodeDeleted' || d.reason === 'NodeClaimDeleted');
   if (node && pods.length > 0 && !gone) {
     await taint(pass, node);
-    for (const pod of pods) {
+    for (const pod of rotate(pods, world.now)) {
       const key = `${pod.namespace}/${pod.name}`;
       // The grace period leaves the pod no more time than its own: deleted, PDBs and do-not-disrupt notwithstanding.
-      const podGraceSeconds = (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? DEFAULT_POD_GRACE_SECONDS;
+      const podGraceSeconds = podGraceSecondsOf(pod);
       if (world.now >= deadline - podGraceSeconds * 1000) {
         await forceDelete(pass, world, node, pod, deadline, podGraceSeconds);
         continue;
@@ -79,7 +81,9 @@ export async function drain(pass: Pass, world: World, claim: NodeClaim): Promise
         continue;
       }
       pass.writes++;
-      const outcome = await pass.deps.cluster.evictPod(pod.namespace, pod.name);
+      // An eviction the API server refused with a 429/5xx did nothing: tried again (`retryThrottled`; a PDB's 429 is
+      // the port's 'blocked' outcome, not an error).
+      const outcome = await retryThrottled(() => pass.deps.cluster.evictPod(pod.namespace, pod.name));
       if (outcome === 'evicted') pass.report.evicted.push(key);
       if (outcome === 'blocked') {
         const why = pdbBlocks(pod, world.pdbs) ?? 'a PodDisruptionBudget refused the eviction (429)';
@@ -92,6 +96,46 @@ export async function drain(pass: Pass, world: World, claim: NodeClaim): Promise
     if (world.now < deadline) return;
   }
   await finish(pass, world, claim, node);
+}
+
+/**
+ * When the drain of `claim` must be over (epoch ms): its start (`drainStartedAt`, else the command's start or
+ * proposal) plus the NodeClaim's terminationGracePeriod — core's `nodeTerminationTime`, the NodeClaim's deletion
+ * timestamp plus `spec.terminationGracePeriod` (`pkg/controllers/node/termination/controller.go`). +Infinity without a
+ * terminationGracePeriod. Only meaningful for a NodeClaim whose disruption reached `Draining`.
+ */
+export function drainDeadline(claim: NodeClaim): number {
+  const d = claim.disruption;
+  if (!d || claim.terminationGracePeriodSeconds === undefined) return Number.POSITIVE_INFINITY;
+  return Date.parse(d.drainStartedAt ?? d.startedAt ?? d.proposedAt) + claim.terminationGracePeriodSeconds * 1000;
+}
+
+/** A pod's `terminationGracePeriodSeconds`, or the API server's default ({@link DEFAULT_POD_GRACE_SECONDS}), seconds. */
+function podGraceSecondsOf(pod: ClusterPod): number {
+  return (pod.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? DEFAULT_POD_GRACE_SECONDS;
+}
+
+/**
+ * When the drain of `claim` must start deleting pods (epoch ms): its {@link drainDeadline} less the longest grace
+ * period of the pods on its node — from then on each pass owes it force-deletions and, at the deadline, the node's
+ * termination (core `terminator/eviction.go` `needsForceDelete`). +Infinity without a terminationGracePeriod.
+ */
+export function drainDueAt(world: World, claim: NodeClaim): number {
+  const deadline = drainDeadline(claim);
+  if (!Number.isFinite(deadline)) return deadline;
+  const pods = podsOn(world, nodeOf(claim, world.nodes));
+  return deadline - Math.max(0, ...pods.map(podGraceSecondsOf)) * 1000;
+}
+
+/**
+ * `items` started at a position that moves with each follow-up slot (`FOLLOW_UP_SLOT_MS`, 20 s; `now` epoch ms), so a
+ * pass cut short after a few side effects does not spend itself on the same first items every time: over successive
+ * passes every item comes first in turn. Deterministic (no randomness, no memory: a crash loses nothing it needs).
+ */
+export function rotate<T>(items: readonly T[], now: number): T[] {
+  if (items.length < 2) return [...items];
+  const k = Math.floor(now / FOLLOW_UP_SLOT_MS) % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
 }
 
 /**
@@ -116,7 +160,7 @@ function strandedByPdb(pods: readonly ClusterPod[], allowances: readonly PdbAllo
 async function forceDelete(pass: Pass, world: World, node: ClusterNode, pod: ClusterPod, deadline: number, podGraceSeconds: number): Promise<void> {
   const grace = Math.max(1, Math.floor((deadline - world.now) / 1000));
   pass.writes++;
-  if ((await pass.deps.cluster.forceDeletePod(pod.namespace, pod.name, grace)) !== 'deleted') return;
+  if ((await retryThrottled(() => pass.deps.cluster.forceDeletePod(pod.namespace, pod.name, grace))) !== 'deleted') return;
   pass.report.forceDeleted.push(`${pod.namespace}/${pod.name}`);
   await recordEventBestEffort(pass.deps.cluster, {
     type: 'Normal',
@@ -128,13 +172,14 @@ async function forceDelete(pass: Pass, world: World, node: ClusterNode, pod: Clu
 
 /**
  * Record first, then the instance, then the Node (its termination finalizer removed last, as Karpenter's `finalize`
- * does once the instance is gone): a crash in between leaves what garbage collection cleans up.
+ * does once the instance is gone): a crash in between leaves what garbage collection cleans up. A termination a
+ * throttled EC2 refused (it did nothing; TerminateInstances is idempotent) is tried again (`retryThrottled`).
  */
 async function finish(pass: Pass, world: World, claim: NodeClaim, node: ClusterNode | undefined): Promise<void> {
   const d = claim.disruption!;
   const saved = await writeIgnoringConflict(pass, { ...claim, state: 'Deleted', deletedAt: new Date(world.now).toISOString(), deletionReason: d.reason });
   if (!saved) return;
-  if (claim.instanceId) await pass.deps.cloud.delete(claim.instanceId);
+  if (claim.instanceId) await retryThrottled(() => pass.deps.cloud.delete(claim.instanceId!));
   if (node) await deleteNodeReleasingFinalizer(pass.deps.cluster, node);
   pass.report.deleted.push({ nodeClaim: claim.name, reason: d.reason });
 }

@@ -38,6 +38,8 @@ export interface Pass {
     budgetBlocked: { nodePool: string; reason: 'Empty' | 'Underutilized' | 'Drifted' }[];
     searchStopped: { method: string; evaluated: number; candidates: number }[];
     followUpAfterMs?: number;
+    followUpAt?: string;
+    followUpFailure?: string;
   };
 }
 

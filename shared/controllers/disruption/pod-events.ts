@@ -1,9 +1,9 @@
 /**
- * Step 1 of a pass, what it notes of the pods before anything else: each node's last pod event on its record (what
- * consolidateAfter counts from), and the do-not-disrupt values it cannot read.
+ * What a pass notes of the pods: each node's last pod event on its record (what consolidateAfter counts from; read by
+ * every phase at once, written at the end of the pass), and the do-not-disrupt values it cannot read.
  */
 import { NEVER } from '../../core/api/duration.js';
-import { isLive } from '../../core/api/nodeclaim.js';
+import { isLive, type NodeClaim } from '../../core/api/nodeclaim.js';
 import { DO_NOT_DISRUPT, podDoNotDisrupt } from '../../core/disruption/do-not-disrupt.js';
 import { fnv1a } from '../../core/hash.js';
 import { recordEventBestEffort } from '../events.js';
@@ -13,13 +13,15 @@ import { lastPodEventMs, podsOfClaim, podsOn, type World } from './world.js';
 import { timestampMs } from '../../core/api/timestamp.js';
 
 /**
- * Stamps each node's last pod event on its record (`lastPodEventAt`, Karpenter's `status.lastPodEventTime`; see
- * `lastPodEventMs`). A cluster whose times are not complete (the Kubernetes adapter: a pod deleted and gone between
- * two passes leaves no timestamp) also has each change in the set of pods on a node since the last pass count as an
- * event now — never earlier than the truth, so consolidateAfter is at worst a pass longer, never shorter.
- * @throws whatever the store throws for failures other than conflicts
+ * The records as they are with each node's last pod event stamped (`lastPodEventAt`, Karpenter's
+ * `status.lastPodEventTime`; see `lastPodEventMs`): only those whose stamp or pods fingerprint changes. A cluster
+ * whose times are not complete (the Kubernetes adapter: a pod deleted and gone between two passes leaves no
+ * timestamp) also has each change in the set of pods on a node since the record's fingerprint count as an event now —
+ * never earlier than the truth, so consolidateAfter is at worst a pass longer, never shorter. Pure: the records keep
+ * their versions (a write of one is conditional on the record the pass read).
  */
-export async function notePodEvents(pass: Pass, world: World): Promise<void> {
+export function podEventUpdates(world: World): NodeClaim[] {
+  const out: NodeClaim[] = [];
   for (const claim of world.claims) {
     if (claim.state !== 'Initialized' || claim.disruption) continue;
     const node = nodeOf(claim, world.nodes);
@@ -40,8 +42,31 @@ export async function notePodEvents(pass: Pass, world: World): Promise<void> {
     }
     const stamped = last !== undefined && last !== (claim.lastPodEventAt ? timestampMs(claim.lastPodEventAt) : undefined);
     if (!stamped && fingerprint === claim.podsFingerprint) continue;
-    await writeIgnoringConflict(pass, { ...claim, ...(fingerprint !== undefined ? { podsFingerprint: fingerprint } : {}), ...(stamped ? { lastPodEventAt: new Date(last!).toISOString() } : {}) });
+    out.push({ ...claim, ...(fingerprint !== undefined ? { podsFingerprint: fingerprint } : {}), ...(stamped ? { lastPodEventAt: new Date(last!).toISOString() } : {}) });
   }
+  return out;
+}
+
+/**
+ * `world` with its records stamped in memory ({@link podEventUpdates}): every phase of the pass reads each node's
+ * last pod event before any of it is written, and a record the pass writes for another reason (a proposal) carries
+ * its stamp along. The stamps are written at the end of the pass ({@link notePodEvents}), so a pass cut short by a
+ * crash has not spent its side effects on them first: on a cluster whose pods all just changed, one write per node.
+ */
+export function withPodEvents(world: World): World {
+  const updates = podEventUpdates(world);
+  if (updates.length === 0) return world;
+  const byName = new Map(updates.map((c) => [c.name, c]));
+  return { ...world, claims: world.claims.map((c) => byName.get(c.name) ?? c) };
+}
+
+/**
+ * Writes each node's last pod event on its record ({@link podEventUpdates} of `world`, the world as read from the
+ * store); a record another writer moved on meanwhile is left to the next pass.
+ * @throws whatever the store throws for failures other than conflicts
+ */
+export async function notePodEvents(pass: Pass, world: World): Promise<void> {
+  for (const claim of podEventUpdates(world)) await writeIgnoringConflict(pass, claim);
 }
 
 /**

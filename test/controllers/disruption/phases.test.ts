@@ -516,4 +516,140 @@ describe('disruption controller phases', () => {
       expect((await disrupt(deps)).skipped).toEqual([]);
     });
   });
+
+  describe('a pass cut short by a crash (issue 21: liveness under faults)', () => {
+    const TAINT = { key: DISRUPTED, effect: 'NoSchedule' as const };
+    const draining = (reason: NodeClaimDisruption['reason'], drainStartedAgoMs: number): NodeClaim['disruption'] => ({
+      command: `${reason.toLowerCase()}-x`,
+      reason,
+      decision: 'delete',
+      phase: 'Draining',
+      replacements: [],
+      candidates: [],
+      message: 'why',
+      proposedAt: new Date(NOW - drainStartedAgoMs).toISOString(),
+      startedAt: new Date(NOW - drainStartedAgoMs).toISOString(),
+      drainStartedAt: new Date(NOW - drainStartedAgoMs).toISOString(),
+    });
+
+    /**
+     * `deps` whose cluster, store and cloud die (throw) right after their `n`-th side effect succeeds — a Lambda crash
+     * in the middle of a pass — and list every side effect in `done`.
+     */
+    function crashingAfter(deps: DisruptionDeps, n: number): { deps: DisruptionDeps; done: string[] } {
+      const done: string[] = [];
+      const after = <T>(what: string, value: T): T => {
+        done.push(what);
+        if (done.length === n) throw new Error(`crash after ${what}`);
+        return value;
+      };
+      const wrap = <O extends object>(target: O, methods: Record<string, (args: unknown[]) => string>): O =>
+        new Proxy(target, {
+          get(t, key, receiver) {
+            const value = Reflect.get(t, key, receiver);
+            const name = typeof key === 'string' ? methods[key] : undefined;
+            if (typeof value !== 'function') return value;
+            if (!name) return value.bind(t);
+            return async (...args: unknown[]) => after(name(args), await value.apply(t, args));
+          },
+        });
+      return {
+        done,
+        deps: {
+          ...deps,
+          cluster: wrap(deps.cluster, {
+            recordEvent: (a) => `event ${(a[0] as ClusterEvent).reason} ${(a[0] as ClusterEvent).object}`,
+            patchNode: (a) => `patch ${a[0]}`,
+            deleteNode: (a) => `delete node ${a[0]}`,
+            evictPod: (a) => `evict ${a[1]}`,
+            forceDeletePod: (a) => `force-delete ${a[1]}`,
+          }),
+          store: wrap(deps.store, { update: (a) => `write ${(a[0] as NodeClaim).name}`, create: (a) => `create ${(a[0] as NodeClaim).name}` }),
+          cloud: wrap(deps.cloud, { delete: (a) => `terminate ${a[0]}`, create: () => 'launch' }),
+        },
+      };
+    }
+
+    it('asks for its follow-up before its first side effect when it reads work in flight, so a pass that dies is resumed 20 s later', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { state: 'Deleting', disruption: draining('Expired', 60_000) } });
+      const cluster = new MemoryCluster([pool], [{ ...a.node, taints: [TAINT] }], [runningPod('web-1', 'a'), runningPod('web-2', 'a')]);
+      const requests: number[] = [];
+      const { deps, done } = crashingAfter({ ...depsOf(cluster, new MemoryNodeClaimStore({ records: [a.claim] })), followUps: { request: async (atMs: number) => void requests.push(atMs) } }, 1);
+      await expect(disrupt(deps)).rejects.toThrow(/crash after/);
+      expect(done).toHaveLength(1);
+      expect(requests).toEqual([NOW + 20_000]);
+    });
+
+    it('asks once per pass: a pass that asked before its first side effect leaves followUpAfterMs unset; one with no work asks nothing', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { state: 'Deleting', disruption: draining('Expired', 60_000) } });
+      const requests: number[] = [];
+      const followUps = { request: async (atMs: number) => void requests.push(atMs) };
+      const report = await disrupt({ ...depsOf(new MemoryCluster([pool], [{ ...a.node, taints: [TAINT] }], [runningPod('web-1', 'a')]), new MemoryNodeClaimStore({ records: [a.claim] })), followUps });
+      expect(report.followUpAt).toBe(new Date(NOW + 20_000).toISOString());
+      expect(report.followUpAfterMs).toBeUndefined();
+      expect(requests).toEqual([NOW + 20_000]);
+      const quiet = launched('q', pool, m5large, { claim: { podsFingerprint: 'x' } });
+      const idle = await disrupt({ ...depsOf(new MemoryCluster([nodePool('general', { consolidateAfter: '1h' })], [quiet.node], [runningPod('db', 'q', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } })]), new MemoryNodeClaimStore({ records: [quiet.claim] })), followUps });
+      expect(idle.followUpAt).toBeUndefined();
+      expect(requests).toHaveLength(1);
+    });
+
+    it('finishes a drain past its terminationGracePeriod deadline before it spends a side effect on any other drain', async () => {
+      const pool = nodePool('general');
+      // `a` (listed first) drains without a deadline; `z`'s 5-minute terminationGracePeriod ran out a minute ago.
+      const a = launched('a', pool, m5large, { claim: { state: 'Deleting', disruption: draining('Expired', 60_000) } });
+      const z = launched('z', pool, m5large, { claim: { state: 'Deleting', terminationGracePeriodSeconds: 300, disruption: draining('Expired', 6 * 60_000) } });
+      const pods = [runningPod('a-1', 'a'), runningPod('a-2', 'a'), runningPod('z-1', 'z'), runningPod('z-2', 'z')];
+      for (let n = 1; n <= 7; n++) {
+        const cluster = new MemoryCluster([pool], [{ ...a.node, taints: [TAINT] }, { ...z.node, taints: [TAINT] }], pods);
+        const { deps, done } = crashingAfter(depsOf(cluster, new MemoryNodeClaimStore({ records: [a.claim, z.claim] })), n);
+        await disrupt(deps).catch(() => undefined);
+        // z's pods deleted (each with its Disrupted Event), then its record, instance and Node: nothing of a's before.
+        expect(done.every((what) => what.includes('z') || what.includes('i-z'))).toBe(true);
+      }
+    });
+
+    it('writes the pod-event stamps last: after a burst, a pass that dies early has started the proposal waiting, not stamped node after node', async () => {
+      const pool = nodePool('general');
+      // Four nodes whose pods changed since their records were stamped (a burst), and an empty node proposed 20 s ago.
+      const busy = ['b1', 'b2', 'b3', 'b4'].map((n) => launched(n, pool, m5large, { claim: { podsFingerprint: 'before-the-burst' } }));
+      const empty = launched('e', pool, m5large, { claim: { disruption: proposal({ reason: 'Empty', decision: 'delete', candidates: ['e'] }) } });
+      const pods = busy.map((b) => runningPod(`web-${b.claim.name}`, b.claim.name));
+      const cluster = new MemoryCluster([pool], [...busy.map((b) => b.node), empty.node], pods);
+      const store = new MemoryNodeClaimStore({ records: [...busy.map((b) => b.claim), empty.claim] });
+      const { deps, done } = crashingAfter(depsOf(cluster, store), 1);
+      await expect(disrupt(deps)).rejects.toThrow(/crash after/);
+      expect(done).toEqual(['patch e']);
+      // A pass that runs to the end writes them (what consolidateAfter counts from outlives the pods it came from).
+      await disrupt(depsOf(cluster, store));
+      for (const b of busy) expect((await store.get(b.claim.name))!.podsFingerprint).not.toBe('before-the-burst');
+    });
+
+    it('starts an expiration before the evictions of drains not yet due, and each pass starts those evictions at another pod', async () => {
+      const pool = nodePool('general');
+      const a = launched('a', pool, m5large, { claim: { state: 'Deleting', disruption: draining('Expired', 60_000) } });
+      const old = launched('old', pool, m5large, { ageHours: 3, claim: { expireAfterSeconds: 3600 } });
+      const cluster = new MemoryCluster([pool], [{ ...a.node, taints: [TAINT] }, old.node], [runningPod('a-1', 'a'), runningPod('a-2', 'a'), runningPod('a-3', 'a'), runningPod('o-1', 'old')]);
+      const { deps, done } = crashingAfter(depsOf(cluster, new MemoryNodeClaimStore({ records: [a.claim, old.claim] })), 1);
+      await expect(disrupt(deps)).rejects.toThrow(/crash after/);
+      expect(done).toEqual(['write old']);
+
+      // A PodDisruptionBudget refuses a-1 every time: passes 20 s apart that die after their first eviction still get to
+      // a-2 and a-3 (the first pod moves with each pass; in a fixed order every pass would die on a-1's refusal).
+      class Refusing extends MemoryCluster {
+        override async evictPod(namespace: string, name: string): Promise<EvictionOutcome> {
+          return name === 'a-1' ? 'blocked' : super.evictPod(namespace, name);
+        }
+      }
+      const refusing = new Refusing([pool], [{ ...a.node, taints: [TAINT] }], [runningPod('a-1', 'a'), runningPod('a-2', 'a'), runningPod('a-3', 'a')]);
+      const store = new MemoryNodeClaimStore({ records: [a.claim] });
+      for (let pass = 0; pass < 4; pass++) {
+        const { deps: dying } = crashingAfter({ ...depsOf(refusing, store), clock: new VirtualClock(NOW + pass * 20_000) }, 1);
+        await disrupt(dying).catch(() => undefined);
+      }
+      expect(refusing.evicted.sort()).toEqual(['default/a-2', 'default/a-3']);
+    });
+  });
 });
