@@ -21,9 +21,8 @@
  *    the NodeClaim);
  * 3. takes `karpenter.sh/disrupted` off nodes whose record carries no disruption (a start or a rollback died midway,
  *    `orchestrate.ts releaseStaleTaints`);
- * 4. drains every `Draining` NodeClaim, whoever started it — earliest deadline first, then those without one from a
- *    position that moves every pass (`drain.ts rotate`, also the order of a drain's pods). A deletion the previous
- *    pass started is usually over now, and the budget it frees is what the proposals below were searched with;
+ * 4. drains every `Draining` NodeClaim, whoever started it — earliest deadline first, then those without one in the
+ *    order the records are listed. A deletion the previous pass started is usually over now, and the budget it frees is what the proposals below were searched with;
  * 5. validates again a voluntary command whose start was left incomplete — a record started but its node untainted,
  *    or some records started and others not — before it goes on, or drops it (`validate.ts resumeStart`); then
  *    advances every disruption in flight, one command after the other in the order they were proposed: validates
@@ -117,7 +116,7 @@ export async function disrupt(deps: DisruptionDeps): Promise<DisruptionReport> {
   await refresh();
   // Drains next: a deletion the previous pass started is usually over by now (its pods had a minute to go), and the
   // budget it frees is what the proposals waiting below were searched with (`propose.ts startedDeletions`). Earliest
-  // deadline first, then the others starting at a position that moves every pass (`drain.ts rotate`).
+  // deadline first, then the others in the order the records are listed.
   for (const claim of drainOrder(world)) await drainOnce(claim);
   await refresh();
 

@@ -9,7 +9,6 @@ import { podDoNotDisrupt } from '../../core/disruption/do-not-disrupt.js';
 import { DISRUPTED_NO_SCHEDULE_TAINT, isDrainable } from '../../core/disruption/drainable.js';
 import { pdbBlocks, pdbSelects, type PdbAllowance } from '../../core/disruption/pdb.js';
 import type { ClusterNode, ClusterPod } from '../../ports/cluster.js';
-import { FOLLOW_UP_SLOT_MS } from '../../ports/follow-up-passes.js';
 import { recordEventBestEffort } from '../events.js';
 import { nodeOf } from '../launch.js';
 import { deleteNodeReleasingFinalizer } from '../node-termination.js';
@@ -55,7 +54,9 @@ export async function drain(pass: Pass, world: World, claim: NodeClaim): Promise
   const gone = node !== undefined && !node.ready && (d.reason === 'Interrupted' || d.reason === 'Expired' || d.reason === 'NodeDeleted' || d.reason === 'NodeClaimDeleted');
   if (node && pods.length > 0 && !gone) {
     await taint(pass, node);
-    for (const pod of rotate(pods, world.now)) {
+    // In the order the pods are listed, every pass: Skiff's plans predict kube-scheduler's binding of the evicted pods
+    // in this order (`binding-replay.ts`); starting each pass at another pod made a scale-in's repacking 12 % dearer.
+    for (const pod of pods) {
       const key = `${pod.namespace}/${pod.name}`;
       // The grace period leaves the pod no more time than its own: deleted, PDBs and do-not-disrupt notwithstanding.
       const podGraceSeconds = podGraceSecondsOf(pod);
@@ -125,17 +126,6 @@ export function drainDueAt(world: World, claim: NodeClaim): number {
   if (!Number.isFinite(deadline)) return deadline;
   const pods = podsOn(world, nodeOf(claim, world.nodes));
   return deadline - Math.max(0, ...pods.map(podGraceSecondsOf)) * 1000;
-}
-
-/**
- * `items` started at a position that moves with each follow-up slot (`FOLLOW_UP_SLOT_MS`, 20 s; `now` epoch ms), so a
- * pass cut short after a few side effects does not spend itself on the same first items every time: over successive
- * passes every item comes first in turn. Deterministic (no randomness, no memory: a crash loses nothing it needs).
- */
-export function rotate<T>(items: readonly T[], now: number): T[] {
-  if (items.length < 2) return [...items];
-  const k = Math.floor(now / FOLLOW_UP_SLOT_MS) % items.length;
-  return [...items.slice(k), ...items.slice(0, k)];
 }
 
 /**
