@@ -225,7 +225,10 @@ async function runScenario(
     for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
     for (const note of run.scenario.snapshot?.notes ?? []) io.err(`note: snapshot: ${note}\n`);
     for (const dir of run.scenario.unreadFolders ?? []) io.err(`note: ${dir}/: not read — a scenario folder is read as it is, not recursively (skiff validate reads subfolders); move its files up or simulate it on its own\n`);
-    for (const o of run.scenario.skipped) io.err(`note: ${o.file}:${o.line}: skipped ${o.kind}${o.name !== undefined ? ` ${JSON.stringify(o.name)}` : ''} (${o.apiVersion}): not a kind Skiff reads\n`);
+    for (const o of run.scenario.skipped) {
+      const why = o.kind === 'NodeClaim' ? "Karpenter's record: Skiff keeps its own NodeClaims and adopts the snapshot's Nodes from their labels" : 'not a kind Skiff reads';
+      io.err(`note: ${o.file}:${o.line}: skipped ${o.kind}${o.name !== undefined ? ` ${JSON.stringify(o.name)}` : ''} (${o.apiVersion}): ${why}\n`);
+    }
     return run;
   } catch (e) {
     if (!isValidationError(e)) throw e;

@@ -146,6 +146,18 @@ describe('skiff CLI', () => {
     expect(c.err().split('\n').filter((l) => l.includes('not read'))).toEqual([`note: ${join(dir, 'karpenter')}/: not read — a scenario folder is read as it is, not recursively (skiff validate reads subfolders); move its files up or simulate it on its own`]);
   });
 
+  it("skips Karpenter's NodeClaims (kubectl get nodepools,ec2nodeclasses,nodeclaims) with a note, and still refuses a misspelt Karpenter kind", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-nodeclaims-'));
+    for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+    writeFileSync(join(dir, 'nodeclaims.yaml'), 'apiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: general-abcde}\nspec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, requirements: []}\n');
+    const c = capture();
+    expect(await main(['simulate', dir], c.io)).toBe(0);
+    expect(c.err()).toMatch(/^note: .*nodeclaims\.yaml:1: skipped NodeClaim "general-abcde" \(karpenter\.sh\/v1\): Karpenter's record: Skiff keeps its own NodeClaims/m);
+    writeFileSync(join(dir, 'nodeclaims.yaml'), 'apiVersion: karpenter.sh/v1\nkind: NodeClaimz\nmetadata: {name: general-abcde}\n');
+    const typo = capture();
+    expect(await main(['simulate', dir], typo.io)).toBe(2);
+  });
+
   it('exits 2 for a bad --seed', async () => {
     const c = capture();
     expect(await main(['simulate', 'examples/seed', '--seed', 'abc'], c.io)).toBe(2);

@@ -136,6 +136,9 @@ export function foreignKind(value: unknown, alsoSupported: readonly string[] = [
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
   const { apiVersion, kind, metadata } = value as { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unknown } };
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || kindEntry(kind)) return undefined;
+  // Karpenter's NodeClaims (`kubectl get nodepools,ec2nodeclasses,nodeclaims -o yaml`): Skiff keeps its own records,
+  // and adopts a snapshot's nodes from their labels, so these are skipped like any kind it does not read.
+  if (kind === 'NodeClaim' && /^karpenter\.sh\//.test(apiVersion)) return { kind, apiVersion, ...(typeof metadata?.name === 'string' ? { name: metadata.name } : {}) };
   if (/^(karpenter\.sh|karpenter\.k8s\.aws|skiff\.dev)\//.test(apiVersion)) return undefined;
   // A List (`kubectl get nodepools -o yaml`) may hold Skiff's objects: never skipped unchecked.
   if (kind.endsWith('List')) return undefined;
