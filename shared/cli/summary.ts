@@ -140,12 +140,12 @@ export function formatSummary(result: SimulationResult): string {
 function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
   const lines: string[] = [];
   const n = w.nodesAtStart;
-  lines.push(`What Skiff would do to this cluster: ${n.total} nodes at the start, ${n.managed} managed by its NodePools${n.unmanaged ? `, ${n.unmanaged} not (kept, never disrupted)` : ''}`);
+  lines.push(`What Skiff would do to this cluster: ${plural(n.total, 'node')} at the start, ${n.managed} managed by its NodePools${n.unmanaged ? `, ${n.unmanaged} not (kept, never disrupted)` : ''}`);
   const sign = w.savingHourlyUSD >= 0 ? '' : '-';
   lines.push(`  Fleet now:          $${w.hourlyUSDAtStart.toFixed(2)}/h`);
   // Settled: every disruption over, and none started in the run's last SETTLED_QUIET_MS (else the next pass may go on).
   const unsettled = w.settled ? stillDisrupting(result) : undefined;
-  lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled && !unsettled ? `settled at ${w.settledAt}` : w.settled ? `at ${w.settledAt}, but still disrupting near the end: run longer to see it settle` : `at the end, ${w.settledAt}: disruptions still going`}; ${w.nodesAfter} nodes)`);
+  lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled && !unsettled ? `settled at ${w.settledAt}` : w.settled ? `at ${w.settledAt}, but still disrupting near the end: run longer to see it settle` : `at the end, ${w.settledAt}: disruptions still going`}; ${plural(w.nodesAfter, 'node')})`);
   lines.push(`  Saving:             ${sign}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`);
   const grown = w.newCapacity;
   if (grown && grown.nodeClaims > 0) {
@@ -272,4 +272,9 @@ function faultsLine(faults: NonNullable<SimulationResult['faults']>): string {
   const configured = on.map(([k, [word]]) => `${word} ${configuredOf(k)}`).join(', ');
   const injected = on.map(([k, [, counted]]) => `${Number(faults.injected[k] ?? 0)} ${counted}`).join(', ');
   return `Faults (spec.faults): ${configured}; injected ${injected}`;
+}
+
+/** `1 node`, `2 nodes`: a count with its noun, plural unless it is 1. */
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
