@@ -9,11 +9,14 @@
  *   a day-shaped curve (±40 % around the mean, lowest at 04:00, highest at 16:00, one scale step per Deployment every
  *   30 minutes) and 2 % of the pods replaced every hour (one Deployment's template changes per hour: a rolling
  *   restart of 1/48 of the pods);
- * - `trace`: the Alibaba trace example (`examples/alibaba-trace`).
+ * - `trace`: the Alibaba trace example (`examples/alibaba-trace`), as it is (its `gpu` NodePool is `WhenEmpty`) or with
+ *   that NodePool's `consolidationPolicy` set to `WhenEmptyOrUnderutilized` (`gpuUnderutilized`), so that consolidation
+ *   may move the GPU pods that keep large nodes alive.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 
 /** The six pod shapes of issue 20: cpu (Kubernetes quantity), memory. */
 export const B5_SHAPES: readonly (readonly [string, string])[] = [
@@ -29,7 +32,7 @@ export const B5_SHAPES: readonly (readonly [string, string])[] = [
 export type B5Case =
   | { readonly kind: 'burst'; readonly pods: number; readonly sized: boolean }
   | { readonly kind: 'diurnal'; readonly meanPods: number }
-  | { readonly kind: 'trace' };
+  | { readonly kind: 'trace'; readonly gpuUnderutilized?: boolean };
 
 /** A short name for tables, e.g. `burst 2,000 pods, sized`. */
 export function b5CaseName(c: B5Case): string {
@@ -39,7 +42,7 @@ export function b5CaseName(c: B5Case): string {
     case 'diurnal':
       return `diurnal 24 h, ${c.meanPods.toLocaleString('en-US')} pods ± 40 %, 2 %/h churn`;
     case 'trace':
-      return 'Alibaba trace';
+      return c.gpuUnderutilized ? 'Alibaba trace, gpu NodePool WhenEmptyOrUnderutilized' : 'Alibaba trace';
   }
 }
 
@@ -156,9 +159,26 @@ ${events.join('\n')}
  * @returns the scenario path to simulate
  */
 export function writeB5Case(c: B5Case, root: string): string {
-  if (c.kind === 'trace') return join(root, 'examples/alibaba-trace');
+  if (c.kind === 'trace') return c.gpuUnderutilized ? traceWithGpuConsolidation(join(root, 'examples/alibaba-trace')) : join(root, 'examples/alibaba-trace');
   const dir = mkdtempSync(join(tmpdir(), 'skiff-b5-'));
   const file = join(dir, 'scenario.yaml');
   writeFileSync(file, c.kind === 'burst' ? burstScenario(c.pods, c.sized) : diurnalScenario(c.meanPods));
   return file;
+}
+
+/**
+ * A copy of the trace example in a new temporary folder, its `gpu` NodePool's `spec.disruption.consolidationPolicy`
+ * set to `WhenEmptyOrUnderutilized` (everything else as generated).
+ * @throws {Error} when the example has no NodePool `gpu`
+ */
+function traceWithGpuConsolidation(example: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'skiff-b5-trace-'));
+  cpSync(example, dir, { recursive: true });
+  const file = join(dir, 'nodepools.yaml');
+  const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+  const gpu = docs.find((d) => d.getIn(['kind']) === 'NodePool' && d.getIn(['metadata', 'name']) === 'gpu');
+  if (!gpu) throw new Error(`${file}: no NodePool gpu`);
+  gpu.setIn(['spec', 'disruption', 'consolidationPolicy'], 'WhenEmptyOrUnderutilized');
+  writeFileSync(file, docs.map((d) => d.toString()).join('---\n'));
+  return dir;
 }

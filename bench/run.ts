@@ -88,6 +88,7 @@ export function suiteSettings(quick: boolean): SuiteSettings {
           { kind: 'burst', pods: 10_000, sized: false },
           { kind: 'diurnal', meanPods: 2000 },
           { kind: 'trace' },
+          { kind: 'trace', gpuUnderutilized: true },
         ],
         b5EverySeconds: 60,
         b5LimitSeconds: 3600,
