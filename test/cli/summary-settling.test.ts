@@ -2,23 +2,11 @@
 // (an observer that cannot see that the fleet had not settled reads as "done").
 import { describe, expect, it } from 'vitest';
 import { SETTLED_QUIET_MS, formatSummary, stillDisrupting } from '../../shared/cli/summary.js';
+import { nodePoolYaml } from '../support/manifests.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
 import { simulateDocs } from '../support/simulate-docs.js';
 
-const POOL = `
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [c5]}
-        - {key: karpenter.k8s.aws/instance-size, operator: In, values: [large]}
-  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 1m}
-`;
+const POOL = nodePoolYaml({ requirements: { 'karpenter.k8s.aws/instance-family': ['c5'], 'karpenter.k8s.aws/instance-size': ['large'] } });
 const DEPLOYMENT = `
 apiVersion: apps/v1
 kind: Deployment

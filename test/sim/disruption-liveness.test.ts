@@ -2,6 +2,7 @@
 // (crashAfterSideEffect). Nodes already past expireAfter, a short terminationGracePeriod and a PDB that lets one pod go
 // at a time: every drain must still end by its deadline (plus the time between passes) and every expired node go.
 import { describe, expect, it } from 'vitest';
+import { nodePoolYaml } from '../support/manifests.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
 import { simulateDocs } from '../support/simulate-docs.js';
 
@@ -21,24 +22,11 @@ ${[2, 3, 4, 5, 6, 7].map((h, i) => `    - {name: n${i}, instanceType: m5.xlarge,
   faults:
     crashAfterSideEffect: 0.2`;
 
-const pool = `
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      expireAfter: 1h
-      terminationGracePeriod: 3m
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}
-        - {key: karpenter.k8s.aws/instance-size, operator: In, values: [xlarge]}
-  disruption:
-    consolidationPolicy: WhenEmpty
-    consolidateAfter: 30m
-    budgets: [{nodes: "1"}]`;
+const pool = nodePoolYaml({
+  template: { expireAfter: '1h', terminationGracePeriod: '3m' },
+  requirements: { 'karpenter.k8s.aws/instance-family': ['m5'], 'karpenter.k8s.aws/instance-size': ['xlarge'] },
+  disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '30m', budgets: [{ nodes: '1' }] },
+});
 
 const workload = `
 apiVersion: apps/v1

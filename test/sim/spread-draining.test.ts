@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SimulationResult } from '../../shared/sim/result.js';
+import { nodePoolYaml } from '../support/manifests.js';
+import { nodeClassYaml } from '../support/provisioner-harness.js';
 import { simulateDocs } from '../support/simulate-docs.js';
 
 // Zone topology spread while a node is draining (break-it trial s10, no faults). Node b1 (zone b) expires and is
@@ -25,46 +27,12 @@ spec:
   events:
     - {at: 3m, scale: {kind: Deployment, namespace: default, name: web, replicas: 6}}`;
 
-const nodeClass = `
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  amiSelectorTerms: [{alias: al2023@latest}]
-  role: R
-  subnetSelectorTerms: [{tags: {a: b}}]
-  securityGroupSelectorTerms: [{tags: {a: b}}]`;
-
 /** `general` serves every zone; `old` (zone b only) holds b1, which expires at once (created 2 h ago, expireAfter 1 h). */
-const pools = `
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  weight: 50
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}
-        - {key: topology.kubernetes.io/zone, operator: In, values: [us-west-2a, us-west-2b, us-west-2c]}
-  disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 30m}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: old}
-spec:
-  weight: 1
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      expireAfter: 1h
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5]}
-        - {key: topology.kubernetes.io/zone, operator: In, values: [us-west-2b]}
-  disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 30m}`;
+const whenEmpty = { consolidationPolicy: 'WhenEmpty', consolidateAfter: '30m' };
+const pools = [
+  nodePoolYaml({ weight: 50, requirements: { 'karpenter.k8s.aws/instance-family': ['m5'], 'topology.kubernetes.io/zone': ['us-west-2a', 'us-west-2b', 'us-west-2c'] }, disruption: whenEmpty }),
+  nodePoolYaml({ name: 'old', weight: 1, template: { expireAfter: '1h' }, requirements: { 'karpenter.k8s.aws/instance-family': ['m5'], 'topology.kubernetes.io/zone': ['us-west-2b'] }, disruption: whenEmpty }),
+].join('---');
 
 /** 3 `app=web` pods pinned to `node`; `annotations` on their template. */
 const pinned = (node: string, annotations = '{}') => `
@@ -139,7 +107,7 @@ describe('zone topology spread while a node is draining', () => {
     ['pods a PDB keeps from eviction', [pinned('b1'), blockingPdb]],
   ] as const) {
     it(`counts the draining node's ${name} in its zone: the spread pods get new nodes in the other zones within minutes`, async () => {
-      const r = await simulateDocs(7, scenario, nodeClass, pools, pinned('a1'), pinned('c1'), ...docs, web);
+      const r = await simulateDocs(7, scenario, nodeClassYaml(), pools, pinned('a1'), pinned('c1'), ...docs, web);
       const draining = r.nodes.find((n) => n.name === 'b1');
       expect(draining?.deletedAt ?? null).toBeNull(); // still there at the end, its 3 pods with it
       expect(r.unschedulable.filter((u) => u.pod.startsWith('default/web-'))).toEqual([]);
