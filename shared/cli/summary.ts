@@ -245,10 +245,16 @@ export function stillDisrupting(result: Pick<SimulationResult, 'disruptions' | '
   const endMs = Date.parse(result.end);
   const inFlight = result.disruptions.filter((d) => d.completedAt === null).length;
   const lastStart = result.disruptions.reduce((a, d) => (Date.parse(d.at) > Date.parse(a.at) ? d : a));
-  if (inFlight > 0) return `${inFlight} node${inFlight === 1 ? '' : 's'} in flight, the last disruption started ${((endMs - Date.parse(lastStart.at)) / 60_000).toFixed(1)} min before the end (${lastStart.at})`;
+  if (inFlight > 0) return `${inFlight} node${inFlight === 1 ? '' : 's'} in flight, the last disruption started ${beforeTheEnd(endMs - Date.parse(lastStart.at))} (${lastStart.at})`;
   const lastEnd = Math.max(...result.disruptions.map((d) => Date.parse(d.completedAt!)));
   if (endMs - lastEnd >= SETTLED_QUIET_MS) return undefined;
-  return `the last disruption ended ${((endMs - lastEnd) / 60_000).toFixed(1)} min before the end (${new Date(lastEnd).toISOString()})`;
+  return `the last disruption ended ${beforeTheEnd(endMs - lastEnd)} (${new Date(lastEnd).toISOString()})`;
+}
+
+/** `as the run ended`, `20 s before the end` or `2.5 min before the end`, for a gap in ms. */
+function beforeTheEnd(ms: number): string {
+  if (ms < 500) return 'as the run ended';
+  return ms < 60_000 ? `${Math.round(ms / 1000)} s before the end` : `${(ms / 60_000).toFixed(1)} min before the end`;
 }
 
 /** Words for each fault kind, as configured and as counted. */

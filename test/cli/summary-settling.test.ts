@@ -38,7 +38,7 @@ describe('the summary says when disruptions had not settled by the end', () => {
     expect(cut.disruptions.length).toBeGreaterThan(0);
     const last = cut.disruptions.map((d) => Date.parse(d.at)).reduce((a, b) => Math.max(a, b));
     expect(Date.parse(cut.end) - last).toBeLessThan(SETTLED_QUIET_MS);
-    expect(formatSummary(cut)).toMatch(/still disrupting at the end: .*the last disruption (started|ended) \d+\.\d min before the end/);
+    expect(formatSummary(cut)).toMatch(/still disrupting at the end: .*the last disruption (started|ended) (\d+\.\d min before the end|\d+ s before the end|as the run ended)/);
 
     const long = await simulateDocs(1, nodeClassYaml(), POOL, DEPLOYMENT, scenario('90m'));
     // The same scale-in, ended well before the end: every disruption over and the fleet quiet after.
@@ -47,4 +47,12 @@ describe('the summary says when disruptions had not settled by the end', () => {
     expect(stillDisrupting(long)).toBeUndefined();
     expect(formatSummary(long)).not.toContain('still disrupting');
   }, 120_000);
+
+  it('says seconds, not "0.0 min", for a disruption that ended under a minute before the end', () => {
+    const end = '2026-03-02T10:00:00.000Z';
+    const ended = (completedAt: string) => ({ end, disruptions: [{ at: '2026-03-02T09:58:00.000Z', completedAt }] }) as never;
+    expect(stillDisrupting(ended('2026-03-02T09:59:40.000Z'))).toBe('the last disruption ended 20 s before the end (2026-03-02T09:59:40.000Z)');
+    expect(stillDisrupting(ended('2026-03-02T10:00:00.000Z'))).toBe('the last disruption ended as the run ended (2026-03-02T10:00:00.000Z)');
+    expect(stillDisrupting(ended('2026-03-02T09:57:30.000Z'))).toBe('the last disruption ended 2.5 min before the end (2026-03-02T09:57:30.000Z)');
+  });
 });
