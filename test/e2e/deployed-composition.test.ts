@@ -45,6 +45,16 @@ const noEmptyNode = () =>
 const pods = () => [...c.api.objects.pods!.values()];
 const bound = () => pods().filter((p) => (p.spec as { nodeName?: string }).nodeName);
 const nodes = () => [...c.api.objects.nodes!.values()];
+/**
+ * A spot node whose instance still runs and that no disruption is taking: earlier scenarios interrupt and consolidate
+ * nodes, and their Node objects linger a moment after the instance is gone.
+ */
+const runningSpotNode = () =>
+  nodes().find((n) => {
+    const instance = c.aws.ec2.instances.find((i) => `aws:///${i.zone}/${i.instanceId}` === (n.spec as { providerID: string }).providerID);
+    const taints = ((n.spec as { taints?: { key: string }[] }).taints ?? []).map((t) => t.key);
+    return instance?.capacityType === 'spot' && instance.state === 'running' && !taints.includes('karpenter.sh/disrupted');
+  });
 
 describe('the deployed composition', { timeout: 120_000 }, () => {
   it('launches nodes for a Deployment’s pending pods: CreateFleet as EC2 receives it, NodeClaims in the table, Nodes registered, pods bound', async () => {
@@ -174,16 +184,8 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
   });
 
   it('loses no interruption message while the interruption function is down: the queue keeps it until the function is back', async () => {
-    // A spot node whose instance still runs and that no disruption is taking (earlier scenarios interrupt and
-    // consolidate nodes; their Node objects linger a moment after the instance is gone).
-    const running = () =>
-      nodes().find((n) => {
-        const instance = c.aws.ec2.instances.find((i) => `aws:///${i.zone}/${i.instanceId}` === (n.spec as { providerID: string }).providerID);
-        const taints = ((n.spec as { taints?: { key: string }[] }).taints ?? []).map((t) => t.key);
-        return instance?.capacityType === 'spot' && instance.state === 'running' && !taints.includes('karpenter.sh/disrupted');
-      });
-    await eventually(() => expect(running(), 'a running spot node to interrupt').toBeDefined(), 60_000);
-    const spot = running();
+    await eventually(() => expect(runningSpotNode(), 'a running spot node to interrupt').toBeDefined(), 60_000);
+    const spot = runningSpotNode();
     const nodeName = (spot!.metadata as { name: string }).name;
     const instanceId = String((spot!.spec as { providerID: string }).providerID).split('/').pop()!;
     const onNode = bound().filter((p) => (p.spec as { nodeName: string }).nodeName === nodeName).length;
@@ -200,8 +202,9 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
   });
 
   it('honours batchItemFailures: the record whose handling failed comes back, the handled one is deleted', async () => {
-    const spot = nodes().find((n) => c.aws.ec2.instances.find((i) => `aws:///${i.zone}/${i.instanceId}` === (n.spec as { providerID: string }).providerID)?.capacityType === 'spot');
-    expect(spot, 'a spot node to interrupt').toBeDefined();
+    // Not the node the scenario above interrupted: its Node object can outlive its instance for a moment.
+    await eventually(() => expect(runningSpotNode(), 'a running spot node to interrupt').toBeDefined(), 60_000);
+    const spot = runningSpotNode();
     const nodeName = (spot!.metadata as { name: string }).name;
     const instanceId = String((spot!.spec as { providerID: string }).providerID).split('/').pop()!;
     // the API server refuses the interruption's taint of the node (a 500) as many times as a pass tries a call
