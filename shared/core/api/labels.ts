@@ -5,6 +5,7 @@
  * aws/karpenter-provider-aws `pkg/apis/v1/labels.go` (the `karpenter.k8s.aws/*` labels); see
  * docs/karpenter-semantics.md#well-known-labels.
  */
+import { distance } from 'fastest-levenshtein';
 
 /**
  * The value of `key` in a label map (or any map read from a manifest: annotations, a nodeSelector, tags), only when
@@ -172,7 +173,22 @@ export function restrictedLabelReason(key: string): string | undefined {
   const domain = key.slice(0, slash);
   if (LABEL_DOMAIN_EXCEPTIONS.some((d) => domain === d || domain.endsWith(`.${d}`))) return undefined;
   const restricted = RESTRICTED_LABEL_DOMAINS.find((d) => domain === d || domain.endsWith(`.${d}`));
-  return restricted ? `label ${key} is in the restricted domain ${restricted} and is not a well-known label` : undefined;
+  if (!restricted) return undefined;
+  const near = nearWellKnownLabel(key);
+  return `label ${key} is in the restricted domain ${restricted} and is not a well-known label${near ? ` — did you mean ${near}?` : ''}`;
+}
+
+/**
+ * The well-known label one typo away from `key` (`karpenter.k8s.aws/instance-generaton` → `…/instance-generation`): at
+ * most 2 edits, the closest first; undefined when none is that close.
+ */
+function nearWellKnownLabel(key: string): string | undefined {
+  let best: { label: string; edits: number } | undefined;
+  for (const label of WELL_KNOWN_LABELS) {
+    const edits = distance(key, label);
+    if (edits <= 2 && (!best || edits < best.edits)) best = { label, edits };
+  }
+  return best?.label;
 }
 
 /** Labels whose values are integers, so Gt/Lt/Gte/Lte make sense on them. */

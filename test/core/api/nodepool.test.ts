@@ -226,6 +226,12 @@ describe('NodePool', () => {
       expectIssue(issuesOf(() => parseManifests(text, 'pool.yaml')), { path: 'spec.template.metadata.labels["karpenter.sh/foo"]', line: 10, message: /restricted domain karpenter.sh/ });
     });
 
+    it('suggests the well-known label a restricted requirement key is one typo away from, and nothing for a key far from all', () => {
+      const text = edit(BASE, { 'key: karpenter.sh/capacity-type\n          operator: In': 'key: karpenter.k8s.aws/instance-generaton\n          operator: In' });
+      expectIssue(issuesOf(() => parseManifests(text, 'pool.yaml')), { path: 'spec.template.spec.requirements[0].key', line: 17, message: /restricted domain karpenter\.k8s\.aws and is not a well-known label — did you mean karpenter\.k8s\.aws\/instance-generation\?/ });
+      expect(nodePoolLabelProblem('karpenter.sh/foo')).not.toContain('did you mean');
+    });
+
     it('rejects karpenter.sh/nodepool and kubernetes.io/hostname as template labels', () => {
       const text = edit(BASE, { 'team: a': 'karpenter.sh/nodepool: x\n        kubernetes.io/hostname: y' });
       const issues = issuesOf(() => parseManifests(text, 'pool.yaml'));
