@@ -224,6 +224,7 @@ async function runScenario(
     if (!progress) return run;
     for (const w of run.scenario.warnings) io.err(`warning: ${formatIssue(w)}\n`);
     for (const note of run.scenario.snapshot?.notes ?? []) io.err(`note: snapshot: ${note}\n`);
+    if (run.scenario.eventsAfterEnd) io.err(`note: ${run.scenario.eventsAfterEnd.toLocaleString('en-US')} event${run.scenario.eventsAfterEnd === 1 ? '' : 's'} of the scenario come${run.scenario.eventsAfterEnd === 1 ? 's' : ''} after the end --duration sets, and ${run.scenario.eventsAfterEnd === 1 ? 'is' : 'are'} not run\n`);
     for (const dir of run.scenario.unreadFolders ?? []) io.err(`note: ${dir}/: not read — a scenario folder is read as it is, not recursively (skiff validate reads subfolders); move its files up or simulate it on its own\n`);
     for (const o of run.scenario.skipped) {
       const why = o.kind === 'NodeClaim' ? "Karpenter's record: Skiff keeps its own NodeClaims and adopts the snapshot's Nodes from their labels" : 'not a kind Skiff reads';

@@ -7,6 +7,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { ValidationError, type ValidationIssue } from '../core/errors.js';
+import { parseDuration } from '../core/api/duration.js';
 import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
 import type { LimitRange } from '../core/api/limitrange.js';
 import {
@@ -68,6 +69,8 @@ export interface LoadedScenario {
    * not recursively; `skiff validate` does read them): named so the CLI can say so rather than simulate without them.
    */
   readonly unreadFolders?: readonly string[];
+  /** Events of the Scenario document after the end `--duration` sets, left out of the run (absent when none). */
+  readonly eventsAfterEnd?: number;
   /**
    * Pods of a snapshot that belong to a workload of the scenario (a Deployment through its ReplicaSet, a StatefulSet,
    * a Job): the workload's controller counts them as its own, so its replicas and these pods reconcile to one count.
@@ -358,10 +361,12 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   // A snapshot without spec.region runs in its Nodes' region: the Scenario document is validated against that region
   // (its nodes', spot prices', prices' and offerings' zones), not the default one.
   const nodesRegion = nodeDocs.length > 0 ? snapshotRegion(nodeDocs) : undefined;
+  let eventsAfterEnd = 0;
   if (scenarioDoc) {
     const result = parseScenarioForRun(scenarioDoc, { now: options.now, overrides: options.overrides, nodesRegion });
     issues.push(...result.issues);
     if (result.scenario) scenario = { doc: scenarioDoc, parsed: result.scenario };
+    eventsAfterEnd = result.eventsAfterEnd ?? 0;
   }
 
   // A snapshot: which pods belong to which workload, which are left out, when it was taken and in which region.
@@ -435,6 +440,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
     warnings: pdbWarnings(kept.filter((l) => l.at === -Infinity)),
     skipped,
     ...(unreadFolders.length > 0 ? { unreadFolders } : {}),
+    ...(eventsAfterEnd > 0 ? { eventsAfterEnd } : {}),
     ...(nodeDocs.length > 0 ? { snapshot: { nodes: fromSnapshot.nodes.length, notes: [...reading.notes, ...fromSnapshot.notes] } } : {}),
   };
 }
@@ -506,8 +512,24 @@ async function readTexts(path: string, files: readonly string[]): Promise<(strin
 export function parseScenarioForRun(
   doc: ManifestDocument,
   options: { readonly now: number; readonly overrides?: ScenarioOverrides | undefined; readonly nodesRegion?: string | undefined },
-): ReturnType<typeof parseScenarioDocument> {
-  return parseScenarioDocument(withFlags(doc, options.overrides, options.nodesRegion), { now: options.now });
+): ReturnType<typeof parseScenarioDocument> & { readonly eventsAfterEnd?: number } {
+  const flagged = withFlags(doc, options.overrides, options.nodesRegion);
+  const result = parseScenarioDocument(flagged.doc, { now: options.now });
+  if (flagged.eventsAfterEnd === 0) return result;
+  // Issues name the document's own event index, as their lines do.
+  const issues = result.issues.map((i) => (i.path === undefined ? i : { ...i, path: i.path.replace(/^spec\.events\[(\d+)\]/, (whole, n: string) => (flagged.kept?.[Number(n)] !== undefined ? `spec.events[${flagged.kept[Number(n)]}]` : whole)) }));
+  return { ...result, issues, eventsAfterEnd: flagged.eventsAfterEnd };
+}
+
+/** `spec.events[i].at` in seconds, or undefined when it is missing or not a Go duration (validation says so). */
+function rawEventAtSeconds(event: unknown): number | undefined {
+  const at = event !== null && typeof event === 'object' ? (event as { at?: unknown }).at : undefined;
+  if (typeof at !== 'string') return undefined;
+  try {
+    return parseDuration(at);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -515,24 +537,44 @@ export function parseScenarioForRun(
  * and, without `spec.region` or `--region`, the snapshot's region: its zones, events and nodes are then checked
  * against the region and duration the run will have. Field positions stay the document's own. A `spec` that is not a
  * map is left as it is (its own issue says so).
+ *
+ * `--duration` cuts the run short: the events written for after its end are left out (counted in `eventsAfterEnd`,
+ * which the CLI notes), where the document's own `spec.duration` would call them an error. A look at the first two
+ * hours of the Alibaba trace would otherwise be refused with 3,400 errors. Issues of the events kept still name
+ * their own lines.
  * @param doc the Scenario document
  * @param overrides the command line's flags
  * @param nodesRegion the region of the snapshot's Nodes ({@link snapshotRegion}), when the scenario holds Nodes
  */
-function withFlags(doc: ManifestDocument, overrides: ScenarioOverrides | undefined, nodesRegion: string | undefined): ManifestDocument {
+function withFlags(
+  doc: ManifestDocument,
+  overrides: ScenarioOverrides | undefined,
+  nodesRegion: string | undefined,
+): { readonly doc: ManifestDocument; readonly eventsAfterEnd: number; readonly kept?: readonly number[] } {
+  const unchanged = { doc, eventsAfterEnd: 0 };
   const value = doc.value as { spec?: unknown } | null;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return doc;
-  if (value.spec !== undefined && (value.spec === null || typeof value.spec !== 'object' || Array.isArray(value.spec))) return doc;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return unchanged;
+  if (value.spec !== undefined && (value.spec === null || typeof value.spec !== 'object' || Array.isArray(value.spec))) return unchanged;
   const spec = (value.spec ?? {}) as Record<string, unknown>;
   const region = overrides?.region ?? (spec['region'] === undefined ? nodesRegion : undefined);
-  if (overrides?.startMs === undefined && overrides?.durationSeconds === undefined && region === undefined) return doc;
+  if (overrides?.startMs === undefined && overrides?.durationSeconds === undefined && region === undefined) return unchanged;
+  const duration = overrides?.durationSeconds;
+  const events = spec['events'];
+  // The index in the document of each event kept, when --duration left some out.
+  const kept = duration !== undefined && Array.isArray(events) ? events.flatMap((e, i) => ((rawEventAtSeconds(e) ?? 0) > duration ? [] : [i])) : undefined;
+  const eventsAfterEnd = kept && Array.isArray(events) ? events.length - kept.length : 0;
   const flagged = {
     ...spec,
     ...(overrides?.startMs !== undefined ? { start: new Date(overrides.startMs).toISOString() } : {}),
-    ...(overrides?.durationSeconds !== undefined ? { duration: `${overrides.durationSeconds}s` } : {}),
+    ...(duration !== undefined ? { duration: `${duration}s` } : {}),
     ...(region !== undefined ? { region } : {}),
+    ...(kept && eventsAfterEnd > 0 ? { events: kept.map((i) => (events as unknown[])[i]) } : {}),
   };
-  return { ...doc, value: { ...value, spec: flagged }, locate: doc.locate };
+  const locate: ManifestDocument['locate'] =
+    kept && eventsAfterEnd > 0
+      ? (path, options) => doc.locate(path[0] === 'spec' && path[1] === 'events' && typeof path[2] === 'number' ? ['spec', 'events', kept[path[2]] ?? path[2], ...path.slice(3)] : path, options)
+      : doc.locate;
+  return { doc: { ...doc, value: { ...value, spec: flagged }, locate }, eventsAfterEnd, ...(kept && eventsAfterEnd > 0 ? { kept } : {}) };
 }
 
 /**

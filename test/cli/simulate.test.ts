@@ -146,6 +146,24 @@ describe('skiff CLI', () => {
     expect(c.err().split('\n').filter((l) => l.includes('not read'))).toEqual([`note: ${join(dir, 'karpenter')}/: not read — a scenario folder is read as it is, not recursively (skiff validate reads subfolders); move its files up or simulate it on its own`]);
   });
 
+  it('runs a scenario cut short by --duration without the events after its end, and says how many it left out', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-cut-'));
+    for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+    const events = ['10m', '45m', '50m'].map((at, i) => `    - {at: ${at}, scale: {kind: Deployment, name: web, replicas: ${4 + i}}}`).join('\n');
+    writeFileSync(join(dir, 'scenario.yaml'), `apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: cut}\nspec:\n  start: "2026-03-02T08:00:00Z"\n  duration: 1h\n  events:\n${events}\n`);
+    const c = capture();
+    expect(await main(['simulate', dir, '--duration', '30m'], c.io)).toBe(0);
+    expect(c.err()).toBe('note: 2 events of the scenario come after the end --duration sets, and are not run\n');
+    const json = capture();
+    expect(await main(['simulate', dir, '--duration', '30m', '--json'], json.io)).toBe(0);
+    expect(json.err()).toBe('');
+    expect((JSON.parse(json.out()) as { end: string }).end).toBe('2026-03-02T08:30:00.000Z');
+    // Without --duration the document's own hour runs every event, with no note.
+    const whole = capture();
+    expect(await main(['simulate', dir], whole.io)).toBe(0);
+    expect(whole.err()).toBe('');
+  });
+
   it("skips Karpenter's NodeClaims (kubectl get nodepools,ec2nodeclasses,nodeclaims) with a note, and still refuses a misspelt Karpenter kind", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'skiff-nodeclaims-'));
     for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));

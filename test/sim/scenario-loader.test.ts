@@ -135,6 +135,31 @@ describe('scenario-loader', () => {
       expect(scenario.deployments[0]?.source).toEqual({ file, line: 23 });
     });
 
+    it('leaves out the events after the end --duration sets, counts them, and still places the issues of the events kept', async () => {
+      const scenario = (events: string) => `apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: cut}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: 3h
+  events:
+${events}`;
+      write({ 'class.yaml': NODE_CLASS, 'pool.yaml': nodePool('general'), 'web.yaml': deployment('web', 2) });
+      writeFileSync(join(dir, 'scenario.yaml'), scenario(['    - {at: 10m, scale: {kind: Deployment, name: web, replicas: 4}}', '    - {at: 2h, scale: {kind: Deployment, name: web, replicas: 1}}', '    - {at: 30m, scale: {kind: Deployment, name: web, replicas: 3}}'].join('\n')));
+      const cut = await loadScenario(dir, { now: NOW, overrides: { durationSeconds: 3600 } });
+      expect(cut.spec.durationSeconds).toBe(3600);
+      expect(cut.spec.events.map((e) => e.atSeconds)).toEqual([600, 1800]);
+      expect(cut.eventsAfterEnd).toBe(1);
+      // Without --duration the document's own 3 h holds every event, and nothing is counted.
+      expect((await loadScenario(dir, { now: NOW })).eventsAfterEnd).toBeUndefined();
+
+      // An event kept after one left out: its issue names its own line and index, not those of the index it moved to.
+      rmSync(join(dir, 'scenario.yaml'));
+      writeFileSync(join(dir, 'scenario2.yaml'), scenario(['    - {at: 2h, scale: {kind: Deployment, name: web, replicas: 1}}', '    - {at: 30m, scale: {kind: Deployment, name: web, replicas: -3}}'].join('\n')));
+      const issues = await issuesOfAsync(loadScenario(dir, { now: NOW, overrides: { durationSeconds: 3600 } }));
+      expect(issues.map((i) => [i.file.endsWith('scenario2.yaml'), i.line, i.path])).toEqual([[true, 9, 'spec.events[1].scale.replicas']]);
+    });
+
     it('reads only *.yaml and *.yml files of the folder itself, sorted', async () => {
       mkdirSync(join(dir, 'nested'));
       write({ 'b.yml': nodePool('general'), 'a.yaml': NODE_CLASS, 'notes.txt': 'not yaml', 'nested/c.yaml': 'kind: Broken' });
