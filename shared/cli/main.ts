@@ -39,6 +39,19 @@ function scenarioFlags(command: Command): Command {
     .option('--prices <file>', 'prices per instance type[/zone], on-demand and spot in USD/h, and offerings EC2 does not have (YAML or JSON: {prices: [{instanceType, zone?, onDemand?, spot?}], unavailable: [{instanceType, zone?, capacityType?}]}); wins over spec.prices');
 }
 
+/** `--consolidation` and `--provisioning` as commander hands them over. */
+interface RunSettings {
+  readonly consolidation: ConsolidationSetting;
+  readonly provisioning: ProvisioningSetting;
+}
+
+/** Adds `--consolidation` and `--provisioning` (`simulate` and `explain`: explain runs the same simulation). */
+function runSettings(command: Command): Command {
+  return command
+    .option('--consolidation <setting>', "consolidation moves: 'skiff' (Karpenter's, then Skiff's repack and split moves) or 'karpenter' (Karpenter's moves only, a baseline)", parseConsolidation, 'skiff')
+    .option('--provisioning <setting>', "how the provisioner plans: 'skiff' (plans that survive kube-scheduler's binding) or 'karpenter' (no binding replay, as Karpenter; Skiff's packing kept)", parseProvisioning, 'skiff');
+}
+
 /** The overrides of the flags given. */
 function overridesOf(flags: ScenarioFlags): ScenarioOverrides | undefined {
   const o = {
@@ -117,16 +130,14 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
     .exitOverride()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
 
-  scenarioFlags(program
-    .command('simulate'))
+  runSettings(scenarioFlags(program
+    .command('simulate')))
     .description('simulate a scenario (a folder or multi-document YAML of NodePools, EC2NodeClasses, workloads and a Scenario) through the real handlers')
     .argument('<path>', 'scenario folder or YAML file')
     .option('--json', 'print the whole Result as JSON on stdout')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
     .option('--report <file>', 'also write a self-contained HTML report (charts of nodes, cost, pending pods and disruptions; tables of NodeClaims and pending pods) to <file>')
-    .option('--consolidation <setting>', "consolidation moves: 'skiff' (Karpenter's, then Skiff's repack and split moves) or 'karpenter' (Karpenter's moves only, a baseline)", parseConsolidation, 'skiff')
-    .option('--provisioning <setting>', "how the provisioner plans: 'skiff' (plans that survive kube-scheduler's binding) or 'karpenter' (no binding replay, as Karpenter; Skiff's packing kept)", parseProvisioning, 'skiff')
-    .action(async (path: string, opts: { json?: boolean; seed: number; report?: string; consolidation: ConsolidationSetting; provisioning: ProvisioningSetting } & ScenarioFlags) => {
+    .action(async (path: string, opts: { json?: boolean; seed: number; report?: string } & RunSettings & ScenarioFlags) => {
       const run = await runScenario('simulate', path, opts.seed, io, !opts.json, opts.consolidation, overridesOf(opts), opts.provisioning);
       if (!run) {
         status = 2;
@@ -144,15 +155,15 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
       if (!opts.json) io.err(`Report written to ${opts.report}\n`);
     });
 
-  scenarioFlags(program
-    .command('explain'))
+  runSettings(scenarioFlags(program
+    .command('explain')))
     .description('simulate a scenario as `simulate` does, then explain every pod still pending at the end (or only the named one): per NodePool, the first constraint that rules it out, and "did you mean" hints')
     .argument('<scenario>', 'scenario folder or YAML file')
     .argument('[pod]', 'namespace/name of one pending pod (a bare name means namespace default)', parsePodRef)
-    .option('--json', 'print the explanation as JSON on stdout (see Explanation in shared/cli/explain.ts)')
+    .option('--json', 'print the explanation as JSON on stdout (the shape: docs/contracts.md, "skiff explain --json")')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
-    .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number } & ScenarioFlags) => {
-      const run = await runScenario('explain', path, opts.seed, io, !opts.json, 'skiff', overridesOf(opts));
+    .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number } & RunSettings & ScenarioFlags) => {
+      const run = await runScenario('explain', path, opts.seed, io, !opts.json, opts.consolidation, overridesOf(opts), opts.provisioning);
       if (!run) {
         status = 2;
         return;

@@ -57,6 +57,16 @@ describe('skiff explain', () => {
       expect(e.pods[0]!.nodePools.general).toContain('node-type');
     });
 
+    it('takes the run settings simulate takes, and refuses a bad one before simulating', async () => {
+      const r = await explain('examples/seed', 'default/high-memory-report', '--json', '--consolidation', 'karpenter', '--provisioning', 'karpenter');
+      expect(r.status).toBe(0);
+      expect((JSON.parse(r.out) as Explanation).pending).toEqual(['default/high-memory-report']);
+      const bad = await explain('examples/seed', '--consolidation', 'greedy');
+      expect(bad.status).not.toBe(0);
+      expect(bad.err).toContain("the consolidation setting must be 'skiff' or 'karpenter'");
+      expect(bad.out).toBe('');
+    });
+
     it('exits 1 for a pod that does not exist, guessing the name and listing the pending pods', async () => {
       const r = await explain('examples/seed', 'default/high-memory-reprt', '--json');
       expect(r.status).toBe(1);
