@@ -707,7 +707,8 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
       }
     });
     for (const e of spec.events) {
-      if (e.type === 'scale' && !exists(e.scale.kind, e.scale.namespace, e.scale.name, e.atSeconds)) {
+      // A workload whose own document failed to load has its own issue: not a second one here.
+      if (e.type === 'scale' && !exists(e.scale.kind, e.scale.namespace, e.scale.name, e.atSeconds) && !options.invalid?.has(`${e.scale.kind}/${e.scale.name}`)) {
         issues.push(issueAt(where, ['events', e.index, 'scale', 'name'], `no ${e.scale.kind} ${e.scale.namespace}/${e.scale.name} exists at that time`));
       }
     }

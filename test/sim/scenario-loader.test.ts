@@ -160,6 +160,18 @@ ${events}`;
       expect(issues.map((i) => [i.file.endsWith('scenario2.yaml'), i.line, i.path])).toEqual([[true, 9, 'spec.events[1].scale.replicas']]);
     });
 
+    it('reports a Deployment that does not load once, not again at the scale event that names it', async () => {
+      const broken = deployment('web', 2).replace('cpu: 100m', 'cpu: 100m, memory: 1.5Gb');
+      write({ 'class.yaml': NODE_CLASS, 'pool.yaml': nodePool('general'), 'web.yaml': broken });
+      writeFileSync(join(dir, 'scenario.yaml'), 'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  duration: 1h\n  events:\n    - {at: 10m, scale: {kind: Deployment, name: web, replicas: 4}}\n    - {at: 20m, scale: {kind: Deployment, name: api, replicas: 4}}\n');
+      const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
+      expect(issues.map((i) => [i.file.split('/').pop(), i.path])).toEqual([
+        ['scenario.yaml', 'spec.events[1].scale.name'],
+        ['web.yaml', 'spec.template.spec.containers[0].resources.requests.memory'],
+      ]);
+      expect(issues[0]?.message).toBe('no Deployment default/api exists at that time');
+    });
+
     it('reads only *.yaml and *.yml files of the folder itself, sorted', async () => {
       mkdirSync(join(dir, 'nested'));
       write({ 'b.yml': nodePool('general'), 'a.yaml': NODE_CLASS, 'notes.txt': 'not yaml', 'nested/c.yaml': 'kind: Broken' });

@@ -70,7 +70,8 @@ function knownKeysOf(inst: unknown): string[] {
  * Pass it as `schema.safeParse(value, { error: manifestErrorMap })`.
  */
 export const manifestErrorMap: z.core.$ZodErrorMap = (iss) => {
-  if (iss.code === 'invalid_type' && iss.input === undefined) return 'is required';
+  // A missing field of a fixed set of values (an enum, a literal) is missing too, not a wrong value.
+  if ((iss.code === 'invalid_type' || iss.code === 'invalid_value') && iss.input === undefined) return 'is required';
   if (iss.code === 'unrecognized_keys') {
     const known = knownKeysOf(iss.inst);
     return iss.keys.map((k) => unknownFieldMessage(k, known)).join(KEY_MESSAGE_SEPARATOR);
@@ -109,5 +110,19 @@ export function zodIssuesToPathIssues(issues: readonly z.core.$ZodIssue[]): Path
       out.push({ path: issue.path, message: issue.message, ...(atKey ? { atKey } : {}) });
     }
   }
-  return out;
+  return withoutMisspeltRequired(out);
+}
+
+/**
+ * Drops a field's "is required" when an unknown field beside it is its misspelling (`whenUnsatisfable` with
+ * `whenUnsatisfiable` missing): the one issue to fix is the typo, whose message already names the field.
+ */
+function withoutMisspeltRequired(issues: readonly PathIssue[]): PathIssue[] {
+  const misspelt = new Set<string>();
+  for (const i of issues) {
+    const meant = /^unknown field ".*" \(did you mean "(.*)"\?\)$/.exec(i.message)?.[1];
+    if (meant !== undefined) misspelt.add(JSON.stringify([...i.path.slice(0, -1), meant]));
+  }
+  if (misspelt.size === 0) return [...issues];
+  return issues.filter((i) => !(i.message === 'is required' && misspelt.has(JSON.stringify(i.path))));
 }

@@ -121,6 +121,16 @@ describe('manifest', () => {
       expect(issues).toEqual([expect.objectContaining({ line: 3, column: 21, path: 'metadata.lables', message: 'unknown field "lables" (did you mean "labels"?)' })]);
     });
 
+    it('reports a misspelt required field once, at the typo, not also as the field it meant missing', () => {
+      const pod = (constraint: string) =>
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, ${constraint}}]\n  containers: [{name: c}]\n`;
+      const typo = issuesOf(() => parseManifests(pod('whenUnsatisfable: DoNotSchedule'), 't.yaml'));
+      expect(typo.map((i) => [i.path, i.message])).toEqual([['spec.topologySpreadConstraints[0].whenUnsatisfable', 'unknown field "whenUnsatisfable" (did you mean "whenUnsatisfiable"?)']]);
+      // Missing without a typo beside it: still required, and said so rather than "expected one of".
+      const missing = issuesOf(() => parseManifests(pod('labelSelector: {}'), 'm.yaml'));
+      expect(missing.map((i) => [i.path, i.message])).toEqual([['spec.topologySpreadConstraints[0].whenUnsatisfiable', 'is required']]);
+    });
+
     it('follows YAML aliases and merge keys', () => {
       const text = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: &l {app: a}\n  annotations: *l\nspec:\n  containers: [{name: c}]\n';
       const [pod] = parseManifests(text, 'alias.yaml');
