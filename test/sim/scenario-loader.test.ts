@@ -71,7 +71,7 @@ describe('scenario-loader', () => {
       expect(scenario.deployments.map((d) => d.metadata.name)).toEqual(['web']);
       expect(scenario.skipped).toEqual([{ kind: 'Service', apiVersion: 'v1', name: 'web', file: join(dir, 'c.yaml'), line: 13 }]);
       write({ 'd.yaml': 'apiVersion: apps/v1\nkind: Deploymnt\nmetadata: {name: x}\n' });
-      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { file: join(dir, 'd.yaml'), path: 'kind', line: 2, message: /unknown kind "Deploymnt"/ });
+      expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { file: join(dir, 'd.yaml'), path: 'kind', line: 2, message: /unknown kind "Deploymnt" \(apiVersion apps\/v1\) — did you mean Deployment\?; supported: /u });
     });
 
     it('loads the whole examples/seed folder', async () => {

@@ -94,6 +94,16 @@ function supportedKinds(extra: readonly string[] = []): string {
   return [...Object.entries(MANIFEST_KINDS).map(([kind, { apiVersion }]) => `${kind} (${apiVersion})`), ...extra].join(', ');
 }
 
+/** The supported kind at most 2 edits from `kind`, letter case aside (`Deamonset` → `DaemonSet`); undefined when none. */
+function nearKind(kind: string, extra: readonly string[] = []): string | undefined {
+  let best: { kind: string; edits: number } | undefined;
+  for (const k of [...Object.keys(MANIFEST_KINDS), ...extra]) {
+    const edits = distance(k.toLowerCase(), kind.toLowerCase());
+    if (edits <= 2 && (!best || edits < best.edits)) best = { kind: k, edits };
+  }
+  return best?.kind;
+}
+
 /** The kind entry for a kind name, if supported. */
 function kindEntry(kind: string): (typeof MANIFEST_KINDS)[ManifestKind] | undefined {
   return Object.hasOwn(MANIFEST_KINDS, kind) ? MANIFEST_KINDS[kind as ManifestKind] : undefined;
@@ -214,7 +224,8 @@ export function validateManifestObject(
     return { ok: false, issues: [{ path: ['kind'], message: `a ${kind} is not read: put each of its items in a YAML document of its own (separated by ---)`}] };
   }
   if (!entry) {
-    return { ok: false, issues: [{ path: ['kind'], message: `unknown kind ${JSON.stringify(kind)} (apiVersion ${apiVersion}); supported: ${supportedKinds(options.alsoSupported)}` }] };
+    const meant = nearKind(kind, options.alsoSupported);
+    return { ok: false, issues: [{ path: ['kind'], message: `unknown kind ${JSON.stringify(kind)} (apiVersion ${apiVersion})${meant ? ` — did you mean ${meant}?` : ''}; supported: ${supportedKinds(options.alsoSupported)}` }] };
   }
   if (apiVersion !== entry.apiVersion) {
     const beta = /^karpenter\.(sh|k8s\.aws)\/v1beta1$/.test(apiVersion) ? ' (v1beta1 objects need the changes in Karpenter\'s v1 migration guide: karpenter.sh/docs/upgrading/v1-migration)' : '';
