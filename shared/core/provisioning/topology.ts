@@ -191,7 +191,7 @@ export class Topology {
             const eligibleCount = eligible?.size;
             const floor =
               eligibleCount !== undefined && eligibleCount < term.minDomains
-                ? `only ${eligibleCount} eligible ${key} domain${eligibleCount === 1 ? '' : 's'} exist, fewer than minDomains ${term.minDomains}, so the global minimum counts as 0`
+                ? `only ${eligibleCount} eligible ${key} domain${eligibleCount === 1 ? '' : 's'} exist, fewer than minDomains ${term.minDomains}, so the global minimum counts as 0; allow more ${key} values (the NodePool's requirements, the pod's node affinity, the EC2NodeClass's subnets) or lower minDomains`
                 : `the least loaded eligible domain has ${min}`;
             return { ok: false, reason: `topology spread on ${key} (maxSkew ${term.maxSkew}) would be broken: ${where || 'no domain'} of the pods matching ${describeSelector(term)}, and ${floor}`, temporary: key !== LABEL_HOSTNAME };
           }

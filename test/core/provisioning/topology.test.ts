@@ -82,7 +82,7 @@ describe('topology spread', () => {
     expect(podsPerZone(r)).toEqual({ 'us-west-2a': 1, 'us-west-2b': 1 });
     expect(r.unschedulable).toHaveLength(2);
     expect(r.unschedulable[0]!.reason).toContain('topology spread');
-    expect(r.unschedulable[0]!.reason).toContain('fewer than minDomains 3, so the global minimum counts as 0');
+    expect(r.unschedulable[0]!.reason).toContain('fewer than minDomains 3, so the global minimum counts as 0; allow more topology.kubernetes.io/zone values (the NodePool\'s requirements, the pod\'s node affinity, the EC2NodeClass\'s subnets) or lower minDomains');
   });
 
   it('nodeAffinityPolicy Honor ignores zones the pod cannot use; Ignore counts them and blocks', () => {
