@@ -33,6 +33,7 @@
  * A pod with several required node affinity terms gets, per NodePool, the reason of the term that got furthest in
  * this order. Near misses ("did you mean") come from `hints.ts` and are appended after {@link HINT_MARK}.
  */
+import { distance } from 'fastest-levenshtein';
 import { AWS_INSTANCE_LABELS, restrictedLabelReason, LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_OS, LABEL_WINDOWS_BUILD, LABEL_ZONE, WELL_KNOWN_LABELS, ownValue } from '../api/labels.js';
 import type { Taint } from '../api/kubernetes.js';
 import { shippedInstanceType } from '../instancetypes/catalog-facts.js';
@@ -308,7 +309,7 @@ function requirementsReason(t: NodePoolTemplate, alternative: Requirements, requ
     const alone = Requirements.of(r);
     if (!t.instanceTypes.every((it) => alone.intersects(it.requirements) !== undefined)) continue;
     if (key === LABEL_OS && (t.nodeClassOs ?? []).length > 0) return podOsReason(t, alternative.get(key), t.nodeClassOs ?? []);
-    const values = sortValues(new Set(t.instanceTypes.flatMap((it) => valuesOf(it, key))));
+    const values = nearestFirst(sortValues(new Set(t.instanceTypes.flatMap((it) => valuesOf(it, key)))), r.complement ? [] : [...r.values]);
     // A type without the label has `key DoesNotExist` (aws computeRequirements): say how many lack it.
     const without = t.instanceTypes.filter((it) => valuesOf(it, key).length === 0).length;
     const have =
@@ -462,6 +463,17 @@ function undefinedLabelSummary(r: Requirement, templates: readonly NodePoolTempl
   const restricted = restrictedLabelReason(r.key);
   const fix = restricted ? `no NodePool may define it (${restricted}), so change the pod's selector to` : `add it to a NodePool's template labels or requirements, or select on`;
   return `no NodePool defines the label ${r.key}: the pod requires ${r}, but no NodePool's requirements or template labels set ${r.key}; ${fix} ${alternatives} (e.g. karpenter.k8s.aws/instance-category)`;
+}
+
+/**
+ * `values` with those closest to what the pod asked for first (fewest edits to any of `asked`, then in their order), so a
+ * shortened list still shows them: a pod asking for instance family `m7` sees `m7a, m7g, m7i, …` rather than the first
+ * eight of 70 families alphabetically. Unchanged when `asked` is empty.
+ */
+function nearestFirst(values: readonly string[], asked: readonly string[]): string[] {
+  if (asked.length === 0) return [...values];
+  const edits = new Map(values.map((v) => [v, Math.min(...asked.map((a) => distance(a, v)))]));
+  return values.map((v, i) => ({ v, i })).sort((a, b) => edits.get(a.v)! - edits.get(b.v)! || a.i - b.i).map((x) => x.v);
 }
 
 /** `a, b, c and 4 more`. */

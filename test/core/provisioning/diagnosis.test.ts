@@ -174,6 +174,18 @@ const cases: readonly Case[] = [
     ],
   },
   {
+    name: 'lists the values closest to what the pod asked for first, so a shortened list still shows them',
+    kind: 'requirements',
+    pod: pod('a', { nodeSelector: { 'karpenter.k8s.aws/instance-family': 'm7' } }),
+    template: template(
+      'many',
+      ['c5', 'c6a', 'c6g', 'c6i', 'c7g', 'm5', 'm6a', 'm6g', 'm6i', 'm7a', 'm7i', 'r5'].map((family) =>
+        instanceType(`${family}.large`, { cpu: 1930, memory: 3055, price: 0.1, labels: { 'karpenter.k8s.aws/instance-family': family } }),
+      ),
+    ),
+    says: ['its 12 instance types have karpenter.k8s.aws/instance-family in [m5, m7a, m7i, c5, c7g, m6a, m6g, m6i and 4 more]'],
+  },
+  {
     name: 'says no instance type has a well-known label at all when a pod requires it to exist',
     kind: 'requirements',
     pod: pod('a', { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'karpenter.k8s.aws/instance-gpu-count', operator: 'Exists' }] }] } } } }),
