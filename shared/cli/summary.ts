@@ -84,7 +84,11 @@ export function formatSummary(result: SimulationResult): string {
   const livePods = result.pods.filter((p) => p.deletedAt === null);
   const running = livePods.filter((p) => p.node !== null).length;
   const ended = result.pods.length - livePods.length;
-  lines.push(`Pods: ${result.pods.length} created, ${running} running at the end, ${ended} completed or deleted, ${result.unschedulable.length} pending`);
+  // What the count holds beside the workloads' own pods: a DaemonSet pod per node, and a new pod after each eviction.
+  const daemonPods = result.pods.filter((p) => p.owner?.startsWith('DaemonSet/')).length;
+  const evictions = result.pods.reduce((n, p) => n + p.evictions, 0);
+  const among = [...(daemonPods > 0 ? [`${daemonPods} by DaemonSets`] : []), ...(evictions > 0 ? [`${evictions} after evictions`] : [])];
+  lines.push(`Pods: ${result.pods.length} created${among.length > 0 ? ` (${among.join(', ')})` : ''}, ${running} running at the end, ${ended} completed or deleted, ${result.unschedulable.length} pending`);
   // Pods that waited during the run, not only those still waiting at the end (a scale-up that took 20 minutes).
   const pending = result.pending ?? pendingFigures(result.pods, Date.parse(result.start), Date.parse(result.end));
   if (pending.pods > 0) {

@@ -41,6 +41,13 @@ describe('the summary says when disruptions had not settled by the end', () => {
     expect(formatSummary(cut)).toMatch(/still disrupting at the end: .*the last disruption (started|ended) (\d+\.\d min before the end|\d+ s before the end|as the run ended)/);
 
     const long = await simulateDocs(1, nodeClassYaml(), POOL, DEPLOYMENT, scenario('90m'));
+    // The pod count says what it holds beside the workloads' own pods: none here (no DaemonSet, no eviction) …
+    expect(long.pods.every((p) => p.evictions === 0 && !p.owner?.startsWith('DaemonSet/'))).toBe(true);
+    expect(formatSummary(long)).toContain(`Pods: ${long.pods.length} created, `);
+    // … and, with a DaemonSet pod and two evictions, both.
+    const [first, ...rest] = long.pods;
+    const more = { ...long, pods: [{ ...first!, evictions: 2 }, ...rest, { ...first!, name: 'agent-x', owner: 'DaemonSet/agent', evictions: 0 }] };
+    expect(formatSummary(more)).toContain(`Pods: ${long.pods.length + 1} created (1 by DaemonSets, 2 after evictions), `);
     // The same scale-in, ended well before the end: every disruption over and the fleet quiet after.
     expect(long.disruptions.length).toBeGreaterThan(0);
     expect(long.disruptions.every((d) => d.completedAt !== null)).toBe(true);
