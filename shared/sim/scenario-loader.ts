@@ -517,8 +517,11 @@ export function parseScenarioForRun(
   const result = parseScenarioDocument(flagged.doc, { now: options.now });
   if (flagged.eventsAfterEnd === 0) return result;
   // Issues name the document's own event index, as their lines do.
-  const issues = result.issues.map((i) => (i.path === undefined ? i : { ...i, path: i.path.replace(/^spec\.events\[(\d+)\]/, (whole, n: string) => (flagged.kept?.[Number(n)] !== undefined ? `spec.events[${flagged.kept[Number(n)]}]` : whole)) }));
-  return { ...result, issues, eventsAfterEnd: flagged.eventsAfterEnd };
+  const original = (n: number) => flagged.kept?.[n] ?? n;
+  const issues = result.issues.map((i) => (i.path === undefined ? i : { ...i, path: i.path.replace(/^spec\.events\[(\d+)\]/, (_, n: string) => `spec.events[${original(Number(n))}]`) }));
+  // So do the events, for the checks and messages that locate them later (`crossCheck`, ScenarioEventSkipped).
+  const scenario = result.scenario && { ...result.scenario, spec: { ...result.scenario.spec, events: result.scenario.spec.events.map((e) => ({ ...e, index: original(e.index) })) } };
+  return { ...result, ...(scenario ? { scenario } : {}), issues, eventsAfterEnd: flagged.eventsAfterEnd };
 }
 
 /** `spec.events[i].at` in seconds, or undefined when it is missing or not a Go duration (validation says so). */

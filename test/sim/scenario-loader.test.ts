@@ -158,6 +158,11 @@ ${events}`;
       writeFileSync(join(dir, 'scenario2.yaml'), scenario(['    - {at: 2h, scale: {kind: Deployment, name: web, replicas: 1}}', '    - {at: 30m, scale: {kind: Deployment, name: web, replicas: -3}}'].join('\n')));
       const issues = await issuesOfAsync(loadScenario(dir, { now: NOW, overrides: { durationSeconds: 3600 } }));
       expect(issues.map((i) => [i.file.endsWith('scenario2.yaml'), i.line, i.path])).toEqual([[true, 9, 'spec.events[1].scale.replicas']]);
+      // The same for the checks made after parsing: a kept event naming a Deployment that does not exist.
+      rmSync(join(dir, 'scenario2.yaml'));
+      writeFileSync(join(dir, 'scenario3.yaml'), scenario(['    - {at: 2h, scale: {kind: Deployment, name: web, replicas: 1}}', '    - {at: 30m, scale: {kind: Deployment, name: nope, replicas: 3}}'].join('\n')));
+      const missing = await issuesOfAsync(loadScenario(dir, { now: NOW, overrides: { durationSeconds: 3600 } }));
+      expect(missing.map((i) => [i.file.endsWith('scenario3.yaml'), i.line, i.path, i.message])).toEqual([[true, 9, 'spec.events[1].scale.name', 'no Deployment default/nope exists at that time']]);
     });
 
     it('reports a Deployment that does not load once, not again at the scale event that names it', async () => {
