@@ -507,7 +507,8 @@ async function readTexts(path: string, files: readonly string[]): Promise<(strin
  * @param doc the Scenario document
  * @param options `now` (epoch ms) for the default start; the flags; the region of the scenario's Nodes
  *   ({@link snapshotRegion}), when it holds any
- * @returns as `parseScenarioDocument`: the scenario, or the issues (file, line, path)
+ * @returns as `parseScenarioDocument`: the scenario, or the issues (file, line, path; events named by their index as
+ *   written); plus `eventsAfterEnd`, the events `--duration` left out, when there are any
  */
 export function parseScenarioForRun(
   doc: ManifestDocument,

@@ -34,24 +34,6 @@ describe('cost over time (B5)', () => {
   });
 });
 
-describe('B5 cases', () => {
-  it('writes the trace with its gpu NodePool WhenEmptyOrUnderutilized and leaves the cpu NodePool and the example as they are', async () => {
-    const { readFileSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { parseAllDocuments } = await import('yaml');
-    const { b5CaseName, writeB5Case } = await import('../../bench/b5-cases.js');
-    const root = join(import.meta.dirname, '../..');
-    const policies = (dir: string) =>
-      Object.fromEntries(parseAllDocuments(readFileSync(join(dir, 'nodepools.yaml'), 'utf8')).map((d) => [d.getIn(['metadata', 'name']), d.getIn(['spec', 'disruption', 'consolidationPolicy'])]));
-    const example = writeB5Case({ kind: 'trace' }, root);
-    const variant = writeB5Case({ kind: 'trace', gpuUnderutilized: true }, root);
-    expect(policies(example)).toEqual({ cpu: 'WhenEmptyOrUnderutilized', gpu: 'WhenEmpty' });
-    expect(policies(variant)).toEqual({ cpu: 'WhenEmptyOrUnderutilized', gpu: 'WhenEmptyOrUnderutilized' });
-    expect(readFileSync(join(variant, 'scenario.yaml'), 'utf8')).toBe(readFileSync(join(example, 'scenario.yaml'), 'utf8'));
-    expect(b5CaseName({ kind: 'trace', gpuUnderutilized: true })).toBe('Alibaba trace, gpu NodePool WhenEmptyOrUnderutilized');
-  });
-});
-
 describe('BENCHMARKS.md B5 rows', () => {
   it('judges each goal from the figures: steady ratio, settling after the scale-in, pass p99, evictions, violations', async () => {
     const { renderReport } = await import('../../bench/report.js');

@@ -11,6 +11,13 @@ import { ResultSchema } from '../../shared/sim/result-schema.js';
 const catalog = new Map(loadCatalog().map((t) => [t.name, t]));
 const label = (type: string, key: string) => catalog.get(type)!.labels[key];
 
+/** A new temporary folder holding the seed example's EC2NodeClass, general NodePool and web Deployment. */
+function seedFolder(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+  return dir;
+}
+
 function capture(): { io: { out: (t: string) => void; err: (t: string) => void; isTTY: boolean }; out: () => string; err: () => string } {
   let out = '';
   let err = '';
@@ -121,8 +128,7 @@ describe('skiff CLI', () => {
   });
 
   it('skips a Service in the folder with a note on stderr, and with --json writes nothing but the Result', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'skiff-foreign-'));
-    for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+    const dir = seedFolder('skiff-foreign-');
     writeFileSync(join(dir, 'service.yaml'), 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n');
     const text = capture();
     expect(await main(['simulate', dir], text.io)).toBe(0);
@@ -147,8 +153,7 @@ describe('skiff CLI', () => {
   });
 
   it('runs a scenario cut short by --duration without the events after its end, and says how many it left out', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'skiff-cut-'));
-    for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+    const dir = seedFolder('skiff-cut-');
     const events = ['10m', '45m', '50m'].map((at, i) => `    - {at: ${at}, scale: {kind: Deployment, name: web, replicas: ${4 + i}}}`).join('\n');
     writeFileSync(join(dir, 'scenario.yaml'), `apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: cut}\nspec:\n  start: "2026-03-02T08:00:00Z"\n  duration: 1h\n  events:\n${events}\n`);
     const c = capture();
@@ -165,8 +170,7 @@ describe('skiff CLI', () => {
   });
 
   it("skips Karpenter's NodeClaims (kubectl get nodepools,ec2nodeclasses,nodeclaims) with a note, and still refuses a misspelt Karpenter kind", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'skiff-nodeclaims-'));
-    for (const f of ['ec2nodeclass-default.yaml', 'nodepool-general.yaml', 'deployment-web.yaml']) writeFileSync(join(dir, f), readFileSync(join('examples/seed', f), 'utf8'));
+    const dir = seedFolder('skiff-nodeclaims-');
     writeFileSync(join(dir, 'nodeclaims.yaml'), 'apiVersion: karpenter.sh/v1\nkind: NodeClaim\nmetadata: {name: general-abcde}\nspec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}, requirements: []}\n');
     const c = capture();
     expect(await main(['simulate', dir], c.io)).toBe(0);
