@@ -28,13 +28,39 @@ export function parseQuantity(quantity: string | number): number {
     return quantity;
   }
   const match = QUANTITY.exec(quantity);
-  if (!match) throw new QuantityError(quantity, /^\s|\s$/.test(quantity) ? 'not a valid Kubernetes quantity: remove the whitespace around it' : undefined);
+  if (!match) throw new QuantityError(quantity, malformedReason(quantity));
   const [, num, suffix, exponent] = match;
   const value = Number(num);
   if (value < 0) throw new QuantityError(quantity, 'must not be negative');
   const result = exponent !== undefined ? value * 10 ** Number(exponent) : value * (BINARY[suffix ?? ''] ?? DECIMAL[suffix ?? ''] ?? 1);
   if (!Number.isFinite(result)) throw new QuantityError(quantity, 'is too large');
   return result;
+}
+
+/** Unit spellings people write that Kubernetes does not read, with the suffixes it does (`suffix.go`). */
+const SUFFIX_FIXES: Record<string, string> = {
+  KB: 'k or Ki', K: 'k or Ki', MB: 'M or Mi', GB: 'G or Gi', TB: 'T or Ti', PB: 'P or Pi', EB: 'E or Ei',
+  KiB: 'Ki', MiB: 'Mi', GiB: 'Gi', TiB: 'Ti', PiB: 'Pi', EiB: 'Ei',
+};
+
+/**
+ * Why `text` is not a quantity, with the fix when the mistake is a common one: whitespace around it, a space between
+ * the number and its suffix, a unit spelt `MB`/`GiB`/`K`/`gi` (Kubernetes reads `M`/`Mi`, `Gi`, `k`/`Ki`, `Gi`); otherwise
+ * the grammar with examples for cpu and memory (and, for text naming GPUs, where GPUs are requested).
+ */
+function malformedReason(text: string): string {
+  const base = 'not a valid Kubernetes quantity';
+  if (/^\s|\s$/.test(text)) return `${base}: remove the whitespace around it`;
+  const unit = /^([+-]?(?:\d+\.?\d*|\.\d+))\s*([A-Za-z]+)$/.exec(text);
+  if (unit && QUANTITY.test(`${unit[1]}${unit[2]}`)) return `${base}: remove the space between the number and its suffix ("${unit[1]}${unit[2]}")`;
+  const written = unit?.[2] ?? '';
+  const fix = unit ? SUFFIX_FIXES[written] ?? SUFFIX_FIXES[written.toUpperCase()] ?? Object.keys(BINARY).find((b) => b.toLowerCase() === written.toLowerCase()) : undefined;
+  if (unit && fix) {
+    const options = fix.split(' or ').map((s) => `"${unit[1]}${s}"`).join(' or ');
+    return `${base}: Kubernetes reads no suffix "${written}"; did you mean ${options}? (Ki, Mi, Gi are powers of 1024; k, M, G powers of 1000)`;
+  }
+  const gpu = /gpu/i.test(text) ? '; GPUs are a resource of their own: request them as `nvidia.com/gpu: 1`' : '';
+  return `${base}: expected a number with an optional suffix, e.g. "250m" or "2" for cpu, "512Mi" or "4Gi" for memory${gpu}`;
 }
 
 /**

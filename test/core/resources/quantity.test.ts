@@ -44,6 +44,19 @@ describe('parseQuantity', () => {
     expect(() => parseQuantity(text)).toThrow(/not a valid Kubernetes quantity/);
   });
 
+  it.each([
+    ['512MB', /no suffix "MB"; did you mean "512M" or "512Mi"\?/],
+    ['1GiB', /no suffix "GiB"; did you mean "1Gi"\?/],
+    ['2K', /no suffix "K"; did you mean "2k" or "2Ki"\?/],
+    ['1ki', /no suffix "ki"; did you mean "1Ki"\?/],
+    ['500 m', /remove the space between the number and its suffix \("500m"\)/],
+    ['100 Mi', /remove the space between the number and its suffix \("100Mi"\)/],
+    ['half', /expected a number with an optional suffix, e\.g\. "250m" or "2" for cpu, "512Mi" or "4Gi" for memory$/],
+    ['8 GPUs', /expected a number with an optional suffix.*GPUs are a resource of their own: request them as `nvidia\.com\/gpu: 1`/],
+  ])('says how to fix %j', (text, message) => {
+    expect(() => parseQuantity(text)).toThrow(message);
+  });
+
   it('refuses a negative quantity and one too large to represent', () => {
     expect(() => parseQuantity('-1')).toThrow(/must not be negative/);
     expect(() => parseQuantity('1e400')).toThrow(/is too large/);
