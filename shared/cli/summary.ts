@@ -54,17 +54,21 @@ export function formatSummary(result: SimulationResult): string {
 
   // Disruptions: how many nodes went, why, and how (deleted, or replaced by a cheaper or newer node).
   if (result.disruptions.length > 0) {
-    const byReason = new Map<string, { count: number; replaced: number; done: number }>();
+    const byReason = new Map<string, { count: number; replaced: number; done: number; moves: Map<string, number> }>();
     for (const d of result.disruptions) {
-      const r = byReason.get(d.reason) ?? { count: 0, replaced: 0, done: 0 };
+      const r = byReason.get(d.reason) ?? { count: 0, replaced: 0, done: 0, moves: new Map<string, number>() };
       r.count++;
+      // Consolidation's moves (Karpenter's multi-node and single-node, Skiff's repack and split), named short.
+      const move = d.reason === 'Underutilized' && d.method ? d.method.replace(/-consolidation$/, '') : undefined;
+      if (move) r.moves.set(move, (r.moves.get(move) ?? 0) + 1);
       if (d.decision === 'replace' || d.replacement !== null) r.replaced++;
       if (d.completedAt !== null) r.done++;
       byReason.set(d.reason, r);
     }
     lines.push(`Disruptions: ${result.disruptions.length} node${result.disruptions.length === 1 ? '' : 's'}`);
     for (const [reason, r] of [...byReason].sort(([a], [b]) => a.localeCompare(b))) {
-      lines.push(`  ${reason}: ${r.count} (${r.replaced} replaced, ${r.count - r.replaced} deleted${r.done < r.count ? `; ${r.count - r.done} still draining at the end` : ''})`);
+      const moves = [...r.moves].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([m, n]) => `${n} ${m}`).join(', ');
+      lines.push(`  ${reason}: ${r.count} (${r.replaced} replaced, ${r.count - r.replaced} deleted${moves ? `; nodes by move: ${moves}` : ''}${r.done < r.count ? `; ${r.count - r.done} still draining at the end` : ''})`);
     }
     const unsettled = stillDisrupting(result);
     if (unsettled) lines.push(`  still disrupting at the end: ${unsettled}; the final $/h is not where the fleet settles (run longer with --duration)`);

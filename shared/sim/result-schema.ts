@@ -202,6 +202,13 @@ export const ResultDisruptionSchema = z.looseObject({
    * drift whose pods need two new nodes lists both. Optional: Results written before it was added lack it.
    */
   replacements: z.array(z.string().min(1)).optional(),
+  /**
+   * The disruption method that chose it: `emptiness`, `drift`, `multi-node-consolidation`, `single-node-consolidation`
+   * (Karpenter's), Skiff's `repack-consolidation` (k nodes by m cheaper ones) and `split-consolidation` (one node by
+   * several cheaper ones), or `expiration` / `interruption` for a forceful disruption. An addition: absent in Results
+   * written before it.
+   */
+  method: z.string().min(1).optional(),
   drainStartedAt: UtcTimeSchema.nullable(),
   completedAt: UtcTimeSchema.nullable(),
   /**

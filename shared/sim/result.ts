@@ -11,6 +11,7 @@ import type { PendingFigures, Result, ResultPod } from './result-schema.js';
 import { wastedLaunchFigures } from './result-waste.js';
 import type { SimEvent, SimNode, SimPod } from './simulated-cluster.js';
 import type { LaunchAttempt, SimInstance } from './simulated-ec2.js';
+import { disruptionMethod } from './what-if.js';
 
 /** Everything the Result is made from. Times are epoch ms. */
 export interface ResultInputs {
@@ -182,6 +183,7 @@ function disruptions(claims: readonly NodeClaim[]): Result['disruptions'] {
         replacement: d.replacements[0] ?? null,
         replacements: [...d.replacements],
         message: d.message,
+        method: disruptionMethod({ reason: d.reason, replacements: [...d.replacements], ...(d.method ? { method: d.method } : {}) }, d.candidates.length),
         drainStartedAt: d.drainStartedAt ?? null,
         completedAt: c.state === 'Deleted' ? (c.deletedAt ?? null) : null,
         budget: d.budgets?.[c.nodePool] ? { ...d.budgets[c.nodePool]! } : null,

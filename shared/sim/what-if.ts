@@ -36,13 +36,16 @@ export function fleetHourlyUSD(instances: readonly SimInstance[], atMs: number):
 }
 
 /**
- * The disruption method of each Result disruption, from what the Result records: `emptiness`, `drift`, `expiration`,
- * `interruption`, and for `Underutilized` `multi-node-consolidation` (a command of several candidates),
- * `single-node-consolidation`, or `repack-consolidation` when one command launched two or more replacements (Skiff's
- * repack and split moves, `shared/controllers/disruption/methods/`). Karpenter's names (core
- * `pkg/controllers/disruption/*.go`); Skiff's record does not store the method, so it is read back this way.
+ * The disruption method of a Result disruption: the one its record names (`method`, Karpenter's names, core
+ * `pkg/controllers/disruption/*.go`, and Skiff's `repack-consolidation`, `split-consolidation`), `expiration` or
+ * `interruption` for a forceful disruption, and for a Result written before records named it, read back from what the
+ * Result holds: `emptiness`, `drift`, and for `Underutilized` `multi-node-consolidation` (a command of several
+ * candidates), `single-node-consolidation`, or `repack-consolidation` when one command launched two or more
+ * replacements.
+ * @param candidatesOfCommand how many NodeClaims the disruption's command took
  */
-export function disruptionMethod(d: Result['disruptions'][number], candidatesOfCommand: number): string {
+export function disruptionMethod(d: Pick<Result['disruptions'][number], 'reason' | 'replacements' | 'method'>, candidatesOfCommand: number): string {
+  if (d.method) return d.method;
   switch (d.reason) {
     case 'Empty':
       return 'emptiness';

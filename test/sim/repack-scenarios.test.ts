@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { ConsolidationSetting } from '../../shared/controllers/disruption/deps.js';
 import { simulateScenario } from '../../shared/cli/simulate.js';
+import { formatSummary } from '../../shared/cli/summary.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { nodeClassYaml } from '../support/provisioner-harness.js';
 import { scenarioFolder } from '../support/simulate-docs.js';
@@ -58,6 +59,25 @@ async function run(consolidation: ConsolidationSetting, ...docs: string[]): Prom
 
 /** Disruptions of Skiff's repacking moves: Underutilized commands launching two or more replacements. */
 const repackings = (r: SimulationResult) => r.disruptions.filter((d) => d.reason === 'Underutilized' && (d.replacements ?? []).length >= 2);
+/** Karpenter's disruption methods and its forceful disruptions (core `pkg/controllers/disruption/*.go`). */
+const KARPENTER_MOVES = ['emptiness', 'drift', 'multi-node-consolidation', 'single-node-consolidation', 'expiration', 'interruption'];
+
+/**
+ * Every disruption names the method that chose it: Karpenter's moves only under the `karpenter` setting; a split is one
+ * node by several, a repack several by several, and Karpenter's consolidation launches at most one replacement.
+ */
+function expectMethodsNamed(r: SimulationResult, setting: ConsolidationSetting): void {
+  const perCommand = new Map<string, number>();
+  for (const d of r.disruptions) perCommand.set(d.command, (perCommand.get(d.command) ?? 0) + 1);
+  for (const d of r.disruptions) {
+    if (setting === 'karpenter') expect(KARPENTER_MOVES).toContain(d.method);
+    if (d.method === 'split-consolidation') expect([perCommand.get(d.command), (d.replacements ?? []).length >= 2]).toEqual([1, true]);
+    if (d.method === 'repack-consolidation' || d.method === 'split-consolidation') expect(d.reason).toBe('Underutilized');
+    if (d.method === 'multi-node-consolidation') expect(perCommand.get(d.command)).toBeGreaterThanOrEqual(2);
+    if (d.method?.endsWith('-consolidation') && KARPENTER_MOVES.includes(d.method)) expect((d.replacements ?? []).length).toBeLessThanOrEqual(1);
+  }
+}
+
 const zeroViolations = (r: SimulationResult) => expect(Object.values(r.violations).filter((v) => typeof v === 'number' && v > 0)).toEqual([]);
 
 /**
@@ -82,6 +102,14 @@ describe('split consolidation through the simulation', () => {
     // Skiff's moves get there however they can: repacking candidates in their own order finds deletions Karpenter's
     // prefix search misses, and a repacking stands only when its plan survives kube-scheduler's binding.
     expect(skiff.cost.finalHourlyUSD).toBeLessThanOrEqual(0.255 + 1e-9);
+    expectMethodsNamed(skiff, 'skiff');
+    expectMethodsNamed(karpenter, 'karpenter');
+    // One node by two: Skiff's split move, named as such (a count of replacements alone would call it a repack).
+    expect(repackings(skiff).map((d) => d.method)).toEqual(['split-consolidation']);
+    // The summary says which moves took the nodes.
+    const moves = skiff.disruptions.filter((d) => d.reason === 'Underutilized').map((d) => d.method!.replace(/-consolidation$/, ''));
+    expect(moves.length).toBeGreaterThan(0);
+    expect(formatSummary(skiff)).toMatch(new RegExp(`Underutilized: ${moves.length} \\([^)]*nodes by move: [^)]*${moves[0]}`));
     for (const r of [skiff, karpenter]) {
       zeroViolations(r);
       expect(r.unschedulable).toEqual([]);
@@ -150,6 +178,9 @@ describe('repack consolidation through the simulation', () => {
     const skiff = await run('skiff', ...burst());
     const karpenter = await run('karpenter', ...burst());
     expect(repackings(karpenter)).toEqual([]);
+    expectMethodsNamed(skiff, 'skiff');
+    expectMethodsNamed(karpenter, 'karpenter');
+    expect(skiff.disruptions.some((d) => d.method === 'repack-consolidation' || d.method === 'split-consolidation')).toBe(true);
     // Skiff's moves get there however they can: repacking candidates in their own order finds deletions Karpenter's
     // prefix search misses, and a repacking stands only when its plan survives kube-scheduler's binding. Both run with
     // follow-up passes (Karpenter's loop runs continuously), so Karpenter's moves no longer stall here: they end 1.16×

@@ -60,11 +60,11 @@ function reportingSink(pass: Pass): MethodSink {
   };
 }
 
-/** The first command a method of `methods` (in order) finds among `candidates`, or undefined. */
+/** The first command a method of `methods` (in order) finds among `candidates`, with that method's name, or undefined. */
 export function findCommand(methods: readonly ControllerMethod[], candidates: readonly NodeClaim[], ctx: MethodContext): MethodCommand<NodeClaim> | undefined {
   for (const method of methods) {
     const command = method.computeCommand(candidates, ctx);
-    if (command) return command;
+    if (command) return { ...command, method: method.name };
   }
   return undefined;
 }
@@ -162,6 +162,7 @@ async function proposeCommand(pass: Pass, world: World, proposal: MethodCommand<
     message: proposal.message,
     proposedAt: new Date(world.now).toISOString(),
     ...(order > 0 ? { order } : {}),
+    ...(proposal.method ? { method: proposal.method } : {}),
     ...(proposal.reason === 'Underutilized' && proposal.replacements.length > 1 ? { savings: proposal.savings } : {}),
   };
   const written: NodeClaim[] = [];

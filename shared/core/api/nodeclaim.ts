@@ -63,6 +63,13 @@ export interface NodeClaimDisruption {
   /** When it was proposed (ISO). */
   readonly proposedAt: string;
   /**
+   * The disruption method whose search proposed it: `emptiness`, `drift`, `multi-node-consolidation`,
+   * `single-node-consolidation`, or Skiff's `repack-consolidation` and `split-consolidation`
+   * (`controllers/disruption/methods.ts`). Absent for a forceful disruption (Expired, Interrupted: no method chose it)
+   * and on records written before it was kept.
+   */
+  readonly method?: string;
+  /**
    * What the proposal expected to save, USD per hour: set for a consolidation that launches two or more replacements
    * (Skiff's repack and split moves, `core/disruption/repack.ts`), whose validation must find a move at least as good.
    */

@@ -42,6 +42,12 @@ export interface MethodCommand<C> extends Command<C> {
   readonly reason: MethodReason;
   /** Why, in words: the record's `disruption.message` and the events' text. */
   readonly message: string;
+  /**
+   * The name of the method that found it ({@link DisruptionMethod.name}, e.g. `repack-consolidation`): set by the search
+   * that runs the method list (`controllers/disruption/propose.ts findCommand`), kept on the record as
+   * `disruption.method`. Absent from a command a method returns itself.
+   */
+  readonly method?: string;
 }
 
 /**
