@@ -166,14 +166,14 @@ export interface DurationSchemaOptions extends ParseDurationOptions {
  */
 export function durationSecondsSchema(options: DurationSchemaOptions = {}) {
   return z.union([z.string(), z.number()]).transform((value, ctx): number => {
-    if (typeof value === 'number') {
-      if (value === 0) return 0;
+    // A bare 0 needs no unit; it still meets the same bounds as "0s" (a bare 0 `duration` ran a zero-length scenario).
+    if (typeof value === 'number' && value !== 0) {
       ctx.addIssue({ code: 'custom', message: `a duration needs a unit, e.g. "${value}s" or "${value}m"` });
       return z.NEVER;
     }
     let seconds: number;
     try {
-      seconds = parseDuration(value, options);
+      seconds = typeof value === 'number' ? 0 : parseDuration(value, options);
     } catch (e) {
       ctx.addIssue({ code: 'custom', message: e instanceof DurationError ? e.message : String(e) });
       return z.NEVER;

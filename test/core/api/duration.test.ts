@@ -115,8 +115,12 @@ describe('duration', () => {
       expect(result.error?.issues[0]?.message).toMatch(/needs a unit/);
     });
 
-    it('rejects zero when positive is required', () => {
+    it('rejects zero when positive is required, written "0s" or as a bare 0', () => {
       expect(durationSecondsSchema({ positive: true }).safeParse('0s').success).toBe(false);
+      const bare = durationSecondsSchema({ positive: true }).safeParse(0);
+      expect(bare.success).toBe(false);
+      expect(bare.error?.issues[0]?.message).toBe('0: must be greater than zero');
+      expect(durationSecondsSchema({ minSeconds: 60 }).safeParse(0).success).toBe(false);
     });
 
     it('accepts a negative offset only when allowed', () => {
