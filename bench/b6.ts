@@ -5,6 +5,7 @@
  * observer), without a probe or progress hook, so nothing is added to the run being timed.
  */
 import { simulateScenario } from '../shared/cli/simulate.js';
+import { existedAtStart } from '../shared/sim/result-schema.js';
 import { writeB6Case, type B6Case } from './b6-cases.js';
 
 /** What one B6 case measured. */
@@ -46,7 +47,7 @@ export async function measureB6(c: B6Case): Promise<B6Result> {
     simulatedHours: c.hours,
     pods: result.pods.length,
     nodes: result.nodes.length,
-    launched: result.nodeClaims.filter((n) => n.launchedAt !== null && Date.parse(n.createdAt) >= Date.parse(result.start)).length,
+    launched: result.nodeClaims.filter((n) => n.launchedAt !== null && !existedAtStart(n, Date.parse(result.start))).length,
     disruptions: result.disruptions.length,
     violations: Object.fromEntries(Object.entries(result.violations).filter(([, n]) => typeof n === 'number' && n > 0)) as Record<string, number>,
   };

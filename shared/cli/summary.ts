@@ -8,7 +8,7 @@
  */
 import { splitHints } from '../core/provisioning/diagnosis.js';
 import { pendingFigures, type SimulationResult } from '../sim/result.js';
-import type { WhatIf } from '../sim/result-schema.js';
+import { existedAtStart, type WhatIf } from '../sim/result-schema.js';
 import { wastedLaunchFigures } from '../sim/result-waste.js';
 
 /** At most this many notes at the end of the summary; the Result's events have them all. */
@@ -26,7 +26,7 @@ export function formatSummary(result: SimulationResult): string {
   if (result.whatIf) lines.push(...whatIfLines(result, result.whatIf), '');
 
   const launched = result.nodeClaims.filter((c) => c.instanceType);
-  const existed = launched.filter((c) => c.createdAt < result.start).length;
+  const existed = launched.filter((c) => existedAtStart(c, Date.parse(result.start))).length;
   const failed = result.nodeClaims.filter((c) => c.launchError);
   lines.push(
     `NodeClaims: ${launched.length - existed} launched${existed ? `, ${existed} existed at the start` : ''}${failed.length ? `, ${failed.length} failed to launch` : ''}`,

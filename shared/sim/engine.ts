@@ -411,7 +411,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   for (const o of scenario.nodePools) cluster.apply({ kind: 'NodePool', object: o });
   for (const o of scenario.limitRanges) cluster.apply({ kind: 'LimitRange', object: o });
   for (const o of scenario.pdbs) cluster.apply({ kind: 'PodDisruptionBudget', object: o });
-  await seedNodes(scenario, cluster, ec2, store, ids);
+  const startingNodeClaims = await seedNodes(scenario, cluster, ec2, store, ids);
   // A snapshot's pods of a workload, before the workload: its controller counts them and creates only what is missing.
   for (const { pod, owner } of scenario.ownedPods ?? []) {
     const list = owner.kind === 'Deployment' ? scenario.deployments : owner.kind === 'StatefulSet' ? scenario.statefulSets : scenario.jobs;
@@ -465,6 +465,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     provisioning: deps.provisioning ?? 'skiff',
     region: spec.region,
     nodeClaims: claims,
+    startingNodeClaims,
     nodes: cluster.nodeHistory,
     pods: cluster.podHistory,
     livePods: [...cluster.pods.values()],
@@ -720,8 +721,12 @@ export function pricingNote(spec: ScenarioSpec): PricingNote {
   };
 }
 
-/** Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes. */
-async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec2: SimulatedEc2, store: NodeClaimStore, ids: () => string): Promise<void> {
+/**
+ * Creates the scenario's pre-existing nodes: instances, NodeClaim records (for managed ones) and registered Nodes.
+ * @returns the names of the NodeClaims created (the Result's `existedAtStart`)
+ */
+async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec2: SimulatedEc2, store: NodeClaimStore, ids: () => string): Promise<Set<string>> {
+  const seeded = new Set<string>();
   const start = scenario.spec.startMs;
   // NodeClaim names a snapshot's Nodes give (their owner references): a generated name must not take one of them.
   const taken = new Set(scenario.spec.nodes.flatMap((n) => (n.nodeClaim !== undefined ? [n.nodeClaim] : [])));
@@ -786,8 +791,10 @@ async function seedNodes(scenario: LoadedScenario, cluster: SimulatedCluster, ec
         initializedAt: iso,
         ...nodeClaimExtras(nodePool, cluster.nodeClasses.get(nodeClass)),
       });
+      seeded.add(claimName);
     }
   }
+  return seeded;
 }
 
 /** The EventBridge scheduled event of a schedule rule (`skiff-lifecycle`, `skiff-disruption`) at `atMs`. */

@@ -117,7 +117,23 @@ export const ResultNodeClaimSchema = z.looseObject({
   deletionReason: DeletionReasonSchema.nullable(),
   /** The EC2 error code of the failed launch (e.g. `InsufficientInstanceCapacity`), else null. */
   launchError: z.string().min(1).nullable(),
+  /**
+   * True for the NodeClaim of a node the scenario started with (`spec.nodes`, a snapshot's Nodes), whatever its
+   * `createdAt`; false for one Skiff launched during the run. An addition: absent in Results written before it, where
+   * {@link existedAtStart} reads `createdAt` before the start instead.
+   */
+  existedAtStart: z.boolean().optional(),
 });
+
+/**
+ * Whether a Result NodeClaim belongs to a node the scenario started with rather than one launched during the run: its
+ * `existedAtStart`, or for a Result written before that field, `createdAt` before the run's start (a starting node
+ * whose `createdAt` was left at the start is then misread as launched).
+ * @param startMs the run's start, epoch ms (UTC)
+ */
+export function existedAtStart(claim: Pick<z.infer<typeof ResultNodeClaimSchema>, 'createdAt' | 'existedAtStart'>, startMs: number): boolean {
+  return claim.existedAtStart ?? Date.parse(claim.createdAt) < startMs;
+}
 
 /**
  * One Node that ever existed; `nodeClaim` is null for a node Skiff does not own (e.g. a scenario's `nodes`).

@@ -6,7 +6,7 @@
  * another node took first is another). Computed from the Result alone, so a reader can compute it for a Result written
  * before the field existed.
  */
-import type { Result, WastedLaunches } from './result-schema.js';
+import { existedAtStart, type Result, type WastedLaunches } from './result-schema.js';
 
 /**
  * The launched-then-unused figures of a Result (see `WastedLaunchesSchema`): NodeClaims created at or after the start
@@ -32,7 +32,7 @@ export function wastedLaunchFigures(result: Pick<Result, 'start' | 'end' | 'node
   let usd = 0;
   const byReason: Record<string, number> = {};
   for (const c of result.nodeClaims) {
-    if (c.launchedAt === null || c.deletedAt === null || Date.parse(c.createdAt) < startMs || used.has(c.name)) continue;
+    if (c.launchedAt === null || c.deletedAt === null || existedAtStart(c, startMs) || used.has(c.name)) continue;
     nodeClaims++;
     const h = Math.max(0, Math.min(endMs, Date.parse(c.deletedAt)) - Math.max(startMs, Date.parse(c.launchedAt))) / 3_600_000;
     hours += h;

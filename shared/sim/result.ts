@@ -25,6 +25,8 @@ export interface ResultInputs {
   readonly provisioning?: 'skiff' | 'karpenter';
   readonly region: string;
   readonly nodeClaims: readonly NodeClaim[];
+  /** Names of the NodeClaims of the nodes the scenario started with (`spec.nodes`). @default none */
+  readonly startingNodeClaims?: ReadonlySet<string>;
   readonly nodes: readonly SimNode[];
   readonly pods: readonly SimPod[];
   /** Pods still live at the end. */
@@ -87,6 +89,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
         deletedAt: isoStringOrNull(c.deletedAt),
         deletionReason: c.deletionReason ?? null,
         launchError: c.launchError ?? null,
+        existedAtStart: input.startingNodeClaims?.has(c.name) ?? false,
       };
     }),
     nodes: input.nodes.map((n) => ({

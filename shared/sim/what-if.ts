@@ -5,7 +5,7 @@
  * start with what became of them. Built from the Result and the simulated instances; adds nothing the run did not do.
  */
 import type { BudgetReason, NodePool } from '../core/api/nodepool.js';
-import type { Result, WhatIf } from './result-schema.js';
+import { existedAtStart, type Result, type WhatIf } from './result-schema.js';
 import type { SimInstance } from './simulated-ec2.js';
 
 /** What {@link whatIf} reads besides the Result. */
@@ -80,7 +80,7 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
   // evicted with no room elsewhere), still up at `settledAt`; replacements (consolidation, drift, interruption) aside.
   const replacementNames = new Set(disruptions.flatMap((d) => d.replacements ?? (d.replacement ? [d.replacement] : [])));
   const forPods = result.nodeClaims.filter(
-    (c) => Date.parse(c.createdAt) >= startMs && Date.parse(c.createdAt) <= settledMs && !replacementNames.has(c.name) && c.instanceType !== null && c.launchError === null && (c.deletedAt === null || Date.parse(c.deletedAt) > settledMs),
+    (c) => !existedAtStart(c, startMs) && Date.parse(c.createdAt) <= settledMs && !replacementNames.has(c.name) && c.instanceType !== null && c.launchError === null && (c.deletedAt === null || Date.parse(c.deletedAt) > settledMs),
   );
   const newCapacity = round4(forPods.reduce((sum, c) => sum + (c.price ?? 0), 0));
 
@@ -141,7 +141,7 @@ export function whatIf(result: Result, inputs: WhatIfInputs): WhatIf {
     if (pending) outcome = `still pending at the end: ${pending.reason}`;
     else if (p?.scheduledAt && p.node) {
       const claim = p.nodeClaim ? claims.get(p.nodeClaim) : undefined;
-      const launched = claim && Date.parse(claim.createdAt) >= startMs;
+      const launched = claim && !existedAtStart(claim, startMs);
       outcome = `scheduled at ${p.scheduledAt} on ${p.node}${launched ? ` (NodeClaim ${claim.name}, ${claim.instanceType ?? '?'} ${claim.capacityType ?? ''}, launched for pending pods)`.replace(' )', ')') : ' (a node that already existed)'}`;
     } else if (p?.deletedAt) outcome = `deleted at ${p.deletedAt}`;
     else outcome = 'pending';

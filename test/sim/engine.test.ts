@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { simulateScenario } from '../../shared/cli/simulate.js';
+import { formatSummary } from '../../shared/cli/summary.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
 import { deploymentYaml as deployment, GENERAL_POOL } from '../support/provisioner-harness.js';
 
@@ -33,6 +34,17 @@ describe('simulation engine', () => {
     expect(r.launchAttempts).toEqual([]);
     expect(r.pods.every((p) => p.node === 'n1')).toBe(true);
     expect(r.nodes).toEqual([expect.objectContaining({ name: 'n1', instanceType: 'm5.xlarge', createdAt: '2026-03-02T06:00:00.000Z' })]);
+  });
+
+  it('counts a starting node without createdAt as existing at the start, not as launched or wasted (trial)', async () => {
+    const expiring = `${GENERAL_POOL.trimEnd()}\n  disruption: {consolidateAfter: Never}\n`.replace('    spec:\n', '    spec:\n      expireAfter: 30m\n');
+    expect(expiring).toContain('expireAfter: 30m');
+    const r = await run(expiring, scenario(`  nodes:\n    - {name: n2, instanceType: m5.large, zone: us-west-2a, capacityType: spot, nodePool: general}`));
+    expect(r.launchAttempts).toEqual([]);
+    const [claim] = r.nodeClaims;
+    expect(claim).toMatchObject({ createdAt: '2026-03-02T08:00:00.000Z', existedAtStart: true, deletionReason: 'Expired' });
+    expect(r.wastedLaunches).toEqual({ nodeClaims: 0, instanceHours: 0, costUSD: 0, byReason: {} });
+    expect(formatSummary(r)).toMatch(/^NodeClaims: 0 launched, 1 existed at the start$/m);
   });
 
   it('starts a pod with spec.nodeName bound to that node', async () => {
