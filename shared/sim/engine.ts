@@ -859,6 +859,9 @@ function selectNodes(cluster: SimulatedCluster, nodeSelector: Readonly<Record<st
     .slice(0, count);
 }
 
+/** Kinds a `delete` event names without a namespace. */
+const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set(['NodePool', 'EC2NodeClass', 'Node', 'NodeClaim']);
+
 /** Records that a timeline event found nothing to act on (it is skipped, the run goes on). */
 function noTarget(cluster: SimulatedCluster, event: ScenarioEvent, what: string): void {
   void cluster.recordEvent({ type: 'Warning', reason: 'ScenarioEventSkipped', object: `Scenario/${event.type}`, message: `spec.events[${event.index}] (${event.type}) matched ${what}; skipped` });
@@ -934,9 +937,14 @@ function applyEvent(event: ScenarioEvent, world: EventWorld): void {
       // finalizer goes at once with its pods.
       // A NodeClaim deleted by a user (`kubectl delete nodeclaim`): its mirror object only records the request (Skiff's
       // finalizer holds it); the lifecycle controller's next pass starts the same graceful termination.
-      if (event.delete.kind === 'Node' && !cluster.nodes.has(event.delete.name)) return noTarget(cluster, event, `no Node named ${event.delete.name}`);
-      if (event.delete.kind === 'NodeClaim' && !cluster.nodeClaimMirrors.has(event.delete.name)) return noTarget(cluster, event, `no NodeClaim named ${event.delete.name}`);
-      cluster.delete(event.delete.kind, event.delete.namespace ?? 'default', event.delete.name);
+      // Whatever the kind, a name that matches nothing (a typo, an object already gone) is skipped with a word, as
+      // `kubectl delete` answers NotFound.
+      {
+        const { kind, name } = event.delete;
+        const namespace = event.delete.namespace ?? 'default';
+        if (!cluster.has(kind, namespace, name)) return noTarget(cluster, event, `no ${kind} named ${CLUSTER_SCOPED_KINDS.has(kind) ? name : `${namespace}/${name}`}`);
+        cluster.delete(kind, namespace, name);
+      }
       return;
     case 'nodeCondition': {
       const { nodeSelector, count, ready } = event.nodeCondition;

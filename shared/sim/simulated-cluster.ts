@@ -546,6 +546,42 @@ export class SimulatedCluster implements Cluster<NodePool, EC2NodeClass, DaemonS
     this.requestSchedulingPass();
   }
 
+  /**
+   * Whether an object a scenario's `delete` event can name exists now: what `kubectl delete` would find (a Node with a
+   * deletion already requested still exists; a NodeClaim is its mirror object).
+   * @param namespace ignored for cluster-scoped kinds (NodePool, EC2NodeClass, Node, NodeClaim)
+   * @throws {RangeError} for a kind the simulation cannot delete
+   */
+  has(kind: string, namespace: string, name: string): boolean {
+    const key = `${namespace}/${name}`;
+    switch (kind) {
+      case 'NodePool':
+        return this.nodePools.has(name);
+      case 'EC2NodeClass':
+        return this.nodeClasses.has(name);
+      case 'Deployment':
+        return this.deployments.has(key);
+      case 'StatefulSet':
+        return this.statefulSets.has(key);
+      case 'Job':
+        return this.jobs.has(key);
+      case 'DaemonSet':
+        return this.daemonSets.has(key);
+      case 'PodDisruptionBudget':
+        return this.pdbs.has(key);
+      case 'LimitRange':
+        return this.limitRanges.has(key);
+      case 'Pod':
+        return this.pods.has(key);
+      case 'Node':
+        return this.nodes.has(name);
+      case 'NodeClaim':
+        return this.nodeClaimMirrors.has(name);
+      default:
+        throw new RangeError(`the simulation cannot delete kind ${kind}`);
+    }
+  }
+
   /** Sets a Deployment's or StatefulSet's replicas. */
   scale(kind: 'Deployment' | 'StatefulSet', namespace: string, name: string, replicas: number): void {
     const key = `${namespace}/${name}`;

@@ -303,6 +303,23 @@ describe('drain: a NodeClaim a user deletes (kubectl delete nodeclaim)', () => {
       delete: {kind: NodeClaim, name: general-none}`, '5m'));
     expect(r.events).toContainEqual(expect.objectContaining({ reason: 'ScenarioEventSkipped', object: 'Scenario/delete' }));
   }, 60_000);
+
+  it('says so for every kind whose name matches nothing, as kubectl answers NotFound (trial: a mistyped delete looked done)', async () => {
+    const r = await run(nodeClassYaml(), pool('team: a'), scenario(`  events:
+    - {at: 1m, delete: {kind: NodePool, name: ghost}}
+    - {at: 1m, delete: {kind: Deployment, name: ghost}}
+    - {at: 1m, delete: {kind: Pod, namespace: kube-system, name: ghost}}
+    - {at: 2m, delete: {kind: NodePool, name: general}}
+    - {at: 3m, delete: {kind: NodePool, name: general}}`, '5m'));
+    const skipped = r.events.filter((e) => e.reason === 'ScenarioEventSkipped').map((e) => e.message);
+    expect(skipped).toEqual([
+      'spec.events[0] (delete) matched no NodePool named ghost; skipped',
+      'spec.events[1] (delete) matched no Deployment named default/ghost; skipped',
+      'spec.events[2] (delete) matched no Pod named kube-system/ghost; skipped',
+      // The NodePool the first of the last two deleted is gone for the second.
+      'spec.events[4] (delete) matched no NodePool named general; skipped',
+    ]);
+  }, 60_000);
 });
 
 describe('deleting a NodePool (its NodeClaims are deleted with it)', () => {
