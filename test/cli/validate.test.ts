@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../shared/cli/main.js';
 import { validateText, type ValidationReport } from '../../shared/cli/validate.js';
+import { formatIssue } from '../../shared/core/errors.js';
 
 async function validate(...args: string[]): Promise<{ status: number; out: string; err: string }> {
   let out = '';
@@ -153,6 +154,15 @@ describe('skiff validate', () => {
         'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]',
       ]);
       expect(paths(pod('  tolerations: [{operator: Exists}]\n  nodeSelector: {workload-type: general}\n'))).toEqual([]);
+    });
+
+    it('refuses a Gt value past a 64-bit integer at file:line:column, and accepts an In value no offering has (Karpenter does; explain says why it never launches)', () => {
+      const pool = (requirement: string) => BROKEN_POOL.replace('  weight: 500\n', '').replace('        - key: kubernetes.io/arch\n          operator: Like\n', requirement);
+      const huge = validateText(pool('        - {key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: ["99999999999999999999999"]}\n'), 'pool.yaml', 0);
+      expect(huge.issues.map(formatIssue)).toEqual([
+        expect.stringMatching(/^pool\.yaml:10:72: spec\.template\.spec\.requirements\[0\]\.values\[0\]: operator Gt needs a non-negative integer of at most 9007199254740991, got "99999999999999999999999": it does not fit in a 64-bit integer/),
+      ]);
+      expect(validateText(pool('        - {key: karpenter.sh/capacity-type, operator: In, values: [Spot]}\n'), 'pool.yaml', 0)).toMatchObject({ valid: true, issues: [] });
     });
 
     it('says where v1beta1-era NodePool fields went in v1', () => {

@@ -17,6 +17,7 @@ import {
   labelsSchema,
   objectMetaSchema,
   qualifiedNameSchema,
+  requirementIntegerProblem,
   resourceListSchema,
   taintSchema,
 } from './object-meta.js';
@@ -61,8 +62,6 @@ const BUDGET_NODES = /^((100|[0-9]{1,2})%|[0-9]+)$/;
 const CRON_MACRO = /^@(annually|yearly|monthly|weekly|daily|midnight|hourly)$/;
 /** One field of a 5-field cron expression (shape only). */
 const CRON_FIELD = /^[0-9A-Za-z*?,\/\-#LW]+$/;
-/** A non-negative integer written in decimal. */
-const NON_NEGATIVE_INTEGER = /^[0-9]+$/;
 
 /**
  * Why a key may not be used in a NodePool (requirement key or template label), or undefined.
@@ -138,12 +137,9 @@ export const nodePoolRequirementSchema = z
       case 'Lte':
         if (values.length !== 1) {
           ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} needs exactly one non-negative integer value` });
-        } else if (!NON_NEGATIVE_INTEGER.test(values[0] ?? '')) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['values', 0],
-            message: `operator ${r.operator} needs a non-negative integer, got ${JSON.stringify(values[0])}`,
-          });
+        } else {
+          const problem = requirementIntegerProblem(r.operator, values[0] ?? '', { negative: false });
+          if (problem) ctx.addIssue({ code: 'custom', path: ['values', 0], message: problem });
         }
         break;
     }

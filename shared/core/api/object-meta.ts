@@ -44,6 +44,40 @@ export const labelValueSchema = z
   .max(63, { error: 'a label value must be at most 63 characters' })
   .regex(LABEL_VALUE, { error: 'a label value must consist of alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric' });
 
+/** The largest magnitude a `Gt`/`Lt`/`Gte`/`Lte` requirement value may have: 2^53 − 1, the last integer Skiff's bounds hold exactly. */
+export const MAX_REQUIREMENT_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/** The largest 64-bit signed integer: CEL's `int()` (Karpenter's NodePool CRD rule) and Go's `strconv.ParseInt` stop here. */
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * Why `value` cannot be the value of a `Gt`, `Lt`, `Gte` or `Lte` requirement, or undefined. It must be a decimal
+ * integer (non-negative in a NodePool: Karpenter's CRD rule `int(x.values[0]) >= 0`) whose magnitude is at most
+ * {@link MAX_REQUIREMENT_INTEGER}. Past 2^63 − 1 Karpenter's CRD rule fails (`int()` overflows) and kube-scheduler
+ * cannot parse a pod's value (`strconv.ParseInt(v, 10, 64)`, so the pod matches no node); between 2^53 and 2^63 − 1
+ * Kubernetes accepts it, but Skiff's requirement bounds (JavaScript numbers) would round it. No instance label comes near.
+ * @param operator the requirement's operator, to name it
+ * @param value the requirement's one value
+ * @param options `negative`: whether a negative integer is allowed (a pod's node affinity) or not (a NodePool)
+ * @example requirementIntegerProblem('Gt', '99999999999999999999999', { negative: false }) // 'operator Gt needs … 64-bit …'
+ * @example requirementIntegerProblem('Gt', '8', { negative: false }) // undefined
+ */
+export function requirementIntegerProblem(operator: string, value: string, options: { readonly negative: boolean }): string | undefined {
+  const kind = options.negative ? 'an integer' : 'a non-negative integer';
+  if (!(options.negative ? /^-?[0-9]+$/ : /^[0-9]+$/).test(value)) return `operator ${operator} needs ${kind}, got ${JSON.stringify(value)}`;
+  const n = BigInt(value);
+  const magnitude = n < 0n ? -n : n;
+  if (magnitude <= BigInt(MAX_REQUIREMENT_INTEGER)) return undefined;
+  const range = options.negative ? `between -${MAX_REQUIREMENT_INTEGER} and ${MAX_REQUIREMENT_INTEGER}` : `of at most ${MAX_REQUIREMENT_INTEGER}`;
+  const why =
+    magnitude > INT64_MAX
+      ? options.negative
+        ? 'it does not fit in a 64-bit integer, so kube-scheduler cannot parse it and the pod would match no node'
+        : "it does not fit in a 64-bit integer, so Karpenter's NodePool CRD rejects it (its rule reads the value with int())"
+      : `Kubernetes accepts it (up to ${INT64_MAX}), but Skiff compares requirement bounds exactly only up to 2^53 − 1, and no instance label comes near it`;
+  return `operator ${operator} needs ${kind} ${range}, got ${JSON.stringify(value)}: ${why}`;
+}
+
 /**
  * The one key a JavaScript object cannot hold as an ordinary key: assigning it replaces the object's prototype. A
  * YAML mapping read by the `yaml` library keeps it as an own key, but zod's records skip it without a word, so every

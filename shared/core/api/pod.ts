@@ -15,6 +15,7 @@ import {
   namespacedObjectMetaSchema,
   ownKeysRecord,
   qualifiedNameSchema,
+  requirementIntegerProblem,
   resourceListSchema,
   templateMetaSchema,
 } from './object-meta.js';
@@ -63,8 +64,9 @@ export const podNodeSelectorRequirementSchema = z
       case 'Gt':
       case 'Lt':
         if (n !== 1) ctx.addIssue({ code: 'custom', path: ['values'], message: `operator ${r.operator} needs exactly one integer value` });
-        else if (!/^-?[0-9]+$/.test(r.values?.[0] ?? '')) {
-          ctx.addIssue({ code: 'custom', path: ['values', 0], message: `operator ${r.operator} needs an integer, got ${JSON.stringify(r.values?.[0])}` });
+        else {
+          const problem = requirementIntegerProblem(r.operator, r.values?.[0] ?? '', { negative: true });
+          if (problem) ctx.addIssue({ code: 'custom', path: ['values', 0], message: problem });
         }
         break;
     }

@@ -224,7 +224,7 @@ function whyNotAlternative(pod: SchedulingPod, t: NodePoolTemplate, alternative:
     const booted = t.nodeClassOs ?? [];
     if (t.requirements.has(LABEL_OS) && booted.length > 0 && !booted.some((v) => os.has(v))) return reject('requirements', nodePoolOsReason(t, os, booted));
     const why = t.noInstanceTypes ? ` (${t.noInstanceTypes})` : '';
-    return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}${why}; widen spec.template.spec.requirements`);
+    return reject('requirements', `the NodePool's own requirements match no instance type of its EC2NodeClass ${t.nodeClass}${why}; correct or widen spec.template.spec.requirements`);
   }
   const byLabels = t.instanceTypes.filter((it) => requirements.intersects(it.requirements) === undefined);
   if (byLabels.length === 0) return reject('requirements', requirementsReason(t, alternative, requirements, hints));

@@ -24,6 +24,54 @@ const CLOSED_VALUES: ReadonlyMap<string, ReadonlySet<string>> = new Map([
   [LABEL_CAPACITY_TYPE, new Set(['spot', 'on-demand', 'reserved'])],
 ]);
 
+/**
+ * Other names for the values of closed well-known labels, as people write them (uname's `x86_64`, `aarch64`; an
+ * underscore for a hyphen): not one typo away, but unmistakable. Lowercase alias → the value Kubernetes and Karpenter use.
+ */
+const VALUE_ALIASES: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map([
+  [
+    LABEL_ARCH,
+    new Map([
+      ['x86_64', 'amd64'],
+      ['x86-64', 'amd64'],
+      ['x64', 'amd64'],
+      ['amd', 'amd64'],
+      ['aarch64', 'arm64'],
+      ['arm', 'arm64'],
+      ['armv8', 'arm64'],
+      ['graviton', 'arm64'],
+    ]),
+  ],
+  [
+    LABEL_CAPACITY_TYPE,
+    new Map([
+      ['ondemand', 'on-demand'],
+      ['on_demand', 'on-demand'],
+      ['od', 'on-demand'],
+    ]),
+  ],
+]);
+
+/**
+ * The value of well-known (or any) label `key` that `typed` most likely means, among `candidates` (the values
+ * something offers), or undefined when nothing is close. Another value of a closed set (`arm64` for `amd64`) and a real
+ * EC2 instance type (`a1.large` for `m1.large`) are choices, not typos; an alias (`x86_64` → `amd64`) and a near miss
+ * ({@link closestNearMiss}: `Spot` → `spot`, `m5.larg` → `m5.large`) are suggested.
+ * @param key the label key
+ * @param typed the value written
+ * @param candidates the values offered (a NodePool's, or its instance types')
+ * @example nearValue('kubernetes.io/arch', 'x86_64', ['amd64', 'arm64']) // 'amd64'
+ * @example nearValue('karpenter.sh/capacity-type', 'Spot', ['on-demand', 'spot']) // 'spot'
+ */
+export function nearValue(key: string, typed: string, candidates: Iterable<string>): string | undefined {
+  if (CLOSED_VALUES.get(key)?.has(typed)) return undefined;
+  if (key === LABEL_INSTANCE_TYPE && shippedInstanceType(typed)) return undefined;
+  const list = [...candidates];
+  const alias = VALUE_ALIASES.get(key)?.get(typed.toLowerCase());
+  if (alias !== undefined && list.includes(alias)) return alias;
+  return closestNearMiss(typed, list);
+}
+
 /** What a hint is about. */
 export type HintKind =
   /** A label key the pod requires that no NodePool defines, close to one that is defined or well-known. */
@@ -109,12 +157,9 @@ export function labelKeyHint(key: string, definedBy: ReadonlyMap<string, readonl
  */
 export function labelValueHint(key: string, value: string, offeredBy: ReadonlyMap<string, readonly string[]>): Hint | undefined {
   if (offeredBy.has(value)) return undefined;
-  // Another value of a closed well-known set is a choice, not a typo: arm64 is not a misspelt amd64.
-  if (CLOSED_VALUES.get(key)?.has(value)) return undefined;
-  // A real EC2 instance type is no typo for another one (a1.large is not a misspelt m1.large); the diagnosis says why
-  // the EC2NodeClass does not offer it.
-  if (key === LABEL_INSTANCE_TYPE && shippedInstanceType(value)) return undefined;
-  const suggestion = closestNearMiss(value, offeredBy.keys());
+  // Another value of a closed well-known set is a choice, not a typo (arm64 is not a misspelt amd64), and a real EC2
+  // instance type is no typo for another one (the diagnosis says why the EC2NodeClass does not offer it): nearValue.
+  const suggestion = nearValue(key, value, offeredBy.keys());
   if (suggestion === undefined) return undefined;
   const nodePools = [...(offeredBy.get(suggestion) ?? [])].sort();
   return {

@@ -4,12 +4,13 @@
  * Structural input types keep this independent of the manifest schemas (any parsed `karpenter.sh/v1` NodePool fits).
  */
 import type { NodeSelectorRequirement, Taint } from '../api/kubernetes.js';
-import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_OS, LABEL_REGISTERED, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_OS, LABEL_REGISTERED, LABEL_ZONE, WELL_KNOWN_LABELS } from '../api/labels.js';
 import { type InstanceType } from '../instancetypes/offering.js';
 import { add, parseResourceList, subtract, type ResourceList } from '../resources/resource-list.js';
-import { Requirement } from '../scheduling/requirement.js';
+import { Requirement, sortValues } from '../scheduling/requirement.js';
 import { Requirements } from '../scheduling/requirements.js';
 import { resolveCustomLabels } from './custom-labels.js';
+import { isNearMiss, nearValue } from './hints.js';
 import { firstUntolerated } from '../scheduling/taints.js';
 import { podHostPorts, podRequests, podRequirementAlternatives, type PodSpecLike } from './pod.js';
 import type { DaemonHostPort, NodePoolTemplate } from './types.js';
@@ -239,7 +240,7 @@ export function buildNodePoolTemplate(
     instanceTypes: withGroupOverhead(groups, base, types),
     nodeClassOs: osOf(instanceTypes),
     ...(types.length === 0
-      ? { noInstanceTypes: unsatisfiable.length > 0 ? `${unsatisfiable.join('; ')}: no value of the label satisfies it, so no node can carry it` : noInstanceTypesReason(requirements, instanceTypes) }
+      ? { noInstanceTypes: unsatisfiable.length > 0 ? `${unsatisfiable.join('; ')}: no value of the label satisfies it, so no node can carry it` : noInstanceTypesReason(requirements, instanceTypes, nodePool.spec.template.spec.requirements) }
       : {}),
     daemonOverhead: base,
     ...(Object.keys(daemonExtra).length > 0 ? { daemonExtra } : {}),
@@ -299,19 +300,61 @@ const COMPATIBLE_MEMO = new WeakMap<readonly InstanceType[], Map<string, Instanc
 
 /**
  * Why a NodePool's requirements leave no instance type: each requirement that alone rules every type out (a type
- * without the label has it `DoesNotExist`, aws `computeRequirements`), or else that they only do together.
+ * without the label has it `DoesNotExist`, aws `computeRequirements`), or else that they only do together. Requirements
+ * on one key that leave no value between them (`instance-cpu Gt 8` with `Lt 4`) are named as a conflict; an `In` value
+ * no type has gets the value the types do have that it most likely means ({@link nearValue}: `Spot` → `spot`,
+ * `x86_64` → `amd64`, `m5.larg` → `m5.large`), and a zone the zones the types are offered in. Karpenter accepts such a
+ * NodePool and never launches from it.
  * @param instanceTypes the EC2NodeClass's instance types
+ * @param written the NodePool's `spec.template.spec.requirements` as written, to quote the conflicting ones
  */
-function noInstanceTypesReason(requirements: Requirements, instanceTypes: readonly InstanceType[]): string {
+function noInstanceTypesReason(requirements: Requirements, instanceTypes: readonly InstanceType[], written: readonly NodeSelectorRequirement[]): string {
   const count = instanceTypes.length.toLocaleString('en-US');
   const alone = requirements.values().filter((r) => instanceTypes.every((t) => Requirements.of(r).intersects(t.requirements) !== undefined));
   if (alone.length === 0) return `no instance type satisfies all of them together (${requirements}), though each alone is met by some of the ${count}`;
   return alone
     .map((r) => {
+      if (r.size() === 0 && !r.allowsAbsence()) return conflictReason(r, written);
       const having = instanceTypes.filter((t) => t.requirements.has(r.key) && t.requirements.get(r.key).size() > 0).length;
-      return `${r}: ${having === 0 ? `none of the ${count} instance types has the label ${r.key}` : `none of the ${count} instance types has such a value (${having.toLocaleString('en-US')} have a ${r.key} at all)`}`;
+      // How many have the label at all matters only when some lack it (a GPU count, local NVMe).
+      const some = having < instanceTypes.length ? ` (${having.toLocaleString('en-US')} have a ${r.key} at all)` : '';
+      const why = having === 0 ? `none of the ${count} instance types has the label ${r.key}` : `none of the ${count} instance types has such a value${some}`;
+      return `${r}: ${why}${valueHint(r, instanceTypes)}`;
     })
     .join('; ');
+}
+
+/**
+ * The requirements on one key that together allow no value, as written (`karpenter.k8s.aws/instance-cpu Gt [8] and
+ * karpenter.k8s.aws/instance-cpu Lt [4]`), or the merged requirement when fewer than two are written on the key (one
+ * may come from a template label).
+ */
+function conflictReason(r: Requirement, written: readonly NodeSelectorRequirement[]): string {
+  const own = written.filter((w) => w.key === r.key).map((w) => `${w.key} ${w.operator}${w.values?.length ? ` [${w.values.join(' ')}]` : ''}`);
+  const named = own.length >= 2 ? `the requirements ${own.slice(0, -1).join(', ')} and ${own[own.length - 1]}` : `the requirements on ${r.key}${own.length === 1 ? ` (${own[0]} and the template label)` : ''}`;
+  return `${named} conflict: together they leave no value of ${r.key}, so no instance type can match`;
+}
+
+/**
+ * A "did you mean" for an `In` requirement none of whose values any instance type has: per value, the value of the
+ * types it most likely means; for zones, the zones the types are offered in (few, and a wrong region's zone is no
+ * typo). Empty when there is nothing to suggest.
+ */
+function valueHint(r: Requirement, instanceTypes: readonly InstanceType[]): string {
+  if (r.complement || r.values.size === 0) return '';
+  const have = sortValues(new Set(instanceTypes.flatMap((t) => (t.requirements.has(r.key) && !t.requirements.get(r.key).complement ? [...t.requirements.get(r.key).values] : []))));
+  if (have.length === 0) return '';
+  if (r.key === LABEL_ZONE) {
+    const zones = have.join(', ');
+    return r.sortedValues().some((v) => have.some((z) => isNearMiss(v, z))) ? ` — did you mean one of the zones its instance types are offered in: ${zones}?` : ` — its instance types are offered in ${zones}`;
+  }
+  const near = r.sortedValues().flatMap((v) => {
+    const s = nearValue(r.key, v, have);
+    return s === undefined ? [] : [{ v, s }];
+  });
+  if (near.length === 0) return '';
+  if (near.length === 1 && r.values.size === 1) return ` — did you mean ${r.key} In [${near[0]!.s}]?`;
+  return ` — did you mean ${near.map(({ v, s }) => `${s} (for ${v})`).join(', ')}?`;
 }
 
 /**

@@ -152,6 +152,30 @@ describe('NodePool', () => {
       expect(issues.map((i) => [i.path, i.line])).toEqual([['spec.template.spec.requirements[0].values[0]', 19]]);
     });
 
+    it('rejects a Gt value past a 64-bit integer at file:line:column, as the CRD rule int(x.values[0]) does, instead of echoing it as 1e+23', () => {
+      const text = edit(BASE, { 'key: karpenter.sh/capacity-type\n          operator: In\n          values: ["spot"]': 'key: karpenter.k8s.aws/instance-cpu\n          operator: Gt\n          values: ["99999999999999999999999"]' });
+      const issue = expectIssue(issuesOf(() => parseManifests(text, 'pool.yaml')), {
+        path: 'spec.template.spec.requirements[0].values[0]',
+        line: 19,
+        file: 'pool.yaml',
+        message: /^operator Gt needs a non-negative integer of at most 9007199254740991, got "99999999999999999999999": it does not fit in a 64-bit integer, so Karpenter's NodePool CRD rejects it/,
+      });
+      expect(issue.column).toBe(20);
+    });
+
+    it.each([
+      ['9007199254740992', /Kubernetes accepts it \(up to 9223372036854775807\), but Skiff compares requirement bounds exactly only up to 2\^53 − 1/],
+      ['9223372036854775808', /does not fit in a 64-bit integer/],
+    ])('rejects Lte %s, which Skiff cannot hold exactly', (value, message) => {
+      const text = edit(BASE, { 'key: karpenter.sh/capacity-type\n          operator: In\n          values: ["spot"]': `key: karpenter.k8s.aws/instance-memory\n          operator: Lte\n          values: ["${value}"]` });
+      expectIssue(issuesOf(() => parseManifests(text, 'pool.yaml')), { path: 'spec.template.spec.requirements[0].values[0]', line: 19, message });
+    });
+
+    it('accepts the largest integer Skiff holds exactly, 2^53 − 1', () => {
+      const text = edit(BASE, { 'key: karpenter.sh/capacity-type\n          operator: In\n          values: ["spot"]': 'key: karpenter.k8s.aws/instance-memory\n          operator: Lt\n          values: ["9007199254740991"]' });
+      expect(parsePool(text).spec.template.spec.requirements[0]?.values).toEqual(['9007199254740991']);
+    });
+
     it('accepts Gte and Lte with one integer value', () => {
       const text = edit(BASE, { 'key: karpenter.sh/capacity-type\n          operator: In\n          values: ["spot"]': 'key: karpenter.k8s.aws/instance-cpu\n          operator: Gte\n          values: ["4"]\n        - key: karpenter.k8s.aws/instance-memory\n          operator: Lte\n          values: ["65536"]' });
       expect(parsePool(text).spec.template.spec.requirements.map((r) => r.operator)).toEqual(['Gte', 'Lte']);

@@ -147,6 +147,18 @@ describe('Pod', () => {
       expectIssue(problems(text), { path: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator', line: 17 });
     });
 
+    it('rejects a Gt or Lt value past what Skiff holds exactly, naming why (kube-scheduler parses it as a 64-bit integer)', () => {
+      const affinity = (value: string) =>
+        `${BASE}  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n          - matchExpressions: [{key: team-size, operator: Lt, values: ["${value}"]}]\n`;
+      const path = 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]';
+      expectIssue(problems(affinity('99999999999999999999')), {
+        path,
+        line: 17,
+        message: /^operator Lt needs an integer between -9007199254740991 and 9007199254740991, got "99999999999999999999": it does not fit in a 64-bit integer, so kube-scheduler cannot parse it/,
+      });
+      expect(problems(`${affinity('9007199254740991')}  nodeSelector: {gpu: true}\n`).filter((i) => i.path === path)).toEqual([]);
+    });
+
     it('rejects matchFields on anything but metadata.name', () => {
       const text = `${BASE}  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n          - matchFields: [{key: spec.unschedulable, operator: In, values: ["x"]}]\n`;
       expectIssue(problems(text), { path: 'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].key', line: 17, message: /metadata.name/ });

@@ -3,6 +3,7 @@ import type { NodeSelectorRequirement } from '../../../shared/core/api/kubernete
 import { buildInstanceType } from '../../../shared/core/instancetypes/offering.js';
 import { REJECTION_KINDS, diagnose, diagnosePod, splitHints, summarise, whyNot, withHints, type RejectionKind, type TopologyCheck } from '../../../shared/core/provisioning/diagnosis.js';
 import type { SchedulingPod } from '../../../shared/core/provisioning/pod.js';
+import { buildNodePoolTemplate } from '../../../shared/core/provisioning/nodepool-template.js';
 import type { NodePoolTemplate } from '../../../shared/core/provisioning/types.js';
 import type { ResourceList } from '../../../shared/core/resources/resource-list.js';
 import { catalogue, instanceType, pod, template } from '../../support/builders.js';
@@ -359,6 +360,42 @@ describe('diagnosis', () => {
       expect(r.kind).toBe('requirements');
       expect(r.reason).toContain('instance-generation In [9]');
       expect(r.reason).toContain('node affinity term 2 of 2');
+    });
+  });
+
+  describe("a NodePool whose own requirements can never launch (Karpenter accepts it and launches nothing)", () => {
+    /** The reason a pod gets from a NodePool built as provisioning builds it, over the test catalogue (zones us-west-2a and b). */
+    const reasonOf = (requirements: NodeSelectorRequirement[], types = catalogue()) =>
+      whyNot(pod('a'), buildNodePoolTemplate({ metadata: { name: 'general' }, spec: { template: { spec: { nodeClassRef: { name: 'default' }, requirements } } } }, types, [], {}), undefined);
+
+    it.each<[string, NodeSelectorRequirement, string]>([
+      ['a capacity type in the wrong case', { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['Spot'] }, 'karpenter.sh/capacity-type In [Spot]: none of the 7 instance types has such a value — did you mean karpenter.sh/capacity-type In [spot]?'],
+      ["uname's name for an architecture", { key: 'kubernetes.io/arch', operator: 'In', values: ['x86_64'] }, 'kubernetes.io/arch In [x86_64]: none of the 7 instance types has such a value — did you mean kubernetes.io/arch In [amd64]?'],
+      ['a misspelt instance type', { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.larg'] }, 'did you mean node.kubernetes.io/instance-type In [m5.large]?'],
+      ['a zone one letter off', { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2z'] }, 'did you mean one of the zones its instance types are offered in: us-west-2a, us-west-2b?'],
+      ['a zone far from every offered one', { key: 'topology.kubernetes.io/zone', operator: 'In', values: ['ap-southeast-1a'] }, 'topology.kubernetes.io/zone In [ap-southeast-1a]: none of the 7 instance types has such a value — its instance types are offered in us-west-2a, us-west-2b'],
+    ])('suggests what %s means', (_name, requirement, says) => {
+      const r = reasonOf([requirement]);
+      expect(r.kind).toBe('requirements');
+      expect(r.reason).toContain("the NodePool's own requirements match no instance type of its EC2NodeClass default");
+      expect(r.reason).toContain(says);
+    });
+
+    it('suggests nothing for a real value nothing offers (reserved capacity is a choice, not a typo)', () => {
+      expect(reasonOf([{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved'] }]).reason).not.toContain('did you mean');
+    });
+
+    it('names Gt 8 with Lt 4 on one key as requirements that conflict, not as a value no type has', () => {
+      const sized = [2, 4, 8, 16].map((cpu) => instanceType(`m5.${cpu}`, { cpu: cpu * 1000, memory: cpu * 4096, price: cpu / 20, labels: { 'karpenter.k8s.aws/instance-cpu': String(cpu) } }));
+      const r = reasonOf(
+        [
+          { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gt', values: ['8'] },
+          { key: 'karpenter.k8s.aws/instance-cpu', operator: 'Lt', values: ['4'] },
+        ],
+        sized,
+      );
+      expect(r.reason).toContain('the requirements karpenter.k8s.aws/instance-cpu Gt [8] and karpenter.k8s.aws/instance-cpu Lt [4] conflict: together they leave no value of karpenter.k8s.aws/instance-cpu');
+      expect(r.reason).not.toContain('has such a value');
     });
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Taint, Toleration } from '../../../shared/core/api/kubernetes.js';
 import { HINT_MARK } from '../../../shared/core/provisioning/diagnosis.js';
-import { closestNearMiss, isNearMiss, labelKeyHint, labelValueHint, podHints, tolerationHint } from '../../../shared/core/provisioning/hints.js';
+import { closestNearMiss, isNearMiss, labelKeyHint, labelValueHint, nearValue, podHints, tolerationHint } from '../../../shared/core/provisioning/hints.js';
 import { catalogue, pod, template } from '../../support/builders.js';
 
 const GPU_TAINT: Taint = { key: 'nvidia.com/gpu', effect: 'NoSchedule' };
@@ -82,6 +82,24 @@ describe('hints', () => {
     });
   });
 
+  describe('nearValue', () => {
+    it.each([
+      ['karpenter.sh/capacity-type', 'Spot', ['on-demand', 'spot'], 'spot'],
+      ['karpenter.sh/capacity-type', 'on_demand', ['on-demand', 'spot'], 'on-demand'],
+      ['kubernetes.io/arch', 'x86_64', ['amd64', 'arm64'], 'amd64'],
+      ['kubernetes.io/arch', 'aarch64', ['amd64', 'arm64'], 'arm64'],
+      ['node.kubernetes.io/instance-type', 'm5.larg', ['c5.large', 'm5.large', 'm5.xlarge'], 'm5.large'],
+    ])('%s In [%s] means %s → %s', (key, typed, candidates, expected) => {
+      expect(nearValue(key, typed, candidates)).toBe(expected);
+    });
+
+    it('suggests nothing for another value of a closed set, a real instance type or an alias nothing offers', () => {
+      expect(nearValue('karpenter.sh/capacity-type', 'reserved', ['on-demand', 'spot'])).toBeUndefined();
+      expect(nearValue('node.kubernetes.io/instance-type', 'm5.xlarge', ['m5.large'])).toBeUndefined();
+      expect(nearValue('kubernetes.io/arch', 'x86_64', ['arm64'])).toBeUndefined();
+    });
+  });
+
   describe('labelValueHint', () => {
     it('suggests a value a NodePool offers (node-type In [high-memry] vs node-type=high-memory)', () => {
       expect(labelValueHint('node-type', 'high-memry', new Map([['high-memory', ['memory']]]))).toMatchObject({
@@ -98,6 +116,10 @@ describe('hints', () => {
       expect(labelValueHint('karpenter.sh/capacity-type', 'spot', new Map([['on-demand', ['general']]]))).toBeUndefined();
       // A real typo of such a value still gets its suggestion.
       expect(labelValueHint('kubernetes.io/arch', 'amd46', new Map([['amd64', ['general']]]))?.suggestion).toBe('amd64');
+    });
+
+    it("suggests the value an alias names (uname's x86_64 is Kubernetes' amd64)", () => {
+      expect(labelValueHint('kubernetes.io/arch', 'x86_64', new Map([['amd64', ['general']], ['arm64', ['graviton']]]))?.message).toMatch(/^did you mean kubernetes\.io\/arch=amd64\? /);
     });
 
     it('says nothing for an offered value or a distant one', () => {
