@@ -42,17 +42,8 @@ export function formatPath(path: readonly PropertyKey[]): string {
  * @param known the fields the object accepts
  */
 export function unknownFieldMessage(key: string, known: readonly string[]): string {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const k of known) {
-    const d = distance(key.toLowerCase(), k.toLowerCase());
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  const close = best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3));
-  return `unknown field ${JSON.stringify(key)}${close ? ` (did you mean ${JSON.stringify(best)}?)` : ''}`;
+  const meant = nearestOption(key, known);
+  return `unknown field ${JSON.stringify(key)}${meant !== undefined ? ` (did you mean ${JSON.stringify(meant)}?)` : ''}`;
 }
 
 /** Separator the error map uses to keep one message per unknown key inside a single zod issue. */
@@ -76,6 +67,10 @@ export const manifestErrorMap: z.core.$ZodErrorMap = (iss) => {
     const known = knownKeysOf(iss.inst);
     return iss.keys.map((k) => unknownFieldMessage(k, known)).join(KEY_MESSAGE_SEPARATOR);
   }
+  if (iss.code === 'invalid_value' && typeof iss.input === 'string' && iss.values.length > 1) {
+    const meant = nearestOption(iss.input, iss.values.filter((v): v is string => typeof v === 'string'));
+    if (meant !== undefined) return `Invalid option: expected one of ${iss.values.map((v) => (typeof v === 'string' ? `"${v}"` : String(v))).join('|')} (did you mean ${JSON.stringify(meant)}?)`;
+  }
   if (iss.code === 'invalid_union') {
     const expected = iss.errors.flatMap((branch) => (branch.length === 1 && branch[0]?.code === 'invalid_type' ? [branch[0].expected] : []));
     if (expected.length === iss.errors.length && expected.length > 0) {
@@ -84,6 +79,25 @@ export const manifestErrorMap: z.core.$ZodErrorMap = (iss) => {
   }
   return undefined;
 };
+
+/**
+ * The option `written` most likely meant, ignoring case: the nearest by edit distance, when within
+ * max(2, a third of its length) (`in` → `In`, `WhenEmptyOrUnderutilised` → `WhenEmptyOrUnderutilized`; `Underutilised`
+ * is too far from anything). Undefined when none is close. Shared by unknown fields and values outside an enum.
+ */
+function nearestOption(written: string, options: readonly string[]): string | undefined {
+  const lower = written.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const o of options) {
+    const d = distance(lower, o.toLowerCase());
+    if (d < bestDistance) {
+      best = o;
+      bestDistance = d;
+    }
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : undefined;
+}
 
 /** A short name of a value's type (`null`, `a list`, `a mapping`, `string`, …). */
 function describe(value: unknown): string {

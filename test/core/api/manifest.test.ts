@@ -185,6 +185,43 @@ describe('manifest', () => {
     });
   });
 
+  describe('a value outside a fixed set', () => {
+    const pool = (operator: string, policy: string) => `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: ${operator}, values: [spot]}
+  disruption: {consolidationPolicy: ${policy}}
+`;
+    const messages = (text: string) => {
+      try {
+        parseManifests(text, 'pool.yaml');
+      } catch (e) {
+        if (e instanceof ValidationError) return e.issues.map((i) => `${i.path}: ${i.message}`);
+        throw e;
+      }
+      return [];
+    };
+
+    it('suggests the option a case or spelling slip meant (trial: "operator: in" got no hint)', () => {
+      expect(messages(pool('in', 'WhenEmptyOrUnderutilised'))).toEqual([
+        'spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist"|"Gt"|"Lt"|"Gte"|"Lte" (did you mean "In"?)',
+        'spec.disruption.consolidationPolicy: Invalid option: expected one of "WhenEmpty"|"WhenEmptyOrUnderutilized" (did you mean "WhenEmptyOrUnderutilized"?)',
+      ]);
+    });
+
+    it('keeps zod\'s message when nothing is close', () => {
+      expect(messages(pool('Within', 'Always'))).toEqual([
+        'spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist"|"Gt"|"Lt"|"Gte"|"Lte"',
+        'spec.disruption.consolidationPolicy: Invalid option: expected one of "WhenEmpty"|"WhenEmptyOrUnderutilized"',
+      ]);
+    });
+  });
+
   describe('unknownFieldMessage', () => {
     it('suggests a close field and stays quiet when nothing is close', () => {
       expect(unknownFieldMessage('expireAfer', ['expireAfter', 'nodeClassRef'])).toBe('unknown field "expireAfer" (did you mean "expireAfter"?)');
