@@ -11,7 +11,7 @@ import type { SimulationResult } from '../sim/result.js';
 import { explainResult, formatExplanation, parsePodRef, type PodRef } from './explain.js';
 import { registerGetCommand } from './get.js';
 import { createProgressReporter } from './report/progress-reporter.js';
-import { writeReport } from './report/write-report.js';
+import { reportPathProblem, writeReport } from './report/write-report.js';
 import { simulateScenario } from './simulate.js';
 import type { ConsolidationSetting } from '../controllers/disruption/deps.js';
 import type { ProvisioningSetting } from '../controllers/provision.js';
@@ -136,7 +136,7 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
     .argument('<path>', 'scenario folder or YAML file')
     .option('--json', 'print the whole Result as JSON on stdout')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
-    .option('--report <file>', 'also write a self-contained HTML report (charts of nodes, cost, pending pods and disruptions; tables of NodeClaims and pending pods) to <file>')
+    .option('--report <file>', 'also write a self-contained HTML report (charts of nodes, cost, pending pods and disruptions; tables of NodeClaims and pending pods) to <file>, in a folder that exists', parseReportPath)
     .action(async (path: string, opts: { json?: boolean; seed: number; report?: string } & RunSettings & ScenarioFlags) => {
       const run = await runScenario('simulate', path, opts.seed, io, !opts.json, opts.consolidation, overridesOf(opts), opts.provisioning);
       if (!run) {
@@ -200,6 +200,13 @@ function parseConsolidation(value: string): ConsolidationSetting {
 /** `--provisioning`: `skiff` or `karpenter` (`SimulateOptions.provisioning`). */
 function parseProvisioning(value: string): ProvisioningSetting {
   if (value !== 'skiff' && value !== 'karpenter') throw new InvalidArgumentError("the provisioning setting must be 'skiff' or 'karpenter'");
+  return value;
+}
+
+/** `--report`: a file that can be written, checked before the run (`reportPathProblem`), not after it. */
+function parseReportPath(value: string): string {
+  const problem = reportPathProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
   return value;
 }
 

@@ -191,13 +191,13 @@ describe('skiff simulate --report', () => {
     expect(readFileSync(file, 'utf8')).not.toContain('<img');
   });
 
-  it('prints the summary, then fails with status 1 naming the file when the report cannot be written', async () => {
+  it('refuses a report path in a folder that is a file with status 2, before the run (a write failing after the run: test/cli/simulate.test.ts)', async () => {
     let out = '';
     let err = '';
     const unwritable = resolve(OUTPUT, 'report.png', 'report.html'); // a folder that is a file
     const status = await main(['simulate', 'examples/seed', '--report', unwritable], { out: (t) => (out += t), err: (t) => (err += t), isTTY: false });
-    expect(status).toBe(1);
-    expect(out).toContain('Scenario seed');
-    expect(err).toContain(`skiff simulate: cannot write the report to ${unwritable}: `);
+    expect(status).toBe(2);
+    expect(out).toBe('');
+    expect(err).toContain(`${resolve(OUTPUT, 'report.png')} is a file, not a folder, so no report can be written in it`);
   });
 });

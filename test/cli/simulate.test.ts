@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -184,6 +184,32 @@ describe('skiff CLI', () => {
     const c = capture();
     expect(await main(['simulate', 'examples/seed', '--seed', 'abc'], c.io)).toBe(2);
     expect(c.err()).toMatch(/seed/);
+  });
+});
+
+describe('skiff simulate --report', () => {
+  it.each([
+    ['an empty path', () => '', "error: option '--report <file>' argument '' is invalid. the report needs a file name, e.g. report.html\n"],
+    ['a folder', (dir: string) => dir, (dir: string) => `error: option '--report <file>' argument '${dir}' is invalid. ${dir} is a folder; name the file to write in it, e.g. ${join(dir, 'report.html')}\n`],
+    ['a path ending in /', (dir: string) => `${dir}/new/`, (dir: string) => `error: option '--report <file>' argument '${dir}/new/' is invalid. ${dir}/new/ ends with /, which names a folder; name the file to write, e.g. ${join(dir, 'new', 'report.html')}\n`],
+    ['a file in a folder that does not exist', (dir: string) => join(dir, 'no', 'such', 'r.html'), (dir: string) => `error: option '--report <file>' argument '${join(dir, 'no', 'such', 'r.html')}' is invalid. the folder ${join(dir, 'no', 'such')} does not exist; create it first, or write the report elsewhere\n`],
+    ['a file inside a file', (dir: string) => join(dir, 'file.txt', 'r.html'), (dir: string) => `error: option '--report <file>' argument '${join(dir, 'file.txt', 'r.html')}' is invalid. ${join(dir, 'file.txt')} is a file, not a folder, so no report can be written in it\n`],
+  ])('refuses %s with status 2 before simulating anything, and creates no folder', async (_, path, message) => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-report-path-'));
+    writeFileSync(join(dir, 'file.txt'), 'x');
+    const c = capture();
+    expect(await main(['simulate', 'examples/seed', '--report', path(dir)], c.io)).toBe(2);
+    expect(c.out()).toBe(''); // nothing simulated: a run prints its summary before writing the report
+    expect(c.err()).toBe(typeof message === 'string' ? message : message(dir));
+    expect(existsSync(join(dir, 'no'))).toBe(false);
+    expect(existsSync(join(dir, 'new'))).toBe(false);
+  });
+
+  it.runIf(existsSync('/dev/full'))('prints the summary, then fails with status 1 naming the file when writing the report fails after the run', async () => {
+    const c = capture();
+    expect(await main(['simulate', 'examples/seed', '--report', '/dev/full'], c.io)).toBe(1);
+    expect(c.out()).toContain('Scenario seed');
+    expect(c.err()).toContain('skiff simulate: cannot write the report to /dev/full: ENOSPC');
   });
 });
 
