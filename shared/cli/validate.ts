@@ -5,13 +5,15 @@
  *
  * Each problem is printed as `file:line:column: path: message` (the manifest loader's issues, `formatIssue`), e.g.
  * `nodepool.yaml:12:21: spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|…`.
- * A path may be a YAML file or a folder (its `*.yaml`/`*.yml` files, recursively, in name order). Every check
- * `simulate` applies is applied: each object's schema, then the checks across objects (`scenario-loader.ts`
- * `crossCheck`: duplicate names, a NodePool's `nodeClassRef` group and kind, the Scenario's nodes and events) over
- * each set `simulate` would read as one scenario — a folder's files together, a file holding a Scenario document and
- * other objects on its own. Whether a NodePool's EC2NodeClass (and a bound Pod's node) must be in the set depends on
- * the set: required when it holds an EC2NodeClass or a Scenario document, as `simulate` requires; not for NodePools
- * alone, whose EC2NodeClass may already be in the cluster.
+ * A path may be a YAML file or a folder (its `*.yaml`/`*.yml` files, recursively, in name order). Each folder's files
+ * are read together exactly as `simulate <folder>` reads them, by the same function (`scenario-loader.ts`
+ * `checkScenarioTexts`): each object's schema, at most one Scenario document, then the checks across objects
+ * (`scenario-checks.ts` `crossCheck`: duplicate names, a NodePool's `nodeClassRef` group and kind, the Scenario's
+ * nodes and events), so `validate` and `simulate` give one verdict for one folder. Files named one by one are read with the other files
+ * named in their folder (`simulate file.yaml` for one). Two leniencies for a folder that is part of a cluster's
+ * manifests rather than a scenario: a NodePool's EC2NodeClass (and a bound Pod's node) must be in the folder only
+ * when it holds an EC2NodeClass or a Scenario document, as `simulate` requires (NodePools alone may name an
+ * EC2NodeClass already in the cluster); and a folder of kinds Skiff does not read is no problem.
  *
  * A cluster snapshot (`kubectl get … -o yaml`, docs/contracts.md#snapshots) is read as `simulate` reads it: a `kind:
  * List` is unpacked, Nodes are checked as starting nodes (`shared/sim/snapshot.ts`) and ReplicaSets are accepted.
@@ -20,22 +22,22 @@
  * whole manifests folder can be checked; `--strict` reports them as unknown kinds instead. A near miss of a Skiff kind
  * (`NodePol`) and anything under karpenter.sh, karpenter.k8s.aws or skiff.dev is never skipped.
  *
- * The limits `simulate` sets on a scenario's YAML apply to each file: at most `MAX_SNAPSHOT_BYTES`, of which
- * `MAX_SCENARIO_BYTES` outside the items of Lists (a larger file is not parsed), `MAX_SCENARIO_DOCUMENTS` documents and
- * `MAX_SCENARIO_ITEMS` List items; so do the checks across objects, the replica caps included.
+ * The limits `simulate` sets on a scenario's YAML apply to each folder's files together, as `simulate` applies them:
+ * at most `MAX_SNAPSHOT_BYTES`, of which `MAX_SCENARIO_BYTES` outside the items of Lists (a file larger than that
+ * alone is reported on its own and not parsed), `MAX_SCENARIO_DOCUMENTS` documents and `MAX_SCENARIO_ITEMS` List
+ * items; so do the checks across objects, the replica caps included. A file that is not YAML text (a NUL byte, bytes
+ * that are not UTF-8) is reported and not parsed.
  *
- * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, unknown kind, schema, a
- * limit, or no object at all); 2 on a usage error (a path that does not exist or cannot be read, a folder without
- * YAML files).
+ * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, not YAML text, unknown kind,
+ * schema, a check across objects, a limit, or no object at all); 2 on a usage error (a path that does not exist or
+ * cannot be read, a folder without YAML files).
  */
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { formatIssue, type ValidationIssue } from '../core/errors.js';
-import { foreignKind, parseManifestDocument, readManifestDocuments, sortIssues, type ManifestDocument } from '../core/api/manifest.js';
-import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, snapshotRegion, unpackList } from '../sim/snapshot.js';
-import { MAX_SCENARIO_BYTES, MAX_SCENARIO_DOCUMENTS, MAX_SCENARIO_ITEMS, bytesOutsideLists, crossCheck, invalidObjectKey, parseScenarioForRun, readLimits, readScenarioFile, scenarioSizeIssue, type Located } from '../sim/scenario-loader.js';
-import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, type ParsedScenario } from '../sim/scenario.js';
+import { sortIssues } from '../core/api/manifest.js';
+import { MAX_SCENARIO_BYTES, bytesOutsideLists, checkScenarioTexts, readScenarioFile, scenarioSizeIssue, scenarioTextsSizeIssue, type CheckedScenario } from '../sim/scenario-loader.js';
 
 /** One valid object found in a file. */
 export interface ValidatedObject {
@@ -117,120 +119,44 @@ export async function yamlFilesOf(path: string): Promise<{ readonly files: reado
   return { files };
 }
 
-/** One file's validation, with what the checks across objects read. */
-interface ParsedFile {
-  readonly validation: FileValidation;
-  readonly located: readonly Located[];
-  /**
-   * The file's Scenario documents, not yet parsed: {@link checkAcross} parses them once the set's Nodes, and so the
-   * region the run uses, are known.
-   */
-  readonly scenarios: readonly ManifestDocument[];
-  /** `Kind/name` of the documents that did not parse (see `CrossCheckOptions.invalid`). */
-  readonly invalid: readonly string[];
-  /** A snapshot's Node and ReplicaSet documents (checked across files, where the NodePools and the region are known). */
-  readonly nodes: readonly ManifestDocument[];
-}
-
-/** Parses and checks each object of one file's text (schemas only). */
-function parseText(text: string, file: string, options: ValidateOptions): ParsedFile {
+/**
+ * The text of a file to validate, or the issue that keeps it from being parsed: over the size a scenario may have
+ * outside the items of Lists, such a file is not parsed (it is reported on its own, not as the folder's size).
+ */
+function textOrIssue(file: string, text: string): string | ValidationIssue {
   const bytes = Buffer.byteLength(text, 'utf8');
-  // Outside the items of Lists (composed one at a time) a file holds what a scenario may: more is not parsed.
-  if (bytes > MAX_SCENARIO_BYTES && bytesOutsideLists(text) > MAX_SCENARIO_BYTES) return unreadFile(scenarioSizeIssue(file, MAX_SCENARIO_BYTES, { atLeast: true }));
-  const read = readManifestDocuments(text, file, readLimits(file, text, { documents: MAX_SCENARIO_DOCUMENTS, items: MAX_SCENARIO_ITEMS }));
-  const issues: ValidationIssue[] = [...read.issues];
-  const objects: ValidatedObject[] = [];
-  const skipped: SkippedObject[] = [];
-  const located: Located[] = [];
-  const invalid: string[] = [];
-  const scenarios: ManifestDocument[] = [];
-  const nodes: ManifestDocument[] = [];
-  for (const doc of read.documents.flatMap(unpackList)) {
-    if (isSnapshotOnlyObject(doc.value)) {
-      const o = doc.value as { kind: string; metadata?: { name?: unknown } };
-      objects.push({ kind: o.kind, name: typeof o.metadata?.name === 'string' ? o.metadata.name : '', line: doc.line });
-      nodes.push(doc);
-      continue;
-    }
-    const foreign = options.strict ? undefined : foreignKind(doc.value, [SCENARIO_KIND]);
-    if (foreign) {
-      skipped.push({ ...foreign, line: doc.line });
-      continue;
-    }
-    if (isScenarioObject(doc.value)) {
-      scenarios.push(doc);
-      continue;
-    }
-    const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
-    issues.push(...result.issues);
-    if (result.manifest) {
-      objects.push({ kind: result.manifest.kind, name: result.manifest.object.metadata.name, line: result.manifest.source.line });
-      located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
-    } else if (invalidObjectKey(doc.value)) invalid.push(invalidObjectKey(doc.value)!);
-  }
-  if (read.documents.length === 0 && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
-  return { validation: { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) }, located, scenarios, invalid, nodes };
-}
-
-/** A file that was not parsed, with the one issue that says why. */
-function unreadFile(issue: ValidationIssue): ParsedFile {
-  return { validation: { file: issue.file, valid: false, objects: [], skipped: [], issues: [issue] }, located: [], scenarios: [], invalid: [], nodes: [] };
+  return bytes > MAX_SCENARIO_BYTES && bytesOutsideLists(text) > MAX_SCENARIO_BYTES ? scenarioSizeIssue(file, MAX_SCENARIO_BYTES, { atLeast: true }) : text;
 }
 
 /**
- * The checks across objects `simulate` applies (`crossCheck`), over files validated together; each issue is added to
- * the file it is in. A second Scenario document is an issue, as for `simulate`.
+ * Validates one set of files as `simulate` reads one scenario (`checkScenarioTexts`, the same reading `loadScenario`
+ * runs), with validate's leniency for parts of a cluster's manifests (`partial`) and its per-file reports: each
+ * issue goes to the file it names, one about the whole set (its size) to the set's first file; a file with no YAML
+ * document is reported as holding no object.
+ * @param path the set's folder (or the file, for one file), named by issues about the whole set
+ * @param files the set's files, in reading order
+ * @param texts each file's text, or the issue that kept it from being parsed; consumed (each text is dropped once
+ *   parsed, as `loadScenario` drops it)
  */
-function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[] {
-  const located = files.flatMap((f) => f.located);
-  const nodeDocs = files.flatMap((f) => f.nodes);
-  // Each Scenario document is checked against the region the run uses: without spec.region, its Nodes' region.
-  const nodesRegion = nodeDocs.length > 0 ? snapshotRegion(nodeDocs) : undefined;
-  const extra: ValidationIssue[] = [];
-  const scenarioObjects: { file: string; object: ValidatedObject }[] = [];
-  const scenarios: { doc: ManifestDocument; parsed: ParsedScenario }[] = [];
-  for (const doc of files.flatMap((f) => f.scenarios)) {
-    const result = parseScenarioForRun(doc, { now, nodesRegion });
-    extra.push(...result.issues);
-    if (!result.scenario) continue;
-    scenarioObjects.push({ file: doc.file, object: { kind: SCENARIO_KIND, name: result.scenario.name, line: doc.line } });
-    scenarios.push({ doc, parsed: result.scenario });
-  }
-  const scenario = scenarios[0];
-  extra.push(...scenarios.slice(1).map(({ doc }) => ({
-    file: doc.file,
-    line: doc.line,
-    path: 'kind',
-    message: `at most one Scenario document per scenario (the first is at ${scenario!.doc.file}:${scenario!.doc.line})`,
-  })));
-  if (scenario) {
-    for (const e of scenario.parsed.spec.events) {
-      if (e.type === 'apply') located.push({ manifest: e.apply, doc: scenario.doc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
-    }
-  }
-  const references = scenario !== undefined || located.some((l) => l.manifest.kind === 'EC2NodeClass');
-  // A snapshot's Nodes: checked as simulate makes them starting nodes; completed pods and those left out are not checked.
-  const spec = scenario?.parsed.spec ?? defaultScenarioSpec(now);
-  const reading = readSnapshot({ docs: nodeDocs, manifests: located.filter((l) => l.at === -Infinity), declaredNodes: new Set(spec.nodes.map((n) => n.name)) });
-  extra.push(...reading.issues);
-  // Without a Scenario document the run is in the Nodes' region (a Scenario document already has it, see above).
-  const region = scenario ? spec.region : (nodesRegion ?? spec.region);
-  const pools = new Set(located.filter((l) => l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));
-  const fromSnapshot = snapshotNodes(nodeDocs, { startMs: spec.startMs, region, nodePools: pools });
-  extra.push(...fromSnapshot.issues);
-  const kept = located.filter((l) => !(l.manifest.kind === 'Pod' && reading.dropped.has(l.manifest.object)));
-  extra.push(...crossCheck(kept, spec, scenario?.doc, { references, invalid: new Set(files.flatMap((f) => f.invalid)), nodeNames: new Set(fromSnapshot.nodes.map((n) => n.name)) }));
-  return files.map(({ validation: v }) => {
-    const mine = extra.filter((i) => i.file === v.file);
-    const added = scenarioObjects.filter((o) => o.file === v.file).map((o) => o.object);
-    const objects = added.length === 0 ? v.objects : [...v.objects, ...added].sort((a, b) => a.line - b.line);
-    return mine.length === 0 ? { ...v, objects } : { ...v, valid: false, objects, issues: sortIssues([...v.issues, ...mine]) };
+function validateSet(path: string, files: readonly string[], texts: (string | ValidationIssue | undefined)[], now: number, options: ValidateOptions): FileValidation[] {
+  const tooLarge = scenarioTextsSizeIssue(path, texts);
+  const checked: Pick<CheckedScenario, 'issues' | 'objects' | 'skipped' | 'emptyFiles'> = tooLarge
+    ? { issues: texts.filter((t): t is ValidationIssue => typeof t === 'object'), objects: [], skipped: [], emptyFiles: [] }
+    : checkScenarioTexts(path, files, texts, { now, partial: true, ...(options.strict ? { strict: true } : {}) });
+  const named = new Set(files);
+  const setIssues = [...(tooLarge ? [tooLarge] : []), ...checked.issues.filter((i) => !named.has(i.file))];
+  return files.map((file, i) => {
+    const issues = [...checked.issues.filter((x) => x.file === file), ...(i === 0 ? setIssues : [])];
+    if (checked.emptyFiles.includes(file) && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
+    const objects = checked.objects.filter((o) => o.file === file).map(({ kind, name, line }) => ({ kind, name, line }));
+    const skipped = checked.skipped.filter((o) => o.file === file).map(({ kind, apiVersion, name, line }) => ({ kind, apiVersion, ...(name !== undefined ? { name } : {}), line }));
+    return { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) };
   });
 }
 
 /**
- * Validates the manifests of one file's text: each object, then the checks across the file's objects (see the module
- * comment). Pure apart from `now` (a Scenario's default start).
+ * Validates the manifests of one file's text as `simulate file.yaml` reads it: each object, then the checks across
+ * the file's objects (see the module comment). Pure apart from `now` (a Scenario's default start).
  * @param text the file's content
  * @param file the name to put in issues
  * @param now epoch ms, for a Scenario document without `spec.start`
@@ -238,12 +164,12 @@ function checkAcross(files: readonly ParsedFile[], now: number): FileValidation[
  * @example validateText('apiVersion: karpenter.sh/v1\nkind: NodePool\n…', 'pool.yaml', Date.now()).valid
  */
 export function validateText(text: string, file: string, now: number, options: ValidateOptions = {}): FileValidation {
-  return checkAcross([parseText(text, file, options)], now)[0]!;
+  return validateSet(file, [file], [textOrIssue(file, text)], now, options)[0]!;
 }
 
 /**
- * Validates every file the paths stand for: each object, then the checks across objects per scenario set (see the
- * module comment).
+ * Validates every file the paths stand for: the files of each folder together, exactly as `simulate <folder>` reads
+ * them (see the module comment).
  * @param paths files or folders, as given on the command line
  * @param now epoch ms (a Scenario's default start)
  * @param options as for {@link validateText}
@@ -258,33 +184,26 @@ export async function validatePaths(paths: readonly string[], now: number, optio
     else for (const f of listed.files) if (!files.includes(f)) files.push(f);
   }
   if (usage.length > 0) return { usage };
-  const parsed: ParsedFile[] = [];
-  for (const file of files) {
-    // A file over the size a scenario may have is not read past it, as `simulate` reads it.
-    let contents;
-    try {
-      contents = await readScenarioFile(file, { snapshot: true });
-    } catch (e) {
-      return { usage: [{ path: file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }] };
+  // One set per folder: `simulate` reads a folder's files together, whatever each holds (a Scenario document too).
+  // Files named one by one are checked with the other files named in their folder. One set's texts are held at a time.
+  const sets = new Map<string, string[]>();
+  for (const file of files) sets.set(dirname(file), [...(sets.get(dirname(file)) ?? []), file]);
+  const checked = new Map<string, FileValidation>();
+  for (const [folder, set] of sets) {
+    const texts: (string | ValidationIssue | undefined)[] = [];
+    for (const file of set) {
+      // A file over the size a scenario may have is not read past it, as `simulate` reads it.
+      let contents;
+      try {
+        contents = await readScenarioFile(file, { snapshot: true });
+      } catch (e) {
+        return { usage: [{ path: file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` }] };
+      }
+      texts.push('issue' in contents ? contents.issue : textOrIssue(file, contents.text));
     }
-    if ('issue' in contents) {
-      parsed.push(unreadFile(contents.issue));
-      continue;
-    }
-    const text = contents.text;
-    parsed.push(parseText(text, file, options));
+    for (const v of validateSet(folder, set, texts, now, options)) checked.set(v.file, v);
   }
-  // The checks across objects run per scenario as `simulate` reads one: a folder's files together, except that a file
-  // holding a Scenario document and other objects is a scenario of its own (`simulate file.yaml`). A tree of scenario
-  // folders, or a folder of one-file scenarios, each with its own Scenario and EC2NodeClass, has no duplicate.
-  const byFolder = new Map<string, ParsedFile[]>();
-  for (const p of parsed) {
-    const own = p.scenarios.length > 0 && p.located.length > 0;
-    const set = own ? `file:${p.validation.file}` : `folder:${dirname(p.validation.file)}`;
-    byFolder.set(set, [...(byFolder.get(set) ?? []), p]);
-  }
-  const checked = new Map([...byFolder.values()].flatMap((group) => checkAcross(group, now)).map((v) => [v.file, v] as const));
-  const results = parsed.map((p) => checked.get(p.validation.file)!);
+  const results = files.map((f) => checked.get(f)!);
   return { report: { valid: results.every((r) => r.valid), files: results } };
 }
 

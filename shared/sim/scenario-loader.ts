@@ -1,8 +1,9 @@
 /**
  * Loads a scenario (docs/contracts.md#scenario) from a folder of YAML files or one multi-document
- * file: every manifest validated, at most one Scenario document, and cross-object checks (duplicate names, a
- * NodePool's EC2NodeClass, a starting node's NodePool, a pod's node, a scale target). All or nothing: any problem
- * throws one {@link ValidationError} listing every issue with file, line and field path.
+ * file: every manifest validated, at most one Scenario document, and cross-object checks (`scenario-checks.ts`:
+ * duplicate names, a NodePool's EC2NodeClass, a starting node's NodePool, a pod's node, a scale target). All or
+ * nothing: any problem throws one {@link ValidationError} listing every issue with file, line and field path.
+ * `skiff validate` reads each folder with the same {@link checkScenarioTexts}.
  */
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
@@ -11,9 +12,7 @@ import { parseDuration } from '../core/api/duration.js';
 import type { EC2NodeClass } from '../core/api/ec2nodeclass.js';
 import type { LimitRange } from '../core/api/limitrange.js';
 import {
-  NAMESPACED_KINDS,
   foreignKind,
-  formatPath,
   parseManifestDocument,
   readManifestDocuments,
   sortIssues,
@@ -26,14 +25,14 @@ import {
 } from '../core/api/manifest.js';
 import type { NodePool } from '../core/api/nodepool.js';
 import { listItemRegions } from '../core/api/yaml-list.js';
-import { labelSelectorMatches } from '../core/api/object-meta.js';
-import { scaledValue, type PodDisruptionBudget } from '../core/api/pdb.js';
+import type { PodDisruptionBudget } from '../core/api/pdb.js';
 import type { Pod } from '../core/api/pod.js';
 import type { DaemonSet, Deployment, Job, StatefulSet } from '../core/api/workloads.js';
-import { MAX_SCALE_REPLICAS, SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioSpec } from './scenario.js';
-import { zonesOf } from './simulated-ec2.js';
+import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObject, parseScenarioDocument, type ScenarioNode, type ScenarioSpec } from './scenario.js';
 import { parsePriceFile } from './price-file.js';
-import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, snapshotRegion, unpackList, type PodOwner } from './snapshot.js';
+import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, snapshotRegion, unpackList, type PodOwner, type SnapshotReading } from './snapshot.js';
+import { decodeYamlText } from './yaml-text.js';
+import { crossCheck, invalidObjectKey, issueAt, pdbWarnings, type Located } from './scenario-checks.js';
 
 /** A parsed object with where it came from. */
 export type Sourced<T> = T & { readonly source: ManifestSource };
@@ -108,28 +107,6 @@ export interface LoadScenarioOptions {
   readonly now: number;
   /** Flags overriding the Scenario document. @default none */
   readonly overrides?: ScenarioOverrides;
-}
-
-/** A manifest and the document (plus path prefix inside it) it was read from, for locating cross-object issues. */
-export interface Located {
-  readonly manifest: Manifest;
-  readonly doc: ManifestDocument;
-  readonly prefix: readonly PropertyKey[];
-  /** For manifests applied by an event: its time (seconds); initial objects have -Infinity. */
-  readonly at: number;
-}
-
-/** An issue at `path` (relative to the located object). */
-function issueAt(where: Located | { doc: ManifestDocument; prefix: readonly PropertyKey[] }, path: readonly PropertyKey[], message: string): ValidationIssue {
-  const full = [...where.prefix, ...path];
-  const { line, column } = where.doc.locate(full);
-  return { file: where.doc.file, line, column, path: formatPath(full), message };
-}
-
-/** `kind namespace/name` identity used for duplicate detection. */
-function identity(m: Manifest): string {
-  const meta = m.object.metadata;
-  return NAMESPACED_KINDS.has(m.kind) ? `${m.kind} ${meta.namespace ?? 'default'}/${meta.name}` : `${m.kind} ${meta.name}`;
 }
 
 /**
@@ -214,10 +191,14 @@ export const TOO_MANY_DOCUMENTS_MESSAGE = `more than ${MAX_SCENARIO_DOCUMENTS} Y
  * a device (`/dev/stdin`, `/dev/zero`) has no size to check beforehand, and a file may grow after it was listed.
  * @param file the file to read
  * @param options `snapshot`: the file may be a snapshot whose List items are read one at a time
- * @returns the text, or the size issue when there is more
+ * @returns the text; or the issue and why: `size` when there is more than the limit (nothing past it was read),
+ *   `not-text` when the file is not YAML text (a NUL byte, bytes that are not UTF-8: `yaml-text.ts`)
  * @throws the file system's error when it cannot be read
  */
-export async function readScenarioFile(file: string, options: { readonly snapshot?: boolean } = {}): Promise<{ readonly text: string } | { readonly issue: ValidationIssue }> {
+export async function readScenarioFile(
+  file: string,
+  options: { readonly snapshot?: boolean } = {},
+): Promise<{ readonly text: string } | { readonly issue: ValidationIssue; readonly reason: 'size' | 'not-text' }> {
   const max = options.snapshot ? MAX_SNAPSHOT_BYTES : MAX_SCENARIO_BYTES;
   const handle = await open(file, 'r');
   try {
@@ -229,9 +210,10 @@ export async function readScenarioFile(file: string, options: { readonly snapsho
       if (bytesRead === 0) break;
       chunks.push(chunk.subarray(0, bytesRead));
       total += bytesRead;
-      if (total > max) return { issue: (options.snapshot ? snapshotSizeIssue : scenarioSizeIssue)(file, total, { atLeast: true }) };
+      if (total > max) return { issue: (options.snapshot ? snapshotSizeIssue : scenarioSizeIssue)(file, total, { atLeast: true }), reason: 'size' };
     }
-    return { text: Buffer.concat(chunks).toString('utf8') };
+    const decoded = decodeYamlText(Buffer.concat(chunks), file);
+    return 'issue' in decoded ? { issue: decoded.issue, reason: 'not-text' } : decoded;
   } finally {
     await handle.close();
   }
@@ -260,8 +242,20 @@ async function scenarioFiles(path: string): Promise<{ readonly file: string; rea
     });
     if (target.isFile()) files.push({ file, bytes: target.size });
   }
-  if (files.length === 0) throw new ValidationError([{ file: path, message: 'no *.yaml or *.yml files in this folder' }]);
+  if (files.length === 0) throw new ValidationError([{ file: path, message: `no *.yaml or *.yml files in this folder${subfoldersHint(await foldersWithYaml(path))}` }]);
   return files;
+}
+
+/**
+ * For a scenario folder without YAML of its own: the subfolders that hold some, which `simulate` does not read (a
+ * folder is read as it is, not recursively), named so the user can pass one; empty when there are none.
+ * @param folders the subfolders holding YAML ({@link foldersWithYaml}), sorted
+ */
+function subfoldersHint(folders: readonly string[]): string {
+  if (folders.length === 0) return '';
+  if (folders.length === 1) return `; ${folders[0]} holds YAML: pass that folder (a scenario folder is read as it is, not recursively)`;
+  const named = folders.length > 3 ? `${folders.slice(0, 3).join(', ')} and ${folders.length - 3} more` : `${folders.slice(0, -1).join(', ')} and ${folders.at(-1)}`;
+  return `; its subfolders ${named} hold YAML: pass one of them (a scenario folder is read as it is, not recursively)`;
 }
 
 /**
@@ -286,11 +280,11 @@ async function foldersWithYaml(path: string): Promise<string[]> {
  * @param path a folder (all `*.yaml`/`*.yml` files in it, sorted by name, not recursive) or one YAML file
  * @param options `now`, epoch ms, for the default start
  * @returns the scenario, every object carrying its `source` (file, line)
- * @throws {ValidationError} listing every problem (unreadable file, YAML syntax, schema, cross-object) with file,
- *   line and field path; nothing is returned when anything is wrong. Also when the scenario is over
- *   {@link MAX_SNAPSHOT_BYTES}, or over {@link MAX_SCENARIO_BYTES} outside the items of its Lists (then nothing is
- *   parsed), over {@link MAX_SCENARIO_DOCUMENTS} or {@link MAX_SCENARIO_ITEMS} (nothing past the limit is read), or
- *   holds no document of a kind Skiff reads (nothing to simulate)
+ * @throws {ValidationError} listing every problem (unreadable file, a file that is not YAML text, YAML syntax, schema,
+ *   cross-object) with file, line and field path; nothing is returned when anything is wrong. Also when the scenario
+ *   is over {@link MAX_SNAPSHOT_BYTES}, or over {@link MAX_SCENARIO_BYTES} outside the items of its Lists (then
+ *   nothing is parsed), over {@link MAX_SCENARIO_DOCUMENTS} or {@link MAX_SCENARIO_ITEMS} (nothing past the limit is
+ *   read), or holds no document of a kind Skiff reads (nothing to simulate)
  * @example
  * const scenario = await loadScenario('examples/seed', { now: Date.now() });
  * scenario.nodePools.map((p) => p.metadata.name); // ['batch', 'general', 'gpu']
@@ -300,88 +294,12 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const files = listed.map((f) => f.file);
   const bytes = listed.reduce((sum, f) => sum + f.bytes, 0);
   if (bytes > MAX_SNAPSHOT_BYTES) throw new ValidationError([snapshotSizeIssue(path, bytes)]);
-  const texts = await readTexts(path, files);
-  let documentsLeft = MAX_SCENARIO_DOCUMENTS;
-  let itemsLeft = MAX_SCENARIO_ITEMS;
-  /** Documents of Skiff's kinds (a Scenario, or any other that is not skipped), valid or not. */
-  let ours = 0;
-  const issues: ValidationIssue[] = [];
-  const located: Located[] = [];
-  const invalid = new Set<string>();
-  const skipped: { kind: string; apiVersion: string; name?: string; file: string; line: number }[] = [];
-  let scenario: { doc: ManifestDocument; parsed: NonNullable<ReturnType<typeof parseScenarioDocument>['scenario']> } | undefined;
-  let firstScenario: ManifestSource | undefined;
-  /** The Scenario document: parsed once every file is read, when the region the run uses is known. */
-  let scenarioDoc: ManifestDocument | undefined;
-  const snapshotDocs: ManifestDocument[] = [];
-
-  for (const [i, file] of files.entries()) {
-    const text = texts[i];
-    if (typeof text !== 'string') {
-      issues.push(text!);
-      continue;
-    }
-    texts[i] = undefined;
-    const read = readManifestDocuments(text, file, readLimits(file, text, { documents: documentsLeft, items: itemsLeft }));
-    documentsLeft -= read.count;
-    itemsLeft -= read.items;
-    issues.push(...read.issues);
-    for (const doc of read.documents.flatMap(unpackList)) {
-      // A snapshot's Nodes and ReplicaSets are read by shared/sim/snapshot.ts, not as manifests of their own.
-      if (isSnapshotOnlyObject(doc.value)) {
-        snapshotDocs.push(doc);
-        if ((doc.value as { kind: string }).kind === 'Node') ours++;
-        continue;
-      }
-      if (!foreignKind(doc.value, [SCENARIO_KIND])) ours++;
-      if (isScenarioObject(doc.value)) {
-        if (firstScenario) {
-          issues.push({ ...issueAt({ doc, prefix: [] }, ['kind'], `at most one Scenario document per scenario (the first is at ${firstScenario.file}:${firstScenario.line})`) });
-          continue;
-        }
-        firstScenario = { file: doc.file, line: doc.line };
-        scenarioDoc = doc;
-        continue;
-      }
-      const foreign = foreignKind(doc.value, [SCENARIO_KIND]);
-      if (foreign) {
-        skipped.push({ ...foreign, file: doc.file, line: doc.line });
-        continue;
-      }
-      const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
-      issues.push(...result.issues);
-      if (result.manifest) located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
-      else if (invalidObjectKey(doc.value)) invalid.add(invalidObjectKey(doc.value)!);
-    }
-    // Past a limit nothing more is read: the issue says where it was reached.
-    if (read.issues.some((i) => i.message === TOO_MANY_DOCUMENTS_MESSAGE || i.message === TOO_MANY_ITEMS_MESSAGE)) break;
-  }
-  if (ours === 0 && issues.length === 0) issues.push(emptyScenarioIssue(path, files, skipped));
-  const nodeDocs = snapshotDocs.filter((d) => (d.value as { kind: string }).kind === 'Node');
-  // A snapshot without spec.region runs in its Nodes' region: the Scenario document is validated against that region
-  // (its nodes', spot prices', prices' and offerings' zones), not the default one.
-  const nodesRegion = nodeDocs.length > 0 ? snapshotRegion(nodeDocs) : undefined;
-  let eventsAfterEnd = 0;
-  if (scenarioDoc) {
-    const result = parseScenarioForRun(scenarioDoc, { now: options.now, overrides: options.overrides, nodesRegion });
-    issues.push(...result.issues);
-    if (result.scenario) scenario = { doc: scenarioDoc, parsed: result.scenario };
-    eventsAfterEnd = result.eventsAfterEnd ?? 0;
-  }
-
-  // A snapshot: which pods belong to which workload, which are left out, when it was taken and in which region.
-  const reading = readSnapshot({
-    docs: snapshotDocs,
-    manifests: located.filter((l) => l.at === -Infinity).map((l) => ({ manifest: l.manifest, doc: l.doc })),
-    declaredNodes: new Set(scenario?.parsed.spec.nodes.map((n) => n.name) ?? []),
-  });
-  issues.push(...reading.issues);
-  const written = (scenario?.doc.value as { spec?: { start?: unknown; region?: unknown } } | undefined)?.spec;
-  let spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
-  // Without a start or region written, a snapshot starts the minute after its newest object and in its nodes' region.
-  if (nodeDocs.length > 0 && written?.start === undefined && reading.newestMs !== undefined) spec = { ...spec, startMs: Math.ceil((reading.newestMs + 1) / 60_000) * 60_000 };
-  if (written?.region === undefined && nodesRegion !== undefined) spec = { ...spec, region: nodesRegion };
-  spec = withOverrides(spec, options.overrides);
+  const texts = await readTexts(files);
+  const tooLarge = scenarioTextsSizeIssue(path, texts);
+  if (tooLarge) throw new ValidationError([tooLarge]);
+  const checked = checkScenarioTexts(path, files, texts, { now: options.now, ...(options.overrides ? { overrides: options.overrides } : {}) });
+  const issues = [...checked.issues];
+  let spec = checked.spec;
   if (options.overrides?.pricesFile !== undefined) {
     const file = options.overrides.pricesFile;
     try {
@@ -394,33 +312,17 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
       else issues.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
     }
   }
-  const poolNames = new Set(located.filter((l) => l.at === -Infinity && l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));
-  const fromSnapshot = snapshotNodes(nodeDocs, { startMs: spec.startMs, region: spec.region, nodePools: poolNames });
-  issues.push(...fromSnapshot.issues);
-  const declared = new Map(spec.nodes.map((n, i) => [n.name, i]));
-  for (const n of fromSnapshot.nodes) {
-    const i = declared.get(n.name);
-    if (i !== undefined) issues.push({ file: nodeDocs[0]!.file, message: `Node ${n.name} is also declared at spec.nodes[${i}] of the Scenario document` });
-  }
-  const kept = located.filter((l) => !(l.manifest.kind === 'Pod' && reading.dropped.has(l.manifest.object)));
-
-  if (scenario) {
-    const scenarioDoc = scenario.doc;
-    for (const e of scenario.parsed.spec.events) {
-      if (e.type === 'apply') kept.push({ manifest: e.apply, doc: scenarioDoc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
-    }
-  }
-  issues.push(...crossCheck(kept, spec, scenario?.doc, { invalid, nodeNames: new Set(fromSnapshot.nodes.map((n) => n.name)) }));
   if (issues.length > 0) throw new ValidationError(sortIssues(issues));
-  spec = { ...spec, nodes: [...spec.nodes, ...fromSnapshot.nodes] };
+  const { reading, snapshot } = checked;
+  spec = { ...spec, nodes: [...spec.nodes, ...(snapshot?.nodes ?? [])] };
 
-  const initial = kept.filter((l) => l.at === -Infinity).map((l) => l.manifest);
+  const initial = checked.located.filter((l) => l.at === -Infinity).map((l) => l.manifest);
   const of = <K extends ManifestKind>(kind: K): Sourced<ManifestObjectOf<K>>[] =>
     initial.filter((m) => m.kind === kind).map((m) => ({ ...m.object, source: m.source }) as unknown as Sourced<ManifestObjectOf<K>>);
   const pods = initial.filter((m): m is Extract<Manifest, { kind: 'Pod' }> => m.kind === 'Pod');
   const sourced = (m: Extract<Manifest, { kind: 'Pod' }>) => ({ ...m.object, source: m.source }) as Sourced<Pod>;
   const loaded = {
-    name: scenario?.parsed.name ?? basename(path, extname(path)),
+    name: checked.name ?? basename(path, extname(path)),
     files,
     spec,
     nodePools: of('NodePool'),
@@ -437,11 +339,208 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const unreadFolders = files.length > 1 || files[0] !== path ? await foldersWithYaml(path) : [];
   return {
     ...loaded,
-    warnings: pdbWarnings(kept.filter((l) => l.at === -Infinity)),
-    skipped,
+    warnings: pdbWarnings(checked.located.filter((l) => l.at === -Infinity)),
+    skipped: checked.skipped,
     ...(unreadFolders.length > 0 ? { unreadFolders } : {}),
-    ...(eventsAfterEnd > 0 ? { eventsAfterEnd } : {}),
-    ...(nodeDocs.length > 0 ? { snapshot: { nodes: fromSnapshot.nodes.length, notes: [...reading.notes, ...fromSnapshot.notes] } } : {}),
+    ...(checked.eventsAfterEnd > 0 ? { eventsAfterEnd: checked.eventsAfterEnd } : {}),
+    ...(snapshot ? { snapshot: { nodes: snapshot.nodes.length, notes: snapshot.notes } } : {}),
+  };
+}
+
+/** Options of {@link checkScenarioTexts}. */
+export interface CheckScenarioOptions {
+  /** The current time, epoch ms, as {@link LoadScenarioOptions.now}. */
+  readonly now: number;
+  /** `--start`, `--duration`, `--region` (`pricesFile` is read by {@link loadScenario}, not here). @default none */
+  readonly overrides?: ScenarioOverrides;
+  /** `skiff validate --strict`: a document of a kind Skiff does not read is an issue, not skipped. @default false */
+  readonly strict?: boolean;
+  /**
+   * `skiff validate`: the files may be part of a cluster's manifests rather than a whole scenario. A NodePool's
+   * EC2NodeClass and a bound pod's node need then be among them only when they hold an EC2NodeClass or a Scenario
+   * document (NodePools alone may name an EC2NodeClass already in the cluster), and files with nothing to simulate
+   * (only kinds Skiff skips) are no issue. @default false: a whole scenario, as `simulate` reads it
+   */
+  readonly partial?: boolean;
+}
+
+/** One document read as an object of the scenario: a manifest that parsed, a snapshot's Node or ReplicaSet, the Scenario. */
+export interface ScenarioObject {
+  readonly kind: string;
+  /** `metadata.name` (empty for a snapshot object without one). */
+  readonly name: string;
+  readonly file: string;
+  /** 1-based line where its document starts. */
+  readonly line: number;
+}
+
+/** What {@link checkScenarioTexts} read and found: everything {@link loadScenario} builds a scenario from. */
+export interface CheckedScenario {
+  /** Every problem, with file, line and field path (unsorted); the scenario is valid when there is none. */
+  readonly issues: readonly ValidationIssue[];
+  /** The Scenario document's `metadata.name`, when it has one that parsed. */
+  readonly name?: string;
+  /**
+   * The spec the run uses: the Scenario document's (else the default), a snapshot's start and region when it names
+   * none, the flags over both; without the snapshot's nodes (in {@link snapshot}) and without `--prices`.
+   */
+  readonly spec: ScenarioSpec;
+  /** The initial manifests (pods a snapshot leaves out dropped), then those the Scenario's `apply` events apply. */
+  readonly located: readonly Located[];
+  /** What the snapshot's documents say: which pods a workload owns (empty for a scenario without a snapshot). */
+  readonly reading: Omit<SnapshotReading, 'nodes'>;
+  /** Present when the scenario holds Nodes: the starting nodes made from them and the notes on what was read. */
+  readonly snapshot?: { readonly nodes: readonly ScenarioNode[]; readonly notes: readonly string[] };
+  /** Documents of kinds Skiff does not read, skipped (none with `strict`). */
+  readonly skipped: LoadedScenario['skipped'];
+  /** Every object read, by file in reading order, then by line. */
+  readonly objects: readonly ScenarioObject[];
+  /** Files that hold no YAML document at all (only comments or nothing) and no YAML syntax error. */
+  readonly emptyFiles: readonly string[];
+  /** Events of the Scenario document after the end `--duration` sets, left out (0 when none). */
+  readonly eventsAfterEnd: number;
+}
+
+/**
+ * Parses and checks a scenario's files, already read: every document (a List item by item, within
+ * {@link MAX_SCENARIO_DOCUMENTS} and {@link MAX_SCENARIO_ITEMS} for all files together), at most one Scenario
+ * document, a snapshot's Nodes and pods, and the checks across objects ({@link crossCheck}). The one reading of a
+ * scenario: {@link loadScenario} builds the simulation from it, `skiff validate` reports on each folder with it.
+ * Pure apart from `now`.
+ * @param path the scenario's file or folder (named by an issue about the whole scenario)
+ * @param files its files, in reading order
+ * @param texts each file's text, or the issue saying why it could not be read; each text is dropped from the array
+ *   once parsed, so a large snapshot's text is not kept while the next file is parsed
+ * @param options `now`; the flags; `strict` and `partial` for `skiff validate`
+ * @returns what was read, and every issue (none when the scenario is valid)
+ * @example checkScenarioTexts('pool.yaml', ['pool.yaml'], [text], { now: Date.now() }).issues
+ */
+export function checkScenarioTexts(path: string, files: readonly string[], texts: (string | ValidationIssue | undefined)[], options: CheckScenarioOptions): CheckedScenario {
+  let documentsLeft = MAX_SCENARIO_DOCUMENTS;
+  let itemsLeft = MAX_SCENARIO_ITEMS;
+  /** Documents of Skiff's kinds (a Scenario, or any other that is not skipped), valid or not. */
+  let ours = 0;
+  const issues: ValidationIssue[] = [];
+  const located: Located[] = [];
+  const invalid = new Set<string>();
+  const skipped: { kind: string; apiVersion: string; name?: string; file: string; line: number }[] = [];
+  const objects: ScenarioObject[] = [];
+  const emptyFiles: string[] = [];
+  let scenario: { doc: ManifestDocument; parsed: NonNullable<ReturnType<typeof parseScenarioDocument>['scenario']> } | undefined;
+  let firstScenario: ManifestSource | undefined;
+  /** The Scenario document: parsed once every file is read, when the region the run uses is known. */
+  let scenarioDoc: ManifestDocument | undefined;
+  const snapshotDocs: ManifestDocument[] = [];
+  const object = (kind: string, name: unknown, doc: { readonly file: string; readonly line: number }) =>
+    objects.push({ kind, name: typeof name === 'string' ? name : '', file: doc.file, line: doc.line });
+
+  for (const [i, file] of files.entries()) {
+    const text = texts[i];
+    if (typeof text !== 'string') {
+      issues.push(text!);
+      continue;
+    }
+    texts[i] = undefined;
+    const read = readManifestDocuments(text, file, readLimits(file, text, { documents: documentsLeft, items: itemsLeft }));
+    documentsLeft -= read.count;
+    itemsLeft -= read.items;
+    issues.push(...read.issues);
+    if (read.documents.length === 0 && read.issues.length === 0) emptyFiles.push(file);
+    for (const doc of read.documents.flatMap(unpackList)) {
+      // A snapshot's Nodes and ReplicaSets are read by shared/sim/snapshot.ts, not as manifests of their own.
+      if (isSnapshotOnlyObject(doc.value)) {
+        snapshotDocs.push(doc);
+        const o = doc.value as { kind: string; metadata?: { name?: unknown } };
+        object(o.kind, o.metadata?.name, doc);
+        if (o.kind === 'Node') ours++;
+        continue;
+      }
+      const foreign = options.strict ? undefined : foreignKind(doc.value, [SCENARIO_KIND]);
+      if (!foreign) ours++;
+      if (isScenarioObject(doc.value)) {
+        if (firstScenario) {
+          issues.push({ ...issueAt({ doc, prefix: [] }, ['kind'], `at most one Scenario document per scenario (the first is at ${firstScenario.file}:${firstScenario.line})`) });
+          continue;
+        }
+        firstScenario = { file: doc.file, line: doc.line };
+        scenarioDoc = doc;
+        continue;
+      }
+      if (foreign) {
+        skipped.push({ ...foreign, file: doc.file, line: doc.line });
+        continue;
+      }
+      const result = parseManifestDocument(doc, { alsoSupported: [`${SCENARIO_KIND} (${SCENARIO_API_VERSION})`] });
+      issues.push(...result.issues);
+      if (result.manifest) {
+        located.push({ manifest: result.manifest, doc, prefix: [], at: -Infinity });
+        object(result.manifest.kind, result.manifest.object.metadata.name, result.manifest.source);
+      } else if (invalidObjectKey(doc.value)) invalid.add(invalidObjectKey(doc.value)!);
+    }
+    // Past a limit nothing more is read: the issue says where it was reached.
+    if (read.issues.some((i) => i.message === TOO_MANY_DOCUMENTS_MESSAGE || i.message === TOO_MANY_ITEMS_MESSAGE)) break;
+  }
+  if (ours === 0 && issues.length === 0 && !options.partial) issues.push(emptyScenarioIssue(path, files, skipped));
+  const nodeDocs = snapshotDocs.filter((d) => (d.value as { kind: string }).kind === 'Node');
+  // A snapshot without spec.region runs in its Nodes' region: the Scenario document is validated against that region
+  // (its nodes', spot prices', prices' and offerings' zones), not the default one.
+  const nodesRegion = nodeDocs.length > 0 ? snapshotRegion(nodeDocs) : undefined;
+  let eventsAfterEnd = 0;
+  if (scenarioDoc) {
+    const result = parseScenarioForRun(scenarioDoc, { now: options.now, overrides: options.overrides, nodesRegion });
+    issues.push(...result.issues);
+    if (result.scenario) {
+      scenario = { doc: scenarioDoc, parsed: result.scenario };
+      object(SCENARIO_KIND, result.scenario.name, scenarioDoc);
+    }
+    eventsAfterEnd = result.eventsAfterEnd ?? 0;
+  }
+
+  // A snapshot: which pods belong to which workload, which are left out, when it was taken and in which region.
+  const reading = readSnapshot({
+    docs: snapshotDocs,
+    manifests: located.filter((l) => l.at === -Infinity).map((l) => ({ manifest: l.manifest, doc: l.doc })),
+    declaredNodes: new Set(scenario?.parsed.spec.nodes.map((n) => n.name) ?? []),
+  });
+  issues.push(...reading.issues);
+  const written = (scenario?.doc.value as { spec?: { start?: unknown; region?: unknown } } | undefined)?.spec;
+  let spec = scenario?.parsed.spec ?? defaultScenarioSpec(options.now);
+  // Without a start or region written, a snapshot starts the minute after its newest object and in its nodes' region.
+  if (nodeDocs.length > 0 && written?.start === undefined && reading.newestMs !== undefined) spec = { ...spec, startMs: Math.ceil((reading.newestMs + 1) / 60_000) * 60_000 };
+  if (written?.region === undefined && nodesRegion !== undefined) spec = { ...spec, region: nodesRegion };
+  spec = withOverrides(spec, options.overrides);
+  const poolNames = new Set(located.filter((l) => l.at === -Infinity && l.manifest.kind === 'NodePool').map((l) => l.manifest.object.metadata.name));
+  const fromSnapshot = snapshotNodes(nodeDocs, { startMs: spec.startMs, region: spec.region, nodePools: poolNames });
+  issues.push(...fromSnapshot.issues);
+  const declared = new Map(spec.nodes.map((n, i) => [n.name, i]));
+  for (const n of fromSnapshot.nodes) {
+    const i = declared.get(n.name);
+    if (i !== undefined) issues.push({ file: nodeDocs[0]!.file, message: `Node ${n.name} is also declared at spec.nodes[${i}] of the Scenario document` });
+  }
+  const kept = located.filter((l) => !(l.manifest.kind === 'Pod' && reading.dropped.has(l.manifest.object)));
+
+  if (scenario) {
+    const scenarioDoc = scenario.doc;
+    for (const e of scenario.parsed.spec.events) {
+      if (e.type === 'apply') kept.push({ manifest: e.apply, doc: scenarioDoc, prefix: ['spec', 'events', e.index, 'apply'], at: e.atSeconds });
+    }
+  }
+  // Parts of a cluster's manifests (validate) need not hold what their NodePools and pods name, unless they are a scenario.
+  const references = !options.partial || scenarioDoc !== undefined || located.some((l) => l.manifest.kind === 'EC2NodeClass');
+  issues.push(...crossCheck(kept, spec, scenario?.doc, { references, invalid, nodeNames: new Set(fromSnapshot.nodes.map((n) => n.name)) }));
+  const order = new Map(files.map((f, i) => [f, i]));
+  objects.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0) || a.line - b.line);
+  return {
+    issues,
+    ...(scenario ? { name: scenario.parsed.name } : {}),
+    spec,
+    located: kept,
+    reading,
+    ...(nodeDocs.length > 0 ? { snapshot: { nodes: fromSnapshot.nodes, notes: [...reading.notes, ...fromSnapshot.notes] } } : {}),
+    skipped,
+    objects,
+    emptyFiles,
+    eventsAfterEnd,
   };
 }
 
@@ -471,17 +570,13 @@ export function readLimits(file: string, text: string, left: { readonly document
 }
 
 /**
- * Reads every file of a scenario before any is parsed, and refuses the scenario when the YAML outside the items of
- * its Lists (what is composed a whole document at a time) is over {@link MAX_SCENARIO_BYTES}, all files together.
- * @param path the scenario's file or folder (named by the size issue)
+ * Reads every file of a scenario before any is parsed.
  * @param files its files, in reading order
- * @returns each file's text, or the issue saying why it could not be read
- * @throws {ValidationError} when a file is over {@link MAX_SNAPSHOT_BYTES} or the YAML outside List items is over
- *   {@link MAX_SCENARIO_BYTES}
+ * @returns each file's text, or the issue saying why it could not be read (the file system's error, or not YAML text)
+ * @throws {ValidationError} when a file is over {@link MAX_SNAPSHOT_BYTES}
  */
-async function readTexts(path: string, files: readonly string[]): Promise<(string | ValidationIssue | undefined)[]> {
+async function readTexts(files: readonly string[]): Promise<(string | ValidationIssue | undefined)[]> {
   const texts: (string | ValidationIssue | undefined)[] = [];
-  let whole = 0;
   for (const file of files) {
     let contents;
     try {
@@ -490,13 +585,26 @@ async function readTexts(path: string, files: readonly string[]): Promise<(strin
       texts.push({ file, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? String(e)}` });
       continue;
     }
-    if ('issue' in contents) throw new ValidationError([contents.issue]);
-    const text = contents.text;
-    whole += bytesOutsideLists(text);
-    texts.push(text);
+    if ('issue' in contents && contents.reason === 'size') throw new ValidationError([contents.issue]);
+    texts.push('issue' in contents ? contents.issue : contents.text);
   }
-  if (whole > MAX_SCENARIO_BYTES) throw new ValidationError([scenarioSizeIssue(path, whole)]);
   return texts;
+}
+
+/**
+ * The issue for a scenario whose files, read, hold more than it may: over {@link MAX_SNAPSHOT_BYTES} in all, or over
+ * {@link MAX_SCENARIO_BYTES} outside the items of their Lists (what is composed a whole document at a time). Such a
+ * scenario is not parsed.
+ * @param path the scenario's file or folder (named by the issue)
+ * @param texts its files' texts (an entry that is an issue counts for nothing)
+ * @returns the issue, or undefined when the scenario is within both limits
+ */
+export function scenarioTextsSizeIssue(path: string, texts: readonly (string | ValidationIssue | undefined)[]): ValidationIssue | undefined {
+  const strings = texts.filter((t): t is string => typeof t === 'string');
+  const bytes = strings.reduce((sum, t) => sum + Buffer.byteLength(t), 0);
+  if (bytes > MAX_SNAPSHOT_BYTES) return snapshotSizeIssue(path, bytes);
+  const whole = strings.reduce((sum, t) => sum + bytesOutsideLists(t), 0);
+  return whole > MAX_SCENARIO_BYTES ? scenarioSizeIssue(path, whole) : undefined;
 }
 
 /**
@@ -611,189 +719,4 @@ function emptyScenarioIssue(path: string, files: readonly string[], skipped: rea
   const listed = skipped.slice(0, 3).map((s) => `${s.kind}${s.name !== undefined ? ` ${s.name}` : ''} at ${s.file}:${s.line}`);
   const more = skipped.length > 3 ? ` and ${skipped.length - 3} more` : '';
   return { file: skipped[0]!.file, line: skipped[0]!.line, column: 1, message: `nothing to simulate: every document is of a kind Skiff does not read (${listed.join(', ')}${more}); ${needs}` };
-}
-
-/** Options of {@link crossCheck}. */
-export interface CrossCheckOptions {
-  /**
-   * Whether the objects must be complete: a NodePool's EC2NodeClass and a bound Pod's node must be among them.
-   * `simulate` requires it; `validate` does for a set with an EC2NodeClass or a Scenario document (a folder of
-   * NodePools alone may name EC2NodeClasses that are already in the cluster). @default true
-   */
-  readonly references?: boolean;
-  /**
-   * `Kind/name` of the documents that did not parse: a reference to one of them is not reported as missing (its own
-   * issues say what is wrong with it). @default none
-   */
-  readonly invalid?: ReadonlySet<string>;
-  /** Names of nodes declared outside the Scenario document (a snapshot's Nodes): a pod may be bound to one. @default none */
-  readonly nodeNames?: ReadonlySet<string>;
-}
-
-/**
- * `Kind/name` of a document that did not parse, when its raw value says (for {@link CrossCheckOptions.invalid}).
- * @param value the document's raw YAML value
- */
-export function invalidObjectKey(value: unknown): string | undefined {
-  const o = value as { kind?: unknown; metadata?: { name?: unknown } } | null;
-  return typeof o?.kind === 'string' && typeof o.metadata?.name === 'string' ? `${o.kind}/${o.metadata.name}` : undefined;
-}
-
-/**
- * Every check `simulate` applies across objects, over the initial objects and the manifests applied by Scenario
- * events: duplicate names; a NodePool's `nodeClassRef` group (`karpenter.k8s.aws`), kind (`EC2NodeClass`) and name
- * (an EC2NodeClass of the set, present when the NodePool is); the Scenario's nodes, scale events and bound pods.
- * `skiff validate` runs the same function over the files it is given.
- * @param located every manifest with where it was read (events' manifests with their time)
- * @param spec the Scenario's spec (or the default one)
- * @param scenarioDoc the Scenario document, when there is one
- * @returns the issues, with file, line and field path; empty when all is well
- */
-export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scenarioDoc: ManifestDocument | undefined, options: CrossCheckOptions = {}): ValidationIssue[] {
-  const references = options.references ?? true;
-  const issues: ValidationIssue[] = [];
-  const initial = located.filter((l) => l.at === -Infinity);
-
-  // Duplicate names among the initial objects (an applied manifest replaces, as kubectl apply does).
-  const seen = new Map<string, Located>();
-  for (const l of initial) {
-    const id = identity(l.manifest);
-    const first = seen.get(id);
-    if (first) issues.push(issueAt(l, ['metadata', 'name'], `duplicate ${id} (first defined at ${first.manifest.source.file}:${first.manifest.source.line})`));
-    else seen.set(id, l);
-  }
-
-  /** True when an object of `kind`/`namespace`/`name` exists initially or is applied at or before `at`. */
-  const exists = (kind: Manifest['kind'], namespace: string | undefined, name: string, at: number) =>
-    located.some(
-      (l) => l.manifest.kind === kind && l.at <= at && l.manifest.object.metadata.name === name && (namespace === undefined || (l.manifest.object.metadata.namespace ?? 'default') === namespace),
-    );
-
-  // Every replica-like count, in the initial objects and in applied manifests: the simulation runs each pod through
-  // the real handlers, so `replicas: 1000000000` would run for days and take gigabytes (MAX_SCALE_REPLICAS).
-  for (const l of located) {
-    for (const [field, value] of replicaCounts(l.manifest)) {
-      if (value > MAX_SCALE_REPLICAS) {
-        issues.push(issueAt(l, ['spec', field], `${field} ${value} is more than the simulation runs: at most ${MAX_SCALE_REPLICAS} pods per workload (every pod goes through the real handlers)`));
-      }
-    }
-  }
-
-  // An EC2NodeClass's subnets decide where its types are offered (`ec2NodeClassSubnetZones`): each zone must be one
-  // of the run's region, as a Node's zone must (`snapshot.ts`), or nodes would launch in another region's zones.
-  const regionZones = zonesOf(spec.region);
-  for (const l of located) {
-    if (l.manifest.kind !== 'EC2NodeClass') continue;
-    for (const [i, subnet] of (l.manifest.object.status?.subnets ?? []).entries()) {
-      if (!regionZones.includes(subnet.zone)) {
-        issues.push(issueAt(l, ['status', 'subnets', i, 'zone'], `zone ${JSON.stringify(subnet.zone)} is not in region ${spec.region} (its zones: ${regionZones.join(', ')}); set the region with --region or spec.region`));
-      }
-    }
-  }
-
-  for (const l of located) {
-    if (l.manifest.kind !== 'NodePool') continue;
-    const ref = l.manifest.object.spec.template.spec.nodeClassRef;
-    const refPath = ['spec', 'template', 'spec', 'nodeClassRef'];
-    if (ref.group !== 'karpenter.k8s.aws') issues.push(issueAt(l, [...refPath, 'group'], `nodeClassRef.group must be karpenter.k8s.aws (Skiff launches through EC2NodeClass), got ${ref.group}`));
-    else if (ref.kind !== 'EC2NodeClass') issues.push(issueAt(l, [...refPath, 'kind'], `nodeClassRef.kind must be EC2NodeClass, got ${ref.kind}`));
-    else if (references && !exists('EC2NodeClass', undefined, ref.name, l.at) && !options.invalid?.has(`EC2NodeClass/${ref.name}`)) {
-      issues.push(issueAt(l, [...refPath, 'name'], `NodePool ${l.manifest.object.metadata.name} references EC2NodeClass ${JSON.stringify(ref.name)}, which is not in the scenario`));
-    }
-  }
-
-  if (scenarioDoc) {
-    const where = { doc: scenarioDoc, prefix: ['spec'] };
-    const nodeNames = new Set([...spec.nodes.map((n) => n.name), ...(options.nodeNames ?? [])]);
-    spec.nodes.forEach((n, i) => {
-      if (n.nodePool !== undefined && !exists('NodePool', undefined, n.nodePool, -Infinity) && !options.invalid?.has(`NodePool/${n.nodePool}`)) {
-        issues.push(issueAt(where, ['nodes', i, 'nodePool'], `node ${n.name} names NodePool ${JSON.stringify(n.nodePool)}, which is not in the scenario`));
-      }
-    });
-    for (const e of spec.events) {
-      // A workload whose own document failed to load has its own issue: not a second one here.
-      if (e.type === 'scale' && !exists(e.scale.kind, e.scale.namespace, e.scale.name, e.atSeconds) && !options.invalid?.has(`${e.scale.kind}/${e.scale.name}`)) {
-        issues.push(issueAt(where, ['events', e.index, 'scale', 'name'], `no ${e.scale.kind} ${e.scale.namespace}/${e.scale.name} exists at that time`));
-      }
-    }
-    for (const l of initial) {
-      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined && !nodeNames.has(l.manifest.object.spec.nodeName)) {
-        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} is not among the scenario's spec.nodes`));
-      }
-    }
-  } else if (references) {
-    for (const l of initial) {
-      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined && !options.nodeNames?.has(l.manifest.object.spec.nodeName)) {
-        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} does not exist: declare it under spec.nodes of a Scenario document, or add the Node (kubectl get nodes -o yaml)`));
-      }
-    }
-  }
-  return issues;
-}
-
-/** The replica-like counts of a manifest, by field of its `spec`: Deployment/StatefulSet `replicas`, Job `parallelism` and `completions`. */
-function replicaCounts(m: Manifest): [string, number][] {
-  switch (m.kind) {
-    case 'Deployment':
-    case 'StatefulSet':
-      return [['replicas', m.object.spec.replicas]];
-    case 'Job':
-      return [
-        ['parallelism', m.object.spec.parallelism],
-        ...(m.object.spec.completions !== undefined ? [['completions', m.object.spec.completions] as [string, number]] : []),
-      ];
-    default:
-      return [];
-  }
-}
-
-/**
- * Warnings for PodDisruptionBudgets that can never allow an eviction given the desired pods they select
- * (Deployment/StatefulSet replicas, Job parallelism, bare pods; a PDB that selects DaemonSet pods is skipped, since
- * their count depends on the nodes). Mirrors the seed article's advice: minAvailable equal to the replica count
- * stalls node rotation.
- */
-function pdbWarnings(initial: readonly Located[]): ValidationIssue[] {
-  const warnings: ValidationIssue[] = [];
-  const objects = initial.map((l) => l.manifest);
-  for (const l of initial) {
-    if (l.manifest.kind !== 'PodDisruptionBudget') continue;
-    const pdb = l.manifest.object;
-    const ns = pdb.metadata.namespace;
-    const selects = (namespace: string, labels: Readonly<Record<string, string>> | undefined) => namespace === ns && labelSelectorMatches(pdb.spec.selector, labels);
-    let count = 0;
-    let daemon = false;
-    for (const m of objects) {
-      switch (m.kind) {
-        case 'Deployment':
-        case 'StatefulSet':
-          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) count += m.object.spec.replicas;
-          break;
-        case 'Job':
-          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) count += m.object.spec.parallelism;
-          break;
-        case 'Pod':
-          if (selects(m.object.metadata.namespace, m.object.metadata.labels)) count += 1;
-          break;
-        case 'DaemonSet':
-          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) daemon = true;
-          break;
-        default:
-          break;
-      }
-    }
-    if (daemon || count === 0) continue;
-    const { minAvailable, maxUnavailable } = pdb.spec;
-    const allowed = minAvailable !== undefined ? count - scaledValue(minAvailable, count) : maxUnavailable !== undefined ? scaledValue(maxUnavailable, count) : count;
-    if (allowed > 0) continue;
-    const field = minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable';
-    warnings.push(
-      issueAt(
-        l,
-        ['spec', field],
-        `PodDisruptionBudget ${ns}/${pdb.metadata.name} can never allow an eviction (${field} ${String(minAvailable ?? maxUnavailable)} with ${count} pod(s)): nodes running these pods cannot be drained until their NodePool's terminationGracePeriod`,
-      ),
-    );
-  }
-  return warnings;
 }

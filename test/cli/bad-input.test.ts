@@ -62,6 +62,16 @@ describe('skiff simulate with bad input', () => {
     expect(result.events).toContainEqual(expect.objectContaining({ reason: 'ScaleTargetNotFound', object: 'Deployment/default/web' }));
   });
 
+  it('says a binary file is not YAML text, naming the file, line and column, instead of "got string"', async () => {
+    const dir = folder({ 'a.yaml': GENERAL_POOL });
+    // Random bytes renamed .yaml: a NUL before any byte that is not UTF-8.
+    writeFileSync(join(dir, 'blob.yaml'), Buffer.from([0x78, 0x33, 0x0a, 0x7c, 0x00, 0x9d, 0xb4]));
+    const r = await simulate(dir, '--json');
+    expect(r.status).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(`skiff simulate: invalid input, nothing was simulated:\n${join(dir, 'blob.yaml')}:2:2: not YAML text: a NUL byte at byte offset 4 (a binary file?); Skiff reads YAML as UTF-8 text\n`);
+  });
+
   it('reads YAML files that are symbolic links (as in a ConfigMap volume)', async () => {
     const dir = folder({ 'web.yaml': web });
     const target = join(mkdtempSync(join(tmpdir(), 'skiff-target-')), 'pool.yaml');

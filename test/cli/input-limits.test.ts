@@ -103,4 +103,20 @@ describe('skiff simulate and skiff validate refuse hostile input at once', () =>
     expect(check.status).toBe(1);
     expect(check.out).toMatch(new RegExp(`${join(dir, 'big.yaml')}: more than 16\\.0 MiB of YAML; a scenario may hold at most 16\\.0 MiB`));
   });
+
+  it('applies the size limit to a folder\'s files together, as simulate does: validate names the folder on its first file', async () => {
+    const half = `# ${'x'.repeat(MAX_SCENARIO_BYTES / 2)}\n`;
+    const dir = folder({ 'a.yaml': half, 'b.yaml': half, 'pool.yaml': GENERAL_POOL });
+    const run = await skiff('simulate', dir);
+    expect(run.status).toBe(2);
+    expect(run.err).toContain(`\n${dir}: 16.0 MiB of YAML; a scenario may hold at most 16.0 MiB (16777216 bytes)\n`);
+    const check = await skiff('validate', dir);
+    expect(check.status).toBe(1);
+    expect(check.out).toBe(`${dir}: 16.0 MiB of YAML; a scenario may hold at most 16.0 MiB (16777216 bytes)\n1 problem in 1 of 3 files\n`);
+    expect((JSON.parse((await skiff('validate', dir, '--json')).out) as { files: { file: string; valid: boolean }[] }).files.map((f) => [f.file, f.valid])).toEqual([
+      [join(dir, 'a.yaml'), false],
+      [join(dir, 'b.yaml'), true],
+      [join(dir, 'pool.yaml'), true],
+    ]);
+  });
 });

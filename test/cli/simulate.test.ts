@@ -152,6 +152,28 @@ describe('skiff CLI', () => {
     expect(c.err().split('\n').filter((l) => l.includes('not read'))).toEqual([`note: ${join(dir, 'karpenter')}/: not read — a scenario folder is read as it is, not recursively (skiff validate reads subfolders); move its files up or simulate it on its own`]);
   });
 
+  it('names the subfolders holding YAML when the folder has none of its own, instead of only saying it has none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'skiff-only-sub-'));
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 'nodepool-general.yaml'), readFileSync('examples/seed/nodepool-general.yaml', 'utf8'));
+    writeFileSync(join(dir, 'README.md'), '# pools\n');
+    const c = capture();
+    expect(await main(['simulate', dir], c.io)).toBe(2);
+    expect(c.out()).toBe('');
+    expect(c.err()).toBe(`skiff simulate: invalid input, nothing was simulated:\n${dir}: no *.yaml or *.yml files in this folder; ${join(dir, 'sub')} holds YAML: pass that folder (a scenario folder is read as it is, not recursively)\n`);
+    // Several: each named, hidden folders and node_modules left out; none: the message as before.
+    mkdirSync(join(dir, 'other', 'deeper'), { recursive: true });
+    writeFileSync(join(dir, 'other', 'deeper', 'x.yml'), 'a: 1\n');
+    mkdirSync(join(dir, '.github'));
+    writeFileSync(join(dir, '.github', 'ci.yaml'), 'on: push\n');
+    const several = capture();
+    expect(await main(['simulate', dir], several.io)).toBe(2);
+    expect(several.err()).toContain(`${dir}: no *.yaml or *.yml files in this folder; its subfolders ${join(dir, 'other')} and ${join(dir, 'sub')} hold YAML: pass one of them`);
+    const empty = capture();
+    expect(await main(['simulate', mkdtempSync(join(tmpdir(), 'skiff-no-yaml-'))], empty.io)).toBe(2);
+    expect(empty.err()).toMatch(/: no \*\.yaml or \*\.yml files in this folder\n$/);
+  });
+
   it('runs a scenario cut short by --duration without the events after its end, and says how many it left out', async () => {
     const dir = seedFolder('skiff-cut-');
     const events = ['10m', '45m', '50m'].map((at, i) => `    - {at: ${at}, scale: {kind: Deployment, name: web, replicas: ${4 + i}}}`).join('\n');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../shared/cli/main.js';
 import { validateText, type ValidationReport } from '../../shared/cli/validate.js';
+import { GENERAL_POOL } from '../support/provisioner-harness.js';
 import { formatIssue } from '../../shared/core/errors.js';
 
 async function validate(...args: string[]): Promise<{ status: number; out: string; err: string }> {
@@ -11,6 +12,18 @@ async function validate(...args: string[]): Promise<{ status: number; out: strin
   let err = '';
   const status = await main(['validate', ...args], { out: (t) => (out += t), err: (t) => (err += t), isTTY: false });
   return { status, out, err };
+}
+
+async function simulate(...args: string[]): Promise<{ status: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const status = await main(['simulate', ...args], { out: (t) => (out += t), err: (t) => (err += t), isTTY: false });
+  return { status, out, err };
+}
+
+/** The `file:line:column: path: message` lines of `simulate`'s refusal (after its first line). */
+function simulateIssues(err: string): string[] {
+  return err.split('\n').filter((l) => l !== '' && !l.startsWith('skiff simulate:'));
 }
 
 function folder(files: Record<string, string>): string {
@@ -208,6 +221,70 @@ describe('skiff validate', () => {
       const r = await validate(join(dir, 'all.yaml'));
       expect(r.status).toBe(1);
       expect(r.out).toMatch(/all\.yaml:15:11: spec\.weight: /);
+    });
+  });
+
+  describe('one verdict with simulate for one folder', () => {
+    /** A Scenario document; `spec` lines are indented by two spaces. */
+    const scenarioDoc = (name: string, spec: string) => `apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: ${name}}\nspec:\n  start: "2026-03-02T08:00:00Z"\n  duration: 10m\n${spec}`;
+    const web = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: c, image: x, resources: {requests: {cpu: 100m}}}]\n';
+
+    it('reads a file holding the Scenario document and a workload with the folder\'s other files, as simulate does (a starting node names a NodePool of another file)', async () => {
+      const nodes = '  nodes:\n    - {name: n1, instanceType: m5.large, zone: us-west-2a, capacityType: on-demand, nodePool: general}\n  events:\n    - {at: 5m, scale: {kind: Deployment, name: web, replicas: 2}}\n';
+      const dir = folder({ 'pools.yaml': GENERAL_POOL, 'scenario.yaml': `${scenarioDoc('vs', nodes)}---\n${web}` });
+      const check = await validate(dir);
+      expect({ status: check.status, out: check.out }).toEqual({ status: 0, out: '2 files valid (4 objects)\n' });
+      const run = await simulate(dir, '--json');
+      expect({ status: run.status, err: run.err }).toEqual({ status: 0, err: '' });
+    });
+
+    it.each([
+      [
+        'a second Scenario document in another file',
+        { 'a.yaml': `${GENERAL_POOL}---\n${web}---\n${scenarioDoc('a', '')}`, 'b.yaml': `${scenarioDoc('b', '')}---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: web}\nspec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n` },
+        ['b.yaml:2:7: kind: at most one Scenario document per scenario (the first is at {dir}/a.yaml:37)'],
+      ],
+      [
+        'the same NodePool, EC2NodeClass and Deployment in two files that each hold a Scenario document',
+        { 'a.yaml': `${GENERAL_POOL}---\n${web}---\n${scenarioDoc('a', '')}`, 'b.yaml': `${GENERAL_POOL}---\n${web}---\n${scenarioDoc('b', '')}` },
+        [
+          'b.yaml:4:18: metadata.name: duplicate EC2NodeClass default (first defined at {dir}/a.yaml:2)',
+          'b.yaml:13:18: metadata.name: duplicate NodePool general (first defined at {dir}/a.yaml:11)',
+          'b.yaml:28:18: metadata.name: duplicate Deployment default/web (first defined at {dir}/a.yaml:26)',
+          'b.yaml:38:7: kind: at most one Scenario document per scenario (the first is at {dir}/a.yaml:37)',
+        ],
+      ],
+    ])('refuses %s, line for line as simulate refuses it', async (_, files, expected) => {
+      const dir = folder(files);
+      const lines = expected.map((l) => `${join(dir, l.replaceAll('{dir}', dir))}`);
+      const check = await validate(dir);
+      expect(check.status).toBe(1);
+      expect(check.out.split('\n').slice(0, -2)).toEqual(lines);
+      expect(check.out.split('\n').at(-2)).toBe(`${lines.length} problem${lines.length === 1 ? '' : 's'} in 1 of 2 files`);
+      const run = await simulate(dir, '--json');
+      expect(run.status).toBe(2);
+      expect(simulateIssues(run.err)).toEqual(lines);
+    });
+
+    it('reads each folder of a tree as its own scenario, and files named one by one with the others named in their folder', async () => {
+      // Two one-file scenarios in sibling folders: the same names, two Scenario documents, and no problem.
+      const one = `${GENERAL_POOL}---\n${web}---\n${scenarioDoc('one', '')}`;
+      const tree = folder({ 'a/scenario.yaml': one, 'b/scenario.yaml': one.replace('name: one', 'name: two') });
+      expect((await validate(tree)).out).toBe('2 files valid (8 objects)\n');
+      const dir = folder({ 'a.yaml': one, 'b.yaml': one });
+      expect((await validate(join(dir, 'a.yaml'))).status).toBe(0);
+      expect((await validate(join(dir, 'a.yaml'), join(dir, 'b.yaml'))).out).toMatch(/b\.yaml:\d+:7: kind: at most one Scenario document per scenario/);
+    });
+  });
+
+  describe('a file that is not YAML text', () => {
+    it('says so with the file, line and column of the first byte that is not text, instead of a schema error', async () => {
+      const dir = folder({ 'a.yaml': GOOD_CLASS });
+      writeFileSync(join(dir, 'random.yaml'), Buffer.from([0x6b, 0x69, 0x6e, 0x64, 0x0a, 0x78, 0xb4, 0x00, 0x05]));
+      const r = await validate(dir);
+      expect(r.status).toBe(1);
+      expect(r.out).toBe(`${join(dir, 'random.yaml')}:2:2: not YAML text: byte 0xb4 at byte offset 6 is not UTF-8 (a binary file, or text in another encoding? save it as UTF-8)\n1 problem in 1 of 2 files\n`);
+      expect(r.out).not.toMatch(/got string/);
     });
   });
 

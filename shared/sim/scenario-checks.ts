@@ -1,0 +1,227 @@
+/**
+ * The checks a scenario gets across its objects, once each object has parsed (docs/contracts.md#scenario): duplicate
+ * names, a NodePool's EC2NodeClass, a starting node's NodePool, a pod's node, a scale target, the replica caps, an
+ * EC2NodeClass's zones against the region; and the warnings that do not stop a run (a PodDisruptionBudget that can
+ * never allow an eviction). `scenario-loader.ts` reads a scenario and runs them, for `simulate` and `skiff validate`
+ * alike.
+ */
+import type { ValidationIssue } from '../core/errors.js';
+import { NAMESPACED_KINDS, formatPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
+import { labelSelectorMatches } from '../core/api/object-meta.js';
+import { scaledValue } from '../core/api/pdb.js';
+import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
+import { zonesOf } from './simulated-ec2.js';
+
+/** A manifest and the document (plus path prefix inside it) it was read from, for locating cross-object issues. */
+export interface Located {
+  readonly manifest: Manifest;
+  readonly doc: ManifestDocument;
+  readonly prefix: readonly PropertyKey[];
+  /** For manifests applied by an event: its time (seconds); initial objects have -Infinity. */
+  readonly at: number;
+}
+
+/**
+ * An issue at `path` (relative to the located object).
+ * @param where the object, or a document and the path prefix inside it
+ * @param path the field path below the prefix
+ * @param message what is wrong
+ */
+export function issueAt(where: Located | { doc: ManifestDocument; prefix: readonly PropertyKey[] }, path: readonly PropertyKey[], message: string): ValidationIssue {
+  const full = [...where.prefix, ...path];
+  const { line, column } = where.doc.locate(full);
+  return { file: where.doc.file, line, column, path: formatPath(full), message };
+}
+
+/** `kind namespace/name` identity used for duplicate detection. */
+function identity(m: Manifest): string {
+  const meta = m.object.metadata;
+  return NAMESPACED_KINDS.has(m.kind) ? `${m.kind} ${meta.namespace ?? 'default'}/${meta.name}` : `${m.kind} ${meta.name}`;
+}
+
+/** Options of {@link crossCheck}. */
+export interface CrossCheckOptions {
+  /**
+   * Whether the objects must be complete: a NodePool's EC2NodeClass and a bound Pod's node must be among them.
+   * `simulate` requires it; `validate` does for a set with an EC2NodeClass or a Scenario document (a folder of
+   * NodePools alone may name EC2NodeClasses that are already in the cluster). @default true
+   */
+  readonly references?: boolean;
+  /**
+   * `Kind/name` of the documents that did not parse: a reference to one of them is not reported as missing (its own
+   * issues say what is wrong with it). @default none
+   */
+  readonly invalid?: ReadonlySet<string>;
+  /** Names of nodes declared outside the Scenario document (a snapshot's Nodes): a pod may be bound to one. @default none */
+  readonly nodeNames?: ReadonlySet<string>;
+}
+
+/**
+ * `Kind/name` of a document that did not parse, when its raw value says (for {@link CrossCheckOptions.invalid}).
+ * @param value the document's raw YAML value
+ */
+export function invalidObjectKey(value: unknown): string | undefined {
+  const o = value as { kind?: unknown; metadata?: { name?: unknown } } | null;
+  return typeof o?.kind === 'string' && typeof o.metadata?.name === 'string' ? `${o.kind}/${o.metadata.name}` : undefined;
+}
+
+/**
+ * Every check `simulate` applies across objects, over the initial objects and the manifests applied by Scenario
+ * events: duplicate names; a NodePool's `nodeClassRef` group (`karpenter.k8s.aws`), kind (`EC2NodeClass`) and name
+ * (an EC2NodeClass of the set, present when the NodePool is); the Scenario's nodes, scale events and bound pods.
+ * `skiff validate` runs the same function over the files it is given.
+ * @param located every manifest with where it was read (events' manifests with their time)
+ * @param spec the Scenario's spec (or the default one)
+ * @param scenarioDoc the Scenario document, when there is one
+ * @returns the issues, with file, line and field path; empty when all is well
+ */
+export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scenarioDoc: ManifestDocument | undefined, options: CrossCheckOptions = {}): ValidationIssue[] {
+  const references = options.references ?? true;
+  const issues: ValidationIssue[] = [];
+  const initial = located.filter((l) => l.at === -Infinity);
+
+  // Duplicate names among the initial objects (an applied manifest replaces, as kubectl apply does).
+  const seen = new Map<string, Located>();
+  for (const l of initial) {
+    const id = identity(l.manifest);
+    const first = seen.get(id);
+    if (first) issues.push(issueAt(l, ['metadata', 'name'], `duplicate ${id} (first defined at ${first.manifest.source.file}:${first.manifest.source.line})`));
+    else seen.set(id, l);
+  }
+
+  /** True when an object of `kind`/`namespace`/`name` exists initially or is applied at or before `at`. */
+  const exists = (kind: Manifest['kind'], namespace: string | undefined, name: string, at: number) =>
+    located.some(
+      (l) => l.manifest.kind === kind && l.at <= at && l.manifest.object.metadata.name === name && (namespace === undefined || (l.manifest.object.metadata.namespace ?? 'default') === namespace),
+    );
+
+  // Every replica-like count, in the initial objects and in applied manifests: the simulation runs each pod through
+  // the real handlers, so `replicas: 1000000000` would run for days and take gigabytes (MAX_SCALE_REPLICAS).
+  for (const l of located) {
+    for (const [field, value] of replicaCounts(l.manifest)) {
+      if (value > MAX_SCALE_REPLICAS) {
+        issues.push(issueAt(l, ['spec', field], `${field} ${value} is more than the simulation runs: at most ${MAX_SCALE_REPLICAS} pods per workload (every pod goes through the real handlers)`));
+      }
+    }
+  }
+
+  // An EC2NodeClass's subnets decide where its types are offered (`ec2NodeClassSubnetZones`): each zone must be one
+  // of the run's region, as a Node's zone must (`snapshot.ts`), or nodes would launch in another region's zones.
+  const regionZones = zonesOf(spec.region);
+  for (const l of located) {
+    if (l.manifest.kind !== 'EC2NodeClass') continue;
+    for (const [i, subnet] of (l.manifest.object.status?.subnets ?? []).entries()) {
+      if (!regionZones.includes(subnet.zone)) {
+        issues.push(issueAt(l, ['status', 'subnets', i, 'zone'], `zone ${JSON.stringify(subnet.zone)} is not in region ${spec.region} (its zones: ${regionZones.join(', ')}); set the region with --region or spec.region`));
+      }
+    }
+  }
+
+  for (const l of located) {
+    if (l.manifest.kind !== 'NodePool') continue;
+    const ref = l.manifest.object.spec.template.spec.nodeClassRef;
+    const refPath = ['spec', 'template', 'spec', 'nodeClassRef'];
+    if (ref.group !== 'karpenter.k8s.aws') issues.push(issueAt(l, [...refPath, 'group'], `nodeClassRef.group must be karpenter.k8s.aws (Skiff launches through EC2NodeClass), got ${ref.group}`));
+    else if (ref.kind !== 'EC2NodeClass') issues.push(issueAt(l, [...refPath, 'kind'], `nodeClassRef.kind must be EC2NodeClass, got ${ref.kind}`));
+    else if (references && !exists('EC2NodeClass', undefined, ref.name, l.at) && !options.invalid?.has(`EC2NodeClass/${ref.name}`)) {
+      issues.push(issueAt(l, [...refPath, 'name'], `NodePool ${l.manifest.object.metadata.name} references EC2NodeClass ${JSON.stringify(ref.name)}, which is not in the scenario`));
+    }
+  }
+
+  if (scenarioDoc) {
+    const where = { doc: scenarioDoc, prefix: ['spec'] };
+    const nodeNames = new Set([...spec.nodes.map((n) => n.name), ...(options.nodeNames ?? [])]);
+    spec.nodes.forEach((n, i) => {
+      if (n.nodePool !== undefined && !exists('NodePool', undefined, n.nodePool, -Infinity) && !options.invalid?.has(`NodePool/${n.nodePool}`)) {
+        issues.push(issueAt(where, ['nodes', i, 'nodePool'], `node ${n.name} names NodePool ${JSON.stringify(n.nodePool)}, which is not in the scenario`));
+      }
+    });
+    for (const e of spec.events) {
+      // A workload whose own document failed to load has its own issue: not a second one here.
+      if (e.type === 'scale' && !exists(e.scale.kind, e.scale.namespace, e.scale.name, e.atSeconds) && !options.invalid?.has(`${e.scale.kind}/${e.scale.name}`)) {
+        issues.push(issueAt(where, ['events', e.index, 'scale', 'name'], `no ${e.scale.kind} ${e.scale.namespace}/${e.scale.name} exists at that time`));
+      }
+    }
+    for (const l of initial) {
+      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined && !nodeNames.has(l.manifest.object.spec.nodeName)) {
+        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} is not among the scenario's spec.nodes`));
+      }
+    }
+  } else if (references) {
+    for (const l of initial) {
+      if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined && !options.nodeNames?.has(l.manifest.object.spec.nodeName)) {
+        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} does not exist: declare it under spec.nodes of a Scenario document, or add the Node (kubectl get nodes -o yaml)`));
+      }
+    }
+  }
+  return issues;
+}
+
+/** The replica-like counts of a manifest, by field of its `spec`: Deployment/StatefulSet `replicas`, Job `parallelism` and `completions`. */
+function replicaCounts(m: Manifest): [string, number][] {
+  switch (m.kind) {
+    case 'Deployment':
+    case 'StatefulSet':
+      return [['replicas', m.object.spec.replicas]];
+    case 'Job':
+      return [
+        ['parallelism', m.object.spec.parallelism],
+        ...(m.object.spec.completions !== undefined ? [['completions', m.object.spec.completions] as [string, number]] : []),
+      ];
+    default:
+      return [];
+  }
+}
+
+/**
+ * Warnings for PodDisruptionBudgets that can never allow an eviction given the desired pods they select
+ * (Deployment/StatefulSet replicas, Job parallelism, bare pods; a PDB that selects DaemonSet pods is skipped, since
+ * their count depends on the nodes). Mirrors the seed article's advice: minAvailable equal to the replica count
+ * stalls node rotation.
+ * @param initial the scenario's initial objects (not those applied by events)
+ * @returns one warning per such PodDisruptionBudget, at its `minAvailable` or `maxUnavailable`
+ */
+export function pdbWarnings(initial: readonly Located[]): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  const objects = initial.map((l) => l.manifest);
+  for (const l of initial) {
+    if (l.manifest.kind !== 'PodDisruptionBudget') continue;
+    const pdb = l.manifest.object;
+    const ns = pdb.metadata.namespace;
+    const selects = (namespace: string, labels: Readonly<Record<string, string>> | undefined) => namespace === ns && labelSelectorMatches(pdb.spec.selector, labels);
+    let count = 0;
+    let daemon = false;
+    for (const m of objects) {
+      switch (m.kind) {
+        case 'Deployment':
+        case 'StatefulSet':
+          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) count += m.object.spec.replicas;
+          break;
+        case 'Job':
+          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) count += m.object.spec.parallelism;
+          break;
+        case 'Pod':
+          if (selects(m.object.metadata.namespace, m.object.metadata.labels)) count += 1;
+          break;
+        case 'DaemonSet':
+          if (selects(m.object.metadata.namespace, m.object.spec.template.metadata.labels)) daemon = true;
+          break;
+        default:
+          break;
+      }
+    }
+    if (daemon || count === 0) continue;
+    const { minAvailable, maxUnavailable } = pdb.spec;
+    const allowed = minAvailable !== undefined ? count - scaledValue(minAvailable, count) : maxUnavailable !== undefined ? scaledValue(maxUnavailable, count) : count;
+    if (allowed > 0) continue;
+    const field = minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable';
+    warnings.push(
+      issueAt(
+        l,
+        ['spec', field],
+        `PodDisruptionBudget ${ns}/${pdb.metadata.name} can never allow an eviction (${field} ${String(minAvailable ?? maxUnavailable)} with ${count} pod(s)): nodes running these pods cannot be drained until their NodePool's terminationGracePeriod`,
+      ),
+    );
+  }
+  return warnings;
+}
