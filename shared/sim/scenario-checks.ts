@@ -9,6 +9,7 @@ import type { ValidationIssue } from '../core/errors.js';
 import { NAMESPACED_KINDS, formatPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
 import { scaledValue } from '../core/api/pdb.js';
+import { budgetScheduleProblem } from '../core/disruption/budgets.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
 import { zonesOf } from './simulated-ec2.js';
 
@@ -171,6 +172,33 @@ function replicaCounts(m: Manifest): [string, number][] {
     default:
       return [];
   }
+}
+
+/**
+ * Warnings for NodePool disruption budgets whose schedule has the shape the schema accepts but does not evaluate
+ * (`"0 25 * * *"`): Karpenter accepts such a NodePool and the budget then allows no disruption at any time
+ * (`budgetScheduleProblem`), which nothing else in a run would say.
+ * @param located every NodePool of the scenario, initial or applied by an event
+ * @returns one warning per such budget, at its `schedule`
+ */
+export function budgetScheduleWarnings(located: readonly Located[]): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  for (const l of located) {
+    if (l.manifest.kind !== 'NodePool') continue;
+    const pool = l.manifest.object;
+    pool.spec.disruption.budgets.forEach((b, i) => {
+      const problem = b.schedule === undefined ? undefined : budgetScheduleProblem(b.schedule);
+      if (problem === undefined) return;
+      warnings.push(
+        issueAt(
+          l,
+          ['spec', 'disruption', 'budgets', i, 'schedule'],
+          `NodePool ${pool.metadata.name}: budget schedule ${JSON.stringify(b.schedule)} does not evaluate (${problem}); Karpenter accepts it (its schema checks the shape only), and the budget then allows no disruption${b.reasons?.length ? ` for ${b.reasons.join(', ')}` : ''} at any time`,
+        ),
+      );
+    });
+  }
+  return warnings;
 }
 
 /**

@@ -321,6 +321,19 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
       ]);
     });
 
+    it('warns about a budget schedule of the accepted shape that does not evaluate, and not about one that does (trial)', async () => {
+      const budgets = `  disruption:\n    budgets:\n      - {nodes: "0", schedule: "0 25 * * *", duration: 1h, reasons: [Empty]}\n      - {nodes: "0", schedule: "0 9 * * mon-fri", duration: 8h}\n`;
+      write({ 'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}${budgets}` });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.warnings).toEqual([
+        expect.objectContaining({
+          file: join(dir, 'a.yaml'),
+          path: 'spec.disruption.budgets[0].schedule',
+          message: 'NodePool general: budget schedule "0 25 * * *" does not evaluate (CronPattern: Invalid value for hour: 25); Karpenter accepts it (its schema checks the shape only), and the budget then allows no disruption for Empty at any time',
+        }),
+      ]);
+    });
+
     it('reports a path that does not exist, and a folder without YAML', async () => {
       expect(await issuesOfAsync(loadScenario(join(dir, 'nope'), { now: NOW }))).toEqual([expect.objectContaining({ file: join(dir, 'nope'), message: expect.stringMatching(/cannot read: ENOENT/) })]);
       expect(await issuesOfAsync(loadScenario(dir, { now: NOW }))).toEqual([expect.objectContaining({ file: dir, message: expect.stringMatching(/no \*\.yaml/) })]);

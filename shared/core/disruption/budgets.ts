@@ -28,7 +28,7 @@ export class BudgetScheduleError extends SkiffError {
    */
   constructor(
     readonly schedule: string,
-    reason: string,
+    readonly reason: string,
   ) {
     super(`budget schedule ${JSON.stringify(schedule)} does not parse: ${reason}`);
   }
@@ -57,6 +57,21 @@ function cronOf(schedule: string): Cron {
   }
   if (parsed instanceof BudgetScheduleError) throw parsed;
   return parsed;
+}
+
+/**
+ * Why a budget schedule will not evaluate (`"0 25 * * *"`: `Invalid value for hour: 25`), or undefined when it will.
+ * Karpenter's NodePool schema checks a schedule's shape only, so such a NodePool is accepted, and its budget fails
+ * closed whenever it is evaluated (core `pkg/apis/v1/nodepool.go` `GetAllowedDisruptions`: an `IsActive` error allows 0).
+ * @param schedule a schedule of the shape the schema accepts (5 fields or a macro)
+ */
+export function budgetScheduleProblem(schedule: string): string | undefined {
+  try {
+    cronOf(schedule);
+    return undefined;
+  } catch (e) {
+    return e instanceof BudgetScheduleError ? e.reason : String(e);
+  }
 }
 
 /** The budget's `duration` in seconds (`14h`, `90m`, `1h30m`). */
