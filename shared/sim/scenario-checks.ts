@@ -6,6 +6,7 @@
  * alike.
  */
 import type { ValidationIssue } from '../core/errors.js';
+import { nearestOption } from '../core/api/field-issues.js';
 import { NAMESPACED_KINDS, formatPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
 import { scaledValue } from '../core/api/pdb.js';
@@ -90,6 +91,12 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     else seen.set(id, l);
   }
 
+  /** `; did you mean "x"?` for the nearest name of an object of `kind`/`namespace` there by `at`, or nothing. */
+  const didYouMean = (kind: Manifest['kind'], namespace: string | undefined, name: string, at: number) => {
+    const names = located.filter((l) => l.manifest.kind === kind && l.at <= at && (namespace === undefined || (l.manifest.object.metadata.namespace ?? 'default') === namespace)).map((l) => l.manifest.object.metadata.name);
+    const meant = nearestOption(name, names);
+    return meant === undefined ? '' : `; did you mean ${JSON.stringify(meant)}?`;
+  };
   /** True when an object of `kind`/`namespace`/`name` exists initially or is applied at or before `at`. */
   const exists = (kind: Manifest['kind'], namespace: string | undefined, name: string, at: number) =>
     located.some(
@@ -125,7 +132,7 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     if (ref.group !== 'karpenter.k8s.aws') issues.push(issueAt(l, [...refPath, 'group'], `nodeClassRef.group must be karpenter.k8s.aws (Skiff launches through EC2NodeClass), got ${ref.group}`));
     else if (ref.kind !== 'EC2NodeClass') issues.push(issueAt(l, [...refPath, 'kind'], `nodeClassRef.kind must be EC2NodeClass, got ${ref.kind}`));
     else if (references && !exists('EC2NodeClass', undefined, ref.name, l.at) && !options.invalid?.has(`EC2NodeClass/${ref.name}`)) {
-      issues.push(issueAt(l, [...refPath, 'name'], `NodePool ${l.manifest.object.metadata.name} references EC2NodeClass ${JSON.stringify(ref.name)}, which is not in the scenario`));
+      issues.push(issueAt(l, [...refPath, 'name'], `NodePool ${l.manifest.object.metadata.name} references EC2NodeClass ${JSON.stringify(ref.name)}, which is not in the scenario${didYouMean('EC2NodeClass', undefined, ref.name, l.at)}`));
     }
   }
 
@@ -134,18 +141,19 @@ export function crossCheck(located: readonly Located[], spec: ScenarioSpec, scen
     const nodeNames = new Set([...spec.nodes.map((n) => n.name), ...(options.nodeNames ?? [])]);
     spec.nodes.forEach((n, i) => {
       if (n.nodePool !== undefined && !exists('NodePool', undefined, n.nodePool, -Infinity) && !options.invalid?.has(`NodePool/${n.nodePool}`)) {
-        issues.push(issueAt(where, ['nodes', i, 'nodePool'], `node ${n.name} names NodePool ${JSON.stringify(n.nodePool)}, which is not in the scenario`));
+        issues.push(issueAt(where, ['nodes', i, 'nodePool'], `node ${n.name} names NodePool ${JSON.stringify(n.nodePool)}, which is not in the scenario${didYouMean('NodePool', undefined, n.nodePool, -Infinity)}`));
       }
     });
     for (const e of spec.events) {
       // A workload whose own document failed to load has its own issue: not a second one here.
       if (e.type === 'scale' && !exists(e.scale.kind, e.scale.namespace, e.scale.name, e.atSeconds) && !options.invalid?.has(`${e.scale.kind}/${e.scale.name}`)) {
-        issues.push(issueAt(where, ['events', e.index, 'scale', 'name'], `no ${e.scale.kind} ${e.scale.namespace}/${e.scale.name} exists at that time`));
+        issues.push(issueAt(where, ['events', e.index, 'scale', 'name'], `no ${e.scale.kind} ${e.scale.namespace}/${e.scale.name} exists at that time${didYouMean(e.scale.kind, e.scale.namespace, e.scale.name, e.atSeconds)}`));
       }
     }
     for (const l of initial) {
       if (l.manifest.kind === 'Pod' && l.manifest.object.spec.nodeName !== undefined && !nodeNames.has(l.manifest.object.spec.nodeName)) {
-        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} is not among the scenario's spec.nodes`));
+        const meant = nearestOption(l.manifest.object.spec.nodeName, [...nodeNames]);
+        issues.push(issueAt(l, ['spec', 'nodeName'], `node ${JSON.stringify(l.manifest.object.spec.nodeName)} is not among the scenario's spec.nodes${meant === undefined ? '' : `; did you mean ${JSON.stringify(meant)}?`}`));
       }
     }
   } else if (references) {

@@ -194,6 +194,21 @@ ${events}`;
       });
     });
 
+    it('suggests the name a reference most likely meant (trial: nodePool: genral had no hint)', async () => {
+      write({ 'class.yaml': NODE_CLASS, 'pool.yaml': `${nodePool('general', 'defualt')}---\n${nodePool('gpu')}`, 'web.yaml': deployment('web', 1) });
+      writeFileSync(
+        join(dir, 'scenario.yaml'),
+        'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  duration: 1h\n  nodes:\n    - {name: n1, instanceType: m5.large, zone: us-west-2a, capacityType: on-demand, nodePool: genral}\n    - {name: n2, instanceType: m5.large, zone: us-west-2a, capacityType: on-demand, nodePool: zzz}\n  events:\n    - {at: 10m, scale: {kind: Deployment, name: wbe, replicas: 4}}\n',
+      );
+      const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
+      expect(issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
+        'spec.template.spec.nodeClassRef.name: NodePool general references EC2NodeClass "defualt", which is not in the scenario; did you mean "default"?',
+        'spec.nodes[0].nodePool: node n1 names NodePool "genral", which is not in the scenario; did you mean "general"?',
+        'spec.nodes[1].nodePool: node n2 names NodePool "zzz", which is not in the scenario',
+        'spec.events[0].scale.name: no Deployment default/wbe exists at that time; did you mean "web"?',
+      ]);
+    });
+
     it('reports an invalid EC2NodeClass once, not again as missing from the NodePools that name it', async () => {
       write({ 'class.yaml': `${NODE_CLASS}  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeSize: 1Ki}}]\n`, 'pool.yaml': nodePool('general') });
       const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));

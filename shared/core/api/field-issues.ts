@@ -83,9 +83,11 @@ export const manifestErrorMap: z.core.$ZodErrorMap = (iss) => {
 /**
  * The option `written` most likely meant, ignoring case: the nearest by edit distance, when within
  * max(2, a third of its length) (`in` → `In`, `WhenEmptyOrUnderutilised` → `WhenEmptyOrUnderutilized`; `Underutilised`
- * is too far from anything). Undefined when none is close. Shared by unknown fields and values outside an enum.
+ * is too far from anything). Undefined when none is close. Shared by unknown fields, values outside an enum and names
+ * that match no object (`scenario-checks.ts`).
+ * @example nearestOption('genral', ['general', 'gpu']) // 'general'
  */
-function nearestOption(written: string, options: readonly string[]): string | undefined {
+export function nearestOption(written: string, options: readonly string[]): string | undefined {
   const lower = written.toLowerCase();
   let best: string | undefined;
   let bestDistance = Infinity;
