@@ -74,6 +74,19 @@ describe('scenario-loader', () => {
       expectIssue(await issuesOfAsync(loadScenario(dir, { now: NOW })), { file: join(dir, 'd.yaml'), path: 'kind', line: 2, message: /unknown kind "Deploymnt" \(apiVersion apps\/v1\) — did you mean Deployment\?; supported: /u });
     });
 
+    it('says where Nodes and NodeClaims go when an event applies one, rather than suggesting Pod (trial)', async () => {
+      write({ 'a.yaml': NODE_CLASS, 'b.yaml': nodePool('general') });
+      writeFileSync(
+        join(dir, 'scenario.yaml'),
+        'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  duration: 1h\n  events:\n    - {at: 5m, apply: {apiVersion: v1, kind: Node, metadata: {name: n}}}\n    - {at: 6m, apply: {apiVersion: karpenter.sh/v1, kind: NodeClaim, metadata: {name: c}}}\n',
+      );
+      const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
+      expect(issues.map((i) => `${i.line}: ${i.path}: ${i.message}`)).toEqual([
+        "7: spec.events[0].apply.kind: a Node is not read as a manifest: a scenario's starting nodes are spec.nodes of its Scenario document, or the Nodes of a cluster snapshot (kubectl get nodes -o yaml, in the scenario folder); Skiff launches the rest",
+        "8: spec.events[1].apply.kind: a NodeClaim is not read as a manifest: NodeClaims are Skiff's own (it creates one for each node it launches); start with nodes through spec.nodes of the Scenario document, or a cluster snapshot's Nodes",
+      ]);
+    });
+
     it('loads the whole examples/seed folder', async () => {
       const scenario = await loadScenario(SEED, { now: NOW });
       expect(scenario.name).toBe('seed');

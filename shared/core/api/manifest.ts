@@ -104,6 +104,15 @@ function nearKind(kind: string, extra: readonly string[] = []): string | undefin
   return best?.kind;
 }
 
+/**
+ * Kubernetes kinds a scenario has in other forms, with where they go: a near-miss suggestion (`Node` → `Pod`) would
+ * mislead for these.
+ */
+const NOT_READ_KINDS: Readonly<Record<string, string>> = {
+  Node: "a scenario's starting nodes are spec.nodes of its Scenario document, or the Nodes of a cluster snapshot (kubectl get nodes -o yaml, in the scenario folder); Skiff launches the rest",
+  NodeClaim: "NodeClaims are Skiff's own (it creates one for each node it launches); start with nodes through spec.nodes of the Scenario document, or a cluster snapshot's Nodes",
+};
+
 /** The kind entry for a kind name, if supported. */
 function kindEntry(kind: string): (typeof MANIFEST_KINDS)[ManifestKind] | undefined {
   return Object.hasOwn(MANIFEST_KINDS, kind) ? MANIFEST_KINDS[kind as ManifestKind] : undefined;
@@ -222,6 +231,10 @@ export function validateManifestObject(
   const entry = kindEntry(kind);
   if (!entry && kind.endsWith('List') && Array.isArray((value as { items?: unknown }).items)) {
     return { ok: false, issues: [{ path: ['kind'], message: `a ${kind} is not read: put each of its items in a YAML document of its own (separated by ---)`}] };
+  }
+  const notApplied = NOT_READ_KINDS[kind];
+  if (!entry && notApplied !== undefined && !options.alsoSupported?.includes(kind)) {
+    return { ok: false, issues: [{ path: ['kind'], message: `a ${kind} is not read as a manifest: ${notApplied}` }] };
   }
   if (!entry) {
     const meant = nearKind(kind, options.alsoSupported);
