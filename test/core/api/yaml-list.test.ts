@@ -172,7 +172,9 @@ describe('reading a kind: List item by item', () => {
   it('gives the values composing the whole document gives, for any List the yaml library writes', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 8 }),
+        // No `<<` key: the reader takes it as a merge key, as Kubernetes' YAML does (`<<: null` is an error there), while
+        // the whole-document parse below reads YAML 1.2 without merges (counterexample [{"<<": null}], ~1 run in 12).
+        fc.array(fc.jsonValue({ maxDepth: 3 }).filter((v) => !JSON.stringify(v).includes('"<<"')), { maxLength: 8 }),
         fc.record({ indentSeq: fc.boolean(), indent: fc.constantFrom(2, 4), lineWidth: fc.constantFrom(0, 20, 80), defaultStringType: fc.constantFrom('PLAIN', 'QUOTE_DOUBLE', 'BLOCK_LITERAL', 'BLOCK_FOLDED') } as const),
         (items, style) => {
           const text = stringify({ apiVersion: 'v1', items, kind: 'List' }, { ...style, defaultKeyType: 'PLAIN', minContentWidth: 0 });
