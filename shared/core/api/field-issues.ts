@@ -104,6 +104,8 @@ export function nearestOption(written: string, options: readonly string[]): stri
 /** A short name of a value's type (`null`, `a list`, `a mapping`, `string`, …). */
 function describe(value: unknown): string {
   if (value === null) return 'null';
+  // YAML reads 1e400 as Infinity: "received number" would hide why a number was refused.
+  if (typeof value === 'number' && !Number.isFinite(value)) return `${value} (a number too large to read, or not a number)`;
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
   return typeof value;

@@ -214,6 +214,12 @@ spec:
       ]);
     });
 
+    it('says why a number YAML reads as Infinity is refused (trial: "received number")', () => {
+      expect(messages(pool('In', 'WhenEmpty').replace('  disruption:', '  limits: {cpu: 1e400}\n  disruption:'))).toEqual([
+        'spec.limits.cpu: expected string or number, received Infinity (a number too large to read, or not a number)',
+      ]);
+    });
+
     it('keeps zod\'s message when nothing is close', () => {
       expect(messages(pool('Within', 'Always'))).toEqual([
         'spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist"|"Gt"|"Lt"|"Gte"|"Lte"',
