@@ -71,6 +71,11 @@ export const manifestErrorMap: z.core.$ZodErrorMap = (iss) => {
     const meant = nearestOption(iss.input, iss.values.filter((v): v is string => typeof v === 'string'));
     if (meant !== undefined) return `Invalid option: expected one of ${iss.values.map((v) => (typeof v === 'string' ? `"${v}"` : String(v))).join('|')} (did you mean ${JSON.stringify(meant)}?)`;
   }
+  // A map key its key rule refuses: zod's own words are "Invalid key in record"; the rule's say what a key must be.
+  if (iss.code === 'invalid_key') {
+    const why = iss.issues[0]?.message;
+    if (why !== undefined) return why.startsWith(JSON.stringify(iss.input)) ? why : `${JSON.stringify(iss.input)}: ${why}`;
+  }
   if (iss.code === 'invalid_union') {
     const expected = iss.errors.flatMap((branch) => (branch.length === 1 && branch[0]?.code === 'invalid_type' ? [branch[0].expected] : []));
     if (expected.length === iss.errors.length && expected.length > 0) {

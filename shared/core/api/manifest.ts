@@ -131,7 +131,8 @@ const MIGRATION_HINTS: readonly { readonly kind: string; readonly path: string; 
 function withMigrationHint(kind: string, issue: PathIssue, value: unknown): PathIssue {
   const path = formatPath(issue.path);
   const hint = MIGRATION_HINTS.find((h) => h.kind === kind && h.path === path && (h.value === undefined || valueAt(value, issue.path) === h.value));
-  return hint ? { ...issue, message: `${issue.message}: ${hint.hint}` } : issue;
+  // The hint says what the field or value became: a "did you mean" beside it would say it twice.
+  return hint ? { ...issue, message: `${issue.message.replace(/ \(did you mean "[^"]*"\?\)$/, '')}: ${hint.hint}` } : issue;
 }
 
 function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {

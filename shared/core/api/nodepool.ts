@@ -173,7 +173,7 @@ export const budgetSchema = z
       .transform((v) => String(v))
       .refine((v) => BUDGET_NODES.test(v), { error: 'nodes must be a percentage between 0% and 100% (e.g. "10%") or a non-negative integer' })
       // Karpenter reads `nodes` as an IntOrString (`intstr.Parse`), whose integer is an int32.
-      .refine((v) => v.endsWith('%') || Number(v) <= MAX_BUDGET_NODES, { error: `nodes must be at most ${MAX_BUDGET_NODES} (an int32, as Kubernetes' IntOrString holds it)` })
+      .refine((v) => !/^\d+$/.test(v) || Number(v) <= MAX_BUDGET_NODES, { error: `nodes must be at most ${MAX_BUDGET_NODES} (an int32, as Kubernetes' IntOrString holds it)` })
       .default(DEFAULT_BUDGET_NODES),
     reasons: z.array(z.enum(BUDGET_REASONS)).optional(),
     schedule: z

@@ -220,6 +220,27 @@ spec:
       ]);
     });
 
+    it('says what a label key must be when a map refuses one (trial: "Invalid key in record")', () => {
+      const labelled = (key: string) => pool('In', 'WhenEmpty').replace('    spec:\n      nodeClassRef', `    metadata: {labels: {${JSON.stringify(key)}: b}}\n    spec:\n      nodeClassRef`);
+      for (const key of ['a\u001bx', 'bad key']) {
+        expect(messages(labelled(key))).toEqual([
+          `spec.template.metadata.labels[${JSON.stringify(key)}]: ${JSON.stringify(key)}: must be a qualified name (alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric, at most 63 characters, optionally prefixed by a DNS subdomain and "/")`,
+        ]);
+      }
+    });
+
+    it('names only the format a budget nodes value breaks, not also the int32 bound (trial)', () => {
+      expect(messages(pool('In', 'WhenEmpty').replace('{consolidationPolicy: WhenEmpty}', '{consolidationPolicy: WhenEmpty, budgets: [{nodes: "x"}]}'))).toEqual([
+        'spec.disruption.budgets[0].nodes: nodes must be a percentage between 0% and 100% (e.g. "10%") or a non-negative integer',
+      ]);
+    });
+
+    it('does not add a "did you mean" beside a migration hint', () => {
+      expect(messages(pool('In', 'WhenUnderutilized'))).toEqual([
+        'spec.disruption.consolidationPolicy: Invalid option: expected one of "WhenEmpty"|"WhenEmptyOrUnderutilized": WhenUnderutilized was renamed WhenEmptyOrUnderutilized in karpenter.sh/v1',
+      ]);
+    });
+
     it('keeps zod\'s message when nothing is close', () => {
       expect(messages(pool('Within', 'Always'))).toEqual([
         'spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist"|"Gt"|"Lt"|"Gte"|"Lte"',
