@@ -549,9 +549,13 @@ const eventSchema = z
     }
   });
 
-/** `spec` of a Scenario (durations already in seconds; still unresolved: start, event sources, order). */
-export const scenarioSpecSchema = z
-  .strictObject({
+/**
+ * The shape of a Scenario's `spec`: every field's own rules, without the checks across fields
+ * ({@link checkScenarioSpec}). Kept apart so a document whose only problems are across fields still yields its spec,
+ * and the checks against the other objects (`scenario-checks.ts`: NodePools its nodes name, Deployments its events
+ * scale) report in the same run instead of the next.
+ */
+const scenarioSpecShape = z.strictObject({
     start: isoTimestampSchema.optional(),
     duration: durationSecondsSchema({ positive: true }).default(DEFAULT_DURATION_SECONDS),
     region: z.string().regex(REGION, { error: 'region must be an AWS region name such as us-west-2' }).default(DEFAULT_REGION),
@@ -575,8 +579,19 @@ export const scenarioSpecSchema = z
         apiServerErrors: faultProbability.default(0),
       })
       .prefault({}),
-  })
-  .superRefine((spec, ctx) => {
+  });
+
+/** A parsed spec, before the checks across its fields. */
+type ScenarioSpecShape = z.output<typeof scenarioSpecShape>;
+
+/**
+ * The checks across a spec's fields: zones in its region, instance types in the catalogue, events within its
+ * duration, starting nodes' names unique and their `createdAt` in range, spot prices not given twice.
+ * @param addIssue receives each problem, its path relative to `spec`
+ */
+function checkScenarioSpec(spec: ScenarioSpecShape, addIssue: (issue: { readonly code: 'custom'; readonly path: PropertyKey[]; readonly message: string }) => void): void {
+  const ctx = { addIssue };
+  {
     const zones = zonesOf(spec.region);
     const inRegion = (zone: string, path: PropertyKey[]) => {
       if (!zones.includes(zone)) ctx.addIssue({ code: 'custom', path, message: `zone ${zone} is not in region ${spec.region} (its zones: ${zones.join(', ')})` });
@@ -636,7 +651,11 @@ export const scenarioSpecSchema = z
       inRegion(p.zone, ['spotPrices', i, 'zone']);
       knownType(p.instanceType, ['spotPrices', i, 'instanceType']);
     });
-  });
+  }
+}
+
+/** `spec` of a Scenario (durations already in seconds; still unresolved: start, event sources, order). */
+export const scenarioSpecSchema = scenarioSpecShape.superRefine((spec, ctx) => checkScenarioSpec(spec, (issue) => ctx.addIssue(issue)));
 
 /**
  * The `skiff.dev/v1alpha1` Scenario document. Validate with `{ error: manifestErrorMap }` for readable messages;
@@ -648,6 +667,14 @@ export const scenarioSchema = z.strictObject({
   kind: z.literal(SCENARIO_KIND),
   metadata: objectMetaSchema,
   spec: scenarioSpecSchema.prefault({}),
+});
+
+/** {@link scenarioSchema} without the checks across the spec's fields (`parseScenarioDocument` runs them itself). */
+const scenarioShapeSchema = z.strictObject({
+  apiVersion: z.literal(SCENARIO_API_VERSION),
+  kind: z.literal(SCENARIO_KIND),
+  metadata: objectMetaSchema,
+  spec: scenarioSpecShape.prefault({}),
 });
 
 /** A validated Scenario document (before resolution into a {@link ScenarioSpec}). */
@@ -720,21 +747,25 @@ export function isScenarioObject(value: unknown): boolean {
  * Validates and resolves a Scenario document.
  * @param doc a YAML document (from `readManifestDocuments`) whose kind is Scenario
  * @param options `now` (epoch ms) for the default start
- * @returns the resolved scenario, or the issues with file, line and path (e.g. `spec.events[3].apply.spec…`)
+ * @returns the resolved scenario, or the issues with file, line and path (e.g. `spec.events[3].apply.spec…`); both
+ *   when every field has its own shape and only the checks across fields fail (a zone outside the region, a duplicate
+ *   node name), so the caller can still check the document against the other objects (the run is refused either way)
  * @example
  * const { documents } = readManifestDocuments(text, 'scenario.yaml');
  * const { scenario } = parseScenarioDocument(documents[0]!, { now: Date.now() });
  */
 export function parseScenarioDocument(doc: ManifestDocument, options: { readonly now: number }): { readonly scenario?: ParsedScenario; readonly issues: readonly ValidationIssue[] } {
-  const result = scenarioSchema.safeParse(doc.value, { error: manifestErrorMap });
+  const result = scenarioShapeSchema.safeParse(doc.value, { error: manifestErrorMap });
   const problems = withProtoKeyIssues(doc.value, result.success ? [] : zodIssuesToPathIssues(result.error.issues));
   if (!result.success || problems.length > 0) return { issues: locateIssues(doc, problems) };
+  const across: { path: PropertyKey[]; message: string }[] = [];
+  checkScenarioSpec(result.data.spec, (issue) => across.push({ path: ['spec', ...issue.path], message: issue.message }));
   const sources = result.data.spec.events.map((_, i) => ({
     event: { file: doc.file, line: doc.locate(['spec', 'events', i]).line },
     apply: { file: doc.file, line: doc.locate(['spec', 'events', i, 'apply']).line },
   }));
   return {
     scenario: { name: result.data.metadata.name, spec: resolveSpec(result.data.spec, options.now, sources), source: { file: doc.file, line: doc.line } },
-    issues: [],
+    issues: locateIssues(doc, across),
   };
 }

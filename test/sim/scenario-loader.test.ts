@@ -222,6 +222,16 @@ ${events}`;
       ]);
     });
 
+    it('reports a Scenario document\'s checks across fields and its checks against the other objects in one run (trial: errors came in rounds)', async () => {
+      write({ 'class.yaml': NODE_CLASS, 'pool.yaml': nodePool('general'), 'web.yaml': deployment('web', 1) });
+      writeFileSync(
+        join(dir, 'scenario.yaml'),
+        'apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec:\n  duration: 1h\n  nodes:\n    - {name: n1, instanceType: m5.large, zone: us-west-2a, capacityType: on-demand, nodePool: genral}\n    - {name: n1, instanceType: m5.large, zone: us-west-9a, capacityType: on-demand}\n  events:\n    - {at: 10m, scale: {kind: Deployment, name: wbe, replicas: 4}}\n    - {at: 2h, scale: {kind: Deployment, name: web, replicas: 4}}\n',
+      );
+      const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
+      expect(issues.map((i) => i.path).sort()).toEqual(['spec.events[0].scale.name', 'spec.events[1].at', 'spec.nodes[0].nodePool', 'spec.nodes[1].name', 'spec.nodes[1].zone']);
+    });
+
     it('reports an invalid EC2NodeClass once, not again as missing from the NodePools that name it', async () => {
       write({ 'class.yaml': `${NODE_CLASS}  blockDeviceMappings: [{deviceName: /dev/xvda, ebs: {volumeSize: 1Ki}}]\n`, 'pool.yaml': nodePool('general') });
       const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
