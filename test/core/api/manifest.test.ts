@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import {
   MANIFEST_KINDS,
   formatPath,
@@ -185,18 +186,22 @@ describe('manifest', () => {
     });
   });
 
-  describe('a value outside a fixed set', () => {
-    const pool = (operator: string, policy: string) => `apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: general}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: ${operator}, values: [spot]}
-  disruption: {consolidationPolicy: ${policy}}
-`;
+  describe('a value outside a fixed set, and other field messages', () => {
+    /** A NodePool with one requirement of `operator`, as a YAML document (numbers such as 1e400 written bare). */
+    const pool = (o: { operator?: string; policy?: string; labels?: Record<string, string>; limits?: Record<string, unknown>; budgets?: unknown[] }) =>
+      stringify({
+        apiVersion: 'karpenter.sh/v1',
+        kind: 'NodePool',
+        metadata: { name: 'general' },
+        spec: {
+          template: {
+            ...(o.labels ? { metadata: { labels: o.labels } } : {}),
+            spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' }, requirements: [{ key: 'karpenter.sh/capacity-type', operator: o.operator ?? 'In', values: ['spot'] }] },
+          },
+          ...(o.limits ? { limits: o.limits } : {}),
+          disruption: { consolidationPolicy: o.policy ?? 'WhenEmpty', ...(o.budgets ? { budgets: o.budgets } : {}) },
+        },
+      });
     const messages = (text: string) => {
       try {
         parseManifests(text, 'pool.yaml');
@@ -206,44 +211,44 @@ spec:
       }
       return [];
     };
+    const OPERATORS = '"In"|"NotIn"|"Exists"|"DoesNotExist"|"Gt"|"Lt"|"Gte"|"Lte"';
 
     it('suggests the option a case or spelling slip meant (trial: "operator: in" got no hint)', () => {
-      expect(messages(pool('in', 'WhenEmptyOrUnderutilised'))).toEqual([
-        'spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist"|"Gt"|"Lt"|"Gte"|"Lte" (did you mean "In"?)',
+      expect(messages(pool({ operator: 'in', policy: 'WhenEmptyOrUnderutilised' }))).toEqual([
+        `spec.template.spec.requirements[0].operator: Invalid option: expected one of ${OPERATORS} (did you mean "In"?)`,
         'spec.disruption.consolidationPolicy: Invalid option: expected one of "WhenEmpty"|"WhenEmptyOrUnderutilized" (did you mean "WhenEmptyOrUnderutilized"?)',
       ]);
     });
 
     it('says why a number YAML reads as Infinity is refused (trial: "received number")', () => {
-      expect(messages(pool('In', 'WhenEmpty').replace('  disruption:', '  limits: {cpu: 1e400}\n  disruption:'))).toEqual([
+      expect(messages(pool({ limits: { cpu: Number.POSITIVE_INFINITY } }).replace('.inf', '1e400'))).toEqual([
         'spec.limits.cpu: expected string or number, received Infinity (a number too large to read, or not a number)',
       ]);
     });
 
     it('says what a label key must be when a map refuses one (trial: "Invalid key in record")', () => {
-      const labelled = (key: string) => pool('In', 'WhenEmpty').replace('    spec:\n      nodeClassRef', `    metadata: {labels: {${JSON.stringify(key)}: b}}\n    spec:\n      nodeClassRef`);
       for (const key of ['a\u001bx', 'bad key']) {
-        expect(messages(labelled(key))).toEqual([
+        expect(messages(pool({ labels: { [key]: 'b' } }))).toEqual([
           `spec.template.metadata.labels[${JSON.stringify(key)}]: ${JSON.stringify(key)}: must be a qualified name (alphanumerics, "-", "_" or ".", starting and ending with an alphanumeric, at most 63 characters, optionally prefixed by a DNS subdomain and "/")`,
         ]);
       }
     });
 
     it('names only the format a budget nodes value breaks, not also the int32 bound (trial)', () => {
-      expect(messages(pool('In', 'WhenEmpty').replace('{consolidationPolicy: WhenEmpty}', '{consolidationPolicy: WhenEmpty, budgets: [{nodes: "x"}]}'))).toEqual([
+      expect(messages(pool({ budgets: [{ nodes: 'x' }] }))).toEqual([
         'spec.disruption.budgets[0].nodes: nodes must be a percentage between 0% and 100% (e.g. "10%") or a non-negative integer',
       ]);
     });
 
     it('does not add a "did you mean" beside a migration hint', () => {
-      expect(messages(pool('In', 'WhenUnderutilized'))).toEqual([
+      expect(messages(pool({ policy: 'WhenUnderutilized' }))).toEqual([
         'spec.disruption.consolidationPolicy: Invalid option: expected one of "WhenEmpty"|"WhenEmptyOrUnderutilized": WhenUnderutilized was renamed WhenEmptyOrUnderutilized in karpenter.sh/v1',
       ]);
     });
 
     it('keeps zod\'s message when nothing is close', () => {
-      expect(messages(pool('Within', 'Always'))).toEqual([
-        'spec.template.spec.requirements[0].operator: Invalid option: expected one of "In"|"NotIn"|"Exists"|"DoesNotExist"|"Gt"|"Lt"|"Gte"|"Lte"',
+      expect(messages(pool({ operator: 'Within', policy: 'Always' }))).toEqual([
+        `spec.template.spec.requirements[0].operator: Invalid option: expected one of ${OPERATORS}`,
         'spec.disruption.consolidationPolicy: Invalid option: expected one of "WhenEmpty"|"WhenEmptyOrUnderutilized"',
       ]);
     });
