@@ -9,6 +9,7 @@ import type { ValidationIssue } from '../core/errors.js';
 import { nearestOption } from '../core/api/field-issues.js';
 import { NAMESPACED_KINDS, formatPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
+import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
 import { budgetScheduleProblem } from '../core/disruption/budgets.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
@@ -205,6 +206,43 @@ export function budgetScheduleWarnings(located: readonly Located[]): ValidationI
         ),
       );
     });
+  }
+  return warnings;
+}
+
+/** A bare cpu count from this many cores up reads as a missing `m` (millicores): only the largest EC2 types hold it. */
+const SUSPECT_CPU_CORES = 100;
+/** A bare memory count below this many bytes (1 MiB) reads as a missing `Mi`: no container runs in it. */
+const SUSPECT_MEMORY_BYTES = 2 ** 20;
+
+/**
+ * Warnings for container requests that are valid quantities but most likely miss their suffix: a bare `cpu: 500` is
+ * 500 cores (Skiff, like Karpenter, would launch an instance of 500 vCPUs or more for it), a bare `memory: 512` is 512
+ * bytes. Pods and the pod templates of workloads, initial or applied by an event.
+ * @returns one warning per such request, at it
+ */
+export function requestWarnings(located: readonly Located[]): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  for (const l of located) {
+    const m = l.manifest;
+    const at: { spec: PodSpec; path: PropertyKey[] } | undefined =
+      m.kind === 'Pod' ? { spec: m.object.spec, path: ['spec'] } : m.kind === 'Deployment' || m.kind === 'StatefulSet' || m.kind === 'Job' || m.kind === 'DaemonSet' ? { spec: m.object.spec.template.spec, path: ['spec', 'template', 'spec'] } : undefined;
+    if (!at) continue;
+    for (const field of ['initContainers', 'containers'] as const) {
+      (at.spec[field] ?? []).forEach((c, i) => {
+        const requests = (c.resources?.requests ?? {}) as Readonly<Record<string, string | number>>;
+        const path = [...at.path, field, i, 'resources', 'requests'];
+        const bare = (v: string | number | undefined) => (v !== undefined && /^\d+(\.\d+)?$/.test(String(v)) ? Number(v) : undefined);
+        const cpu = bare(requests.cpu);
+        if (cpu !== undefined && cpu >= SUSPECT_CPU_CORES) {
+          warnings.push(issueAt(l, [...path, 'cpu'], `${m.kind} ${m.object.metadata.name}: cpu ${requests.cpu} is ${cpu} cores (a quantity without a suffix counts cores); did you mean "${requests.cpu}m" (millicores)?`));
+        }
+        const memory = bare(requests.memory);
+        if (memory !== undefined && memory > 0 && memory < SUSPECT_MEMORY_BYTES) {
+          warnings.push(issueAt(l, [...path, 'memory'], `${m.kind} ${m.object.metadata.name}: memory ${requests.memory} is ${memory} bytes (a quantity without a suffix counts bytes); did you mean "${requests.memory}Mi"?`));
+        }
+      });
+    }
   }
   return warnings;
 }

@@ -372,6 +372,16 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
       ]);
     });
 
+    it('warns about requests that most likely miss their suffix, and not about ordinary ones (trial: a DaemonSet cpu: "500" launched a 896-vCPU instance)', async () => {
+      const odd = deployment('web', 1).replace('cpu: 100m', 'cpu: "500", memory: 512');
+      write({ 'a.yaml': odd, 'b.yaml': deployment('api', 1).replace('cpu: 100m', 'cpu: "96", memory: 1048576') });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.warnings.map((w) => `${w.file?.split('/').pop()}: ${w.path}: ${w.message}`)).toEqual([
+        'a.yaml: spec.template.spec.containers[0].resources.requests.cpu: Deployment web: cpu 500 is 500 cores (a quantity without a suffix counts cores); did you mean "500m" (millicores)?',
+        'a.yaml: spec.template.spec.containers[0].resources.requests.memory: Deployment web: memory 512 is 512 bytes (a quantity without a suffix counts bytes); did you mean "512Mi"?',
+      ]);
+    });
+
     it('reports a path that does not exist, and a folder without YAML', async () => {
       expect(await issuesOfAsync(loadScenario(join(dir, 'nope'), { now: NOW }))).toEqual([expect.objectContaining({ file: join(dir, 'nope'), message: expect.stringMatching(/cannot read: ENOENT/) })]);
       expect(await issuesOfAsync(loadScenario(dir, { now: NOW }))).toEqual([expect.objectContaining({ file: dir, message: expect.stringMatching(/no \*\.yaml/) })]);
