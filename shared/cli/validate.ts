@@ -30,7 +30,9 @@
  *
  * Exit status: 0 when every object is valid; 1 when any file has a problem (YAML syntax, not YAML text, unknown kind,
  * schema, a check across objects, a limit, or no object at all); 2 on a usage error (a path that does not exist or
- * cannot be read, a folder without YAML files).
+ * cannot be read, a folder without YAML files). Valid input that is most likely a mistake (`scenarioWarnings`: a
+ * request without its suffix, a budget schedule that cannot be evaluated, a PDB that never allows an eviction) is
+ * printed as `warning: file:line:column: path: message` after the problems and leaves the status as it is.
  */
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -72,6 +74,12 @@ export interface FileValidation {
   readonly skipped: readonly SkippedObject[];
   /** Problems with file, 1-based line and column, and field path; sorted by position. */
   readonly issues: readonly ValidationIssue[];
+  /**
+   * Valid input that is most likely a mistake, as `simulate` warns of it (a request without its suffix, a budget
+   * schedule that cannot be evaluated, a PDB that can never allow an eviction); they do not make the file invalid.
+   * Present only when there is one (an addition to the JSON).
+   */
+  readonly warnings?: readonly ValidationIssue[];
 }
 
 /** What `skiff validate --json` prints. */
@@ -140,8 +148,8 @@ function textOrIssue(file: string, text: string): string | ValidationIssue {
  */
 function validateSet(path: string, files: readonly string[], texts: (string | ValidationIssue | undefined)[], now: number, options: ValidateOptions): FileValidation[] {
   const tooLarge = scenarioTextsSizeIssue(path, texts);
-  const checked: Pick<CheckedScenario, 'issues' | 'objects' | 'skipped' | 'emptyFiles'> = tooLarge
-    ? { issues: texts.filter((t): t is ValidationIssue => typeof t === 'object'), objects: [], skipped: [], emptyFiles: [] }
+  const checked: Pick<CheckedScenario, 'issues' | 'objects' | 'skipped' | 'emptyFiles' | 'warnings'> = tooLarge
+    ? { issues: texts.filter((t): t is ValidationIssue => typeof t === 'object'), objects: [], skipped: [], emptyFiles: [], warnings: [] }
     : checkScenarioTexts(path, files, texts, { now, partial: true, ...(options.strict ? { strict: true } : {}) });
   const named = new Set(files);
   const setIssues = [...(tooLarge ? [tooLarge] : []), ...checked.issues.filter((i) => !named.has(i.file))];
@@ -150,7 +158,8 @@ function validateSet(path: string, files: readonly string[], texts: (string | Va
     if (checked.emptyFiles.includes(file) && issues.length === 0) issues.push({ file, message: 'no Kubernetes objects in this file' });
     const objects = checked.objects.filter((o) => o.file === file).map(({ kind, name, line }) => ({ kind, name, line }));
     const skipped = checked.skipped.filter((o) => o.file === file).map(({ kind, apiVersion, name, line }) => ({ kind, apiVersion, ...(name !== undefined ? { name } : {}), line }));
-    return { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues) };
+    const warnings = checked.warnings.filter((w) => w.file === file);
+    return { file, valid: issues.length === 0, objects, skipped, issues: sortIssues(issues), ...(warnings.length > 0 ? { warnings: sortIssues(warnings) } : {}) };
   });
 }
 
@@ -210,16 +219,19 @@ export async function validatePaths(paths: readonly string[], now: number, optio
 /** The text `skiff validate` prints without `--json`: one line per problem, then a summary line. */
 export function formatValidationReport(report: ValidationReport): string {
   const lines = report.files.flatMap((f) => f.issues.map(formatIssue));
+  const problems = lines.length;
+  const warnings = report.files.flatMap((f) => (f.warnings ?? []).map((w) => `warning: ${formatIssue(w)}`));
+  lines.push(...warnings);
+  const warned = warnings.length > 0 ? `; ${warnings.length} warning${plural(warnings.length)}` : '';
   const objects = report.files.reduce((n, f) => n + f.objects.length, 0);
   const invalid = report.files.filter((f) => !f.valid).length;
-  const problems = lines.length;
   const skipped = report.files.flatMap((f) => f.skipped);
   const kinds = [...new Set(skipped.map((o) => o.kind))].sort();
   const skippedNote = skipped.length > 0 ? `; skipped ${skipped.length} object${plural(skipped.length)} of kinds Skiff does not read (${kinds.join(', ')}; --strict reports them)` : '';
   lines.push(
     report.valid
-      ? `${report.files.length} file${plural(report.files.length)} valid (${objects} object${plural(objects)}${skippedNote})`
-      : `${problems} problem${plural(problems)} in ${invalid} of ${report.files.length} file${plural(report.files.length)}${skippedNote ? ` (${skippedNote.slice(2)})` : ''}`,
+      ? `${report.files.length} file${plural(report.files.length)} valid (${objects} object${plural(objects)}${skippedNote})${warned}`
+      : `${problems} problem${plural(problems)} in ${invalid} of ${report.files.length} file${plural(report.files.length)}${skippedNote ? ` (${skippedNote.slice(2)})` : ''}${warned}`,
   );
   return `${lines.join('\n')}\n`;
 }
@@ -245,7 +257,7 @@ export function registerValidateCommand(program: Command, io: ValidateIo, setSta
     .command('validate')
     .description('validate NodePool, EC2NodeClass and other manifest files (or folders of them) as Skiff parses them; prints file:line:column: path: message per problem')
     .argument('<paths...>', 'YAML files or folders (searched recursively for *.yaml and *.yml)')
-    .option('--json', 'print {valid, files: [{file, valid, objects, skipped, issues}]} as JSON on stdout')
+    .option('--json', 'print {valid, files: [{file, valid, objects, skipped, issues, warnings?}]} as JSON on stdout')
     .option('--strict', 'report kinds Skiff does not read (Service, ConfigMap, …) as problems instead of skipping them')
     .action(async (paths: string[], opts: { json?: boolean; strict?: boolean }) => {
       const outcome = await validatePaths(paths, now(), opts.strict ? { strict: true } : {});

@@ -184,6 +184,15 @@ function replicaCounts(m: Manifest): [string, number][] {
 }
 
 /**
+ * Valid input that is most likely a mistake, as warnings: budget schedules that cannot be evaluated, requests missing
+ * their suffix, PodDisruptionBudgets that can never allow an eviction (of the initial objects).
+ * @param located the scenario's objects, initial and applied by events
+ */
+export function scenarioWarnings(located: readonly Located[]): ValidationIssue[] {
+  return [...budgetScheduleWarnings(located), ...requestWarnings(located), ...pdbWarnings(located.filter((l) => l.at === -Infinity))];
+}
+
+/**
  * Warnings for NodePool disruption budgets whose schedule has the shape the schema accepts but does not evaluate
  * (`"0 25 * * *"`): Karpenter accepts such a NodePool and the budget then allows no disruption at any time
  * (`budgetScheduleProblem`), which nothing else in a run would say.

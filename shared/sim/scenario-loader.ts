@@ -32,7 +32,7 @@ import { SCENARIO_API_VERSION, SCENARIO_KIND, defaultScenarioSpec, isScenarioObj
 import { parsePriceFile } from './price-file.js';
 import { isSnapshotOnlyObject, readSnapshot, snapshotNodes, snapshotRegion, unpackList, type PodOwner, type SnapshotReading } from './snapshot.js';
 import { decodeYamlText } from './yaml-text.js';
-import { budgetScheduleWarnings, crossCheck, invalidObjectKey, issueAt, pdbWarnings, requestWarnings, type Located } from './scenario-checks.js';
+import { crossCheck, invalidObjectKey, issueAt, scenarioWarnings, type Located } from './scenario-checks.js';
 
 /** A parsed object with where it came from. */
 export type Sourced<T> = T & { readonly source: ManifestSource };
@@ -339,7 +339,7 @@ export async function loadScenario(path: string, options: LoadScenarioOptions): 
   const unreadFolders = files.length > 1 || files[0] !== path ? await foldersWithYaml(path) : [];
   return {
     ...loaded,
-    warnings: [...budgetScheduleWarnings(checked.located), ...requestWarnings(checked.located), ...pdbWarnings(checked.located.filter((l) => l.at === -Infinity))],
+    warnings: checked.warnings,
     skipped: checked.skipped,
     ...(unreadFolders.length > 0 ? { unreadFolders } : {}),
     ...(checked.eventsAfterEnd > 0 ? { eventsAfterEnd: checked.eventsAfterEnd } : {}),
@@ -399,6 +399,8 @@ export interface CheckedScenario {
   readonly emptyFiles: readonly string[];
   /** Events of the Scenario document after the end `--duration` sets, left out (0 when none). */
   readonly eventsAfterEnd: number;
+  /** Valid input that is most likely a mistake ({@link scenarioWarnings}): the run goes on, `simulate` says so. */
+  readonly warnings: readonly ValidationIssue[];
 }
 
 /**
@@ -541,6 +543,7 @@ export function checkScenarioTexts(path: string, files: readonly string[], texts
     objects,
     emptyFiles,
     eventsAfterEnd,
+    warnings: scenarioWarnings(kept),
   };
 }
 

@@ -259,11 +259,28 @@ describe('skiff validate', () => {
       const lines = expected.map((l) => `${join(dir, l.replaceAll('{dir}', dir))}`);
       const check = await validate(dir);
       expect(check.status).toBe(1);
-      expect(check.out.split('\n').slice(0, -2)).toEqual(lines);
-      expect(check.out.split('\n').at(-2)).toBe(`${lines.length} problem${lines.length === 1 ? '' : 's'} in 1 of 2 files`);
+      // Problems first, then any warning (a one-pod PDB here), which simulate would print too.
+      const printed = check.out.split('\n').slice(0, -2);
+      expect(printed.filter((l) => !l.startsWith('warning: '))).toEqual(lines);
+      expect(printed.slice(0, lines.length)).toEqual(lines);
+      expect(check.out.split('\n').at(-2)).toMatch(new RegExp(`^${lines.length} problem${lines.length === 1 ? '' : 's'} in 1 of 2 files(; \\d+ warnings?)?$`));
       const run = await simulate(dir, '--json');
       expect(run.status).toBe(2);
       expect(simulateIssues(run.err)).toEqual(lines);
+    });
+
+    it('prints the warnings simulate prints, after the problems, without failing a valid folder (trial: a budget schedule that blocks all disruption passed silently)', async () => {
+      const dir = folder({
+        'pool.yaml': GENERAL_POOL.concat('  disruption:\n    budgets: [{nodes: "0", schedule: "0 25 * * *", duration: 1h}]\n'),
+      });
+      const check = await validate(dir);
+      expect(check.status).toBe(0);
+      const out = check.out.trimEnd().split('\n');
+      expect(out[0]).toMatch(/^warning: .*pool\.yaml:\d+:\d+: spec\.disruption\.budgets\[0\]\.schedule: NodePool general: budget schedule "0 25 \* \* \*" does not evaluate/);
+      expect(out.at(-1)).toMatch(/ valid \(\d+ objects?\); 1 warning$/);
+      const json = JSON.parse((await validate(dir, '--json')).out) as { valid: boolean; files: { warnings?: { path: string }[] }[] };
+      expect(json.valid).toBe(true);
+      expect(json.files.flatMap((f) => f.warnings ?? []).map((w) => w.path)).toEqual(['spec.disruption.budgets[0].schedule']);
     });
 
     it('reads each folder of a tree as its own scenario, and files named one by one with the others named in their folder', async () => {
