@@ -10,6 +10,7 @@ import { splitHints } from '../core/provisioning/diagnosis.js';
 import { pendingFigures, type SimulationResult } from '../sim/result.js';
 import { existedAtStart, type WhatIf } from '../sim/result-schema.js';
 import { wastedLaunchFigures } from '../sim/result-waste.js';
+import { HOURS_PER_MONTH } from '../sim/what-if.js';
 
 /** At most this many notes at the end of the summary; the Result's events have them all. */
 const MAX_NOTES = 10;
@@ -154,10 +155,19 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
   // Settled: every disruption over, and none started in the run's last SETTLED_QUIET_MS (else the next pass may go on).
   const unsettled = w.settled ? stillDisrupting(result) : undefined;
   lines.push(`  After disruptions:  $${w.hourlyUSDAfter.toFixed(2)}/h (${w.settled && !unsettled ? `settled at ${w.settledAt}` : w.settled ? `at ${w.settledAt}, but still disrupting near the end: run longer to see it settle` : `at the end, ${w.settledAt}: disruptions still going`}; ${plural(w.nodesAfter, 'node')})`);
-  lines.push(`  Saving:             ${sign}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`);
   const grown = w.newCapacity;
   if (grown && grown.nodeClaims > 0) {
+    // The fleet after also holds what was launched for pods: "saving" the difference would call new work a loss
+    // (trial: one starting node and 29 new pods read "Saving: -$7.90/h (-18712.3 %)"). Say what the starting nodes
+    // came to, and the new capacity beside it; the JSON keeps the plain difference (`savingHourlyUSD`).
+    const onStart = w.hourlyUSDAtStart - (w.hourlyUSDAfter - grown.hourlyUSD);
+    const s = onStart >= 0 ? '' : '-';
+    const percent = w.hourlyUSDAtStart > 0 ? ` (${((onStart / w.hourlyUSDAtStart) * 100).toFixed(1)} %)` : '';
+    lines.push(`  Saving:             ${s}$${Math.abs(onStart).toFixed(2)}/h on the nodes it started with${percent}, about ${s}$${Math.abs(onStart * HOURS_PER_MONTH).toFixed(0)} a month`);
     lines.push(`  New capacity:       $${grown.hourlyUSD.toFixed(2)}/h of the fleet after is ${grown.nodeClaims} NodeClaim${grown.nodeClaims === 1 ? '' : 's'} the provisioner launched (for pods pending at the start, created since, or evicted with no room elsewhere)`);
+    lines.push(`  Fleet change:       ${sign === '' ? '-' : '+'}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h in all`);
+  } else {
+    lines.push(`  Saving:             ${sign}$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h (${w.savingPercent} %), about ${sign}$${Math.abs(w.savingMonthlyUSD).toFixed(0)} a month`);
   }
   lines.push(`  Prices simulated:   on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
   if (w.actions.length > 0) {

@@ -258,6 +258,10 @@ describe('the what-if names the new capacity in the fleet after', () => {
     expect(w.savingHourlyUSD).toBeCloseTo(m5xlarge - launched[0]!.price!, 4);
     const r = await run('simulate', folder({ 'karpenter.yaml': karpenter, 'cluster.yaml': `${node('n1')}---\n${pending}` }), '--duration', '30m');
     expect(r.out).toContain(`New capacity:       $${launched[0]!.price!.toFixed(2)}/h of the fleet after is 1 NodeClaim the provisioner launched`);
+    // The summary's saving is on the nodes the cluster started with (n1 deleted: all of it), not the negative
+    // difference a new pod's node makes (trial: "Saving: -$7.90/h (-18712.3 %)"); the change in all follows it.
+    expect(r.out).toContain(`  Saving:             $${m5xlarge.toFixed(2)}/h on the nodes it started with (100.0 %), about $${(m5xlarge * 730).toFixed(0)} a month\n`);
+    expect(r.out).toContain(`  Fleet change:       +$${Math.abs(w.savingHourlyUSD).toFixed(2)}/h in all\n`);
   });
 });
 
