@@ -431,7 +431,7 @@ export const ResultSchema = z.looseObject({
   scenario: z.string(),
   start: UtcTimeSchema,
   end: UtcTimeSchema,
-  /** The `--seed` the run's faults and spot prices were drawn with. */
+  /** The `--seed` the run's faults and generated names were drawn with (simulated spot prices are fixed per instance type and zone). */
   seed: z.number().int(),
   /**
    * The consolidation moves the run made (`skiff simulate --consolidation`): `skiff`, Karpenter's and Skiff's own, or
