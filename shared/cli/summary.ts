@@ -172,7 +172,8 @@ function whatIfLines(result: SimulationResult, w: WhatIf): string[] {
   lines.push(`  Prices simulated:   on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
   if (w.actions.length > 0) {
     const replaced = w.actions.filter((a) => a.decision === 'replace').length;
-    lines.push(`Disruptions, in order: ${w.actions.length} node${w.actions.length === 1 ? '' : 's'} (${w.actions.length - replaced} deleted, ${replaced} replaced)`);
+    const draining = w.actions.filter((a) => a.completedAt === null).length;
+    lines.push(`Disruptions, in order: ${w.actions.length} node${w.actions.length === 1 ? '' : 's'} (${w.actions.length - replaced} deleted, ${replaced} replaced${draining > 0 ? `; ${draining} still draining at the end` : ''})`);
     // Each budget once, below the table; a row names it and how many nodes it allowed then of how many.
     const budgets: string[] = [];
     const ref = (a: WhatIf['actions'][number]) => {

@@ -200,7 +200,9 @@ function budgetOf(pool: NodePool | undefined, d: Result['disruptions'][number]):
   const b = pool.spec.disruption.budgets[used.budget];
   const window = b?.schedule !== undefined ? `schedule "${b.schedule}" for ${b.duration ?? '0s'} (UTC), active then` : 'no schedule: always active';
   const reasons = b?.reasons && b.reasons.length > 0 ? `, reasons ${b.reasons.join(', ')}` : '';
-  const rule = `spec.disruption.budgets[${used.budget}] nodes ${JSON.stringify(b?.nodes ?? '?')}${reasons} (${window})`;
+  // One budget of 10 % for every reason, always active: what Karpenter's schema defaults a NodePool without budgets to.
+  const byDefault = pool.spec.disruption.budgets.length === 1 && b?.nodes === '10%' && b.schedule === undefined && !b.reasons?.length ? ", Karpenter's default budget" : '';
+  const rule = `spec.disruption.budgets[${used.budget}] nodes ${JSON.stringify(b?.nodes ?? '?')}${reasons} (${window}${byDefault})`;
   const remaining = used.remaining ?? used.allowed;
   const inFlight = used.disrupting > 0 ? `, ${used.disrupting} already being disrupted: ${remaining} more` : '';
   return {

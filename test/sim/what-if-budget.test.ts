@@ -71,5 +71,9 @@ describe('what-if budget of an emptiness deletion', () => {
   it('prints that budget in the summary row', () => {
     const lines = formatSummary(result).split('\n');
     for (const node of EMPTY) expect(lines.find((l) => l.includes(node) && l.includes('emptiness'))).toMatch(/\bb1 2\/11\b/);
+    // The one budget of 10 % for every reason is what Karpenter gives a NodePool that sets none: said so (trial).
+    expect(lines).toContain('  b1: NodePool general spec.disruption.budgets[0] nodes "10%" (no schedule: always active, Karpenter\'s default budget)');
+    // Both deletions finished in the run: the headline counts none as still draining.
+    expect(lines.find((l) => l.startsWith('Disruptions, in order:'))).toBe('Disruptions, in order: 2 nodes (2 deleted, 0 replaced)');
   });
 });
