@@ -27,7 +27,7 @@
  */
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, type CapacityType } from '../api/labels.js';
 import type { InstanceType } from '../instancetypes/offering.js';
-import { add, subtract, type ResourceList } from '../resources/resource-list.js';
+import { add, addOnKeysOf, subtract, type ResourceList } from '../resources/resource-list.js';
 import type { SchedulingPod } from '../provisioning/pod.js';
 import type { Command } from './types.js';
 import { byCpuAndMemoryDescending } from '../provisioning/queue.js';
@@ -199,14 +199,18 @@ export function higherWeightPool(plan: NodeClaimPlan, pods: readonly SchedulingP
 
 /**
  * The templates with the candidates' capacity given back to their NodePools' remaining limits (a replacement may use
- * what the nodes it replaces held).
+ * what the nodes it replaces held), on the resources the limits name only: Karpenter's remaining resources are
+ * `spec.limits` minus usage, key by key (core `pkg/controllers/provisioning/scheduling/scheduler.go`
+ * `filterByRemainingResources`), so a resource the NodePool does not limit stays unlimited. (Adding the whole capacity
+ * limited a NodePool with `limits: {cpu, memory}` to the candidates' pods and ephemeral storage, and no replacement
+ * with more of either could be planned.)
  */
 export function freeLimits(templates: readonly NodePoolTemplate[], candidates: readonly ConsolidationCandidate[]): readonly NodePoolTemplate[] {
   if (!candidates.some((c) => c.capacity)) return templates;
   return templates.map((t) => {
     if (!t.remaining) return t;
     const freed = candidates.filter((c) => c.nodePool === t.name && c.capacity).map((c) => c.capacity!);
-    return freed.length === 0 ? t : { ...t, remaining: add(t.remaining, ...freed) };
+    return freed.length === 0 ? t : { ...t, remaining: addOnKeysOf(t.remaining, ...freed) };
   });
 }
 

@@ -52,6 +52,11 @@ export function subtractOnKeysOf(a: ResourceList, b: ResourceList): ResourceList
   return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v - (b[k] ?? 0)]));
 }
 
+/** `a + b + …` on the keys of `a` only (for limits: giving back capacity must not limit a key `a` leaves unlimited). */
+export function addOnKeysOf(a: ResourceList, ...lists: readonly ResourceList[]): ResourceList {
+  return Object.fromEntries(Object.entries(a).map(([k, v]) => [k, lists.reduce((sum, l) => sum + (l[k] ?? 0), v)]));
+}
+
 /** Key-by-key maximum. */
 export function max(...lists: readonly ResourceList[]): ResourceList {
   const out: Record<string, number> = {};

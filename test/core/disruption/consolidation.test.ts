@@ -64,6 +64,21 @@ describe('simulateConsolidation', () => {
     expect(closed.kind).not.toBe('delete');
   });
 
+  it('gives a NodePool at its limits back the candidate\'s capacity on the limited resources only (trial: limits {cpu, memory} capped replacements at the candidate\'s pods)', () => {
+    // The NodePool's cpu limit is used up; replacing the m5.2xlarge frees its 8 cpu, so a c5.large may replace it.
+    // Its capacity also counts 29 pods and a node, which the NodePool does not limit: the replacement may have more.
+    const held = [pod('x', { cpu: '1', memory: '1Gi' })];
+    const n1 = node('n1', byName('m5.2xlarge'), held);
+    const atLimit: ConsolidationContext = { ...ctx([n1]), templates: [template('general', TYPES, { requirements: [{ key: LABEL_CAPACITY_TYPE, operator: 'In', values: ['on-demand'] }], remaining: { cpu: 0 } })] };
+    const c = { ...candidate(n1, byName('m5.2xlarge'), held), capacity: { cpu: 8000, memory: 32768, pods: 1, nodes: 1 } };
+    const decision = simulateConsolidation([c], atLimit, true);
+    expect(decision.kind).toBe('replace');
+    if (decision.kind === 'replace') expect(decision.replacements[0]!.instanceTypes[0]!.name).toBe('c5.large');
+    // Still limited where it is limited: a cpu limit the freed capacity does not cover allows no replacement.
+    const over = { ...atLimit, templates: [template('general', TYPES, { requirements: [{ key: LABEL_CAPACITY_TYPE, operator: 'In', values: ['on-demand'] }], remaining: { cpu: -8000 } })] };
+    expect(simulateConsolidation([c], over, true).kind).toBe('none');
+  });
+
   it('deletes an empty node without solving anything', () => {
     const n1 = node('n1', byName('m5.large'), []);
     expect(simulateConsolidation([candidate(n1, byName('m5.large'), [])], ctx([n1]), true).kind).toBe('delete');
