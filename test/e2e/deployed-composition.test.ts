@@ -37,11 +37,29 @@ const fleetNodeClaim = (input: Record<string, unknown>) =>
 const NEEDS_A_NODE = { cpu: '1500m', memory: '1Gi' };
 /** Successful CreateFleet calls so far. */
 const launches = () => c.aws.calls.filter((call) => call.action === 'CreateFleet' && !call.error).length;
-/** Waits until every node runs a pod (an empty node, left by a scale-in or a replacement, is consolidated first). */
-const noEmptyNode = () =>
-  eventually(() => {
-    for (const n of nodes()) expect(bound().some((p) => (p.spec as { nodeName: string }).nodeName === (n.metadata as { name: string }).name), `${(n.metadata as { name: string }).name} runs a pod`).toBe(true);
-  }, 60_000);
+/**
+ * Waits until the fleet is settled, so the next step starts from a fleet no move in flight is changing: every node runs
+ * a pod (an empty node, left by a scale-in or a replacement, is consolidated first), every running instance has
+ * registered its Node (a replacement launched for consolidation is not still joining, ready to take a displaced pod),
+ * no node is being disrupted, and all of that holds unchanged for 3 s.
+ */
+const fleetSettled = async () => {
+  const signature = () => {
+    const registered = new Set(nodes().map((n) => String((n.spec as { providerID: string }).providerID)));
+    for (const i of c.aws.ec2.instances.filter((i) => i.state === 'running')) expect(registered.has(`aws:///${i.zone}/${i.instanceId}`), `${i.instanceId} registered`).toBe(true);
+    for (const n of nodes()) {
+      const name = (n.metadata as { name: string }).name;
+      expect(bound().some((p) => (p.spec as { nodeName: string }).nodeName === name), `${name} runs a pod`).toBe(true);
+      expect(((n.spec as { taints?: { key: string }[] }).taints ?? []).map((t) => t.key), `${name} is not being disrupted`).not.toContain('karpenter.sh/disrupted');
+    }
+    return JSON.stringify([[...registered].sort(), bound().map((p) => `${(p.metadata as { name: string }).name}@${(p.spec as { nodeName: string }).nodeName}`).sort()]);
+  };
+  await eventually(async () => {
+    const before = signature();
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(signature()).toBe(before);
+  }, 90_000);
+};
 const pods = () => [...c.api.objects.pods!.values()];
 const bound = () => pods().filter((p) => (p.spec as { nodeName?: string }).nodeName);
 const nodes = () => [...c.api.objects.nodes!.values()];
@@ -99,28 +117,32 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
 
   it('drains and replaces a spot node when its interruption warning arrives as an EventBridge event', async () => {
     // a pod no other node has room for, so its node's interruption needs a replacement
-    await noEmptyNode();
-    c.fakes.deployments.set('batch', { name: 'batch', namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
-    await eventually(() => expect(bound().filter((p) => (p.metadata as { labels: Record<string, string> }).labels.app === 'batch')).toHaveLength(1), 60_000);
-    await noEmptyNode();
-    const nodeName = (bound().find((p) => (p.metadata as { labels: Record<string, string> }).labels.app === 'batch')!.spec as { nodeName: string }).nodeName;
-    const providerId = String((c.api.get('nodes', nodeName)!.spec as { providerID: string }).providerID);
-    const instanceId = providerId.split('/').pop()!;
-    expect(c.aws.ec2.instances.find((i) => i.instanceId === instanceId)?.capacityType, 'spot is cheaper, so the pool launched spot').toBe('spot');
-    const total = bound().length;
-    const fleetsBefore = launches();
-    await c.aws.interruptSpot(instanceId, 30_000);
-    // the interruption queue received it through the stack's rule, and the interruption function acted on it
-    await eventually(() => expect(c.invocations.some((i) => i.function === 'Interruption' && i.ok && JSON.stringify(i.result).includes('"acted":1'))).toBe(true), 30_000);
-    // drained through the Eviction API: no pod is left on the node, every replica runs elsewhere, on a replacement
-    await eventually(() => {
-      expect(bound().filter((p) => (p.spec as { nodeName: string }).nodeName === nodeName)).toHaveLength(0);
-      expect(bound()).toHaveLength(total);
-    }, 60_000);
-    expect(launches()).toBeGreaterThan(fleetsBefore);
-    expect(c.api.requestsTo('POST', /\/pods\/batch-[^/]+\/eviction$/).length).toBeGreaterThan(0);
-    await eventually(() => expect(c.aws.ec2.instances.find((i) => i.instanceId === instanceId)?.state).toBe('terminated'), 60_000);
-    c.fakes.deployments.get('batch')!.replicas = 0;
+    await fleetSettled();
+    try {
+      c.fakes.deployments.set('batch', { name: 'batch', namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
+      await eventually(() => expect(bound().filter((p) => (p.metadata as { labels: Record<string, string> }).labels.app === 'batch')).toHaveLength(1), 60_000);
+      await fleetSettled();
+      const nodeName = (bound().find((p) => (p.metadata as { labels: Record<string, string> }).labels.app === 'batch')!.spec as { nodeName: string }).nodeName;
+      const providerId = String((c.api.get('nodes', nodeName)!.spec as { providerID: string }).providerID);
+      const instanceId = providerId.split('/').pop()!;
+      expect(c.aws.ec2.instances.find((i) => i.instanceId === instanceId)?.capacityType, 'spot is cheaper, so the pool launched spot').toBe('spot');
+      const total = bound().length;
+      const fleetsBefore = launches();
+      await c.aws.interruptSpot(instanceId, 30_000);
+      // the interruption queue received it through the stack's rule, and the interruption function acted on it
+      await eventually(() => expect(c.invocations.some((i) => i.function === 'Interruption' && i.ok && JSON.stringify(i.result).includes('"acted":1'))).toBe(true), 30_000);
+      // drained through the Eviction API: no pod is left on the node, every replica runs elsewhere, on a replacement
+      await eventually(() => {
+        expect(bound().filter((p) => (p.spec as { nodeName: string }).nodeName === nodeName)).toHaveLength(0);
+        expect(bound()).toHaveLength(total);
+      }, 60_000);
+      expect(launches()).toBeGreaterThan(fleetsBefore);
+      expect(c.api.requestsTo('POST', /\/pods\/batch-[^/]+\/eviction$/).length).toBeGreaterThan(0);
+      await eventually(() => expect(c.aws.ec2.instances.find((i) => i.instanceId === instanceId)?.state).toBe('terminated'), 60_000);
+    } finally {
+      // scaled away even when an assertion failed, so the scale-in test that follows starts from its own fleet
+      c.fakes.deployments.get('batch')!.replicas = 0;
+    }
   });
 
   it('consolidates the fleet after a scale-in', async () => {
@@ -149,7 +171,7 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
     secrets.destroy();
     const accepted = c.invocations.filter((i) => i.function === 'Webhook' && (i.result as { statusCode?: number })?.statusCode === 202).length;
     const reads = c.aws.calls.filter((call) => call.action === 'GetSecretValue').length;
-    await noEmptyNode();
+    await fleetSettled();
     const fleets = launches();
     c.fakes.deployments.set('api', { name: 'api', namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
     await eventually(() => expect(bound().filter((p) => (p.metadata as { labels: Record<string, string> }).labels.app === 'api')).toHaveLength(1), 60_000);
@@ -161,7 +183,7 @@ describe('the deployed composition', { timeout: 120_000 }, () => {
 
   it.each(['relay', 'Webhook', 'Provisioner', 'Lifecycle'] as const)('loses nothing when the %s restarts', async (component) => {
     const name = `after-${component.toLowerCase()}`;
-    await noEmptyNode();
+    await fleetSettled();
     await c.stop(component);
     c.fakes.deployments.set(name, { name, namespace: 'default', replicas: 1, requests: NEEDS_A_NODE });
     await new Promise((r) => setTimeout(r, 1500)); // the pod is created while the component is down
