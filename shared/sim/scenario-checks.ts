@@ -12,6 +12,9 @@ import { labelSelectorMatches } from '../core/api/object-meta.js';
 import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
 import { budgetScheduleProblem } from '../core/disruption/budgets.js';
+import { LABEL_INSTANCE_TYPE } from '../core/api/labels.js';
+import { instanceTypeByName, loadCatalog } from '../core/instancetypes/catalog.js';
+import { closedValues, nearValue } from '../core/provisioning/hints.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
 import { zonesOf } from './simulated-ec2.js';
 
@@ -189,7 +192,7 @@ function replicaCounts(m: Manifest): [string, number][] {
  * @param located the scenario's objects, initial and applied by events
  */
 export function scenarioWarnings(located: readonly Located[]): ValidationIssue[] {
-  return [...budgetScheduleWarnings(located), ...requestWarnings(located), ...pdbWarnings(located.filter((l) => l.at === -Infinity))];
+  return [...budgetScheduleWarnings(located), ...requirementValueWarnings(located), ...requestWarnings(located), ...pdbWarnings(located.filter((l) => l.at === -Infinity))];
 }
 
 /**
@@ -214,6 +217,39 @@ export function budgetScheduleWarnings(located: readonly Located[]): ValidationI
           `NodePool ${pool.metadata.name}: budget schedule ${JSON.stringify(b.schedule)} does not evaluate (${problem}); Karpenter accepts it (its schema checks the shape only), and the budget then allows no disruption${b.reasons?.length ? ` for ${b.reasons.join(', ')}` : ''} at any time`,
         ),
       );
+    });
+  }
+  return warnings;
+}
+
+/**
+ * Warnings for NodePool `In` requirement values no instance type can have: a capacity type, architecture or OS outside
+ * its closed set (`ondemand`, `x86_64`), or an instance type Skiff's catalogue lacks (`m5.larg`), with the value it
+ * most likely means ({@link nearValue}). Karpenter accepts such a value and matches nothing with it, so where the
+ * requirement lists other values the NodePool quietly launches only those: `capacity-type In [spot, ondemand]` never
+ * falls back to on-demand. (Where no value is left the NodePool launches nothing, and the run says so as well.)
+ * @param located every NodePool of the scenario, initial or applied by an event
+ * @returns one warning per such value, at it
+ */
+export function requirementValueWarnings(located: readonly Located[]): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  for (const l of located) {
+    if (l.manifest.kind !== 'NodePool') continue;
+    const pool = l.manifest.object;
+    pool.spec.template.spec.requirements.forEach((r, i) => {
+      if (r.operator !== 'In') return;
+      const closed = closedValues(r.key);
+      const valid = closed ? (v: string) => closed.has(v) : r.key === LABEL_INSTANCE_TYPE ? (v: string) => instanceTypeByName(v) !== undefined : undefined;
+      if (!valid) return;
+      const values = r.values ?? [];
+      const kept = values.filter(valid);
+      values.forEach((v, j) => {
+        if (valid(v)) return;
+        const what = closed ? `is not one of its values (${[...closed].join(', ')})` : "is not an instance type in Skiff's EC2 catalogue";
+        const near = nearValue(r.key, v, closed ?? loadCatalog().map((t) => t.name));
+        const outcome = kept.length > 0 ? `the NodePool launches only with ${kept.join(', ')}` : 'no instance type matches the requirement, so the NodePool launches nothing';
+        warnings.push(issueAt(l, ['spec', 'template', 'spec', 'requirements', i, 'values', j], `NodePool ${pool.metadata.name}: ${r.key} ${JSON.stringify(v)} ${what}${near ? `; did you mean ${JSON.stringify(near)}?` : ';'} Karpenter accepts it and matches nothing with it: ${outcome}`));
+      });
     });
   }
   return warnings;

@@ -382,6 +382,20 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
       ]);
     });
 
+    it('warns about requirement values no instance type can have, saying what the NodePool is left with (trial: capacity-type In [ondemand] beside spot never fell back to on-demand)', async () => {
+      const requirements = (list: string) => `      requirements:\n${list}`;
+      write({
+        'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, ondemand]}\n        - {key: kubernetes.io/arch, operator: In, values: [x86_64]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.larg, m5.xlarge]}\n        - {key: karpenter.sh/capacity-type, operator: NotIn, values: [nope]}\n')}`,
+        'b.yaml': `${nodePool('fine')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved]}\n        - {key: kubernetes.io/os, operator: In, values: [linux]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n')}`,
+      });
+      const scenario = await loadScenario(dir, { now: NOW });
+      expect(scenario.warnings.map((w) => `${w.file?.split('/').pop()}:${w.line}: ${w.path}: ${w.message}`)).toEqual([
+        'a.yaml:23: spec.template.spec.requirements[0].values[1]: NodePool general: karpenter.sh/capacity-type "ondemand" is not one of its values (spot, on-demand, reserved); did you mean "on-demand"? Karpenter accepts it and matches nothing with it: the NodePool launches only with spot',
+        'a.yaml:24: spec.template.spec.requirements[1].values[0]: NodePool general: kubernetes.io/arch "x86_64" is not one of its values (amd64, arm64); did you mean "amd64"? Karpenter accepts it and matches nothing with it: no instance type matches the requirement, so the NodePool launches nothing',
+        'a.yaml:25: spec.template.spec.requirements[2].values[0]: NodePool general: node.kubernetes.io/instance-type "m5.larg" is not an instance type in Skiff\'s EC2 catalogue; did you mean "m5.large"? Karpenter accepts it and matches nothing with it: the NodePool launches only with m5.xlarge',
+      ]);
+    });
+
     it('reports a path that does not exist, and a folder without YAML', async () => {
       expect(await issuesOfAsync(loadScenario(join(dir, 'nope'), { now: NOW }))).toEqual([expect.objectContaining({ file: join(dir, 'nope'), message: expect.stringMatching(/cannot read: ENOENT/) })]);
       expect(await issuesOfAsync(loadScenario(dir, { now: NOW }))).toEqual([expect.objectContaining({ file: dir, message: expect.stringMatching(/no \*\.yaml/) })]);

@@ -25,6 +25,15 @@ const CLOSED_VALUES: ReadonlyMap<string, ReadonlySet<string>> = new Map([
 ]);
 
 /**
+ * The closed set of values a well-known label takes (`kubernetes.io/arch`: amd64, arm64; `kubernetes.io/os`;
+ * `karpenter.sh/capacity-type`: spot, on-demand, reserved), or undefined for a label whose values are open.
+ * @example closedValues('karpenter.sh/capacity-type')?.has('ondemand') // false
+ */
+export function closedValues(key: string): ReadonlySet<string> | undefined {
+  return CLOSED_VALUES.get(key);
+}
+
+/**
  * Other names for the values of closed well-known labels, as people write them (uname's `x86_64`, `aarch64`; an
  * underscore for a hyphen): not one typo away, but unmistakable. Lowercase alias → the value Kubernetes and Karpenter use.
  */
