@@ -7,7 +7,7 @@
  */
 import type { ValidationIssue } from '../core/errors.js';
 import { nearestOption } from '../core/api/field-issues.js';
-import { NAMESPACED_KINDS, formatPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
+import { NAMESPACED_KINDS, documentPath, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
 import { labelSelectorMatches } from '../core/api/object-meta.js';
 import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
@@ -36,7 +36,7 @@ export interface Located {
 export function issueAt(where: Located | { doc: ManifestDocument; prefix: readonly PropertyKey[] }, path: readonly PropertyKey[], message: string): ValidationIssue {
   const full = [...where.prefix, ...path];
   const { line, column } = where.doc.locate(full);
-  return { file: where.doc.file, line, column, path: formatPath(full), message };
+  return { file: where.doc.file, line, column, path: documentPath(where.doc, full), message };
 }
 
 /** `kind namespace/name` identity used for duplicate detection. */

@@ -28,7 +28,7 @@ import * as z from 'zod';
 import type { ValidationIssue } from '../core/errors.js';
 import type { Taint } from '../core/api/kubernetes.js';
 import { CAPACITY_TYPES, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_REGION, LABEL_ZONE, type CapacityType } from '../core/api/labels.js';
-import { formatPath, locateIssues, manifestErrorMap, zodIssuesToPathIssues, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
+import { documentPath, locateIssues, manifestErrorMap, zodIssuesToPathIssues, type Manifest, type ManifestDocument } from '../core/api/manifest.js';
 import { objectNameSchema, TAINT_EFFECTS } from '../core/api/object-meta.js';
 import { mirrorPodOwner } from '../core/api/pod-owner.js';
 import { instanceTypeByName } from '../core/instancetypes/catalog.js';
@@ -67,6 +67,7 @@ export function unpackList(doc: ManifestDocument): ManifestDocument[] {
     line: doc.locate(['items', i]).line,
     value: item,
     locate: (path, options) => doc.locate(['items', i, ...path], options),
+    pathPrefix: ['items', i],
   }));
 }
 
@@ -233,7 +234,7 @@ export function readSnapshot(context: SnapshotContext): Omit<SnapshotReading, 'n
     const region = labels[LABEL_REGION];
     if (region !== undefined && !REGION.test(region)) {
       const { line, column } = doc.locate(['metadata', 'labels', LABEL_REGION]);
-      issues.push({ file: doc.file, line, column, path: formatPath(['metadata', 'labels', LABEL_REGION]), message: `Node ${name}: region ${JSON.stringify(region)} is not an AWS region name such as us-west-2` });
+      issues.push({ file: doc.file, line, column, path: documentPath(doc, ['metadata', 'labels', LABEL_REGION]), message: `Node ${name}: region ${JSON.stringify(region)} is not an AWS region name such as us-west-2` });
     } else if (region) regions.set(region, (regions.get(region) ?? 0) + 1);
   }
   if (fargate.size > 0) notes.push(`${fargate.size} Fargate node${fargate.size === 1 ? '' : 's'} left out (not EC2 instances; no NodePool manages them), with the pods bound to them`);
@@ -355,7 +356,7 @@ export function snapshotNodes(docs: readonly ManifestDocument[], options: Snapsh
   const unmanaged = new Map<string, number>();
   const issue = (doc: ManifestDocument, path: readonly PropertyKey[], message: string, atKey = false) => {
     const { line, column } = doc.locate(path, { atKey });
-    issues.push({ file: doc.file, line, column, path: formatPath(path), message });
+    issues.push({ file: doc.file, line, column, path: documentPath(doc, path), message });
   };
   const names = new Set<string>();
   /** NodeClaim names taken from owner references, and the node each names. */

@@ -149,7 +149,11 @@ describe('skiff validate', () => {
 
     it('reads a List item by item (kubectl get -o yaml) and a Node as a snapshot\'s starting node, never as a typo of Pod; hidden folders and node_modules are not walked', async () => {
       const list = 'apiVersion: v1\nkind: List\nitems:\n- {apiVersion: karpenter.sh/v1, kind: NodePool, metadata: {name: bad}, spec: {weight: 1000}}\n';
-      expect(validateText(list, 'l.yaml', 0).issues).toContainEqual(expect.objectContaining({ line: 4, path: 'spec.weight' }));
+      expect(validateText(list, 'l.yaml', 0).issues).toContainEqual(expect.objectContaining({ line: 4, path: 'items[0].spec.weight' }));
+      // a problem across objects names the item too, as the file reads
+      const pair = `apiVersion: v1\nkind: List\nitems:\n- ${GOOD_CLASS.replace(/\n(?=.)/g, '\n  ')}- {apiVersion: karpenter.sh/v1, kind: NodePool, metadata: {name: p}, spec: {template: {spec: {nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: defualt}}}}}\n`;
+      const dir0 = folder({ 'list.yaml': pair });
+      expect((await validate(dir0)).out).toMatch(/list\.yaml:\d+:\d+: items\[1\]\.spec\.template\.spec\.nodeClassRef\.name: NodePool p references EC2NodeClass "defualt"/);
       expect(validateText('apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n', 'n.yaml', 0).issues).toEqual([expect.objectContaining({ line: 3, message: 'Node n1 has no node.kubernetes.io/instance-type label: Skiff simulates EC2 nodes only' })]);
       expect(validateText('apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {node.kubernetes.io/instance-type: m5.large, topology.kubernetes.io/zone: us-west-2a}}\n', 'n.yaml', 0)).toMatchObject({ valid: true, objects: [{ kind: 'Node', name: 'n1' }] });
       const dir = folder({ 'pool/class.yaml': GOOD_CLASS, '.github/workflows/ci.yml': 'on: push\njobs: {}\n', 'node_modules/x/a.yml': 'a: 1\n' });

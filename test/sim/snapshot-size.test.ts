@@ -82,11 +82,13 @@ describe('a snapshot at size', () => {
     lines[typeLine] = lines[typeLine]!.replace(/instance-type: \S+/, 'instance-type: m9.huge');
     writeFileSync(join(dir, 'cluster.yaml'), lines.join('\n'));
     const issues = await issuesOfAsync(loadScenario(dir, { now: NOW }));
+    const itemDash = /^(\s*)- /.exec(lines[lines.indexOf('items:') + 1]!)![1]!;
     expect(issues).toContainEqual({
       file: join(dir, 'cluster.yaml'),
       line: typeLine + 1,
       column: lines[typeLine]!.indexOf('m9.huge') + 1,
-      path: 'metadata.labels["node.kubernetes.io/instance-type"]',
+      // the path as the file reads: the item of the List, then the field
+      path: `items[${lines.slice(0, typeLine).filter((l) => l.startsWith(`${itemDash}- `)).length - 1}].metadata.labels["node.kubernetes.io/instance-type"]`,
       message: expect.stringMatching(/unknown instance type "m9\.huge"/),
     });
 

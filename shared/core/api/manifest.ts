@@ -285,6 +285,20 @@ export interface ManifestDocument {
    * `value.items` holds the same values.
    */
   readonly items?: readonly ManifestDocument[];
+  /**
+   * Where this document sits inside the YAML document of its file, for a document that is one item of a `kind: List`
+   * (`['items', 3]`): issue paths are shown with it in front (`items[3].spec.replicas`), so they read as the file
+   * does. Absent for a document of its own.
+   */
+  readonly pathPrefix?: readonly PropertyKey[];
+}
+
+/**
+ * The path of a field of `doc` as an issue shows it: `path` behind the document's {@link ManifestDocument.pathPrefix}.
+ * @example documentPath(itemOfList, ['spec', 'replicas']) // 'items[3].spec.replicas'
+ */
+export function documentPath(doc: Pick<ManifestDocument, 'pathPrefix'>, path: readonly PropertyKey[]): string {
+  return formatPath(doc.pathPrefix ? [...doc.pathPrefix, ...path] : path);
 }
 
 /** The start offset of a YAML node, if it has one. */
@@ -590,7 +604,7 @@ function readSplit(text: string, file: string, regions: readonly ListItemRegion[
       const value = Array.isArray(read.value) ? (read.value[0] as unknown) : null;
       const line = entry ? entryLines.linePos(startOf(entryNode(entry)) ?? 0).line + span.line - 1 : span.line;
       values.push(value);
-      items.push({ file, index, line, value, locate: entryLocator(text, span) });
+      items.push({ file, index, line, value, locate: entryLocator(text, span), pathPrefix: ['items', items.length] });
     }
     if (failed || stopped) continue;
     (read.value as Record<string, unknown>).items = values;
@@ -607,7 +621,7 @@ function readSplit(text: string, file: string, regions: readonly ListItemRegion[
 export function locateIssues(doc: ManifestDocument, issues: readonly PathIssue[]): ValidationIssue[] {
   return issues.map((issue) => {
     const { line, column } = doc.locate(issue.path, { atKey: issue.atKey === true });
-    const path = formatPath(issue.path);
+    const path = documentPath(doc, issue.path);
     return { file: doc.file, line, column, ...(path ? { path } : {}), message: issue.message };
   });
 }
