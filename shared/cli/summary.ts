@@ -75,6 +75,8 @@ export function formatSummary(result: SimulationResult): string {
     if (unsettled) lines.push(`  still disrupting at the end: ${unsettled}; the final $/h is not where the fleet settles (run longer with --duration)`);
     lines.push('');
   }
+  const drifted = driftedLines(result);
+  if (drifted.length > 0) lines.push(...drifted, '');
   const total = result.cost.totalUSD < 1 ? result.cost.totalUSD.toFixed(4) : result.cost.totalUSD.toFixed(2);
   lines.push(`Cost: $${total} in total, peak $${result.cost.peakHourlyUSD.toFixed(4)}/h, final $${result.cost.finalHourlyUSD.toFixed(4)}/h`);
   lines.push(`  on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
@@ -302,4 +304,32 @@ function faultsLine(faults: NonNullable<SimulationResult['faults']>): string {
 /** `1 node`, `2 nodes`: a count with its noun, plural unless it is 1. */
 function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** At most this many drifted nodes are listed by name. */
+const MAX_DRIFTED_LISTED = 5;
+
+/**
+ * Nodes still drifted at the end that no disruption is taking (`nodeClaims[].driftedAtEnd`), each with what held it:
+ * the latest `DisruptionBlocked` or `Unconsolidatable` Event on its Node or NodeClaim, else a budget that blocked
+ * `Drifted` on its NodePool, else that no pass reached it. Empty when there are none (or the Result predates the field).
+ */
+export function driftedLines(result: Pick<SimulationResult, 'nodeClaims' | 'nodes' | 'disruptions' | 'events'>): string[] {
+  const taken = new Set(result.disruptions.filter((d) => d.completedAt === null).map((d) => d.nodeClaim));
+  const drifted = result.nodeClaims.filter((c) => c.driftedAtEnd !== undefined && !taken.has(c.name));
+  if (drifted.length === 0) return [];
+  const nodeOf = new Map(result.nodes.filter((n) => n.nodeClaim !== null && n.deletedAt === null).map((n) => [n.nodeClaim!, n.name]));
+  const latest = new Map<string, string>();
+  for (const e of result.events) {
+    if (e.reason === 'DisruptionBlocked' && (e.object.startsWith('Node/') || e.object.startsWith('NodeClaim/'))) latest.set(e.object, e.message);
+    if (e.reason === 'DisruptionBlocked' && e.object.startsWith('NodePool/') && /\bDrifted\b/.test(e.message)) latest.set(e.object, e.message);
+  }
+  const lines = [`Drifted at the end and not replaced: ${plural(drifted.length, 'node')} (the rollout did not finish)`];
+  for (const c of drifted.slice(0, MAX_DRIFTED_LISTED)) {
+    const node = nodeOf.get(c.name);
+    const held = (node ? latest.get(`Node/${node}`) : undefined) ?? latest.get(`NodeClaim/${c.name}`) ?? latest.get(`NodePool/${c.nodePool}`) ?? 'no disruption pass took it before the end';
+    lines.push(`  ${node ?? c.name} (NodePool ${c.nodePool}): ${c.driftedAtEnd}; held: ${held}`);
+  }
+  if (drifted.length > MAX_DRIFTED_LISTED) lines.push(`  … and ${drifted.length - MAX_DRIFTED_LISTED} more (nodeClaims[].driftedAtEnd in --json)`);
+  return lines;
 }

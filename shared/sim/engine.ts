@@ -48,6 +48,7 @@ import { FaultInjector, isSimulatedCrash, type CrashAfterSideEffectN, type Fault
 import { MemoryFifoQueue } from './memory-queue.js';
 import { Observer, type ObservedPod, type ObservedWorld, type ViolationRecord } from './observer.js';
 import { buildResult, type PricingNote, type SimulationResult } from './result.js';
+import { driftedAtEnd } from './drift-at-end.js';
 import type { InstanceState, ScenarioEvent, ScenarioSpec } from './scenario.js';
 import type { LoadedScenario } from './scenario-loader.js';
 import { podOwnerOf } from './workload-controllers.js';
@@ -454,7 +455,9 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
   deps.onProgress?.(1);
 
   const claims = await store.list();
-  deps.onEnd?.({ nodes: await cluster.listNodes(), nodeClaims: claims });
+  const endNodes = await cluster.listNodes();
+  deps.onEnd?.({ nodes: endNodes, nodeClaims: claims });
+  const drifted = driftedAtEnd(claims, await cluster.listNodePools(), await cluster.listNodeClasses(), endNodes);
   observer.finish(ec2.instances, claims, new Map(cluster.nodeHistory.filter((n) => n.readyAt !== undefined).map((n) => [n.instanceId, n.readyAt!])));
   const result = buildResult({
     scenario: scenario.name,
@@ -466,6 +469,7 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     region: spec.region,
     nodeClaims: claims,
     startingNodeClaims,
+    driftedAtEnd: drifted,
     nodes: cluster.nodeHistory,
     pods: cluster.podHistory,
     livePods: [...cluster.pods.values()],

@@ -123,6 +123,13 @@ export const ResultNodeClaimSchema = z.looseObject({
    * {@link existedAtStart} reads `createdAt` before the start instead.
    */
   existedAtStart: z.boolean().optional(),
+  /**
+   * For a NodeClaim still live at the end that is drifted then: why, as the `Drifted` disruption's message says it
+   * (`NodeClassDrifted: EC2NodeClass default changed since the node was launched`). A drift the run did not get to
+   * replace: blocked by a do-not-disrupt pod or a PDB, held by a budget, or found too late. Absent otherwise, and in
+   * Results written before it was added.
+   */
+  driftedAtEnd: z.string().min(1).optional(),
 });
 
 /**

@@ -27,6 +27,8 @@ export interface ResultInputs {
   readonly nodeClaims: readonly NodeClaim[];
   /** Names of the NodeClaims of the nodes the scenario started with (`spec.nodes`). @default none */
   readonly startingNodeClaims?: ReadonlySet<string>;
+  /** Why each NodeClaim still live at the end is drifted then (name → `driftMessage`); others are absent. @default none */
+  readonly driftedAtEnd?: ReadonlyMap<string, string>;
   readonly nodes: readonly SimNode[];
   readonly pods: readonly SimPod[];
   /** Pods still live at the end. */
@@ -90,6 +92,7 @@ export function buildResult(input: ResultInputs): SimulationResult {
         deletionReason: c.deletionReason ?? null,
         launchError: c.launchError ?? null,
         existedAtStart: input.startingNodeClaims?.has(c.name) ?? false,
+        ...(input.driftedAtEnd?.has(c.name) ? { driftedAtEnd: input.driftedAtEnd.get(c.name)! } : {}),
       };
     }),
     nodes: input.nodes.map((n) => ({

@@ -2,6 +2,8 @@
 // replacements against the drifted node's NodePool requirements, so spot replacements of an on-demand node counted as
 // "drifted too" — Violations: churn=2 on a run with no replace loop. Each replacement answers to its own NodePool.
 import { describe, expect, it } from 'vitest';
+import { formatSummary as summary } from '../../shared/cli/summary.js';
+import type { SimulationResult } from '../../shared/sim/result.js';
 import { simulateDocs } from '../support/simulate-docs.js';
 
 /** The trial's folder: a spot NodePool (weight 100, limited) and an on-demand one, an AMI change at 20 m. */
@@ -111,10 +113,34 @@ spec:
 `;
 
 describe('drift replacements in another NodePool', () => {
+  let run: Promise<SimulationResult> | undefined;
+  const result = () => (run ??= simulateDocs(1, DOCS));
+
   it('are checked against their own NodePool: a cross-pool replacement is no replace loop', async () => {
-    const r = await simulateDocs(1, DOCS);
+    const r = await result();
     const crossPool = r.disruptions.filter((d) => d.reason === 'Drifted' && (d.replacements ?? []).some((x) => !x.startsWith(`${d.nodePool}-`)));
     expect(crossPool.length).toBeGreaterThan(0);
     expect(r.violations.churn).toBe(0);
+  }, 120_000);
+
+  it('states the drift left at the end, and what held it (trial: a do-not-disrupt pod kept its node on the old AMI while the summary read as if the rollout were done)', async () => {
+    const r = await result();
+    const changedAt = Date.parse('2026-03-02T08:20:00Z');
+    const live = r.nodeClaims.filter((c) => c.deletedAt === null && c.launchedAt !== null);
+    const nodeOf = new Map(r.nodes.filter((n) => n.deletedAt === null).map((n) => [n.nodeClaim, n.name]));
+    const holdsDb = (claim: string) => r.pods.some((p) => p.deletedAt === null && p.owner === 'StatefulSet/db' && p.node === nodeOf.get(claim));
+    const drifted = live.filter((c) => c.driftedAtEnd !== undefined);
+    // the db pods are do-not-disrupt: the nodes launched under the old AMI that still hold one are the ones left
+    expect(drifted.length).toBeGreaterThan(0);
+    for (const c of drifted) {
+      expect(Date.parse(c.createdAt)).toBeLessThan(changedAt);
+      expect(c.driftedAtEnd).toBe('NodeClassDrifted: EC2NodeClass default changed since the node was launched');
+      expect(holdsDb(c.name)).toBe(true);
+    }
+    // every live node launched after the change, or holding no do-not-disrupt pod, was replaced or is not drifted
+    for (const c of live.filter((c) => c.driftedAtEnd === undefined)) expect(Date.parse(c.createdAt) >= changedAt || !holdsDb(c.name)).toBe(true);
+    const text = summary(r);
+    expect(text).toContain(`Drifted at the end and not replaced: ${drifted.length} node`);
+    expect(text).toMatch(/NodeClassDrifted: EC2NodeClass default changed since the node was launched; held: Cannot disrupt Node: pod prod\/db-\d+ is annotated karpenter\.sh\/do-not-disrupt/);
   }, 120_000);
 });

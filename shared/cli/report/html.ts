@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { splitHints } from '../../core/provisioning/diagnosis.js';
 import type { Result, WhatIf } from '../../sim/result-schema.js';
 import { reportSeries, UNMANAGED_NODEPOOL, type NodePoolBudgets, type ReportSeries } from './series.js';
-import { baselineNote } from '../summary.js';
+import { baselineNote, driftedLines } from '../summary.js';
 
 /** What {@link renderReport} needs. */
 export interface ReportInput {
@@ -109,7 +109,7 @@ ${result.whatIf ? whatIfSections(result.whatIf) : ''}<section>
 <section>
 <h2>Disruptions by reason</h2>
 <div class="chart"><canvas id="chart-disruptions" role="img" aria-label="Disruption commands and NodeClaim deletions over time by reason, with disruption budget windows shaded"></canvas></div>
-${series.disruptions.length === 0 ? '<p class="empty" id="disruptions-empty">No disruption commands and no NodeClaim deleted with a reason in this run.</p>\n' : ''}${budgetsHtml(series)}
+${series.disruptions.length === 0 ? '<p class="empty" id="disruptions-empty">No disruption commands and no NodeClaim deleted with a reason in this run.</p>\n' : ''}${budgetsHtml(series)}${driftedHtml(result)}
 </section>
 <section>
 <h2>NodeClaims (${result.nodeClaims.length})</h2>
@@ -141,6 +141,13 @@ function usd(x: number): string {
 /** `2026-03-02 08:00:01` (UTC) for an ISO time; `—` for null. */
 function shortTime(iso: string | null): string {
   return iso === null ? '—' : iso.replace('T', ' ').replace(/(\.\d{3})?Z$/, '');
+}
+
+/** The summary's "Drifted at the end and not replaced" lines as a note under the disruptions chart; empty without any. */
+function driftedHtml(result: Result): string {
+  const [head, ...rest] = driftedLines(result);
+  if (head === undefined) return '';
+  return `<p class="note" id="drifted-at-end">${escapeHtml(head)}</p>\n<ul>${rest.map((l) => `<li>${escapeHtml(l.trim())}</li>`).join('')}</ul>\n`;
 }
 
 function pricingNote(result: Result): string {

@@ -82,6 +82,25 @@ export function driftReason(subject: DriftSubject, currentNodePoolHash: string, 
   return undefined;
 }
 
+/**
+ * A drift reason in words, as the `Drifted` disruption's message and the Result say it.
+ * @param nodePool the NodeClaim's NodePool
+ * @param nodeClass the NodeClaim's EC2NodeClass
+ * @example driftMessage('NodeClassDrifted', 'general', 'default') // 'NodeClassDrifted: EC2NodeClass default changed since the node was launched'
+ */
+export function driftMessage(reason: DriftReason, nodePool: string, nodeClass: string): string {
+  switch (reason) {
+    case 'NodePoolDrifted':
+      return `NodePoolDrifted: NodePool ${nodePool}'s template changed since the node was launched`;
+    case 'RequirementsDrifted':
+      return `RequirementsDrifted: the node no longer satisfies NodePool ${nodePool}'s requirements`;
+    case 'NodeClassDrifted':
+      return `NodeClassDrifted: EC2NodeClass ${nodeClass} changed since the node was launched`;
+    default:
+      return reason satisfies never;
+  }
+}
+
 /** A replacement that would be drifted as soon as it registered: the instance type and the requirement its node would miss. */
 export interface ReplacementDrift {
   readonly instanceType: string;

@@ -5,7 +5,7 @@
  */
 import type { NodeClaim } from '../../../core/api/nodeclaim.js';
 import type { NodePool } from '../../../core/api/nodepool.js';
-import { driftReason, nodeClassHash, nodePoolHash, replacementDrift } from '../../../core/disruption/drift.js';
+import { driftMessage, driftReason, nodeClassHash, nodePoolHash, replacementDrift } from '../../../core/disruption/drift.js';
 import type { MethodCommand } from '../../../core/disruption/types.js';
 import { nodePoolRequirements } from '../../../core/provisioning/nodepool-template.js';
 import { solve } from '../../../core/provisioning/scheduler.js';
@@ -51,17 +51,7 @@ export function driftOf(world: World, claim: NodeClaim, memory: DisruptionMemory
     poolInputs.requirements,
     classHash,
   );
-  if (!reason) return undefined;
-  switch (reason) {
-    case 'NodePoolDrifted':
-      return `NodePoolDrifted: NodePool ${pool.metadata.name}'s template changed since the node was launched`;
-    case 'RequirementsDrifted':
-      return `RequirementsDrifted: the node no longer satisfies NodePool ${pool.metadata.name}'s requirements`;
-    case 'NodeClassDrifted':
-      return `NodeClassDrifted: EC2NodeClass ${claim.nodeClass} changed since the node was launched`;
-    default:
-      return reason satisfies never;
-  }
+  return reason ? driftMessage(reason, pool.metadata.name, claim.nodeClass) : undefined;
 }
 
 /**
