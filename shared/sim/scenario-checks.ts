@@ -12,9 +12,9 @@ import { labelSelectorMatches } from '../core/api/object-meta.js';
 import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
 import { budgetScheduleProblem } from '../core/disruption/budgets.js';
-import { LABEL_INSTANCE_TYPE } from '../core/api/labels.js';
+import { LABEL_INSTANCE_TYPE, LABEL_ZONE, WELL_KNOWN_LABELS } from '../core/api/labels.js';
 import { instanceTypeByName, loadCatalog } from '../core/instancetypes/catalog.js';
-import { closedValues, nearValue } from '../core/provisioning/hints.js';
+import { closedValues, closestNearMiss, nearValue } from '../core/provisioning/hints.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
 import { zonesOf } from './simulated-ec2.js';
 
@@ -187,12 +187,15 @@ function replicaCounts(m: Manifest): [string, number][] {
 }
 
 /**
- * Valid input that is most likely a mistake, as warnings: budget schedules that cannot be evaluated, requests missing
- * their suffix, PodDisruptionBudgets that can never allow an eviction (of the initial objects).
+ * Valid input that is most likely a mistake, as warnings: budget schedules that cannot be evaluated, NodePool
+ * requirements that narrow less or more than they seem to, requests missing their suffix, PodDisruptionBudgets that can
+ * never allow an eviction (of the initial objects).
  * @param located the scenario's objects, initial and applied by events
+ * @param region the region the run uses, when the input makes a run (a Scenario document or a snapshot's Nodes); zones
+ *   are checked against it
  */
-export function scenarioWarnings(located: readonly Located[]): ValidationIssue[] {
-  return [...budgetScheduleWarnings(located), ...requirementValueWarnings(located), ...requestWarnings(located), ...pdbWarnings(located.filter((l) => l.at === -Infinity))];
+export function scenarioWarnings(located: readonly Located[], region?: string): ValidationIssue[] {
+  return [...budgetScheduleWarnings(located), ...requirementValueWarnings(located, region), ...requestWarnings(located), ...pdbWarnings(located.filter((l) => l.at === -Infinity))];
 }
 
 /**
@@ -223,37 +226,70 @@ export function budgetScheduleWarnings(located: readonly Located[]): ValidationI
 }
 
 /**
- * Warnings for NodePool `In` requirement values no instance type can have: a capacity type, architecture or OS outside
- * its closed set (`ondemand`, `x86_64`), or an instance type Skiff's catalogue lacks (`m5.larg`), with the value it
- * most likely means ({@link nearValue}). Karpenter accepts such a value and matches nothing with it, so where the
- * requirement lists other values the NodePool quietly launches only those: `capacity-type In [spot, ondemand]` never
- * falls back to on-demand. (Where no value is left the NodePool launches nothing, and the run says so as well.)
+ * Warnings for NodePool requirements that quietly narrow less or more than they seem to, with the key or value most
+ * likely meant ({@link closestNearMiss}, {@link nearValue}). Karpenter accepts all of these:
+ * - a key one typo from a well-known label (`node.kubernetes.io/instance-typ`): read as a custom label, it narrows no
+ *   instance type and only labels the nodes;
+ * - an `In` value no instance type can have, so the NodePool quietly launches only with the others (`capacity-type In
+ *   [spot, ondemand]` never falls back to on-demand), or nothing: a capacity type, architecture or OS outside its closed
+ *   set (`ondemand`, `x86_64`), an instance type Skiff's catalogue lacks (`m5.larg`), a value of an instance label no
+ *   type in the catalogue has (`instance-family m7`), and, when the run's region is known, a zone outside it.
  * @param located every NodePool of the scenario, initial or applied by an event
- * @returns one warning per such value, at it
+ * @param region the region the run uses (zones are checked against it); omitted, zones are not checked
+ * @returns one warning per such key or value, at it
  */
-export function requirementValueWarnings(located: readonly Located[]): ValidationIssue[] {
+export function requirementValueWarnings(located: readonly Located[], region?: string): ValidationIssue[] {
   const warnings: ValidationIssue[] = [];
   for (const l of located) {
     if (l.manifest.kind !== 'NodePool') continue;
     const pool = l.manifest.object;
     pool.spec.template.spec.requirements.forEach((r, i) => {
+      const at = ['spec', 'template', 'spec', 'requirements', i];
+      if (!WELL_KNOWN_LABELS.has(r.key)) {
+        const meant = closestNearMiss(r.key, WELL_KNOWN_LABELS);
+        if (meant) warnings.push(issueAt(l, [...at, 'key'], `NodePool ${pool.metadata.name}: ${r.key} is not a label Karpenter or EC2 sets; did you mean ${meant}? Karpenter reads it as a custom label: it narrows no instance type, and the NodePool's nodes get it as a label`));
+        return;
+      }
       if (r.operator !== 'In') return;
-      const closed = closedValues(r.key);
-      const valid = closed ? (v: string) => closed.has(v) : r.key === LABEL_INSTANCE_TYPE ? (v: string) => instanceTypeByName(v) !== undefined : undefined;
-      if (!valid) return;
+      const domain = valueDomain(r.key, region);
+      if (!domain) return;
       const values = r.values ?? [];
-      const kept = values.filter(valid);
+      const kept = values.filter((v) => domain.values.has(v));
       values.forEach((v, j) => {
-        if (valid(v)) return;
-        const what = closed ? `is not one of its values (${[...closed].join(', ')})` : "is not an instance type in Skiff's EC2 catalogue";
-        const near = nearValue(r.key, v, closed ?? loadCatalog().map((t) => t.name));
+        if (domain.values.has(v)) return;
+        const near = nearValue(r.key, v, domain.values);
         const outcome = kept.length > 0 ? `the NodePool launches only with ${kept.join(', ')}` : 'no instance type matches the requirement, so the NodePool launches nothing';
-        warnings.push(issueAt(l, ['spec', 'template', 'spec', 'requirements', i, 'values', j], `NodePool ${pool.metadata.name}: ${r.key} ${JSON.stringify(v)} ${what}${near ? `; did you mean ${JSON.stringify(near)}?` : ';'} Karpenter accepts it and matches nothing with it: ${outcome}`));
+        warnings.push(issueAt(l, [...at, 'values', j], `NodePool ${pool.metadata.name}: ${r.key} ${JSON.stringify(v)} ${domain.what}${near ? `; did you mean ${JSON.stringify(near)}?` : ';'} Karpenter accepts it and matches nothing with it: ${outcome}`));
       });
     });
   }
   return warnings;
 }
+
+/** The values a well-known label can take on a node of the run, and how to say a value is not one; undefined when open. */
+function valueDomain(key: string, region: string | undefined): { readonly values: ReadonlySet<string>; readonly what: string } | undefined {
+  const closed = closedValues(key);
+  if (closed) return { values: closed, what: `is not one of its values (${[...closed].join(', ')})` };
+  if (key === LABEL_ZONE) {
+    if (region === undefined) return undefined;
+    const zones = zonesOf(region);
+    return { values: new Set(zones), what: `is not a zone of the run's region ${region} (${zones.join(', ')})` };
+  }
+  if (key === LABEL_INSTANCE_TYPE) return { values: new Set(loadCatalog().map((t) => t.name)), what: "is not an instance type in Skiff's EC2 catalogue" };
+  const values = catalogLabelValues().get(key);
+  return values ? { values, what: "is a value no instance type in Skiff's EC2 catalogue has" } : undefined;
+}
+
+/** Each label the catalogue's instance types carry → the values they have (memoized: the catalogue does not change). */
+function catalogLabelValues(): ReadonlyMap<string, ReadonlySet<string>> {
+  if (!labelValuesMemo) {
+    const byKey = new Map<string, Set<string>>();
+    for (const t of loadCatalog()) for (const [k, v] of Object.entries(t.labels)) (byKey.get(k) ?? byKey.set(k, new Set()).get(k)!).add(v);
+    labelValuesMemo = byKey;
+  }
+  return labelValuesMemo;
+}
+let labelValuesMemo: ReadonlyMap<string, ReadonlySet<string>> | undefined;
 
 /** A bare cpu count from this many cores up reads as a missing `m` (millicores): only the largest EC2 types hold it. */
 const SUSPECT_CPU_CORES = 100;

@@ -543,7 +543,7 @@ export function checkScenarioTexts(path: string, files: readonly string[], texts
     objects,
     emptyFiles,
     eventsAfterEnd,
-    warnings: scenarioWarnings(kept),
+    warnings: scenarioWarnings(kept, scenario !== undefined || nodeDocs.length > 0 ? spec.region : undefined),
   };
 }
 

@@ -382,10 +382,10 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
       ]);
     });
 
-    it('warns about requirement values no instance type can have, saying what the NodePool is left with (trial: capacity-type In [ondemand] beside spot never fell back to on-demand)', async () => {
+    it('warns about requirement values no instance type can have, saying what the NodePool is left with, and about a key one typo from a well-known label (trials: capacity-type In [ondemand] beside spot never fell back to on-demand; instance-family m7, a zone us-west2-b and instance-typ narrowed quietly)', async () => {
       const requirements = (list: string) => `      requirements:\n${list}`;
       write({
-        'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, ondemand]}\n        - {key: kubernetes.io/arch, operator: In, values: [x86_64]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.larg, m5.xlarge]}\n        - {key: karpenter.sh/capacity-type, operator: NotIn, values: [nope]}\n')}`,
+        'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, ondemand]}\n        - {key: kubernetes.io/arch, operator: In, values: [x86_64]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.larg, m5.xlarge]}\n        - {key: karpenter.sh/capacity-type, operator: NotIn, values: [nope]}\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m7, c7i]}\n        - {key: node.kubernetes.io/instance-typ, operator: In, values: [m5.large]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east1-b]}\n')}`,
         'b.yaml': `${nodePool('fine')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved]}\n        - {key: kubernetes.io/os, operator: In, values: [linux]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n')}`,
       });
       const scenario = await loadScenario(dir, { now: NOW });
@@ -393,7 +393,15 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
         'a.yaml:23: spec.template.spec.requirements[0].values[1]: NodePool general: karpenter.sh/capacity-type "ondemand" is not one of its values (spot, on-demand, reserved); did you mean "on-demand"? Karpenter accepts it and matches nothing with it: the NodePool launches only with spot',
         'a.yaml:24: spec.template.spec.requirements[1].values[0]: NodePool general: kubernetes.io/arch "x86_64" is not one of its values (amd64, arm64); did you mean "amd64"? Karpenter accepts it and matches nothing with it: no instance type matches the requirement, so the NodePool launches nothing',
         'a.yaml:25: spec.template.spec.requirements[2].values[0]: NodePool general: node.kubernetes.io/instance-type "m5.larg" is not an instance type in Skiff\'s EC2 catalogue; did you mean "m5.large"? Karpenter accepts it and matches nothing with it: the NodePool launches only with m5.xlarge',
+        'a.yaml:27: spec.template.spec.requirements[4].values[0]: NodePool general: karpenter.k8s.aws/instance-family "m7" is a value no instance type in Skiff\'s EC2 catalogue has; Karpenter accepts it and matches nothing with it: the NodePool launches only with c7i',
+        "a.yaml:28: spec.template.spec.requirements[5].key: NodePool general: node.kubernetes.io/instance-typ is not a label Karpenter or EC2 sets; did you mean node.kubernetes.io/instance-type? Karpenter reads it as a custom label: it narrows no instance type, and the NodePool's nodes get it as a label",
       ]);
+      // zones are checked against the run's region only where there is a run (a Scenario document)
+      write({ 'c.yaml': `apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec: {region: us-east-1, duration: 1h}\n` });
+      const withRun = await loadScenario(dir, { now: NOW });
+      expect(withRun.warnings.map((w) => w.message)).toContain(
+        'NodePool general: topology.kubernetes.io/zone "us-east1-b" is not a zone of the run\'s region us-east-1 (us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1e, us-east-1f); did you mean "us-east-1b"? Karpenter accepts it and matches nothing with it: the NodePool launches only with us-east-1a',
+      );
     });
 
     it('reports a path that does not exist, and a folder without YAML', async () => {
