@@ -30,7 +30,11 @@ export function describeObject(kind: string, item: WireObject): string {
 }
 
 /**
- * Parses one list item with a manifest schema, restoring `apiVersion` and `kind` when the item lacks them.
+ * Parses one list item with a manifest schema, restoring `apiVersion` and `kind` when the item lacks them. Fields the
+ * schema does not know are dropped, not refused: the API server has already validated the object, so an unknown field
+ * comes from a newer API version (a Container or PodSpec field added in a later Kubernetes, a NodePool field of a later
+ * Karpenter) and refusing it would leave the pod unprovisioned. The schemas refuse unknown fields only in the
+ * manifests a user writes (`skiff validate`, `skiff simulate`), where they are typos.
  * @param schema e.g. `nodePoolSchema`, `daemonSetSchema`, `pdbSchema`
  * @param typeMeta the kind's `apiVersion` and `kind`
  * @param item the wire object
@@ -38,12 +42,27 @@ export function describeObject(kind: string, item: WireObject): string {
  */
 export function parseApiObject<S extends z.ZodType>(schema: S, typeMeta: { readonly apiVersion: string; readonly kind: string }, item: WireObject): ParseOutcome<z.output<S>> {
   const value = { ...item, apiVersion: item.apiVersion ?? typeMeta.apiVersion, kind: item.kind ?? typeMeta.kind };
-  const result = schema.safeParse(value, { error: manifestErrorMap });
+  let result = schema.safeParse(value, { error: manifestErrorMap });
+  if (!result.success) {
+    const unknown = result.error.issues.filter((i): i is z.core.$ZodIssueUnrecognizedKeys => i.code === 'unrecognized_keys');
+    if (unknown.length > 0) result = schema.safeParse(withoutKeys(value, unknown), { error: manifestErrorMap });
+  }
   if (result.success) return { ok: true, value: result.data };
   const issues = zodIssuesToPathIssues(result.error.issues)
     .map((i) => `${i.path.length > 0 ? `${formatPath(i.path)}: ` : ''}${i.message}`)
     .join('; ');
   return { ok: false, problem: `${describeObject(typeMeta.kind, item)}: ${issues}` };
+}
+
+/** A copy of `value` without the keys the issues name at their paths (the objects on the way are copied, not changed). */
+function withoutKeys(value: unknown, issues: readonly { readonly path: readonly PropertyKey[]; readonly keys: readonly string[] }[]): unknown {
+  const copy = structuredClone(value) as Record<PropertyKey, unknown>;
+  for (const issue of issues) {
+    let at: unknown = copy;
+    for (const key of issue.path) at = at !== null && typeof at === 'object' ? (at as Record<PropertyKey, unknown>)[key] : undefined;
+    if (at !== null && typeof at === 'object') for (const k of issue.keys) delete (at as Record<string, unknown>)[k];
+  }
+  return copy;
 }
 
 /** The wire shape of the Pod fields read here (beyond what `podSchema` checks). */

@@ -175,10 +175,12 @@ export const containerPortSchema = z.looseObject({
 
 /**
  * Container `resources`. Quantities are validated; a resource with a limit and no request gets the limit as its
- * request (API server defaulting); a request above its limit and a fractional extended resource are errors.
+ * request (API server defaulting); a request above its limit and a fractional extended resource are errors. A field
+ * other than `requests`, `limits` and `claims` is an error (`request:` would otherwise leave the pod requesting
+ * nothing), as under `kubectl apply`'s strict field validation.
  */
 export const resourceRequirementsSchema = z
-  .looseObject({
+  .strictObject({
     requests: resourceListSchema.optional(),
     limits: resourceListSchema.optional(),
     claims: z.array(z.unknown()).optional(),
@@ -205,8 +207,43 @@ export const resourceRequirementsSchema = z
     return { ...r, requests };
   });
 
-/** A container (app or init). `restartPolicy: Always` on an init container makes it a sidecar. */
-export const containerSchema = z.looseObject({
+/**
+ * `core/v1` Container fields Skiff does not model: accepted as they are, so real manifests load (`kubectl get -o yaml`
+ * writes several). Any other field is an error with a "did you mean", as for the PodSpec.
+ */
+const PASSED_THROUGH_CONTAINER_FIELDS = [
+  'args',
+  'command',
+  'env',
+  'envFrom',
+  'imagePullPolicy',
+  'lifecycle',
+  'livenessProbe',
+  'readinessProbe',
+  'resizePolicy',
+  'restartPolicyRules',
+  'securityContext',
+  'startupProbe',
+  'stdin',
+  'stdinOnce',
+  'terminationMessagePath',
+  'terminationMessagePolicy',
+  'tty',
+  'volumeDevices',
+  'volumeMounts',
+  'workingDir',
+] as const;
+
+const passedThroughContainerFields = Object.fromEntries(PASSED_THROUGH_CONTAINER_FIELDS.map((f) => [f, z.unknown().optional()])) as {
+  [K in (typeof PASSED_THROUGH_CONTAINER_FIELDS)[number]]: z.ZodOptional<z.ZodUnknown>;
+};
+
+/**
+ * A container (app or init). `restartPolicy: Always` on an init container makes it a sidecar. Unknown fields are
+ * errors (a misspelt `resource:` would drop the requests).
+ */
+export const containerSchema = z.strictObject({
+  ...passedThroughContainerFields,
   name: z
     .string()
     .min(1)

@@ -214,6 +214,16 @@ describe('KubernetesCluster', () => {
       expect(pods.map((p) => p.name)).toEqual(['good']);
       expect(warnings).toEqual([expect.stringMatching(/^Skipping Pod "default\/bad": spec\.containers\[0\]\.resources\.requests\.cpu: .*lots/)]);
     });
+
+    it('reads a pod with fields of a newer Kubernetes (a PodSpec and a Container field Skiff does not know), dropping them: the API server validated it', async () => {
+      const pod = wirePod('default', 'newer');
+      const spec = pod.spec as Json & { containers: Json[] };
+      api.put('pods', { ...pod, spec: { ...spec, futurePodField: { a: 1 }, containers: [{ ...spec.containers[0]!, futureContainerField: true, resources: { ...(spec.containers[0]!.resources as Json), futureResourcesField: [] } }] } });
+      const pods = await cluster.listPods();
+      expect(pods.map((p) => p.name)).toEqual(['newer']);
+      expect(pods[0]!.spec.containers[0]!.resources?.requests).toEqual({ cpu: '500m', memory: '1Gi' });
+      expect(warnings).toEqual([]);
+    });
   });
 
   describe('lastPodEventTimes', () => {

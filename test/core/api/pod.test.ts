@@ -69,6 +69,15 @@ describe('Pod', () => {
       expectIssue(issues, { path: 'spec.nodeSelecter', line: 7, message: /did you mean "nodeSelector"/ });
     });
 
+    it('rejects a misspelt container or resources field with a suggestion, so requests are never silently dropped (trial: resources.request left a pod requesting nothing)', () => {
+      const issues = problems(edit(BASE, { '        requests:\n': '        request:\n', '      image: nginx\n': '      image: nginx\n      volumeMount: []\n' }));
+      expectIssue(issues, { path: 'spec.containers[0].volumeMount', line: 9, message: /unknown field "volumeMount" \(did you mean "volumeMounts"\?\)/ });
+      expectIssue(issues, { path: 'spec.containers[0].resources.request', line: 11, message: /unknown field "request" \(did you mean "requests"\?\)/ });
+      // every field a v1 Container has loads, as kubectl get -o yaml writes them
+      const full = 'args: [a]\ncommand: [b]\nenv: []\nenvFrom: []\nimagePullPolicy: IfNotPresent\nlifecycle: {}\nlivenessProbe: {}\nreadinessProbe: {}\nresizePolicy: []\nrestartPolicyRules: []\nsecurityContext: {}\nstartupProbe: {}\nstdin: false\nstdinOnce: false\nterminationMessagePath: /dev/termination-log\nterminationMessagePolicy: File\ntty: false\nvolumeDevices: []\nvolumeMounts: []\nworkingDir: /\n';
+      expect(() => parsePod(edit(BASE, { '      image: nginx\n': `      image: nginx\n${full.replace(/^/gm, '      ').replace(/ +$/, '')}` }))).not.toThrow();
+    });
+
     it('still rejects unknown top-level and metadata fields', () => {
       const issues = problems(`${BASE}extra: 1\n`);
       expectIssue(issues, { path: 'extra', line: 13, message: /unknown field/ });
