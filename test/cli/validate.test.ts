@@ -189,6 +189,9 @@ describe('skiff validate', () => {
         expect.stringMatching(/^spec\.disruption\.consolidationPolicy: .*: WhenUnderutilized was renamed WhenEmptyOrUnderutilized in karpenter\.sh\/v1$/),
         'spec.disruption.expireAfter: unknown field "expireAfter": in karpenter.sh/v1 expireAfter moved to spec.template.spec.expireAfter',
       ]);
+      // v1beta1's nodeClassRef named an apiVersion; v1's names the group
+      const ref = validateText(old.replace('{group: karpenter.k8s.aws,', '{apiVersion: karpenter.k8s.aws/v1beta1, group: karpenter.k8s.aws,'), 'old.yaml', 0).issues.map((i) => `${i.path}: ${i.message}`);
+      expect(ref).toContain('spec.template.spec.nodeClassRef.apiVersion: unknown field "apiVersion": in karpenter.sh/v1 nodeClassRef names the group instead (group: karpenter.k8s.aws, kind: EC2NodeClass, name)');
       const beta = validateText(GOOD_CLASS.replace('karpenter.k8s.aws/v1', 'karpenter.k8s.aws/v1beta1'), 'c.yaml', 0).issues[0]?.message;
       expect(beta).toMatch(/EC2NodeClass must have apiVersion karpenter\.k8s\.aws\/v1, got "karpenter\.k8s\.aws\/v1beta1" \(v1beta1 objects need the changes in Karpenter's v1 migration guide/);
     });

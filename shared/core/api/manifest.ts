@@ -126,6 +126,7 @@ const MIGRATION_HINTS: readonly { readonly kind: string; readonly path: string; 
   { kind: 'NodePool', path: 'spec.disruption.expireAfter', hint: 'in karpenter.sh/v1 expireAfter moved to spec.template.spec.expireAfter' },
   { kind: 'NodePool', path: 'spec.disruption.consolidationPolicy', value: 'WhenUnderutilized', hint: 'WhenUnderutilized was renamed WhenEmptyOrUnderutilized in karpenter.sh/v1' },
   { kind: 'NodePool', path: 'spec.template.spec.kubelet', hint: 'in karpenter.sh/v1 kubelet settings moved to the EC2NodeClass (spec.kubelet)' },
+  { kind: 'NodePool', path: 'spec.template.spec.nodeClassRef.apiVersion', hint: 'in karpenter.sh/v1 nodeClassRef names the group instead (group: karpenter.k8s.aws, kind: EC2NodeClass, name)' },
 ];
 
 function withMigrationHint(kind: string, issue: PathIssue, value: unknown): PathIssue {
