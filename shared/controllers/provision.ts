@@ -219,7 +219,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       if (!plan.instanceTypes.some((o) => allowed.some((t) => t.name === o.name))) {
         // Karpenter checks limits again when it creates a NodeClaim and creates nothing when they are exceeded.
         const planned = types.filter((t) => plan.instanceTypes.some((o) => o.name === t.name));
-        const why = limit ? limitsReason(planned, limit) : `the NodePool's limits are reached; raise spec.limits or free capacity in the NodePool`;
+        const why = limit ? limitsReason(planned, limit, templates.find((t) => t.name === plan.nodePool)?.limits) : `the NodePool's limits are reached; raise spec.limits or free capacity in the NodePool`;
         for (const pod of plan.pods) overLimit.push({ pod, reason: `NodePool ${plan.nodePool}: ${why}`, nodePools: { [plan.nodePool]: why } });
         continue;
       }

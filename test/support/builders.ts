@@ -73,6 +73,8 @@ export function template(
     weight?: number;
     daemonOverhead?: ResourceList;
     remaining?: ResourceList;
+    /** The NodePool's `spec.limits` in all (canonical units). */
+    limits?: ResourceList;
   } = {},
 ): NodePoolTemplate {
   const labels = { ...(opts.labels ?? {}), [LABEL_NODEPOOL]: name };
@@ -88,6 +90,7 @@ export function template(
     instanceTypes: types.filter((t) => requirements.intersects(t.requirements) === undefined),
     daemonOverhead: opts.daemonOverhead ?? {},
     ...(opts.remaining ? { remaining: opts.remaining } : {}),
+    ...(opts.limits ? { limits: opts.limits } : {}),
   };
 }
 

@@ -245,7 +245,7 @@ function whyNotAlternative(pod: SchedulingPod, t: NodePoolTemplate, alternative:
   if (byOffering.length === 0) return reject('unavailable', unavailableReason(bySize, requirements));
 
   const withinLimit = limitFilter(byOffering, remaining);
-  if (withinLimit.length === 0) return reject('limits', limitsReason(byOffering, remaining ?? {}));
+  if (withinLimit.length === 0) return reject('limits', limitsReason(byOffering, remaining ?? {}, t.limits));
 
   const topology = options.topology?.(pod, t, requirements, withinLimit);
   if (topology !== undefined) return reject('topology', topology);
@@ -410,18 +410,24 @@ function unavailableReason(types: readonly InstanceType[], requirements: Require
 
 /**
  * Why the NodePool's `spec.limits` stop every fitting instance type: the limited resources that block them all,
- * what is left of each and what the smallest fitting type needs (capacity plus one `nodes`, as limits count it).
+ * what is left of each and what the smallest fitting type needs (capacity plus one `nodes`, as limits count it). A
+ * limit that could not hold that type even with nothing in use is called too small rather than reached.
  * @param types the instance types that fit the pod and have an available offering (not empty)
  * @param remaining what the limits still allow, canonical units (cpu millicores, memory MiB, counts) plus `nodes`
+ * @param limits the NodePool's `spec.limits` in all (same units); omitted, every blocking limit reads as reached
  * @example limitsReason(types, { cpu: 0 }) // "the NodePool's limits are reached (cpu: 0m left, …); raise spec.limits.cpu …"
+ * @example limitsReason(types, { cpu: 24000 }, { cpu: 24000 }) // "the NodePool's limits are too small for it (cpu: 24000m in all, the smallest fitting instance type needs 96000m); raise spec.limits.cpu"
  */
-export function limitsReason(types: readonly InstanceType[], remaining: ResourceList): string {
+export function limitsReason(types: readonly InstanceType[], remaining: ResourceList, limits?: ResourceList): string {
+  const needs = (k: string) => Math.min(...types.map((t) => add(t.capacity, { nodes: 1 })[k] ?? 0));
   const blocking = Object.keys(remaining).filter((k) => types.every((t) => (add(t.capacity, { nodes: 1 })[k] ?? 0) > (remaining[k] ?? 0) + 1e-6));
   const keys = blocking.length > 0 ? blocking : Object.keys(remaining);
-  const parts = keys.map((k) => {
-    const smallest = Math.min(...types.map((t) => add(t.capacity, { nodes: 1 })[k] ?? 0));
-    return `${k}: ${formatAmount(k, Math.max(0, remaining[k] ?? 0))} left, the smallest fitting instance type needs ${formatAmount(k, smallest)}`;
-  });
+  const tooSmall = limits ? keys.filter((k) => limits[k] !== undefined && needs(k) > limits[k]! + 1e-6) : [];
+  if (tooSmall.length > 0) {
+    const parts = tooSmall.map((k) => `${k}: ${formatAmount(k, limits![k]!)} in all, the smallest fitting instance type needs ${formatAmount(k, needs(k))}`);
+    return `the NodePool's limits are too small for it (${parts.join('; ')}); raise spec.limits.${tooSmall[0]}`;
+  }
+  const parts = keys.map((k) => `${k}: ${formatAmount(k, Math.max(0, remaining[k] ?? 0))} left, the smallest fitting instance type needs ${formatAmount(k, needs(k))}`);
   return `the NodePool's limits are reached (${parts.join('; ')}); raise spec.limits.${keys[0]} or free capacity in the NodePool`;
 }
 

@@ -245,7 +245,7 @@ export function buildNodePoolTemplate(
     daemonOverhead: base,
     ...(Object.keys(daemonExtra).length > 0 ? { daemonExtra } : {}),
     daemonHostPorts: daemonHostPorts(nodePool, daemonSets),
-    ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))) } : {}),
+    ...(limits ? { remaining: subtract(limitList(limits), pick(usage, Object.keys(limits))), limits: limitList(limits) } : {}),
   };
 }
 

@@ -56,6 +56,8 @@ export interface NodePoolTemplate {
    * undefined means no limits. Only the keys present are limited.
    */
   readonly remaining?: ResourceList;
+  /** The NodePool's `spec.limits` in all, canonical units plus `nodes` (messages tell a limit too small from one used up). */
+  readonly limits?: ResourceList;
 }
 
 /** A host port a DaemonSet binds on the nodes it runs on. */

@@ -251,6 +251,14 @@ const cases: readonly Case[] = [
     says: ["the NodePool's limits are reached", 'cpu: 1000m left, the smallest fitting instance type needs 2000m', 'raise spec.limits.cpu'],
   },
   {
+    name: 'calls a limit that could not hold the smallest fitting type even with nothing in use too small, not reached (trial)',
+    kind: 'limits',
+    pod: pod('a', { cpu: '1500m', ...onGeneral }),
+    template: general({ limits: { cpu: 1000 } }),
+    remaining: { cpu: 1000 },
+    says: ["the NodePool's limits are too small for it (cpu: 1000m in all, the smallest fitting instance type needs 2000m); raise spec.limits.cpu"],
+  },
+  {
     name: 'says when the pod narrows the NodePool below its minValues',
     kind: 'minValues',
     pod: pod('a', { nodeSelector: { 'karpenter.k8s.aws/instance-family': 'c5' } }),
