@@ -141,7 +141,8 @@ export function simulateConsolidation(candidates: readonly ConsolidationCandidat
   const stuck = results.unschedulable[0];
   if (stuck) return none(`pod ${stuck.pod} fits neither on the other nodes nor on one instance type cheaper than $${price.toFixed(4)}/h`);
   if (results.newNodeClaims.length === 0) return deleted;
-  if (results.newNodeClaims.length > 1) return none(`its pods would need ${results.newNodeClaims.length} new nodes`);
+  // Karpenter's moves replace with at most one NodeClaim (core `computeConsolidation`: more than one is no command).
+  if (results.newNodeClaims.length > 1) return none(`no one instance type cheaper than $${price.toFixed(4)}/h holds its pods (they would need ${results.newNodeClaims.length} new nodes, and a replacement is one NodeClaim)`);
   const plan = results.newNodeClaims[0]!;
   // NodePools in weight order: Karpenter simulates with every type of every NodePool, so the replacement comes from
   // the first NodePool (by weight) whose fresh NodeClaim takes the pod that opens it, cheaper or not; only then are

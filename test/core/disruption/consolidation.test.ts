@@ -64,6 +64,15 @@ describe('simulateConsolidation', () => {
     expect(closed.kind).not.toBe('delete');
   });
 
+  it('says that no one cheaper instance type holds the pods when they would need several new nodes (trial: "its pods would need 3 new nodes" read as unexplained)', () => {
+    // 6 pods of 1 cpu on an m5.2xlarge; the NodePool's only type now, the cheaper m5.xlarge, holds 3 of them: two would be needed.
+    const held = pods('w', 6, { cpu: '1', memory: '1Gi' });
+    const types = [byName('m5.xlarge')];
+    const n1 = node('n1', byName('m5.2xlarge'), held);
+    const decision = simulateConsolidation([candidate(n1, byName('m5.2xlarge'), held)], ctx([n1], types), true);
+    expect(decision).toMatchObject({ kind: 'none', reason: expect.stringMatching(/^no one instance type cheaper than \$0\.3840\/h holds its pods \(they would need 2 new nodes, and a replacement is one NodeClaim\)$/) });
+  });
+
   it('gives a NodePool at its limits back the candidate\'s capacity on the limited resources only (trial: limits {cpu, memory} capped replacements at the candidate\'s pods)', () => {
     // The NodePool's cpu limit is used up; replacing the m5.2xlarge frees its 8 cpu, so a c5.large may replace it.
     // Its capacity also counts 29 pods and a node, which the NodePool does not limit: the replacement may have more.
