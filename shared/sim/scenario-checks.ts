@@ -374,7 +374,7 @@ export function pdbWarnings(initial: readonly Located[]): ValidationIssue[] {
       issueAt(
         l,
         ['spec', field],
-        `PodDisruptionBudget ${ns}/${pdb.metadata.name} can never allow an eviction (${field} ${String(minAvailable ?? maxUnavailable)} with ${count} pod(s)): nodes running these pods cannot be drained until their NodePool's terminationGracePeriod`,
+        `PodDisruptionBudget ${ns}/${pdb.metadata.name} can never allow an eviction (${field} ${String(minAvailable ?? maxUnavailable)} with ${count} pod(s) at the start): while it selects that many, nodes running these pods cannot be drained until their NodePool's terminationGracePeriod`,
       ),
     );
   }
