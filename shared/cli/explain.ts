@@ -92,6 +92,50 @@ export function explainResult(result: SimulationResult, pod?: PodRef): ExplainOu
   return { ok: false, message: `${notPending(result, pod)}\n${pendingList(pending)}` };
 }
 
+/** A wait of a pod that is not pending at the end: when it began and ended, and the moment to explain it at. */
+export interface PastWait {
+  /** ISO-8601 UTC. */
+  readonly since: string;
+  /** When it was scheduled (or deleted), ISO-8601 UTC. */
+  readonly until: string;
+  readonly seconds: number;
+  /**
+   * The last second before the capacity it finally ran on was asked for (its NodeClaim created), or before it was
+   * scheduled when it ran on a node that existed already: seconds after the run's start, at least 1.
+   */
+  readonly explainAtSeconds: number;
+}
+
+/**
+ * The longest time `pod` waited pending during the run (over every record of it: a bare pod evicted and recreated has
+ * several), and when to explain it: the last second before the NodeClaim it ran on was created (why nothing launched
+ * for it until then), else the last second before it was scheduled. Undefined when it never waited, or the moment
+ * falls in the run's first second.
+ */
+export function longestWait(result: Pick<SimulationResult, 'pods' | 'nodeClaims' | 'start'>, pod: PodRef): PastWait | undefined {
+  const startMs = Date.parse(result.start);
+  const claimCreated = new Map(result.nodeClaims.map((c) => [c.name, Date.parse(c.createdAt)]));
+  let best: PastWait | undefined;
+  for (const p of result.pods) {
+    if (p.namespace !== pod.namespace || p.name !== pod.name || p.firstPendingAt === null) continue;
+    const until = p.scheduledAt ?? p.deletedAt;
+    if (until === null) continue;
+    const sinceMs = Date.parse(p.firstPendingAt);
+    const seconds = (Date.parse(until) - sinceMs) / 1000;
+    if (seconds <= 0 || (best && seconds <= best.seconds)) continue;
+    const created = p.nodeClaim ? claimCreated.get(p.nodeClaim) : undefined;
+    const end = created !== undefined && created > sinceMs ? created : Date.parse(until);
+    const explainAtSeconds = Math.ceil((end - startMs) / 1000) - 1;
+    if (explainAtSeconds >= 1) best = { since: p.firstPendingAt, until, seconds, explainAtSeconds };
+  }
+  return best;
+}
+
+/** The line `skiff explain` prints before explaining a pod at an earlier moment of its run. */
+export function pastWaitNote(pod: PodRef, wait: PastWait, at: string): string {
+  return `${pod.namespace}/${pod.name} is not pending at the end of the run, but it waited ${duration(Math.round(wait.seconds))}, from ${wait.since} to ${wait.until}. Here is why, at ${at} (the run again, up to then):`;
+}
+
 /** Why `pod` is not among the pending pods: where it runs, when it ended, or that it never existed (with a guess). */
 function notPending(result: SimulationResult, pod: PodRef): string {
   const key = `${pod.namespace}/${pod.name}`;

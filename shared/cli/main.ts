@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatIssue, isValidationError } from '../core/errors.js';
 import type { LoadedScenario } from '../sim/scenario-loader.js';
 import type { SimulationResult } from '../sim/result.js';
-import { explainResult, formatExplanation, parsePodRef, type PodRef } from './explain.js';
+import { explainResult, formatExplanation, longestWait, parsePodRef, pastWaitNote, type PodRef } from './explain.js';
 import { registerGetCommand } from './get.js';
 import { createProgressReporter } from './report/progress-reporter.js';
 import { reportPathProblem, writeReport } from './report/write-report.js';
@@ -168,7 +168,18 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
         status = 2;
         return;
       }
-      const outcome = explainResult(run.result, pod);
+      let outcome = explainResult(run.result, pod);
+      // A pod that waited and then ran: explain it at the last second it was pending, by running the scenario again
+      // up to then (the same seed and input give the same run up to that moment).
+      const wait = !outcome.ok && pod ? longestWait(run.result, pod) : undefined;
+      if (wait && pod) {
+        const earlier = await runScenario('explain', path, opts.seed, io, !opts.json, opts.consolidation, { ...overridesOf(opts), durationSeconds: wait.explainAtSeconds }, opts.provisioning);
+        const then = earlier ? explainResult(earlier.result, pod) : undefined;
+        if (then?.ok) {
+          outcome = then;
+          if (!opts.json) io.out(`${pastWaitNote(pod, wait, then.explanation.at)}\n`);
+        }
+      }
       if (!outcome.ok) {
         // The message echoes the pod argument: control characters (terminal escapes) are shown, not sent (see main).
         io.err(`skiff explain: ${outcome.message}\n`);

@@ -167,6 +167,25 @@ spec:
     expect(text.out).toMatch(/ {2}hints:\n {4}- did you mean workload-type=general\?/);
   });
 
+  it('explains a pod that waited and then ran at the last second before its capacity was asked for (trial: "not pending at the end" was the only answer to why it waited 25 minutes)', async () => {
+    const narrow = GENERAL_POOL.replace('values: [c, m, r]}', 'values: [c, m, r]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [c6a.large]}').replace('values: [us-west-2a, us-west-2b, us-west-2c]', 'values: [us-west-2a]');
+    const events = '  region: us-west-2\n  events:\n    - {at: 0s, insufficientCapacity: {instanceType: c6a.large, zone: us-west-2a, capacityType: spot, for: 30m}}\n    - {at: 0s, insufficientCapacity: {instanceType: c6a.large, zone: us-west-2a, capacityType: on-demand, for: 10m}}\n';
+    const dir = folder({ 'pools.yaml': narrow, 'pods.yaml': bare('waits', '  nodeSelector: {workload-type: general}'), 'scenario.yaml': SCENARIO + events });
+    const { result } = await simulateScenario(dir, { seed: 1 });
+    const record = result.pods.find((p) => p.name === 'waits')!;
+    expect(record.scheduledAt).not.toBeNull();
+    const r = await explain(dir, 'waits');
+    expect(r.status).toBe(0);
+    const created = result.nodeClaims.find((c) => c.name === record.nodeClaim)!.createdAt;
+    const at = new Date(Date.parse(created) - 1000).toISOString();
+    expect(r.out).toContain(`default/waits is not pending at the end of the run, but it waited`);
+    expect(r.out).toContain(`from ${record.firstPendingAt} to ${record.scheduledAt}. Here is why, at ${at}`);
+    expect(r.out).toMatch(/why: launch of NodeClaim general-\w+ failed \(InsufficientInstanceCapacity\)/);
+    // --json prints the explanation at that moment alone
+    const json = JSON.parse((await explain(dir, 'waits', '--json')).out) as Explanation;
+    expect(json).toMatchObject({ at, pending: ['default/waits'] });
+  });
+
   it('exits 2 naming file and line for a bad scenario, and simulates nothing', async () => {
     const good = readFileSync('examples/seed/ec2nodeclass-default.yaml', 'utf8');
     const dir = folder({
