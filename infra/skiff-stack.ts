@@ -56,6 +56,7 @@ export class SkiffStack extends Stack {
   readonly followUps: FollowUpQueue;
   readonly lifecycle: PeriodicController;
   readonly lifecycleFollowUps: FollowUpQueue;
+  readonly provisionerFollowUps: FollowUpQueue;
   readonly decisions: DecisionBus;
   readonly priceRefresh: PriceRefresh;
   readonly observability: Observability;
@@ -135,6 +136,8 @@ export class SkiffStack extends Stack {
     });
     // A pass that finds a Node to register asks for another 20 s later, before it writes (a pass cut short is resumed).
     this.lifecycleFollowUps = new FollowUpQueue(this, 'LifecycleFollowUps', { controller: 'lifecycle', consumer: this.lifecycle.handler, consumerTimeout: LIFECYCLE_TIMEOUT, senders: [this.provisioner.handler] });
+    // A pass that leaves pods unschedulable while offerings are unavailable (ICE) asks for another 20 s later.
+    this.provisionerFollowUps = new FollowUpQueue(this, 'ProvisionerFollowUps', { controller: 'provisioner', consumer: this.provisioner.handler, consumerTimeout: PROVISIONER_TIMEOUT });
     const controllers: Record<string, SkiffFunction> = {
       Provisioner: this.provisioner.handler,
       Interruption: this.interruption.handler,

@@ -13,6 +13,9 @@
  * A crash (the Lambda dies or times out) acknowledges nothing either, so the whole batch comes back the same way; two
  * invocations of one batch (a redelivery while the first still runs) are safe because the controller is.
  *
+ * It also consumes its own follow-up queue (FIFO, 20 s delay): a pass that left pods unschedulable while offerings were
+ * marked unavailable asked for another pass (`ProvisionDeps.followUps`); such a record is a trigger like a pod event.
+ *
  * Relay node events (a Node registered, turned Ready or NotReady, was deleted) arrive on the same queue. Besides the
  * provisioning pass, a batch with one runs a lifecycle pass (when the composition root gives {@link
  * ProvisionerHandlerDeps.lifecycle}) alongside it, so a new node is registered and initialized at once rather than at
@@ -23,6 +26,7 @@
 import middy from '@middy/core';
 import sqsPartialBatchFailure from '@middy/sqs-partial-batch-failure';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import * as z from 'zod';
 import { PodEventSchema, type PodEvent } from '../../shared/core/api/pod-event.js';
 import { SkiffError } from '../../shared/core/errors.js';
 import type { LifecycleReport } from '../../shared/controllers/lifecycle.js';
@@ -89,6 +93,7 @@ export function createHandler(deps: ProvisionerHandlerDeps): (event: SQSEvent, c
         unschedulable: report.unschedulable.length,
       });
       logDecisions(report, deps.log);
+      if (report.followUpFailure !== undefined) deps.log.warn('follow-up provisioning pass not requested; the relay\'s re-list of pending pods still triggers one', { error: report.followUpFailure });
       publishMetrics(deps.metrics, provisionMetrics(report), deps.log);
       await publishDecisions(deps.decisions, provisionDecisions(report), deps.log, deps.metrics);
       if (report.retry.length > 0) throw new ProvisioningIncompleteError(report.retry);
@@ -122,8 +127,11 @@ function sentAt(record: SQSRecord): number {
   return Number.isFinite(ms) && record.attributes.SentTimestamp !== '' ? ms : Number.POSITIVE_INFINITY;
 }
 
-/** The record's event, or undefined (logged) when it is malformed. */
-function parseRecord(record: SQSRecord, log: Log): PodEvent | undefined {
+/** A record of the provisioner's follow-up queue: it asks for one pass and carries nothing else the pass needs. */
+const FollowUpBodySchema = z.looseObject({ kind: z.literal('provisioner-follow-up') });
+
+/** The record's event (a follow-up is a trigger like any pod event), or undefined (logged) when it is malformed. */
+function parseRecord(record: SQSRecord, log: Log): PodEvent | { readonly kind: 'follow-up' } | undefined {
   let body: unknown;
   try {
     body = JSON.parse(record.body);
@@ -131,6 +139,7 @@ function parseRecord(record: SQSRecord, log: Log): PodEvent | undefined {
     log.error('dropping malformed pod event: body is not JSON', { messageId: record.messageId });
     return undefined;
   }
+  if (FollowUpBodySchema.safeParse(body).success) return { kind: 'follow-up' };
   const parsed = PodEventSchema.safeParse(body);
   if (!parsed.success) {
     log.error('dropping malformed pod event', { messageId: record.messageId, issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) });

@@ -1,6 +1,10 @@
 /**
- * `FollowUpQueue`: an SQS FIFO queue of follow-up passes of one periodic controller (`shared/ports/follow-up-passes.ts`,
- * `shared/adapters/aws/sqs-follow-up-passes.ts`). The stack has two:
+ * `FollowUpQueue`: an SQS FIFO queue of follow-up passes of one controller (`shared/ports/follow-up-passes.ts`,
+ * `shared/adapters/aws/sqs-follow-up-passes.ts`). The stack has three:
+ * - **Provisioner** (`ProvisionerFollowUps`): a provisioning pass that leaves pods unschedulable while offerings are
+ *   marked unavailable (insufficient capacity) asks for another pass 20 s later (`ProvisionDeps.followUps`), so those
+ *   pods are solved again soon after the offerings' 3 minutes, as Karpenter requeues a provisionable pod every 10 s,
+ *   rather than at the relay's 6-minute re-list. Its records reach the provisioner beside the pod-event queue's.
  * - **Lifecycle** (`LifecycleFollowUps`): a lifecycle pass that finds a Node to register or initialize asks for a pass
  *   20 s later before it writes anything (`LifecycleDeps.followUps`), so a pass cut short is resumed without waiting
  *   for the next minute. The provisioner, which runs lifecycle passes for relay node events, sends to it too. The
@@ -49,7 +53,7 @@ export const FOLLOW_UP_RETENTION = Duration.minutes(5);
 /** Props of {@link FollowUpQueue}. */
 export interface FollowUpQueueProps {
   /** Whose passes the queue carries: names the environment variable its URL goes in. @default 'disruption' */
-  readonly controller?: 'disruption' | 'lifecycle';
+  readonly controller?: 'disruption' | 'lifecycle' | 'provisioner';
   /** The controller's function: it sends follow-ups and consumes them. */
   readonly consumer: SkiffFunction;
   /** Its timeout: the queue's visibility timeout. */
@@ -60,7 +64,8 @@ export interface FollowUpQueueProps {
 
 /**
  * The follow-up queue, its event source mapping, the send grants and the URL's variable
- * (`SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL` or `SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL`) on the consumer and the senders.
+ * (`SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL`, `SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL` or
+ * `SKIFF_PROVISIONER_FOLLOW_UP_QUEUE_URL`) on the consumer and the senders.
  */
 export class FollowUpQueue extends Construct {
   readonly queue: sqs.Queue;
@@ -87,7 +92,7 @@ export class FollowUpQueue extends Construct {
       id: 'Serverless-LambdaEventSourceMappingDestination',
       reason: 'SQS event source mappings support no on-failure destination; a failed follow-up pass is left to the next scheduled pass (the queue keeps it 5 minutes at most).',
     });
-    const variable = controller === 'lifecycle' ? CONTROLLER_ENV.lifecycleFollowUpQueueUrl : CONTROLLER_ENV.disruptionFollowUpQueueUrl;
+    const variable = { disruption: CONTROLLER_ENV.disruptionFollowUpQueueUrl, lifecycle: CONTROLLER_ENV.lifecycleFollowUpQueueUrl, provisioner: CONTROLLER_ENV.provisionerFollowUpQueueUrl }[controller];
     for (const sender of [fn, ...(props.senders ?? [])]) {
       this.queue.grantSendMessages(sender);
       sender.addEnvironment(variable, this.queue.queueUrl);

@@ -44,6 +44,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Cluster, ClusterPod } from '../ports/cluster.js';
 import type { IdGenerator } from '../ports/ids.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
+import { FOLLOW_UP_AFTER_MS, type FollowUpPasses } from '../ports/follow-up-passes.js';
 import type { ProvisioningPasses } from '../ports/provisioning-passes.js';
 import type { UnavailableOfferings } from '../ports/unavailable-offerings.js';
 import {
@@ -97,6 +98,15 @@ export interface ProvisionDeps {
    * simulation (`skiff simulate --provisioning karpenter`). @default true
    */
   readonly bindingReplay?: boolean;
+  /**
+   * Where a pass asks for another provisioning pass {@link FOLLOW_UP_AFTER_MS} later: when it leaves pods unschedulable
+   * while offerings are marked unavailable (insufficient capacity), so those pods are solved again soon after the
+   * offerings' 3 minutes are up rather than at the relay's next re-list of pending pods (6 minutes). Karpenter requeues
+   * every provisionable pod every 10 s (core `pkg/controllers/provisioning/controller.go` `Reconcile`,
+   * `RequeueAfter: 10 * time.Second`). Each follow-up pass that still finds them so asks again, so the chain ends when
+   * the pods are placed or no offering is unavailable any more. None when absent.
+   */
+  readonly followUps?: FollowUpPasses;
 }
 
 /** What one invocation did. */
@@ -123,6 +133,10 @@ export interface ProvisionReport {
   readonly retrying?: readonly { readonly nodeClaim: string; readonly error: string }[];
   /** Set when the trigger was already covered by a pass that started after it (nothing was done). */
   readonly coveredByPassAt?: number;
+  /** The follow-up pass this pass asked for (ISO 8601 UTC), when it left pods unschedulable with offerings unavailable. */
+  readonly followUpAt?: string;
+  /** Why asking for that follow-up failed (the relay's re-list of pending pods still triggers a pass). */
+  readonly followUpFailure?: string;
 }
 
 /** What started a pass: the latest send time (epoch ms) of the pod events in the batch. */
@@ -157,6 +171,9 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
   const typesByClass = new Map<string, InstanceType[]>();
   for (const nc of nodeClasses) typesByClass.set(nc.metadata.name, await retryThrottled(() => deps.cloud.getInstanceTypes(instanceTypeQuery(nc))));
 
+  /** Offerings marked unavailable as the last round read them, and the capacity errors that round met. */
+  let unavailableCount = 0;
+  let capacityErrorsLastRound = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const now = deps.clock.now();
     const [pods, nodes, claims, unavailable] = await Promise.all([
@@ -165,6 +182,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       retryThrottled(() => deps.store.list()),
       retryThrottled(() => deps.unavailableOfferings.listUnavailable(now)),
     ]);
+    unavailableCount = unavailable.length;
     const unavailableKeys = new Set(unavailable.map(offeringKey));
     const available = new Map([...typesByClass].map(([k, v]) => [k, withUnavailable(v, unavailableKeys)]));
     const liveClaims = claims.filter(isLive);
@@ -245,6 +263,7 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       }
     }
     unschedulable = [...unschedulable, ...overLimit];
+    capacityErrorsLastRound = capacityErrors;
     if (capacityErrors === 0) break;
     // Gave way in the last round: the pods may have no NodeClaim now, so the batch is retried.
     if (round === MAX_ROUNDS - 1) retry.push(...superseded);
@@ -266,8 +285,20 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
     const kind = toNodes.has(pod) ? 'node' : 'nodeclaim';
     await recordEventBestEffort(deps.cluster, { type: 'Normal', reason: 'Nominated', object: `Pod/${namespace}/${name}`, message: `Pod should schedule on: ${kind}/${target}` });
   }
+  // Pods left unschedulable while offerings are unavailable: solve them again soon (ProvisionDeps.followUps). A capacity
+  // error in the last round marked its offering after that round's read, so it counts too.
+  let followUp: { followUpAt?: string; followUpFailure?: string } = {};
+  if (deps.followUps && unschedulable.length > 0 && (unavailableCount > 0 || capacityErrorsLastRound > 0)) {
+    const at = deps.clock.now() + FOLLOW_UP_AFTER_MS;
+    try {
+      await deps.followUps.request(at);
+      followUp = { followUpAt: new Date(at).toISOString() };
+    } catch (e) {
+      followUp = { followUpFailure: e instanceof Error ? e.message : String(e) };
+    }
+  }
   if (retry.length === 0) await deps.passes.recordCompleted(startedAt);
-  return { launched, failed, nominated, unschedulable, retry, retrying };
+  return { launched, failed, nominated, unschedulable, retry, retrying, ...followUp };
 }
 
 /** Adds, for every NodePool whose EC2NodeClass does not exist, why it cannot serve the pod. */

@@ -54,6 +54,13 @@ export const CONTROLLER_ENV = {
    * the schedule and on node events only.
    */
   lifecycleFollowUpQueueUrl: 'SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL',
+  /**
+   * Optional, provisioner only: URL of the SQS FIFO queue of follow-up provisioning passes
+   * (`…ProvisionerFollowUps….fifo`, set by `FollowUpQueue` on the provisioner, which consumes it). A pass that leaves
+   * pods unschedulable while offerings are marked unavailable asks there for another pass 20 s later
+   * (`ProvisionDeps.followUps`). Unset: such pods are solved again on the next pod event or the relay's re-list.
+   */
+  provisionerFollowUpQueueUrl: 'SKIFF_PROVISIONER_FOLLOW_UP_QUEUE_URL',
 } as const;
 
 /** Controller variables without which no controller Lambda can start. */

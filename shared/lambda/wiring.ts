@@ -13,7 +13,8 @@
  * functions), their handlers get an `EventBridgeDecisionPublisher` on that bus; publishing is best effort
  * (`decisions.ts`). Follow-ups: when `SKIFF_DISRUPTION_FOLLOW_UP_QUEUE_URL` is set (the stack sets it on the
  * disruption function), a disruption pass with work in flight asks for a follow-up pass on that SQS FIFO queue
- * (`shared/adapters/aws/sqs-follow-up-passes.ts`). Prices: the lifecycle function gets the price refresher
+ * (`shared/adapters/aws/sqs-follow-up-passes.ts`); likewise the lifecycle function and the provisioner on theirs
+ * (`SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL`, `SKIFF_PROVISIONER_FOLLOW_UP_QUEUE_URL`). Prices: the lifecycle function gets the price refresher
  * (`price-refresh.ts`: the 12-hourly task and the catch-up). The provisioner gets a lifecycle pass to run when relay
  * node events arrive.
  */
@@ -82,6 +83,8 @@ export interface ControllerSettings {
   readonly disruptionFollowUpQueueUrl?: string;
   /** The FIFO queue of follow-up lifecycle passes, when configured (`SKIFF_LIFECYCLE_FOLLOW_UP_QUEUE_URL`). */
   readonly lifecycleFollowUpQueueUrl?: string;
+  /** The FIFO queue of follow-up provisioning passes, when configured (`SKIFF_PROVISIONER_FOLLOW_UP_QUEUE_URL`). */
+  readonly provisionerFollowUpQueueUrl?: string;
 }
 
 /**
@@ -108,6 +111,7 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
   const decisionBusName = env[CONTROLLER_ENV.decisionBusName]?.trim();
   const followUpQueueUrl = fifoQueueUrl(env, CONTROLLER_ENV.disruptionFollowUpQueueUrl);
   const lifecycleFollowUpQueueUrl = fifoQueueUrl(env, CONTROLLER_ENV.lifecycleFollowUpQueueUrl);
+  const provisionerFollowUpQueueUrl = fifoQueueUrl(env, CONTROLLER_ENV.provisionerFollowUpQueueUrl);
   return {
     cluster: values[CONTROLLER_ENV.cluster],
     region: values[CONTROLLER_ENV.region],
@@ -120,6 +124,7 @@ export function controllerSettingsFromEnv(env: Env): ControllerSettings {
     ...(decisionBusName ? { decisionBusName } : {}),
     ...(followUpQueueUrl ? { disruptionFollowUpQueueUrl: followUpQueueUrl } : {}),
     ...(lifecycleFollowUpQueueUrl ? { lifecycleFollowUpQueueUrl } : {}),
+    ...(provisionerFollowUpQueueUrl ? { provisionerFollowUpQueueUrl } : {}),
   };
 }
 
@@ -276,7 +281,9 @@ export interface ProvisionerDeps {
  */
 export function provisionerDepsFromEnv(env: Env, launchTemplates: LaunchTemplatesFor): ProvisionerDeps {
   const a = controllerAdapters(controllerSettingsFromEnv(env), 'skiff-provisioner', launchTemplates);
-  const deps = provisionDeps(a);
+  const queueUrl = a.settings.provisionerFollowUpQueueUrl;
+  const followUps = queueUrl !== undefined ? { followUps: new SqsFollowUpPasses({ client: new SQSClient({ region: a.settings.region }), queueUrl, clock: a.clock, controller: 'provisioner' }) } : {};
+  const deps = { ...provisionDeps(a), ...followUps };
   const lifecycle = lifecycleDeps(a, false);
   const lease: PeriodicLease = { leases: a.leases, clock: a.clock };
   return {

@@ -1,6 +1,7 @@
 /**
- * Follow-up passes port: asks for another pass of a periodic controller (disruption, lifecycle) sooner than its
- * schedule. The lifecycle controller asks before it writes anything when it finds a Node to register
+ * Follow-up passes port: asks for another pass of a controller (disruption, lifecycle, provisioner) sooner than its
+ * schedule or its next trigger. The provisioner asks when a pass leaves pods unschedulable while offerings are marked
+ * unavailable (`ProvisionDeps.followUps`). The lifecycle controller asks before it writes anything when it finds a Node to register
  * (`LifecycleDeps.followUps`, `shared/controllers/lifecycle.ts`), so a pass that dies part-way is resumed 20 s later;
  * the rest of this comment is about the disruption controller.
  *
@@ -28,6 +29,9 @@ export const FOLLOW_UP_SLOT_MS = 20_000;
 export function followUpSlot(atMs: number): number {
   return Math.ceil(atMs / FOLLOW_UP_SLOT_MS) * FOLLOW_UP_SLOT_MS;
 }
+
+/** The controllers that ask for follow-up passes; each has its own queue, and its name is the message group. */
+export type FollowUpController = 'disruption' | 'lifecycle' | 'provisioner';
 
 /** Where follow-up passes are requested. */
 export interface FollowUpPasses {

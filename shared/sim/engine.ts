@@ -35,7 +35,7 @@ import type { LifecycleDeps } from '../controllers/lifecycle.js';
 import { nodeClaimExtras } from '../controllers/nodeclaim-extras.js';
 import { instanceTypeQuery } from '../controllers/launch.js';
 import type { ProvisionDeps, ProvisioningSetting } from '../controllers/provision.js';
-import { followUpSlot, type FollowUpPasses } from '../ports/follow-up-passes.js';
+import { FOLLOW_UP_AFTER_MS, followUpSlot, type FollowUpController, type FollowUpPasses } from '../ports/follow-up-passes.js';
 import type { ClusterNode, ClusterPod } from '../ports/cluster.js';
 import type { NodeClaimStore } from '../ports/nodeclaim-store.js';
 import { seededIds } from '../ports/ids.js';
@@ -271,6 +271,14 @@ export async function runSimulation(scenario: LoadedScenario, seed: number, deps
     clusterName: SIMULATED_CLUSTER_NAME,
     region: spec.region,
     ...(deps.provisioning === 'karpenter' ? { bindingReplay: false } : {}),
+    // The provisioner's follow-up queue: a pass that leaves pods unschedulable while offerings are unavailable asks
+    // for another 20 s later, one pass per slot (ProvisionDeps.followUps), delivered as on AWS beside the pod events.
+    followUps: followUpPassesOnClock(clock, endMs, 'provisioner', async (slot) => {
+      for (const outcome of await faults.invoke('provisioner', () => handler(followUpEvent(slot, spec.region, 'provisioner')))) {
+        // A failed follow-up is over: the next pod event or re-list triggers a pass. Anything but an injected fault is a bug.
+        if (outcome.status === 'rejected' && !isSimulatedCrash(outcome.reason) && !isThrottledError(outcome.reason)) throw outcome.reason;
+      }
+    }),
   };
   const handler = deps.createProvisionerHandler(provisionDeps);
   queue.subscribe(async (event) => {
@@ -820,7 +828,7 @@ function scheduledEvent(atMs: number, region: string, rule = 'lifecycle'): Sched
  * A controller's follow-up queue on the virtual clock: a request runs `pass` at its slot (`followUpSlot`), once per
  * slot however many passes asked for it, as the FIFO queue's deduplication id makes it on AWS; none after `endMs`.
  */
-function followUpPassesOnClock(clock: VirtualClock, endMs: number, controller: 'disruption' | 'lifecycle', pass: (slotMs: number) => Promise<void>): FollowUpPasses {
+function followUpPassesOnClock(clock: VirtualClock, endMs: number, controller: FollowUpController, pass: (slotMs: number) => Promise<void>): FollowUpPasses {
   const slots = new Set<number>();
   return {
     request: async (atMs) => {
@@ -836,14 +844,14 @@ function followUpPassesOnClock(clock: VirtualClock, endMs: number, controller: '
 }
 
 /** The SQS batch a follow-up pass requested for `slotMs` arrives as (one message from the controller's follow-up queue). */
-function followUpEvent(slotMs: number, region: string, controller: 'disruption' | 'lifecycle'): SQSEvent {
+function followUpEvent(slotMs: number, region: string, controller: FollowUpController): SQSEvent {
   const id = `${controller}-follow-up-${slotMs}`;
   return {
     Records: [
       {
         messageId: id,
         receiptHandle: id,
-        body: JSON.stringify({ slot: new Date(slotMs).toISOString() }),
+        body: JSON.stringify({ kind: `${controller}-follow-up`, slot: new Date(slotMs).toISOString(), requestedAt: new Date(slotMs - FOLLOW_UP_AFTER_MS).toISOString() }),
         attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(slotMs), SenderId: `skiff-${controller}`, ApproximateFirstReceiveTimestamp: String(slotMs), MessageGroupId: controller, MessageDeduplicationId: String(slotMs) },
         messageAttributes: {},
         md5OfBody: '',

@@ -73,7 +73,7 @@ describe('SkiffStack', () => {
 
     it('denies non-TLS access to every queue', () => {
       const policies = ofType('AWS::SQS::QueuePolicy');
-      expect(policies).toHaveLength(6); // pod events and interruptions with their dead-letter queues, the two follow-up queues
+      expect(policies).toHaveLength(7); // pod events and interruptions with their dead-letter queues, the three follow-up queues
       for (const [, policy] of policies) {
         const document = policy.Properties.PolicyDocument as { Statement: Statement[] };
         expect(document.Statement).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
@@ -98,6 +98,7 @@ describe('SkiffStack', () => {
         ['Queues/Interruptions/Queue', 'Interruption'],
         ['FollowUps/Queue', 'Disruption'],
         ['LifecycleFollowUps/Queue', 'Lifecycle'],
+        ['ProvisionerFollowUps/Queue', 'Provisioner'],
       ] as const) {
         expect(fnProps(logicalId(stack, queue)).VisibilityTimeout as number).toBeGreaterThanOrEqual(fnProps(functionId(stack, fn)).Timeout as number);
       }
@@ -162,6 +163,29 @@ describe('SkiffStack', () => {
     it('names its URL to the lifecycle function and the provisioner (its node-event passes ask for follow-ups too), and to no other', () => {
       for (const name of ['Lifecycle', 'Provisioner']) expect(variables(name)[CONTROLLER_ENV.lifecycleFollowUpQueueUrl]).toEqual({ Ref: queueId() });
       for (const name of ['Disruption', 'Interruption', 'Webhook']) expect(variables(name)).not.toHaveProperty(CONTROLLER_ENV.lifecycleFollowUpQueueUrl);
+    });
+  });
+
+  describe('provisioner follow-up queue', () => {
+    const queueId = () => logicalId(stack, 'ProvisionerFollowUps/Queue');
+    const variables = (name: string) => (fnProps(functionId(stack, name)).Environment as { Variables: Record<string, unknown> }).Variables;
+
+    it('is FIFO, delayed by the port’s follow-up delay, kept 5 minutes, hidden as long as a provisioning pass may run, with no dead-letter queue', () => {
+      const queue = fnProps(queueId());
+      expect(queue).toMatchObject({ FifoQueue: true, ContentBasedDeduplication: false, SqsManagedSseEnabled: true, MessageRetentionPeriod: 300, DelaySeconds: FOLLOW_UP_AFTER_MS / 1000 });
+      expect(queue).not.toHaveProperty('RedrivePolicy');
+      expect(queue.VisibilityTimeout).toBe(fnProps(functionId(stack, 'Provisioner')).Timeout);
+    });
+
+    it('invokes the provisioner with one message at a time, beside its pod-event queue', () => {
+      const mappings = ofType('AWS::Lambda::EventSourceMapping').filter(([, r]) => JSON.stringify(r.Properties.EventSourceArn) === JSON.stringify(ref(queueId())));
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]![1].Properties).toMatchObject({ FunctionName: { Ref: functionId(stack, 'Provisioner') }, BatchSize: 1 });
+    });
+
+    it('names its URL to the provisioner only', () => {
+      expect(variables('Provisioner')[CONTROLLER_ENV.provisionerFollowUpQueueUrl]).toEqual({ Ref: queueId() });
+      for (const name of ['Disruption', 'Interruption', 'Lifecycle', 'Webhook']) expect(variables(name)).not.toHaveProperty(CONTROLLER_ENV.provisionerFollowUpQueueUrl);
     });
   });
 

@@ -135,6 +135,23 @@ ${['a', 'b', 'c', 'd'].map((z) => `    - at: 0s\n      insufficientCapacity: {in
     expect(launched(r)[0]).toMatchObject({ instanceType: 'm5.large', capacityType: 'on-demand' });
   });
 
+  it('solves pods left unschedulable by ICE again once the offerings\' 3 minutes are up, not at the relay\'s 6-minute re-list (trial; Karpenter requeues a provisionable pod every 10 s)', async () => {
+    const pinned = deployment('web', 1).replace('containers:', 'nodeSelector: {node.kubernetes.io/instance-type: m5.large}\n      containers:');
+    const ice = (capacityType: string, minutes: number) => ['a', 'b', 'c', 'd'].map((z) => `    - at: 0s\n      insufficientCapacity: {instanceType: m5.large, zone: us-west-2${z}, capacityType: ${capacityType}, for: ${minutes}m}`).join('\n');
+    const r = await run(POOL, pinned, scenario(`  events:\n${ice('spot', 30)}\n${ice('on-demand', 10)}`));
+    const attempts = r.launchAttempts.map((a) => [Date.parse(a.at) - Date.parse(r.start), a.capacityTypes[0], a.result] as const);
+    // Each ICE marks the offering unavailable for 3 minutes; the follow-up passes (every 20 s while the pod is
+    // unschedulable with offerings unavailable) try again as soon as they are available, 3–3.5 minutes apart.
+    const starts = [...new Set(attempts.map(([ms]) => ms))];
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeLessThanOrEqual(3.5 * 60_000);
+    const ok = attempts.find(([, , result]) => result === 'ok')!;
+    expect(ok[1]).toBe('on-demand');
+    // The on-demand window ends at 10 min: the launch comes within the 3.5 minutes after (the relay alone took up to 6 more).
+    expect(ok[0]).toBeGreaterThanOrEqual(10 * 60_000);
+    expect(ok[0]).toBeLessThanOrEqual(13.5 * 60_000);
+    expect(r.unschedulable).toEqual([]);
+  });
+
   it('sizes nodes for DaemonSet pods, which run on every new node', async () => {
     const ds = `
 apiVersion: apps/v1

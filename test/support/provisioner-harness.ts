@@ -60,6 +60,8 @@ export class ProvisionerHarness {
   readonly store: DynamoDbNodeClaimStore;
   readonly offerings: DynamoDbUnavailableOfferingsStore;
   readonly handler: ReturnType<typeof createHandler>;
+  /** When the passes asked for a follow-up provisioning pass (`ProvisionDeps.followUps`), epoch ms, in order. */
+  readonly followUps: number[] = [];
   /** One lifecycle pass over the same world, launching Pending NodeClaims again (`LifecycleDeps.launch`). */
   readonly lifecyclePass: () => Promise<LifecycleReport>;
   private nextMessage = 0;
@@ -77,7 +79,8 @@ export class ProvisionerHarness {
     this.offerings = new DynamoDbUnavailableOfferingsStore(props);
     for (const m of parseManifests(manifests, 'harness.yaml')) this.cluster.apply(m);
     const passes = new DynamoDbProvisioningPassStore(props);
-    const deps: ProvisionDeps = { cluster: this.cluster, cloud: wrapCloud(this.ec2), store: this.store, unavailableOfferings: this.offerings, passes, clock: this.clock, ids, clusterName: 'test', region: 'us-west-2' };
+    const followUps = { request: async (atMs: number) => void this.followUps.push(atMs) };
+    const deps: ProvisionDeps = { cluster: this.cluster, cloud: wrapCloud(this.ec2), store: this.store, unavailableOfferings: this.offerings, passes, clock: this.clock, ids, clusterName: 'test', region: 'us-west-2', followUps };
     this.handler = createHandler({ provision: (trigger) => provision(deps, trigger), log: silentLog });
     const launch = { unavailableOfferings: this.offerings, ids, clusterName: 'test', region: 'us-west-2', listNodeClasses: () => this.cluster.listNodeClasses() };
     this.lifecyclePass = () => reconcileLifecycle({ cluster: this.cluster, cloud: deps.cloud, store: this.store, clock: this.clock, launch });

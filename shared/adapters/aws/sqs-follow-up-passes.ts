@@ -23,14 +23,13 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { Clock } from '../../ports/clock.js';
-import { FOLLOW_UP_AFTER_MS, FOLLOW_UP_SLOT_MS, followUpSlot, type FollowUpPasses } from '../../ports/follow-up-passes.js';
+import { FOLLOW_UP_AFTER_MS, FOLLOW_UP_SLOT_MS, followUpSlot, type FollowUpController, type FollowUpPasses } from '../../ports/follow-up-passes.js';
 import { SqsQueue } from './sqs-queue.js';
 
 /** The `MessageGroupId` of every disruption follow-up (one group: the mapping delivers one at a time, in order). */
 export const FOLLOW_UP_GROUP_ID = 'disruption';
 
-/** The controllers that ask for follow-up passes; each has its own queue, and its name is the message group. */
-export type FollowUpController = 'disruption' | 'lifecycle';
+export type { FollowUpController } from '../../ports/follow-up-passes.js';
 
 /** The body of a follow-up message (the handler needs nothing from it; it tells an operator what the message is). */
 export interface FollowUpMessage {

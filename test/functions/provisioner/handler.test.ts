@@ -162,6 +162,30 @@ describe('provisioner handler', () => {
       ]);
       expect((await h.offerings.listUnavailable(h.clock.now())).length).toBeGreaterThan(0);
       expect(h.ec2.instances).toHaveLength(1);
+      // every pod placed: no follow-up pass is needed, however many offerings are unavailable
+      expect(h.followUps).toEqual([]);
+    });
+
+    it('asks for a follow-up pass 20 s later while pods stay unschedulable with offerings unavailable, and a follow-up record runs a pass that launches once the capacity is back (trial: pods waited for the relay\'s 6-minute re-list after an ICE window ended)', async () => {
+      h = await ProvisionerHarness.start();
+      const pod = await h.pendingPod(podYaml('web-1', '500m', '1Gi').replace('{workload-type: general}', '{workload-type: general, node.kubernetes.io/instance-type: m5.large}'));
+      const start = h.clock.now();
+      for (const zone of ['us-west-2a', 'us-west-2b', 'us-west-2c']) for (const capacityType of ['spot', 'on-demand'] as const) h.ec2.injectCapacityError({ instanceType: 'm5.large', zone, capacityType }, start, start + 2 * 60_000);
+      await h.deliver(h.record(pod));
+      expect(h.ec2.instances).toHaveLength(0);
+      expect(h.followUps).toEqual([start + 20_000]);
+      // Within the offerings' 3 minutes a follow-up finds them still unavailable: no launch, and it asks again.
+      const followUp = () => h!.rawRecord(JSON.stringify({ kind: 'provisioner-follow-up', slot: new Date(h!.clock.now()).toISOString(), requestedAt: new Date(h!.clock.now() - 20_000).toISOString() }));
+      await h.clock.runUntil(h.clock.now() + 20_000);
+      expect(await h.deliver(followUp())).toEqual({ batchItemFailures: [] });
+      expect(h.ec2.launchAttempts).toHaveLength(2);
+      expect(h.followUps).toHaveLength(2);
+      // After the 3 minutes (the ICE window is over by then): the follow-up's pass launches, and asks for nothing more.
+      await h.clock.runUntil(h.clock.now() + 3 * 60_000);
+      await h.deliver(followUp());
+      expect(h.ec2.launchAttempts.at(-1)).toMatchObject({ result: 'ok' });
+      expect(h.ec2.instances).toHaveLength(1);
+      expect(h.followUps).toHaveLength(2);
     });
   });
 });
