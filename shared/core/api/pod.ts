@@ -234,9 +234,12 @@ const PASSED_THROUGH_CONTAINER_FIELDS = [
   'workingDir',
 ] as const;
 
-const passedThroughContainerFields = Object.fromEntries(PASSED_THROUGH_CONTAINER_FIELDS.map((f) => [f, z.unknown().optional()])) as {
-  [K in (typeof PASSED_THROUGH_CONTAINER_FIELDS)[number]]: z.ZodOptional<z.ZodUnknown>;
-};
+/** Object-schema entries accepting each of `fields` as it is (optional, any value). */
+function passedThrough<const F extends readonly string[]>(fields: F): { [K in F[number]]: z.ZodOptional<z.ZodUnknown> } {
+  return Object.fromEntries(fields.map((f) => [f, z.unknown().optional()])) as { [K in F[number]]: z.ZodOptional<z.ZodUnknown> };
+}
+
+const passedThroughContainerFields = passedThrough(PASSED_THROUGH_CONTAINER_FIELDS);
 
 /**
  * A container (app or init). `restartPolicy: Always` on an init container makes it a sidecar. Unknown fields are
@@ -293,9 +296,7 @@ const PASSED_THROUGH_POD_SPEC_FIELDS = [
   'volumes',
 ] as const;
 
-const passedThroughPodSpecFields = Object.fromEntries(PASSED_THROUGH_POD_SPEC_FIELDS.map((f) => [f, z.unknown().optional()])) as {
-  [K in (typeof PASSED_THROUGH_POD_SPEC_FIELDS)[number]]: z.ZodOptional<z.ZodUnknown>;
-};
+const passedThroughPodSpecFields = passedThrough(PASSED_THROUGH_POD_SPEC_FIELDS);
 
 /** A pod's `spec`, typed where Skiff models it; the other PodSpec fields pass through; unknown fields are errors. */
 export const podSpecSchema = z
