@@ -136,13 +136,25 @@ export function pastWaitNote(pod: PodRef, wait: PastWait, at: string): string {
   return `${pod.namespace}/${pod.name} is not pending at the end of the run, but it waited ${duration(Math.round(wait.seconds))}, from ${wait.since} to ${wait.until}. Here is why, at ${at} (the run again, up to then):`;
 }
 
+/**
+ * `; it waited 1 min, from … to …, for NodeClaim x (created at …) to launch and register` for a pod that waited for the
+ * NodeClaim it runs on; empty otherwise.
+ */
+function waitedFor(result: SimulationResult, record: SimulationResult['pods'][number]): string {
+  if (record.firstPendingAt === null || record.scheduledAt === null || record.nodeClaim === null) return '';
+  const seconds = Math.round((Date.parse(record.scheduledAt) - Date.parse(record.firstPendingAt)) / 1000);
+  const claim = result.nodeClaims.find((c) => c.name === record.nodeClaim);
+  if (seconds <= 0 || !claim || Date.parse(claim.createdAt) < Date.parse(record.firstPendingAt)) return '';
+  return `; it waited ${duration(seconds)}, from ${record.firstPendingAt} to ${record.scheduledAt}, for NodeClaim ${claim.name} (created at ${claim.createdAt}) to launch and register`;
+}
+
 /** Why `pod` is not among the pending pods: where it runs, when it ended, or that it never existed (with a guess). */
 function notPending(result: SimulationResult, pod: PodRef): string {
   const key = `${pod.namespace}/${pod.name}`;
   // A bare pod that was evicted is recreated under the same name: the last record is the current one.
   const record = result.pods.filter((p) => p.namespace === pod.namespace && p.name === pod.name).at(-1);
   if (record?.deletedAt) return `pod ${key} is not pending at the end of the run: it completed or was deleted at ${record.deletedAt}`;
-  if (record?.node) return `pod ${key} is not pending at the end of the run: it runs on node ${record.node}${record.scheduledAt ? ` (scheduled at ${record.scheduledAt})` : ''}`;
+  if (record?.node) return `pod ${key} is not pending at the end of the run: it runs on node ${record.node}${record.scheduledAt ? ` (scheduled at ${record.scheduledAt})` : ''}${waitedFor(result, record)}`;
   if (record) return `pod ${key} is not pending at the end of the run`;
   // `default/web` may name a controller: its pods are `ReplicaSet/web-<hash>`'s (a Deployment) or `Job/web`'s.
   const owned = result.pods.filter((p) => p.namespace === pod.namespace && p.owner !== null && ownedBy(p.owner, pod.name));

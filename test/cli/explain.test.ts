@@ -102,6 +102,11 @@ describe('skiff explain', () => {
         expect(outcome.message).toContain(`pod ${running.namespace}/${running.name} is not pending at the end of the run: it runs on node ${running.node}`);
         expect(outcome.message).toContain('Pending at the end of the run: default/high-memory-report');
       }
+      // one that waited for the NodeClaim it runs on says so (a wait under a second past its creation is not re-run)
+      const waited = result.pods.find((p) => p.owner?.startsWith('ReplicaSet/gpu-inference') && p.deletedAt === null && p.scheduledAt !== null)!;
+      const claim = result.nodeClaims.find((c) => c.name === waited.nodeClaim)!;
+      const told = explainResult(result, { namespace: waited.namespace, name: waited.name });
+      expect(!told.ok && told.message).toContain(`; it waited 1 min, from ${waited.firstPendingAt} to ${waited.scheduledAt}, for NodeClaim ${claim.name} (created at ${claim.createdAt}) to launch and register`);
     });
 
     it('says when a pod completed', () => {
@@ -180,7 +185,7 @@ spec:
     const at = new Date(Date.parse(created) - 1000).toISOString();
     expect(r.out).toContain(`default/waits is not pending at the end of the run, but it waited`);
     expect(r.out).toContain(`from ${record.firstPendingAt} to ${record.scheduledAt}. Here is why, at ${at}`);
-    expect(r.out).toMatch(/why: launch of NodeClaim general-\w+ failed \(InsufficientInstanceCapacity\)/);
+    expect(r.out).toMatch(/general: every fitting instance type is unavailable in the allowed zones and capacity types after insufficient-capacity errors \(c6a\.large on-demand in us-west-2a, c6a\.large spot in us-west-2a\)/);
     // --json prints the explanation at that moment alone
     const json = JSON.parse((await explain(dir, 'waits', '--json')).out) as Explanation;
     expect(json).toMatchObject({ at, pending: ['default/waits'] });
