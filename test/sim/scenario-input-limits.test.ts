@@ -187,11 +187,11 @@ spec:
   it('refuses __proto__ where any key would do (an AWS tag) or in a loose object, instead of dropping it', async () => {
     const nodeClass = GENERAL_POOL.replace('role: ', 'tags: {__proto__: x}\n  role: ');
     expect(nodeClass).not.toBe(GENERAL_POOL);
-    const pod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x, ports: [{containerPort: 80, __proto__: {a: 1}}]}]\n';
+    const pod = 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x, resources: {claims: [{name: g, __proto__: {a: 1}}]}}]\n';
     write({ 'a.yaml': nodeClass, 'pod.yaml': pod });
     const issues = await problems();
     expectIssue(issues, { file: join(dir, 'a.yaml'), path: 'spec.tags.__proto__', line: 9, message: /the key "__proto__" is not supported: Skiff would lose it/ });
-    expectIssue(issues, { file: join(dir, 'pod.yaml'), path: 'spec.containers[0].ports[0].__proto__', line: 5, message: /the key "__proto__" is not supported/ });
+    expectIssue(issues, { file: join(dir, 'pod.yaml'), path: 'spec.containers[0].resources.claims[0].__proto__', line: 5, message: /the key "__proto__" is not supported/ });
   });
 
   it("refuses __proto__ in the Scenario document's maps and in applied manifests", async () => {

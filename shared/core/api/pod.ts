@@ -164,8 +164,8 @@ export const topologySpreadConstraintSchema = z
     }
   });
 
-/** A container port; `hostPort` (1–65535) reserves the port on the node. */
-export const containerPortSchema = z.looseObject({
+/** A container port; `hostPort` (1–65535) reserves the port on the node. Its five fields only (`core/v1` ContainerPort). */
+export const containerPortSchema = z.strictObject({
   containerPort: z.int().min(1).max(65535),
   hostPort: z.int().min(0).max(65535).optional(),
   protocol: z.enum(['TCP', 'UDP', 'SCTP']).default('TCP'),
