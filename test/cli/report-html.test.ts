@@ -137,6 +137,20 @@ describe('report html', () => {
       expect(renderReport({ result: { ...quiet, disruptions: withDisruption.disruptions }, nodePools: [], chartJs: CHART_STUB })).not.toContain('id="disruptions-empty"');
     });
 
+    it('notes the nodes still drifted at the end, with what held each, escaped (trial: the report said nothing of a rollout left part-way)', () => {
+      const live = { ...hostile.nodeClaims[0]!, deletedAt: null, deletionReason: null, driftedAtEnd: 'NodeClassDrifted: EC2NodeClass <x> changed since the node was launched' };
+      const drifted: Result = {
+        ...hostile,
+        nodeClaims: [live],
+        nodes: [{ name: 'n1', nodeClaim: 'claim-1', instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'spot', labels: {}, createdAt: live.createdAt, deletedAt: null }],
+        events: [{ at: '2026-03-02T08:40:00.000Z', type: 'Normal', reason: 'DisruptionBlocked', object: 'Node/n1', message: 'Cannot disrupt Node: pod default/db-0 is annotated karpenter.sh/do-not-disrupt' }],
+      };
+      const page = renderReport({ result: drifted, nodePools: [], chartJs: CHART_STUB });
+      expect(page).toContain('<p class="note" id="drifted-at-end">Drifted at the end and not replaced: 1 node (the rollout did not finish)</p>');
+      expect(page).toContain(`<li>${escapeHtml('n1 (NodePool ' + HOSTILE_POOL + '): NodeClassDrifted: EC2NodeClass <x> changed since the node was launched; held: Cannot disrupt Node: pod default/db-0 is annotated karpenter.sh/do-not-disrupt')}</li>`);
+      expect(html).not.toContain('id="drifted-at-end"');
+    });
+
     it('describes the shaded budget windows in UTC', () => {
       expect(html).toContain('budget #1 (spec.disruption.budgets[0]): at most 0 node(s) for all reasons, 2026-03-02 08:00:00 → 2026-03-02 08:30:00 (0 8 * * * for 30m)');
     });
