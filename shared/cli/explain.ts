@@ -237,3 +237,109 @@ function duration(seconds: number): string {
 function shortList(items: readonly string[], max: number): string {
   return items.length <= max ? items.join(', ') : `${items.slice(0, max).join(', ')} and ${items.length - max} more`;
 }
+
+/**
+ * One node of a run and why it was, or was not, disrupted: what `skiff explain <scenario> --node <name>` prints, and
+ * the object `--json` prints. Built from the Result's `nodes`, `nodeClaims`, `pods`, `disruptions` and `events`.
+ */
+export interface ExplainedNode {
+  readonly node: string;
+  /** Its NodeClaim, or null for a node Skiff does not own (a scenario's `nodes`). */
+  readonly nodeClaim: string | null;
+  readonly nodePool: string | null;
+  readonly instanceType: string;
+  readonly capacityType: string;
+  readonly zone: string;
+  /** USD per hour; null when no simulated instance backs it. */
+  readonly hourlyUSD: number | null;
+  /** ISO-8601 UTC. */
+  readonly createdAt: string;
+  /** ISO-8601 UTC, or null when it runs at the end. */
+  readonly deletedAt: string | null;
+  /** Why its NodeClaim was deleted (`Underutilized`, `Drifted`, …), or null. */
+  readonly deletionReason: string | null;
+  /** The pods on it at the end (`namespace/name`), or when it was deleted: none. */
+  readonly podsAtEnd: readonly string[];
+  /** Why it is drifted at the end (`nodeClaims[].driftedAtEnd`), or null. */
+  readonly driftedAtEnd: string | null;
+  /** The disruption commands that took it, in order. */
+  readonly disruptions: readonly { readonly at: string; readonly reason: string; readonly decision: string; readonly method: string | null; readonly completedAt: string | null }[];
+  /**
+   * Why disruption passes left it, latest first, one per reason and message: the `Unconsolidatable` and
+   * `DisruptionBlocked` Events on the Node and its NodeClaim, and the budget Events on its NodePool.
+   */
+  readonly heldBy: readonly { readonly at: string; readonly reason: string; readonly message: string }[];
+}
+
+/** The outcome of {@link explainNode}. */
+export type NodeExplainOutcome = { readonly ok: true; readonly node: ExplainedNode } | { readonly ok: false; readonly message: string };
+
+/**
+ * Explains one node of a run by its Node name or its NodeClaim's name: what it was, what disrupted it, and what held
+ * it — the answer to "why was this node not consolidated (or replaced)?".
+ * @returns `ok: false` with a message (a guess at the name, and the nodes at the end) when no node has that name
+ */
+export function explainNode(result: SimulationResult, name: string): NodeExplainOutcome {
+  // The Node's name, its NodeClaim's, or the hostname without its domain (`ip-10-0-1-2` for ip-10-0-1-2.ec2.internal) when
+  // only one node has it.
+  const exact = result.nodes.filter((n) => n.name === name || n.nodeClaim === name);
+  const short = new Set(result.nodes.filter((n) => n.name.startsWith(`${name}.`)).map((n) => n.name));
+  const node = (exact.length > 0 ? exact : short.size === 1 ? result.nodes.filter((n) => short.has(n.name)) : []).at(-1);
+  if (!node) {
+    const guess = closestNearMiss(name, result.nodes.map((n) => n.name));
+    const live = result.nodes.filter((n) => n.deletedAt === null).map((n) => n.name);
+    return { ok: false, message: `no node ${name} in the run${guess ? `; did you mean ${guess}?` : ''}\nNodes at the end: ${live.length > 0 ? shortList(live, 10) : 'none'}` };
+  }
+  const claim = node.nodeClaim !== null ? result.nodeClaims.find((c) => c.name === node.nodeClaim) : undefined;
+  const nodePool = claim?.nodePool ?? node.labels['karpenter.sh/nodepool'] ?? null;
+  const objects = new Set([`Node/${node.name}`, ...(claim ? [`NodeClaim/${claim.name}`] : [])]);
+  const held = new Map<string, { at: string; reason: string; message: string }>();
+  for (const e of result.events) {
+    const own = objects.has(e.object) && (e.reason === 'Unconsolidatable' || e.reason === 'DisruptionBlocked');
+    const budget = nodePool !== null && e.object === `NodePool/${nodePool}` && e.reason === 'DisruptionBlocked';
+    if (!own && !budget) continue;
+    const key = `${e.reason}|${e.message}`;
+    held.delete(key);
+    held.set(key, { at: e.at, reason: e.reason, message: e.message });
+  }
+  return {
+    ok: true,
+    node: {
+      node: node.name,
+      nodeClaim: node.nodeClaim,
+      nodePool,
+      instanceType: node.instanceType,
+      capacityType: node.capacityType,
+      zone: node.zone,
+      hourlyUSD: node.hourlyUSD ?? null,
+      createdAt: node.createdAt,
+      deletedAt: node.deletedAt,
+      deletionReason: claim?.deletionReason ?? null,
+      podsAtEnd: node.deletedAt === null ? result.pods.filter((p) => p.node === node.name && p.deletedAt === null).map((p) => `${p.namespace}/${p.name}`) : [],
+      driftedAtEnd: claim?.driftedAtEnd ?? null,
+      disruptions: result.disruptions.filter((d) => d.nodeClaim === node.nodeClaim).map((d) => ({ at: d.at, reason: d.reason, decision: d.decision, method: d.method ?? null, completedAt: d.completedAt })),
+      heldBy: [...held.values()].reverse(),
+    },
+  };
+}
+
+/** At most this many reasons a node was held are printed; `--json` has them all. */
+const MAX_HELD_SHOWN = 8;
+
+/** The text `skiff explain --node` prints for a node. */
+export function formatNodeExplanation(n: ExplainedNode): string {
+  const lines = [
+    `Node ${n.node}${n.nodeClaim ? ` (NodeClaim ${n.nodeClaim}, NodePool ${n.nodePool})` : ' (not Skiff\'s: no NodeClaim)'}: ${n.instanceType} ${n.capacityType} in ${n.zone}${n.hourlyUSD !== null ? `, $${n.hourlyUSD.toFixed(4)}/h` : ''}`,
+    `  created ${n.createdAt}; ${n.deletedAt ? `deleted ${n.deletedAt}${n.deletionReason ? ` (${n.deletionReason})` : ''}` : `runs at the end with ${n.podsAtEnd.length} pod${n.podsAtEnd.length === 1 ? '' : 's'}${n.podsAtEnd.length > 0 ? `: ${shortList(n.podsAtEnd, 6)}` : ''}`}`,
+  ];
+  if (n.driftedAtEnd) lines.push(`  drifted at the end: ${n.driftedAtEnd}`);
+  for (const d of n.disruptions) lines.push(`  disrupted at ${d.at}: ${d.reason} (${d.decision}${d.method ? `, ${d.method}` : ''}), ${d.completedAt ? `done at ${d.completedAt}` : 'still going at the end'}`);
+  if (n.heldBy.length === 0) {
+    lines.push(n.deletedAt ? '  no disruption pass reported holding it' : '  no disruption pass reported holding it: no move was found for it, or it was never a candidate (consolidateAfter, a WhenEmpty NodePool with pods, not initialized)');
+  } else {
+    lines.push('  held by (latest first):');
+    for (const h of n.heldBy.slice(0, MAX_HELD_SHOWN)) lines.push(`    ${h.at} ${h.reason}: ${h.message}`);
+    if (n.heldBy.length > MAX_HELD_SHOWN) lines.push(`    … and ${n.heldBy.length - MAX_HELD_SHOWN} more (--json)`);
+  }
+  return lines.join('\n');
+}

@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { formatIssue, isValidationError } from '../core/errors.js';
 import type { LoadedScenario } from '../sim/scenario-loader.js';
 import type { SimulationResult } from '../sim/result.js';
-import { explainResult, formatExplanation, longestWait, parsePodRef, pastWaitNote, type PodRef } from './explain.js';
+import { explainNode, explainResult, formatExplanation, formatNodeExplanation, longestWait, parsePodRef, pastWaitNote, type PodRef } from './explain.js';
 import { registerGetCommand } from './get.js';
 import { createProgressReporter } from './report/progress-reporter.js';
 import { reportPathProblem, writeReport } from './report/write-report.js';
@@ -162,10 +162,26 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
     .argument('[pod]', 'namespace/name of one pending pod (a bare name means namespace default)', parsePodRef)
     .option('--json', 'print the explanation as JSON on stdout (the shape: docs/contracts.md, "skiff explain --json")')
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
-    .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number } & RunSettings & ScenarioFlags) => {
+    .option('--node <name>', 'explain one node instead (its Node or NodeClaim name): what disrupted it, or what held it')
+    .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number; node?: string } & RunSettings & ScenarioFlags) => {
+      if (opts.node !== undefined && pod !== undefined) {
+        io.err('skiff explain: name a pod or --node, not both\n');
+        status = 2;
+        return;
+      }
       const run = await runScenario('explain', path, opts.seed, io, !opts.json, opts.consolidation, overridesOf(opts), opts.provisioning);
       if (!run) {
         status = 2;
+        return;
+      }
+      if (opts.node !== undefined) {
+        const told = explainNode(run.result, opts.node);
+        if (!told.ok) {
+          io.err(`skiff explain: ${told.message}\n`);
+          status = 1;
+          return;
+        }
+        io.out(opts.json ? `${JSON.stringify(told.node, null, 2)}\n` : `${formatNodeExplanation(told.node)}\n`);
         return;
       }
       let outcome = explainResult(run.result, pod);

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { explainResult, formatExplanation, parsePodRef, type Explanation } from '../../shared/cli/explain.js';
+import { explainNode, explainResult, formatExplanation, formatNodeExplanation, parsePodRef, type Explanation } from '../../shared/cli/explain.js';
 import { main } from '../../shared/cli/main.js';
 import { simulateScenario } from '../../shared/cli/simulate.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
@@ -120,6 +120,27 @@ describe('skiff explain', () => {
       expect(!outcome.ok && outcome.message).toMatch(/no pod default\/web in the run; web names the controller of 12 pods \(ReplicaSet\/web-\w+\), none of them pending/);
     });
 
+    it('explains a node: what disrupted it, or what held it (trial: "why was this node not consolidated" was answered only in the JSON events)', () => {
+      const emptied = result.disruptions.find((d) => d.reason === 'Empty')!;
+      const gone = result.nodes.find((n) => n.nodeClaim === emptied.nodeClaim)!;
+      const told = explainNode(result, gone.name);
+      expect(told.ok).toBe(true);
+      if (!told.ok) return;
+      expect(told.node).toMatchObject({ node: gone.name, nodeClaim: emptied.nodeClaim, nodePool: 'batch', deletedAt: gone.deletedAt, deletionReason: 'Empty', podsAtEnd: [] });
+      expect(told.node.disruptions).toEqual([{ at: emptied.at, reason: 'Empty', decision: 'delete', method: 'emptiness', completedAt: emptied.completedAt }]);
+      expect(formatNodeExplanation(told.node)).toContain(`disrupted at ${emptied.at}: Empty (delete, emptiness), done at ${emptied.completedAt}`);
+      // by its NodeClaim's name, and by its hostname without the domain
+      expect(explainNode(result, emptied.nodeClaim)).toEqual(told);
+      expect(explainNode(result, gone.name.split('.')[0]!)).toEqual(told);
+      // a node that runs at the end lists its pods; the Events that held any node are its own, latest first
+      const running = result.nodes.find((n) => n.deletedAt === null && n.nodeClaim !== null)!;
+      const live = explainNode(result, running.name);
+      expect(live.ok && live.node.podsAtEnd.length).toBe(result.pods.filter((p) => p.node === running.name && p.deletedAt === null).length);
+      expect(live.ok && live.node.heldBy.every((h) => result.events.some((e) => e.at === h.at && e.message === h.message && (e.object === `Node/${running.name}` || e.object === `NodeClaim/${running.nodeClaim}` || e.object.startsWith('NodePool/'))))).toBe(true);
+      const missing = explainNode(result, 'nope');
+      expect(!missing.ok && missing.message).toMatch(/^no node nope in the run\nNodes at the end: /);
+    });
+
     it('formats the same explanation the CLI prints', () => {
       const outcome = explainResult(result);
       expect(outcome.ok && formatExplanation(outcome.explanation)).toMatch(/default\/high-memory-report\n {2}pending since/);
@@ -130,6 +151,15 @@ describe('skiff explain', () => {
     it('reads namespace/name, and a bare name in namespace default', () => {
       expect(parsePodRef('kube-system/coredns')).toEqual({ namespace: 'kube-system', name: 'coredns' });
       expect(parsePodRef('high-memory-report')).toEqual({ namespace: 'default', name: 'high-memory-report' });
+    });
+
+    it('takes --node, and refuses a pod and --node together before simulating', async () => {
+      const both = await explain('examples/seed', 'default/web', '--node', 'x');
+      expect(both).toMatchObject({ status: 2, out: '' });
+      expect(both.err).toContain('name a pod or --node, not both');
+      const r = await explain('examples/seed', '--node', 'nope', '--json');
+      expect(r.status).toBe(1);
+      expect(r.err).toMatch(/^skiff explain: no node nope in the run/);
     });
 
     it('exits 2 for a malformed pod argument', async () => {
