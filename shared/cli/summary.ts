@@ -76,7 +76,7 @@ export function formatSummary(result: SimulationResult): string {
     lines.push('');
   }
   const drifted = driftedLines(result);
-  if (drifted.length > 0) lines.push(...drifted, '');
+  if (drifted.length > 0) lines.push(...drifted, '  (`skiff explain <scenario> --node <name>` tells the whole story of one node)', '');
   const total = result.cost.totalUSD < 1 ? result.cost.totalUSD.toFixed(4) : result.cost.totalUSD.toFixed(2);
   lines.push(`Cost: $${total} in total, peak $${result.cost.peakHourlyUSD.toFixed(4)}/h, final $${result.cost.finalHourlyUSD.toFixed(4)}/h`);
   lines.push(`  on-demand: ${result.pricing.onDemand}; spot: ${result.pricing.spot}`);
