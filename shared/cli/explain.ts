@@ -109,8 +109,8 @@ export interface PastWait {
 /**
  * The longest time `pod` waited pending during the run (over every record of it: a bare pod evicted and recreated has
  * several), and when to explain it: the last second before the NodeClaim it ran on was created (why nothing launched
- * for it until then), else the last second before it was scheduled. Undefined when it never waited, or the moment
- * falls in the run's first second.
+ * for it until then), else the last second before it was scheduled. Undefined when it never waited, when its NodeClaim
+ * was asked for within seconds (it only waited for the launch), or when the moment falls in the run's first second.
  */
 export function longestWait(result: Pick<SimulationResult, 'pods' | 'nodeClaims' | 'start'>, pod: PodRef): PastWait | undefined {
   const startMs = Date.parse(result.start);
@@ -124,12 +124,17 @@ export function longestWait(result: Pick<SimulationResult, 'pods' | 'nodeClaims'
     const seconds = (Date.parse(until) - sinceMs) / 1000;
     if (seconds <= 0 || (best && seconds <= best.seconds)) continue;
     const created = p.nodeClaim ? claimCreated.get(p.nodeClaim) : undefined;
+    // Capacity asked for within seconds: the wait was the launch itself, which the not-pending message states.
+    if (created !== undefined && created >= sinceMs && created - sinceMs < PROMPT_LAUNCH_MS) continue;
     const end = created !== undefined && created > sinceMs ? created : Date.parse(until);
     const explainAtSeconds = Math.ceil((end - startMs) / 1000) - 1;
     if (explainAtSeconds >= 1) best = { since: p.firstPendingAt, until, seconds, explainAtSeconds };
   }
   return best;
 }
+
+/** A NodeClaim created this soon after its pod turned pending was asked for at once (the provisioner's batching). */
+const PROMPT_LAUNCH_MS = 5_000;
 
 /** The line `skiff explain` prints before explaining a pod at an earlier moment of its run. */
 export function pastWaitNote(pod: PodRef, wait: PastWait, at: string): string {

@@ -228,13 +228,17 @@ function unschedulable(input: ResultInputs): Result['unschedulable'] {
     .filter((p) => !p.nodeName && p.phase === 'Pending')
     .map((p) => {
       const key = `${p.namespace}/${p.name}`;
-      const event = latest.get(`Pod/${key}`);
+      // Only this pod's own Events and nominations: a bare pod evicted and created again has its predecessor's name.
+      const own = latest.get(`Pod/${key}`);
+      const event = own && own.at >= p.createdAt ? own : undefined;
       const nodePools = (event?.reason === 'FailedScheduling' ? (event.details?.nodePools as Record<string, string> | undefined) : undefined) ?? {};
       let reason: string;
       if (event?.reason === 'FailedScheduling') reason = event.message;
       else {
         const named = event ? /nodeclaim\/(\S+)$/.exec(event.message)?.[1] : undefined;
-        const claim = named !== undefined ? claims.get(named) : nominatedBy.get(key);
+        const nominating = nominatedBy.get(key);
+        // A record made before this pod nominated it only while it is still coming up (Pending, Launched).
+        const claim = named !== undefined ? claims.get(named) : nominating && (Date.parse(nominating.createdAt) >= p.createdAt || nominating.state === 'Pending' || nominating.state === 'Launched') ? nominating : undefined;
         const since = event?.at ?? (claim ? Date.parse(claim.createdAt) : 0);
         reason = (claim ? about(claim, since) : undefined) ?? (event ? `waiting for capacity: ${event.message}` : claim ? `waiting for capacity: NodeClaim ${claim.name} is ${claim.state}` : 'not yet seen by the provisioner');
       }

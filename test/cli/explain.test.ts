@@ -221,6 +221,20 @@ spec:
     expect(json).toMatchObject({ at, pending: ['default/waits'] });
   });
 
+  it('explains a recreated bare pod by its own Events only, not by its predecessor\'s nomination (trial: "should schedule on" the NodeClaim being expired)', async () => {
+    const pool = GENERAL_POOL.replace('values: [c, m, r]}', 'values: [c, m, r]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}').replace('      requirements:', '      expireAfter: 40m\n      requirements:');
+    const dir = folder({ 'pools.yaml': pool, 'pods.yaml': bare('bare', '  nodeSelector: {workload-type: general}'), 'scenario.yaml': SCENARIO.replace('duration: 30m', 'duration: 1h') });
+    const { result } = await simulateScenario(dir, { seed: 1 });
+    const records = result.pods.filter((p) => p.name === 'bare');
+    expect(records.length).toBeGreaterThanOrEqual(2); // evicted by the expiration and created again
+    const second = records[1]!;
+    // the moment the new pod exists and no pass has seen it yet
+    const at = Math.ceil((Date.parse(second.createdAt) - Date.parse(result.start)) / 1000);
+    const r = await explain(dir, 'bare', '--duration', `${at}s`, '--json');
+    const e = JSON.parse(r.out) as Explanation;
+    expect(e.pods[0]!.reason).toBe('not yet seen by the provisioner');
+  });
+
   it('exits 2 naming file and line for a bad scenario, and simulates nothing', async () => {
     const good = readFileSync('examples/seed/ec2nodeclass-default.yaml', 'utf8');
     const dir = folder({

@@ -11,7 +11,7 @@ import { nodePoolRequirements } from '../../../core/provisioning/nodepool-templa
 import { solve } from '../../../core/provisioning/scheduler.js';
 import type { NodeClaimPlan } from '../../../core/provisioning/types.js';
 import { nodeOf } from '../../launch.js';
-import { candidateProblem } from '../candidates.js';
+import { blockingProblem, candidateProblem } from '../candidates.js';
 import type { DisruptionMemory, DriftInputs, PoolDriftInputs } from '../memory.js';
 import { schedulingPods, solverView } from '../solver-view.js';
 import { podsOfClaim, type World } from '../world.js';
@@ -92,6 +92,10 @@ function driftCommand(candidates: readonly NodeClaim[], ctx: MethodContext): Met
     const problem = candidateProblem(world, claim, 'Drifted');
     if (problem) {
       ctx.sink.skipped(claim.name, `Drifted (${why}): ${problem}`);
+      // A do-not-disrupt pod or a PDB that holds the drifted node: say so on the node (Karpenter's DisruptionBlocked),
+      // whatever the NodePool's consolidation policy (consolidation says it only under WhenEmptyOrUnderutilized).
+      const node = nodeOf(claim, world.nodes);
+      if (node && claim.state === 'Initialized' && !claim.disruption && blockingProblem(world, claim, node, 'Drifted') === problem) ctx.sink.blocked(claim.name, node.name, problem);
       continue;
     }
     if (ledger.remaining(claim.nodePool, 'Drifted') < 1) {
