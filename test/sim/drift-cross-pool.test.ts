@@ -143,4 +143,108 @@ describe('drift replacements in another NodePool', () => {
     expect(text).toContain(`Drifted at the end and not replaced: ${drifted.length} node`);
     expect(text).toMatch(/NodeClassDrifted: EC2NodeClass default changed since the node was launched; held: Cannot disrupt Node: pod prod\/db-\d+ is annotated karpenter\.sh\/do-not-disrupt/);
   }, 120_000);
+
+  it('says what holds a drifted node under a WhenEmpty NodePool too (break-it trial: "no disruption pass took it" for nodes held by do-not-disrupt pods and a PDB)', async () => {
+    const r = await simulateDocs(1, WHEN_EMPTY);
+    const held = r.nodeClaims.filter((c) => c.driftedAtEnd !== undefined);
+    expect(held).toHaveLength(3);
+    const text = summary(r);
+    expect(text).toContain('held: Cannot disrupt Node: pod default/pinned is annotated karpenter.sh/do-not-disrupt');
+    expect(text).toMatch(/held: Cannot disrupt Node: pod default\/pinned-dur is annotated karpenter\.sh\/do-not-disrupt until /);
+    expect(text).toMatch(/held: Cannot disrupt Node: pod default\/guarded-\S+: PodDisruptionBudget default\/guarded can never allow an eviction/);
+    expect(text).not.toContain('no disruption pass took it');
+  }, 120_000);
 });
+
+/** A WhenEmpty NodePool whose nodes hold do-not-disrupt pods and a PDB's pod; the EC2NodeClass's AMI changes at 30 m. */
+const WHEN_EMPTY = `
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata:
+  name: default
+spec:
+  amiSelectorTerms:
+    - alias: al2023@latest
+  subnetSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: "my-cluster"
+  securityGroupSelectorTerms:
+    - tags:
+        karpenter.sh/discovery: "my-cluster"
+  role: "KarpenterNodeRole-my-cluster"
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: general}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+  disruption:
+    consolidationPolicy: WhenEmpty
+    consolidateAfter: 1m
+    budgets: [{nodes: "100%"}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, namespace: default, annotations: {karpenter.sh/do-not-disrupt: "true"}}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned-dur, namespace: default, annotations: {karpenter.sh/do-not-disrupt: "2h"}}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: guarded, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: guarded}}
+  template:
+    metadata: {labels: {app: guarded}}
+    spec:
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: guarded, namespace: default}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: guarded}}
+---
+apiVersion: skiff.dev/v1alpha1
+kind: Scenario
+metadata: {name: drift}
+spec:
+  start: "2026-03-02T08:00:00Z"
+  duration: 1h
+  region: us-west-2
+  events:
+    - at: 30m
+      apply:
+        apiVersion: karpenter.k8s.aws/v1
+        kind: EC2NodeClass
+        metadata: {name: default}
+        spec:
+          amiSelectorTerms: [{alias: al2023@v20260301}]
+          subnetSelectorTerms: [{tags: {karpenter.sh/discovery: "my-cluster"}}]
+          securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: "my-cluster"}}]
+          role: "KarpenterNodeRole-my-cluster"
+`;
