@@ -164,6 +164,11 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
     .option('--seed <n>', 'seed for generated names and fault injection', parseSeed, 1)
     .option('--node <name>', 'explain one node instead (its Node or NodeClaim name): what disrupted it, or what held it')
     .action(async (path: string, pod: PodRef | undefined, opts: { json?: boolean; seed: number; node?: string } & RunSettings & ScenarioFlags) => {
+      if (opts.node !== undefined && opts.node.trim() === '') {
+        io.err('skiff explain: --node needs a Node or NodeClaim name\n');
+        status = 2;
+        return;
+      }
       if (opts.node !== undefined && pod !== undefined) {
         io.err('skiff explain: name a pod or --node, not both\n');
         status = 2;

@@ -12,7 +12,7 @@ import { labelSelectorMatches } from '../core/api/object-meta.js';
 import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
 import { budgetScheduleProblem } from '../core/disruption/budgets.js';
-import { LABEL_INSTANCE_TYPE, LABEL_ZONE, WELL_KNOWN_LABELS } from '../core/api/labels.js';
+import { LABEL_INSTANCE_TYPE, LABEL_ZONE, NORMALIZED_LABELS, WELL_KNOWN_LABELS } from '../core/api/labels.js';
 import { instanceTypeByName, loadCatalog } from '../core/instancetypes/catalog.js';
 import { closedValues, closestNearMiss, nearValue } from '../core/provisioning/hints.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
@@ -245,20 +245,28 @@ export function requirementValueWarnings(located: readonly Located[], region?: s
     const pool = l.manifest.object;
     pool.spec.template.spec.requirements.forEach((r, i) => {
       const at = ['spec', 'template', 'spec', 'requirements', i];
-      if (!WELL_KNOWN_LABELS.has(r.key)) {
+      // A deprecated beta key stands for its v1 label (Karpenter NormalizedLabels).
+      const key = NORMALIZED_LABELS[r.key] ?? r.key;
+      if (!WELL_KNOWN_LABELS.has(key)) {
         const meant = closestNearMiss(r.key, WELL_KNOWN_LABELS);
         if (meant) warnings.push(issueAt(l, [...at, 'key'], `NodePool ${pool.metadata.name}: ${r.key} is not a label Karpenter or EC2 sets; did you mean ${meant}? Karpenter reads it as a custom label: it narrows no instance type, and the NodePool's nodes get it as a label`));
         return;
       }
       if (r.operator !== 'In') return;
-      const domain = valueDomain(r.key, region);
+      const domain = valueDomain(key, region);
       if (!domain) return;
       const values = r.values ?? [];
       const kept = values.filter((v) => domain.values.has(v));
       values.forEach((v, j) => {
         if (domain.values.has(v)) return;
-        const near = nearValue(r.key, v, domain.values);
-        const outcome = kept.length > 0 ? `the NodePool launches only with ${kept.join(', ')}` : 'no instance type matches the requirement, so the NodePool launches nothing';
+        // A zone of another region is no typo for one of this region's.
+        const near = key === LABEL_ZONE && /^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(v) ? undefined : nearValue(key, v, domain.values);
+        const outcome =
+          kept.length === 0
+            ? 'no instance type matches the requirement, so the NodePool launches nothing'
+            : r.minValues !== undefined && kept.length < r.minValues
+              ? `only ${kept.join(', ')} ${kept.length === 1 ? 'is' : 'are'} left, fewer than its minValues ${r.minValues}, so the NodePool launches nothing`
+              : `the NodePool launches only with ${kept.join(', ')}`;
         warnings.push(issueAt(l, [...at, 'values', j], `NodePool ${pool.metadata.name}: ${r.key} ${JSON.stringify(v)} ${domain.what}${near ? `; did you mean ${JSON.stringify(near)}?` : ';'} Karpenter accepts it and matches nothing with it: ${outcome}`));
       });
     });

@@ -157,6 +157,8 @@ describe('skiff explain', () => {
       const both = await explain('examples/seed', 'default/web', '--node', 'x');
       expect(both).toMatchObject({ status: 2, out: '' });
       expect(both.err).toContain('name a pod or --node, not both');
+      const empty = await explain('examples/seed', '--node', ' ');
+      expect(empty).toMatchObject({ status: 2, out: '', err: 'skiff explain: --node needs a Node or NodeClaim name\n' });
       const r = await explain('examples/seed', '--node', 'nope', '--json');
       expect(r.status).toBe(1);
       expect(r.err).toMatch(/^skiff explain: no node nope in the run/);

@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../shared/core/errors.js';
-import { loadScenario } from '../../shared/sim/scenario-loader.js';
+import { checkScenarioTexts, loadScenario } from '../../shared/sim/scenario-loader.js';
 import { expectIssue, issuesOfAsync } from '../core/api/validation-expectations.js';
 
 const SEED = fileURLToPath(new URL('../../examples/seed', import.meta.url));
@@ -386,7 +386,7 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
       const requirements = (list: string) => `      requirements:\n${list}`;
       write({
         'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, ondemand]}\n        - {key: kubernetes.io/arch, operator: In, values: [x86_64]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.larg, m5.xlarge]}\n        - {key: karpenter.sh/capacity-type, operator: NotIn, values: [nope]}\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m7, c7i]}\n        - {key: node.kubernetes.io/instance-typ, operator: In, values: [m5.large]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east1-b]}\n')}`,
-        'b.yaml': `${nodePool('fine')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved]}\n        - {key: kubernetes.io/os, operator: In, values: [linux]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n')}`,
+        'b.yaml': `${nodePool('fine')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved]}\n        - {key: kubernetes.io/os, operator: In, values: [linux]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n        - {key: beta.kubernetes.io/arch, operator: In, values: [amd64]}\n')}`,
       });
       const scenario = await loadScenario(dir, { now: NOW });
       expect(scenario.warnings.map((w) => `${w.file?.split('/').pop()}:${w.line}: ${w.path}: ${w.message}`)).toEqual([
@@ -395,8 +395,16 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
         'a.yaml:25: spec.template.spec.requirements[2].values[0]: NodePool general: node.kubernetes.io/instance-type "m5.larg" is not an instance type in Skiff\'s EC2 catalogue; did you mean "m5.large"? Karpenter accepts it and matches nothing with it: the NodePool launches only with m5.xlarge',
         'a.yaml:27: spec.template.spec.requirements[4].values[0]: NodePool general: karpenter.k8s.aws/instance-family "m7" is a value no instance type in Skiff\'s EC2 catalogue has; Karpenter accepts it and matches nothing with it: the NodePool launches only with c7i',
         "a.yaml:28: spec.template.spec.requirements[5].key: NodePool general: node.kubernetes.io/instance-typ is not a label Karpenter or EC2 sets; did you mean node.kubernetes.io/instance-type? Karpenter reads it as a custom label: it narrows no instance type, and the NodePool's nodes get it as a label",
+        // the run's default region (a zone of another region gets no "did you mean")
+        'a.yaml:29: spec.template.spec.requirements[6].values[0]: NodePool general: topology.kubernetes.io/zone "us-east-1a" is not a zone of the run\'s region us-west-2 (us-west-2a, us-west-2b, us-west-2c, us-west-2d); Karpenter accepts it and matches nothing with it: no instance type matches the requirement, so the NodePool launches nothing',
+        'a.yaml:29: spec.template.spec.requirements[6].values[1]: NodePool general: topology.kubernetes.io/zone "us-east1-b" is not a zone of the run\'s region us-west-2 (us-west-2a, us-west-2b, us-west-2c, us-west-2d); Karpenter accepts it and matches nothing with it: no instance type matches the requirement, so the NodePool launches nothing',
       ]);
-      // zones are checked against the run's region only where there is a run (a Scenario document)
+      // validate's parts of a cluster name no region: their zones are not checked
+      const files = ['a.yaml', 'b.yaml'].map((f) => join(dir, f));
+      const parts = checkScenarioTexts(dir, files, files.map((f) => readFileSync(f, 'utf8')), { now: NOW, partial: true });
+      expect(parts.warnings.filter((w) => w.message.includes('zone'))).toEqual([]);
+      expect(parts.warnings).toHaveLength(5);
+      // a Scenario document's region
       write({ 'c.yaml': `apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec: {region: us-east-1, duration: 1h}\n` });
       const withRun = await loadScenario(dir, { now: NOW });
       expect(withRun.warnings.map((w) => w.message)).toContain(

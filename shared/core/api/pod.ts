@@ -255,7 +255,7 @@ export const containerSchema = z.strictObject({
   image: z.string().optional(),
   resources: resourceRequirementsSchema.optional(),
   ports: z.array(containerPortSchema).optional(),
-  restartPolicy: z.literal('Always').optional(),
+  restartPolicy: z.literal('Always', { error: 'a container\'s restartPolicy can only be Always (it makes an init container a sidecar); the pod\'s restart policy is spec.restartPolicy' }).optional(),
 });
 
 /** A pod's `nodeSelector`: node labels that must all match (values are label values). */

@@ -74,6 +74,7 @@ describe('Pod', () => {
       expectIssue(issues, { path: 'spec.containers[0].volumeMount', line: 9, message: /unknown field "volumeMount" \(did you mean "volumeMounts"\?\)/ });
       expectIssue(issues, { path: 'spec.containers[0].resources.request', line: 11, message: /unknown field "request" \(did you mean "requests"\?\)/ });
       expectIssue(problems(edit(BASE, { '      image: nginx\n': '      image: nginx\n      ports: [{containerPrt: 80}]\n' })), { path: 'spec.containers[0].ports[0].containerPrt', line: 9, message: /did you mean "containerPort"/ });
+      expectIssue(problems(edit(BASE, { '      image: nginx\n': '      image: nginx\n      restartPolicy: Never\n' })), { path: 'spec.containers[0].restartPolicy', line: 9, message: /can only be Always \(it makes an init container a sidecar\); the pod's restart policy is spec\.restartPolicy/ });
       // every field a v1 Container has loads, as kubectl get -o yaml writes them
       const full = 'args: [a]\ncommand: [b]\nenv: []\nenvFrom: []\nimagePullPolicy: IfNotPresent\nlifecycle: {}\nlivenessProbe: {}\nreadinessProbe: {}\nresizePolicy: []\nrestartPolicyRules: []\nsecurityContext: {}\nstartupProbe: {}\nstdin: false\nstdinOnce: false\nterminationMessagePath: /dev/termination-log\nterminationMessagePolicy: File\ntty: false\nvolumeDevices: []\nvolumeMounts: []\nworkingDir: /\n';
       expect(() => parsePod(edit(BASE, { '      image: nginx\n': `      image: nginx\n${full.replace(/^/gm, '      ').replace(/ +$/, '')}` }))).not.toThrow();

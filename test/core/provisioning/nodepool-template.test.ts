@@ -69,3 +69,17 @@ describe('orderByWeight (core OrderByWeight)', () => {
     expect(orderByWeight([t('a', 0), t('c', 10), t('b', 0), t('d', 10), t('z', 5)]).map((x) => x.name)).toEqual(['d', 'c', 'z', 'b', 'a']);
   });
 });
+
+describe('nodePoolRequirements', () => {
+  it('reads deprecated beta keys as their v1 labels, as Karpenter normalizes every requirement (break-it trial: beta.kubernetes.io/arch In [amd64] launched an arm64 t4g)', () => {
+    const beta = pool([
+      { key: 'beta.kubernetes.io/arch', operator: 'In', values: ['amd64'] },
+      { key: 'failure-domain.beta.kubernetes.io/zone', operator: 'In', values: ['us-west-2c'] },
+      { key: 'beta.kubernetes.io/instance-type', operator: 'In', values: ['m6i.large', 'm7g.large'] },
+    ]);
+    const template = buildNodePoolTemplate(beta, types, [], {});
+    expect(template.instanceTypes.map((t) => t.name)).toEqual(['m6i.large']);
+    expect(template.requirements.get('topology.kubernetes.io/zone').sortedValues()).toEqual(['us-west-2c']);
+    expect(template.requirements.has('beta.kubernetes.io/arch')).toBe(false);
+  });
+});
