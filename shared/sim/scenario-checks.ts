@@ -12,7 +12,7 @@ import { labelSelectorMatches } from '../core/api/object-meta.js';
 import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
 import { budgetScheduleProblem } from '../core/disruption/budgets.js';
-import { LABEL_INSTANCE_TYPE, LABEL_ZONE, NORMALIZED_LABELS, WELL_KNOWN_LABELS } from '../core/api/labels.js';
+import { LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, NORMALIZED_LABELS, WELL_KNOWN_LABELS } from '../core/api/labels.js';
 import { instanceTypeByName, loadCatalog } from '../core/instancetypes/catalog.js';
 import { closedValues, closestNearMiss, nearValue } from '../core/provisioning/hints.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
@@ -233,7 +233,7 @@ export function budgetScheduleWarnings(located: readonly Located[]): ValidationI
  * - an `In` value no instance type can have, so the NodePool quietly launches only with the others (`capacity-type In
  *   [spot, ondemand]` never falls back to on-demand), or nothing: a capacity type, architecture or OS outside its closed
  *   set (`ondemand`, `x86_64`), an instance type Skiff's catalogue lacks (`m5.larg`), a value of an instance label no
- *   type in the catalogue has (`instance-family m7`), and, when the run's region is known, a zone outside it.
+ *   type in the catalogue has (`instance-family m7`), and, when the run's region is known, a zone or region outside it.
  * @param located every NodePool of the scenario, initial or applied by an event
  * @param region the region the run uses (zones are checked against it); omitted, zones are not checked
  * @returns one warning per such key or value, at it
@@ -260,7 +260,8 @@ export function requirementValueWarnings(located: readonly Located[], region?: s
       values.forEach((v, j) => {
         if (domain.values.has(v)) return;
         // A zone of another region is no typo for one of this region's.
-        const near = key === LABEL_ZONE && /^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(v) ? undefined : nearValue(key, v, domain.values);
+        // A zone or region of another region is no typo for this one's.
+        const near = (key === LABEL_ZONE && /^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(v)) || (key === LABEL_REGION && /^[a-z]{2}(-[a-z]+)+-\d$/.test(v)) ? undefined : nearValue(key, v, domain.values);
         const outcome =
           kept.length === 0
             ? 'no instance type matches the requirement, so the NodePool launches nothing'
@@ -278,6 +279,7 @@ export function requirementValueWarnings(located: readonly Located[], region?: s
 function valueDomain(key: string, region: string | undefined): { readonly values: ReadonlySet<string>; readonly what: string } | undefined {
   const closed = closedValues(key);
   if (closed) return { values: closed, what: `is not one of its values (${[...closed].join(', ')})` };
+  if (key === LABEL_REGION) return region === undefined ? undefined : { values: new Set([region]), what: `is not the run's region ${region}` };
   if (key === LABEL_ZONE) {
     if (region === undefined) return undefined;
     const zones = zonesOf(region);

@@ -385,7 +385,7 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
     it('warns about requirement values no instance type can have, saying what the NodePool is left with, and about a key one typo from a well-known label (trials: capacity-type In [ondemand] beside spot never fell back to on-demand; instance-family m7, a zone us-west2-b and instance-typ narrowed quietly)', async () => {
       const requirements = (list: string) => `      requirements:\n${list}`;
       write({
-        'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, ondemand]}\n        - {key: kubernetes.io/arch, operator: In, values: [x86_64]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.larg, m5.xlarge]}\n        - {key: karpenter.sh/capacity-type, operator: NotIn, values: [nope]}\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m7, c7i]}\n        - {key: node.kubernetes.io/instance-typ, operator: In, values: [m5.large]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east1-b]}\n')}`,
+        'a.yaml': `${NODE_CLASS}---\n${nodePool('general')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, ondemand]}\n        - {key: kubernetes.io/arch, operator: In, values: [x86_64]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.larg, m5.xlarge]}\n        - {key: karpenter.sh/capacity-type, operator: NotIn, values: [nope]}\n        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m7, c7i]}\n        - {key: node.kubernetes.io/instance-typ, operator: In, values: [m5.large]}\n        - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east1-b]}\n        - {key: topology.kubernetes.io/region, operator: In, values: [us-west-2]}\n')}`,
         'b.yaml': `${nodePool('fine')}${requirements('        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved]}\n        - {key: kubernetes.io/os, operator: In, values: [linux]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n        - {key: beta.kubernetes.io/arch, operator: In, values: [amd64]}\n')}`,
       });
       const scenario = await loadScenario(dir, { now: NOW });
@@ -407,6 +407,7 @@ ${nodePool('late', 'nowhere').replace(/^/gm, '        ').trimEnd()}
       // a Scenario document's region
       write({ 'c.yaml': `apiVersion: skiff.dev/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nspec: {region: us-east-1, duration: 1h}\n` });
       const withRun = await loadScenario(dir, { now: NOW });
+      expect(withRun.warnings.map((w) => w.message)).toContain('NodePool general: topology.kubernetes.io/region "us-west-2" is not the run\'s region us-east-1; Karpenter accepts it and matches nothing with it: no instance type matches the requirement, so the NodePool launches nothing');
       expect(withRun.warnings.map((w) => w.message)).toContain(
         'NodePool general: topology.kubernetes.io/zone "us-east1-b" is not a zone of the run\'s region us-east-1 (us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1e, us-east-1f); did you mean "us-east-1b"? Karpenter accepts it and matches nothing with it: the NodePool launches only with us-east-1a',
       );
