@@ -136,7 +136,7 @@ export function longestWait(result: Pick<SimulationResult, 'pods' | 'nodeClaims'
 /** A NodeClaim created this soon after its pod turned pending was asked for at once (the provisioner's batching). */
 const PROMPT_LAUNCH_MS = 5_000;
 
-/** The line `skiff explain` prints before explaining a pod at an earlier moment of its run. */
+/** The line `skiff explain` prints before explaining a pod at an earlier moment of its run (then formatted `earlier`). */
 export function pastWaitNote(pod: PodRef, wait: PastWait, at: string): string {
   return `${pod.namespace}/${pod.name} is not pending at the end of the run, but it waited ${duration(Math.round(wait.seconds))}, from ${wait.since} to ${wait.until}. Here is why, at ${at} (the run again, up to then):`;
 }
@@ -190,11 +190,13 @@ function pendingList(pending: readonly string[]): string {
  * Formats an explanation for a terminal: per pending pod (replicas of one owner with the same diagnosis are shown
  * once, with a count), when it became pending, the summary, every NodePool's first constraint, and the hints.
  * Pure: same explanation, same text.
+ * @param options `earlier`: the explanation is of a moment before the end (a pod that waited and then ran), so the
+ *   header names the moment, not the end of the run
  */
-export function formatExplanation(e: Explanation): string {
+export function formatExplanation(e: Explanation, options: { readonly earlier?: boolean } = {}): string {
   const lines: string[] = [];
   const subject = e.pods.length === e.pending.length ? `${e.pending.length} pod${e.pending.length === 1 ? '' : 's'} pending` : `${e.pods.length} of ${e.pending.length} pending pods`;
-  lines.push(`Scenario ${e.scenario} (seed ${e.seed}): ${subject} at the end of the run, ${e.at}`);
+  lines.push(`Scenario ${e.scenario} (seed ${e.seed}): ${subject} ${options.earlier ? 'at' : 'at the end of the run,'} ${e.at}`);
   if (e.pods.length === 0) {
     lines.push('Every pod was placed.');
     return lines.join('\n');

@@ -207,7 +207,7 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
         status = 1;
         return;
       }
-      io.out(opts.json ? `${JSON.stringify(outcome.explanation, null, 2)}\n` : `${formatExplanation(outcome.explanation)}\n`);
+      io.out(opts.json ? `${JSON.stringify(outcome.explanation, null, 2)}\n` : `${formatExplanation(outcome.explanation, { earlier: wait !== undefined })}\n`);
     });
 
   registerGetCommand(program, io, (s) => (status = s));

@@ -217,6 +217,7 @@ spec:
     const at = new Date(Date.parse(created) - 1000).toISOString();
     expect(r.out).toContain(`default/waits is not pending at the end of the run, but it waited`);
     expect(r.out).toContain(`from ${record.firstPendingAt} to ${record.scheduledAt}. Here is why, at ${at}`);
+    expect(r.out).toContain(`Scenario typos (seed 1): 1 pod pending at ${at}\n`);
     expect(r.out).toMatch(/general: every fitting instance type is unavailable in the allowed zones and capacity types after insufficient-capacity errors \(c6a\.large on-demand in us-west-2a, c6a\.large spot in us-west-2a\)/);
     // --json prints the explanation at that moment alone
     const json = JSON.parse((await explain(dir, 'waits', '--json')).out) as Explanation;
