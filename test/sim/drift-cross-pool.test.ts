@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatSummary as summary } from '../../shared/cli/summary.js';
 import type { SimulationResult } from '../../shared/sim/result.js';
+import { nodeClassYaml } from '../support/provisioner-harness.js';
 import { simulateDocs } from '../support/simulate-docs.js';
 
 /** The trial's folder: a spot NodePool (weight 100, limited) and an on-demand one, an AMI change at 20 m. */
@@ -157,23 +158,14 @@ describe('drift replacements in another NodePool', () => {
 });
 
 /** A WhenEmpty NodePool whose nodes hold do-not-disrupt pods and a PDB's pod; the EC2NodeClass's AMI changes at 30 m. */
-const WHEN_EMPTY = `
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata:
-  name: default
+const pod = (name: string, annotations: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default, annotations: {${annotations}}}
 spec:
-  amiSelectorTerms:
-    - alias: al2023@latest
-  subnetSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: "my-cluster"
-  securityGroupSelectorTerms:
-    - tags:
-        karpenter.sh/discovery: "my-cluster"
-  role: "KarpenterNodeRole-my-cluster"
----
-apiVersion: karpenter.sh/v1
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]`;
+const WHEN_EMPTY = [
+  nodeClassYaml(),
+  `apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: general}
 spec:
@@ -183,24 +175,10 @@ spec:
       requirements:
         - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
         - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-  disruption:
-    consolidationPolicy: WhenEmpty
-    consolidateAfter: 1m
-    budgets: [{nodes: "100%"}]
----
-apiVersion: v1
-kind: Pod
-metadata: {name: pinned, namespace: default, annotations: {karpenter.sh/do-not-disrupt: "true"}}
-spec:
-  containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
----
-apiVersion: v1
-kind: Pod
-metadata: {name: pinned-dur, namespace: default, annotations: {karpenter.sh/do-not-disrupt: "2h"}}
-spec:
-  containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
----
-apiVersion: apps/v1
+  disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: "100%"}]}`,
+  pod('pinned', 'karpenter.sh/do-not-disrupt: "true"'),
+  pod('pinned-dur', 'karpenter.sh/do-not-disrupt: "2h"'),
+  `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: default}
 spec:
@@ -209,9 +187,8 @@ spec:
   template:
     metadata: {labels: {app: web}}
     spec:
-      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
----
-apiVersion: apps/v1
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]`,
+  `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: guarded, namespace: default}
 spec:
@@ -220,16 +197,12 @@ spec:
   template:
     metadata: {labels: {app: guarded}}
     spec:
-      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]
----
-apiVersion: policy/v1
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]`,
+  `apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: guarded, namespace: default}
-spec:
-  minAvailable: 1
-  selector: {matchLabels: {app: guarded}}
----
-apiVersion: skiff.dev/v1alpha1
+spec: {minAvailable: 1, selector: {matchLabels: {app: guarded}}}`,
+  `apiVersion: skiff.dev/v1alpha1
 kind: Scenario
 metadata: {name: drift}
 spec:
@@ -238,13 +211,5 @@ spec:
   region: us-west-2
   events:
     - at: 30m
-      apply:
-        apiVersion: karpenter.k8s.aws/v1
-        kind: EC2NodeClass
-        metadata: {name: default}
-        spec:
-          amiSelectorTerms: [{alias: al2023@v20260301}]
-          subnetSelectorTerms: [{tags: {karpenter.sh/discovery: "my-cluster"}}]
-          securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: "my-cluster"}}]
-          role: "KarpenterNodeRole-my-cluster"
-`;
+      apply:${nodeClassYaml().replace('al2023@latest', 'al2023@v20260301').replace(/\n/g, '\n        ').trimEnd()}`,
+].map((d) => d.trim()).join('\n---\n');
