@@ -293,7 +293,8 @@ export function explainNode(result: SimulationResult, name: string): NodeExplain
   const short = new Set(result.nodes.filter((n) => n.name.startsWith(`${name}.`)).map((n) => n.name));
   const node = (exact.length > 0 ? exact : short.size === 1 ? result.nodes.filter((n) => short.has(n.name)) : []).at(-1);
   if (!node) {
-    const guess = closestNearMiss(name, result.nodes.map((n) => n.name));
+    // Guess among what a node can be named by: its Node name, its hostname without the domain, its NodeClaim.
+    const guess = closestNearMiss(name, result.nodes.flatMap((n) => [n.name, n.name.split('.')[0]!, ...(n.nodeClaim ? [n.nodeClaim] : [])]));
     const live = result.nodes.filter((n) => n.deletedAt === null).map((n) => n.name);
     return { ok: false, message: `no node ${name} in the run${guess ? `; did you mean ${guess}?` : ''}\nNodes at the end: ${live.length > 0 ? shortList(live, 10) : 'none'}` };
   }

@@ -137,6 +137,10 @@ describe('skiff explain', () => {
       const live = explainNode(result, running.name);
       expect(live.ok && live.node.podsAtEnd.length).toBe(result.pods.filter((p) => p.node === running.name && p.deletedAt === null).length);
       expect(live.ok && live.node.heldBy.every((h) => result.events.some((e) => e.at === h.at && e.message === h.message && (e.object === `Node/${running.name}` || e.object === `NodeClaim/${running.nodeClaim}` || e.object.startsWith('NodePool/'))))).toBe(true);
+      const typo = explainNode(result, `${emptied.nodeClaim}x`);
+      expect(!typo.ok && typo.message).toContain(`did you mean ${emptied.nodeClaim}?`);
+      const shortTypo = explainNode(result, gone.name.split('.')[0]!.slice(0, -1));
+      expect(!shortTypo.ok && shortTypo.message).toContain(`did you mean ${gone.name.split('.')[0]}?`);
       const missing = explainNode(result, 'nope');
       expect(!missing.ok && missing.message).toMatch(/^no node nope in the run\nNodes at the end: /);
     });
