@@ -51,17 +51,23 @@ export interface ExplainedPod {
  * ```
  * { scenario, seed, at,              // the scenario's name, the seed, the end of the run (ISO-8601 UTC)
  *   pending: ["ns/name", …],         // every pod pending at the end, in the Result's order
- *   pods: [{ pod, owner, since, pendingSeconds, reason, nodePools: {<nodePool>: why}, hints: [string] }] }
+ *   pods: [{ pod, owner, since, pendingSeconds, reason, nodePools: {<nodePool>: why}, hints: [string] }],
+ *   waited?: { since, until, seconds } }  // a named pod that waited and then ran, explained at `at`, before the end
  * ```
  * `pods` holds every pending pod, or only the one named on the command line.
  */
 export interface Explanation {
   readonly scenario: string;
   readonly seed: number;
-  /** The end of the run, ISO-8601 UTC: the moment the pods are pending at. */
+  /** The end of the run (or, with `waited`, the earlier moment explained), ISO-8601 UTC: the moment the pods are pending at. */
   readonly at: string;
   readonly pending: readonly string[];
   readonly pods: readonly ExplainedPod[];
+  /**
+   * For a named pod that waited during the run and then ran, explained at an earlier moment (`at`): when its wait
+   * began and ended (ISO-8601 UTC) and how long it was, seconds. Absent otherwise.
+   */
+  readonly waited?: { readonly since: string; readonly until: string; readonly seconds: number };
 }
 
 /** The outcome of {@link explainResult}: an explanation, or why the named pod cannot be explained. */

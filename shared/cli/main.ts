@@ -197,7 +197,7 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
         const earlier = await runScenario('explain', path, opts.seed, io, !opts.json, opts.consolidation, { ...overridesOf(opts), durationSeconds: wait.explainAtSeconds }, opts.provisioning);
         const then = earlier ? explainResult(earlier.result, pod) : undefined;
         if (then?.ok) {
-          outcome = then;
+          outcome = { ok: true, explanation: { ...then.explanation, waited: { since: wait.since, until: wait.until, seconds: Math.round(wait.seconds) } } };
           if (!opts.json) io.out(`${pastWaitNote(pod, wait, then.explanation.at)}\n`);
         }
       }

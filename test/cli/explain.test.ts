@@ -225,7 +225,7 @@ spec:
     expect(r.out).toMatch(/general: every fitting instance type is unavailable in the allowed zones and capacity types after insufficient-capacity errors \(c6a\.large on-demand in us-west-2a, c6a\.large spot in us-west-2a\)/);
     // --json prints the explanation at that moment alone
     const json = JSON.parse((await explain(dir, 'waits', '--json')).out) as Explanation;
-    expect(json).toMatchObject({ at, pending: ['default/waits'] });
+    expect(json).toMatchObject({ at, pending: ['default/waits'], waited: { since: record.firstPendingAt, until: record.scheduledAt, seconds: (Date.parse(record.scheduledAt!) - Date.parse(record.firstPendingAt!)) / 1000 } });
   });
 
   it('explains a recreated bare pod by its own Events only, not by its predecessor\'s nomination (trial: "should schedule on" the NodeClaim being expired)', async () => {
