@@ -13,7 +13,7 @@ import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
 import { budgetScheduleProblem } from '../core/disruption/budgets.js';
 import { LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, NORMALIZED_LABELS, WELL_KNOWN_LABELS } from '../core/api/labels.js';
-import { instanceTypeByName, loadCatalog } from '../core/instancetypes/catalog.js';
+import { loadCatalog } from '../core/instancetypes/catalog.js';
 import { closedValues, closestNearMiss, nearValue } from '../core/provisioning/hints.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
 import { zonesOf } from './simulated-ec2.js';
@@ -285,9 +285,10 @@ function valueDomain(key: string, region: string | undefined): { readonly values
     const zones = zonesOf(region);
     return { values: new Set(zones), what: `is not a zone of the run's region ${region} (${zones.join(', ')})` };
   }
-  if (key === LABEL_INSTANCE_TYPE) return { values: new Set(loadCatalog().map((t) => t.name)), what: "is not an instance type in Skiff's EC2 catalogue" };
+  // Every catalogue type carries its own name as node.kubernetes.io/instance-type, so the names are among the values.
   const values = catalogLabelValues().get(key);
-  return values ? { values, what: "is a value no instance type in Skiff's EC2 catalogue has" } : undefined;
+  if (!values) return undefined;
+  return { values, what: key === LABEL_INSTANCE_TYPE ? "is not an instance type in Skiff's EC2 catalogue" : "is a value no instance type in Skiff's EC2 catalogue has" };
 }
 
 /** Each label the catalogue's instance types carry → the values they have (memoized: the catalogue does not change). */
