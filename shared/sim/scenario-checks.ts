@@ -12,7 +12,7 @@ import { labelSelectorMatches } from '../core/api/object-meta.js';
 import type { PodSpec } from '../core/api/pod.js';
 import { scaledValue } from '../core/api/pdb.js';
 import { budgetScheduleProblem } from '../core/disruption/budgets.js';
-import { LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, NORMALIZED_LABELS, WELL_KNOWN_LABELS } from '../core/api/labels.js';
+import { LABEL_INSTANCE_TYPE, LABEL_REGION, LABEL_ZONE, WELL_KNOWN_LABELS, normalizedLabelKey } from '../core/api/labels.js';
 import { loadCatalog } from '../core/instancetypes/catalog.js';
 import { closedValues, closestNearMiss, nearValue } from '../core/provisioning/hints.js';
 import { MAX_SCALE_REPLICAS, type ScenarioSpec } from './scenario.js';
@@ -246,7 +246,7 @@ export function requirementValueWarnings(located: readonly Located[], region?: s
     pool.spec.template.spec.requirements.forEach((r, i) => {
       const at = ['spec', 'template', 'spec', 'requirements', i];
       // A deprecated beta key stands for its v1 label (Karpenter NormalizedLabels).
-      const key = NORMALIZED_LABELS[r.key] ?? r.key;
+      const key = normalizedLabelKey(r.key);
       if (!WELL_KNOWN_LABELS.has(key)) {
         const meant = closestNearMiss(r.key, WELL_KNOWN_LABELS);
         if (meant) warnings.push(issueAt(l, [...at, 'key'], `NodePool ${pool.metadata.name}: ${r.key} is not a label Karpenter or EC2 sets; did you mean ${meant}? Karpenter reads it as a custom label: it narrows no instance type, and the NodePool's nodes get it as a label`));

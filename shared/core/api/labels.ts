@@ -155,6 +155,15 @@ export const NORMALIZED_LABELS: Readonly<Record<string, string>> = Object.assign
   'topology.ebs.csi.aws.com/zone': LABEL_ZONE,
 });
 
+/**
+ * The v1 label a deprecated beta key stands for, or the key itself (Karpenter `NormalizedLabels`, applied by core
+ * `scheduling/requirement.go` `NewRequirementWithFlexibility` to every requirement's key).
+ * @example normalizedLabelKey('beta.kubernetes.io/arch') // 'kubernetes.io/arch'
+ */
+export function normalizedLabelKey(key: string): string {
+  return NORMALIZED_LABELS[key] ?? key;
+}
+
 /** Label domains users may not put in NodePool requirements or template labels (unless the key is well-known). */
 export const RESTRICTED_LABEL_DOMAINS = ['kubernetes.io', 'k8s.io', 'karpenter.sh', 'karpenter.k8s.aws'] as const;
 

@@ -4,7 +4,7 @@
  * Structural input types keep this independent of the manifest schemas (any parsed `karpenter.sh/v1` NodePool fits).
  */
 import type { NodeSelectorRequirement, Taint } from '../api/kubernetes.js';
-import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_OS, LABEL_REGISTERED, LABEL_ZONE, NORMALIZED_LABELS, WELL_KNOWN_LABELS } from '../api/labels.js';
+import { LABEL_INITIALIZED, LABEL_NODEPOOL, LABEL_OS, LABEL_REGISTERED, LABEL_ZONE, WELL_KNOWN_LABELS, normalizedLabelKey } from '../api/labels.js';
 import { type InstanceType } from '../instancetypes/offering.js';
 import { add, parseResourceList, subtract, type ResourceList } from '../resources/resource-list.js';
 import { Requirement, sortValues } from '../scheduling/requirement.js';
@@ -43,7 +43,7 @@ export interface DaemonSetLike {
 export function nodePoolRequirements(nodePool: NodePoolLike): Requirements {
   // Deprecated beta keys stand for their v1 labels (core `scheduling/requirement.go` `NewRequirementWithFlexibility`
   // normalizes every requirement's key through `NormalizedLabels`): `beta.kubernetes.io/arch In [amd64]` narrows.
-  return Requirements.from(nodePool.spec.template.spec.requirements.map((r) => (NORMALIZED_LABELS[r.key] !== undefined ? { ...r, key: NORMALIZED_LABELS[r.key]! } : r)))
+  return Requirements.from(nodePool.spec.template.spec.requirements.map((r) => ({ ...r, key: normalizedLabelKey(r.key) })))
     .intersect(Requirements.fromLabels(nodePool.spec.template.metadata?.labels ?? {}))
     .intersect(Requirements.fromLabels({ [LABEL_NODEPOOL]: nodePool.metadata.name }));
 }

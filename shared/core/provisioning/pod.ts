@@ -6,7 +6,7 @@
  * where a sidecar is an init container with `restartPolicy: Always`. Every pod also requests one `pods` slot.
  */
 import type { NodeSelectorRequirement, Toleration } from '../api/kubernetes.js';
-import { NORMALIZED_LABELS, ownValue } from '../api/labels.js';
+import { normalizedLabelKey, ownValue } from '../api/labels.js';
 import { add, max, parseResourceList, type ResourceList } from '../resources/resource-list.js';
 import type { LabelSelector } from '../api/object-meta.js';
 import { Requirements } from '../scheduling/requirements.js';
@@ -220,7 +220,7 @@ function computeRequirementAlternatives(spec: PodSpecLike): Requirements[] {
 }
 
 function normalizeKeys(labels: Readonly<Record<string, string>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(labels).map(([k, v]) => [NORMALIZED_LABELS[k] ?? k, v]));
+  return Object.fromEntries(Object.entries(labels).map(([k, v]) => [normalizedLabelKey(k), v]));
 }
 
 /**
@@ -317,14 +317,14 @@ function affinityTerm(kind: 'affinity' | 'antiAffinity', t: PodAffinityTermLike,
   const listed = t.namespaces && t.namespaces.length > 0 ? [...t.namespaces].sort() : nsSelector ? [] : [namespace];
   const namespaces = all ? ('all' as const) : listed;
   const selector = withLabelKeys(withLabelKeys(t.labelSelector, t.matchLabelKeys, labels, 'In'), t.mismatchLabelKeys, labels, 'NotIn');
-  const resolved = term(kind, NORMALIZED_LABELS[t.topologyKey] ?? t.topologyKey, selector, namespaces, { maxSkew: 0, minDomains: 1, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' });
+  const resolved = term(kind, normalizedLabelKey(t.topologyKey), selector, namespaces, { maxSkew: 0, minDomains: 1, nodeAffinityPolicy: 'Honor', nodeTaintsPolicy: 'Ignore' });
   if (all || !nsSelector) return resolved;
   return { ...resolved, namespaceSelector: nsSelector, counter: `${resolved.counter}|ns:${selectorKey(nsSelector)}` };
 }
 
 function spreadTerm(c: TopologySpreadConstraintLike, namespace: string, labels: Readonly<Record<string, string>>): TopologyTerm {
   const selector = withLabelKeys(c.labelSelector, c.matchLabelKeys, labels, 'In');
-  return term('spread', NORMALIZED_LABELS[c.topologyKey] ?? c.topologyKey, selector, [namespace], {
+  return term('spread', normalizedLabelKey(c.topologyKey), selector, [namespace], {
     maxSkew: c.maxSkew,
     minDomains: c.minDomains ?? 1,
     nodeAffinityPolicy: c.nodeAffinityPolicy ?? 'Honor',
@@ -363,6 +363,6 @@ export function selectorKey(selector: LabelSelector | undefined): string {
 }
 
 function termRequirements(t: NodeSelectorTermLike): Requirements {
-  return Requirements.from((t.matchExpressions ?? []).map((r) => ({ ...r, key: NORMALIZED_LABELS[r.key] ?? r.key })));
+  return Requirements.from((t.matchExpressions ?? []).map((r) => ({ ...r, key: normalizedLabelKey(r.key) })));
 }
 
