@@ -163,6 +163,16 @@ kind: Pod
 metadata: {name: ${name}, namespace: default, annotations: {${annotations}}}
 spec:
   containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]`;
+const deployment = (name: string, replicas: number) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: default}
+spec:
+  replicas: ${replicas}
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}}
+    spec:
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]`;
 const WHEN_EMPTY = [
   nodeClassYaml(),
   `apiVersion: karpenter.sh/v1
@@ -178,26 +188,8 @@ spec:
   disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 1m, budgets: [{nodes: "100%"}]}`,
   pod('pinned', 'karpenter.sh/do-not-disrupt: "true"'),
   pod('pinned-dur', 'karpenter.sh/do-not-disrupt: "2h"'),
-  `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]`,
-  `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: guarded, namespace: default}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: guarded}}
-  template:
-    metadata: {labels: {app: guarded}}
-    spec:
-      containers: [{name: c, image: nginx, resources: {requests: {cpu: "1", memory: 1Gi}}}]`,
+  deployment('web', 2),
+  deployment('guarded', 1),
   `apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: guarded, namespace: default}
