@@ -251,7 +251,9 @@ export async function provision(deps: ProvisionDeps, trigger?: ProvisionTrigger)
       for (const pod of plan.pods) nominated[pod] = claim.name;
       const outcome = await launchIsolated(deps, claim, allowed, nodes, now);
       capacityErrors += record(outcome, claim.name, launched, failed, retrying, superseded);
-      if (outcome.kind === 'superseded') for (const pod of plan.pods) delete nominated[pod];
+      // A NodeClaim that gave way or failed to launch holds none of its pods: no Nominated Event for it (the pods are
+      // solved again, and nominated to what launches, or reported unschedulable).
+      if (outcome.kind === 'superseded' || outcome.kind === 'capacity' || outcome.kind === 'failed') for (const pod of plan.pods) delete nominated[pod];
       if (outcome.kind === 'launched' && limit) {
         const type = types.find((t) => t.name === outcome.instanceType);
         remaining.set(plan.nodePool, subtractOnKeysOf(limit, add(type?.capacity ?? {}, { nodes: 1 })));

@@ -402,7 +402,11 @@ function unavailableReason(types: readonly InstanceType[], requirements: Require
   const capacityType = requirements.get(LABEL_CAPACITY_TYPE);
   const iced = types.flatMap((it) => it.offerings.filter((o) => !o.available && zone.has(o.zone) && capacityType.has(o.capacityType)).map((o) => `${it.name} ${o.capacityType} in ${o.zone}`));
   if (iced.length > 0) {
-    return `every fitting instance type is unavailable in the allowed zones and capacity types after insufficient-capacity errors (${shortList(iced, 3)}); they are tried again when the mark expires, and allowing more instance types, zones or capacity types (e.g. on-demand) avoids the wait`;
+    // Suggest widening only what the requirements narrow: a capacity type or zone they already allow all of is no cure.
+    const allZones = new Set(types.flatMap((it) => it.offerings.map((o) => o.zone)));
+    const wider = ['more instance types', ...([...allZones].some((z) => !zone.has(z)) ? ['zones'] : []), ...(!capacityType.has('on-demand') ? ['on-demand'] : !capacityType.has('spot') ? ['spot'] : [])];
+    const list = wider.length === 1 ? wider[0]! : `${wider.slice(0, -1).join(', ')} or ${wider[wider.length - 1]}`;
+    return `every fitting instance type is unavailable in the allowed zones and capacity types after insufficient-capacity errors (${shortList(iced, 3)}); they are tried again when the mark expires (3 minutes after the last failed launch), and allowing ${list} avoids the wait`;
   }
   const allowed = [zone, capacityType].filter((r) => requirements.has(r.key)).map(String).join('; ');
   return `no fitting instance type is offered in the allowed zones and capacity types${allowed ? ` (${allowed})` : ''}; allow more zones or capacity types`;

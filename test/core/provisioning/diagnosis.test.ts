@@ -236,6 +236,20 @@ const cases: readonly Case[] = [
     says: ['unavailable', 'insufficient-capacity', 'm5.large on-demand in us-west-2a'],
   },
   {
+    name: 'suggests widening only what the NodePool narrows: not on-demand when it already allows it (trial)',
+    kind: 'unavailable',
+    pod: pod('a'),
+    template: template('general', [instanceType('m5.large', { cpu: 1930, memory: 6903, price: 0.096, zones: ['us-west-2a'], unavailable: ['us-west-2a/on-demand', 'us-west-2a/spot'] })]),
+    says: ['tried again when the mark expires (3 minutes after the last failed launch), and allowing more instance types avoids the wait'],
+  },
+  {
+    name: 'suggests on-demand when the NodePool allows only spot',
+    kind: 'unavailable',
+    pod: pod('a'),
+    template: template('general', [instanceType('m5.large', { cpu: 1930, memory: 6903, price: 0.096, zones: ['us-west-2a'], unavailable: ['us-west-2a/spot'] })], { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }] }),
+    says: ['allowing more instance types or on-demand avoids the wait'],
+  },
+  {
     name: 'says when no fitting instance type is offered in the allowed zone and capacity type',
     kind: 'unavailable',
     pod: pod('a', { nodeSelector: { 'topology.kubernetes.io/zone': 'us-west-2a', 'karpenter.sh/capacity-type': 'on-demand' } }),
