@@ -208,6 +208,11 @@ export async function main(argv: readonly string[], terminal: CliIo = defaultIo)
         return;
       }
       io.out(opts.json ? `${JSON.stringify(outcome.explanation, null, 2)}\n` : `${formatExplanation(outcome.explanation, { earlier: wait !== undefined })}\n`);
+      // Nothing pending at the end, but pods waited: say which waited longest, and how to ask why.
+      const longest = run.result.pending?.longest;
+      if (!opts.json && pod === undefined && outcome.explanation.pods.length === 0 && longest && longest.seconds >= 60) {
+        io.out(`${run.result.pending!.pods} pod${run.result.pending!.pods === 1 ? '' : 's'} waited during the run; ${longest.pod} longest (${Math.round(longest.seconds)} s, from ${longest.since}): \`skiff explain ${path} ${longest.pod}\` says why\n`);
+      }
     });
 
   registerGetCommand(program, io, (s) => (status = s));

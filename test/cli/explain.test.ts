@@ -223,6 +223,10 @@ spec:
     expect(r.out).toContain(`from ${record.firstPendingAt} to ${record.scheduledAt}. Here is why, at ${at}`);
     expect(r.out).toContain(`Scenario typos (seed 1): 1 pod pending at ${at}\n`);
     expect(r.out).toMatch(/general: every fitting instance type is unavailable in the allowed zones and capacity types after insufficient-capacity errors \(c6a\.large on-demand in us-west-2a, c6a\.large spot in us-west-2a\)/);
+    // without a pod named, nothing is pending at the end: the pod that waited longest is named, with how to ask why
+    const all = await explain(dir);
+    expect(all.out).toContain('Every pod was placed.\n1 pod waited during the run; default/waits longest');
+    expect(all.out).toContain(`\`skiff explain ${dir} default/waits\` says why`);
     // --json prints the explanation at that moment alone
     const json = JSON.parse((await explain(dir, 'waits', '--json')).out) as Explanation;
     expect(json).toMatchObject({ at, pending: ['default/waits'], waited: { since: record.firstPendingAt, until: record.scheduledAt, seconds: (Date.parse(record.scheduledAt!) - Date.parse(record.firstPendingAt!)) / 1000 } });
